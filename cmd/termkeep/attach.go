@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"termkeep/internal/wire"
+)
+
+func newAttachCmd(g *globals) *cobra.Command {
+	var detachKey string
+	cmd := &cobra.Command{
+		Use:   "attach SESSION",
+		Short: "Attach this terminal to a session",
+		Long: `Attach this terminal to a session: its output from the oldest retained byte,
+then live; what you type goes to it, and it follows this terminal's size.
+Detach with Ctrl-\ (--detach-key; "none" to disable): the session keeps running.
+A dropped connection is reopened by itself and continues where it left off.
+When the session ends, attach says so and exits with the session's status.`,
+		Args: exactArgs(1, "a SESSION (id or name)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, ok := parseDetachKey(detachKey)
+			if !ok {
+				return usageErr("--detach-key %q is not a key like C-\\ or C-a (or none)", detachKey)
+			}
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleViewer, off: 0}
+			return attach(cmd.Context(), f, key)
+		},
+	}
+	cmd.Flags().StringVar(&detachKey, "detach-key", `C-\`, "key that detaches (e.g. C-\\, C-a, none)")
+	return cmd
+}
+
+// parseDetachKey returns the byte of a control key, or -1 for none.
+func parseDetachKey(s string) (int, bool) {
+	if strings.EqualFold(s, "none") || s == "" {
+		return -1, true
+	}
+	if rest, ok := cutCtrl(s); ok {
+		if b, ok := ctrlByte(rest); ok {
+			return int(b), true
+		}
+	}
+	return 0, false
+}
+
+// attach runs the interactive loop: one goroutine reads the local terminal
+// for the whole attach, one per connection reads the session, and this one
+// writes input and resizes to the current connection.
+func attach(ctx context.Context, f *follower, detachKey int) error {
+	in, out := os.Stdin, os.Stdout
+	fd := int(in.Fd())
+	if term.IsTerminal(fd) {
+		old, err := term.MakeRaw(fd)
+		if err != nil {
+			return fmt.Errorf("put the terminal in raw mode: %w", err)
+		}
+		defer term.Restore(fd, old)
+	}
+	size := func() {
+		if c, r, err := term.GetSize(int(out.Fd())); err == nil && c > 0 && r > 0 {
+			f.cols, f.rows = uint16(c), uint16(r)
+		}
+	}
+	size()
+
+	// SIGHUP (the terminal went away) and SIGTERM end attach cleanly, so the
+	// deferred Restore runs; the session is untouched.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGWINCH, syscall.SIGHUP, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	input := make(chan []byte, 16)
+	detached := make(chan struct{})
+	go readInput(in, detachKey, input, detached)
+
+	say := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "\r\n[termkeep: "+format+"]\r\n", args...)
+	}
+	for {
+		s, err := f.open(ctx, func() { say("connection lost; reconnecting (Ctrl-\\ detaches)") })
+		if err != nil {
+			return err
+		}
+		type result struct {
+			exit *wire.Exit
+			err  error
+		}
+		done := make(chan result, 1)
+		go func() {
+			for {
+				fr, err := s.Next()
+				if err != nil {
+					done <- result{err: err}
+					return
+				}
+				switch fr.Type {
+				case wire.TypeOutput:
+					off, data, _ := wire.ParseOutput(fr.Payload)
+					if _, err := out.Write(data); err != nil {
+						done <- result{err: err}
+						return
+					}
+					f.advance(off, len(data))
+				case wire.TypeGap:
+					_, to, _ := wire.ParseGap(fr.Payload)
+					f.off = int64(to)
+				case wire.TypeExit:
+					var e wire.Exit
+					wire.ParseJSON(fr.Payload, &e)
+					done <- result{exit: &e}
+					return
+				case wire.TypeError:
+					_, msg, _ := wire.ParseError(fr.Payload)
+					say("%s", msg)
+				}
+			}
+		}()
+	loop:
+		for {
+			select {
+			case data, ok := <-input:
+				if !ok {
+					input = nil // stdin ended: keep watching
+					continue
+				}
+				s.W.Input(data)
+			case sig := <-sigs:
+				if sig == syscall.SIGWINCH {
+					size()
+					s.W.Resize(f.cols, f.rows)
+					continue
+				}
+				s.Close()
+				return nil
+			case <-detached:
+				s.Close()
+				say("detached from %s", f.ref)
+				return nil
+			case <-ctx.Done():
+				s.Close()
+				return nil
+			case r := <-done:
+				s.Close()
+				if r.exit != nil {
+					return sessionEnded(f.ref, r.exit)
+				}
+				if errors.Is(r.err, wire.ErrMalformed) {
+					return r.err
+				}
+				break loop // reconnect from f.off
+			}
+		}
+	}
+}
+
+// sessionEnded reports the end of a session and carries its status out.
+func sessionEnded(ref string, e *wire.Exit) error {
+	switch {
+	case e.ExitCode == nil:
+		fmt.Fprintf(os.Stderr, "\r\n[termkeep: session %s was %s: %s]\r\n", ref, e.State, e.Reason)
+		return &exitErr{code: exitError}
+	case e.State == "closed":
+		fmt.Fprintf(os.Stderr, "\r\n[termkeep: session %s was closed (status %d)]\r\n", ref, *e.ExitCode)
+	default:
+		fmt.Fprintf(os.Stderr, "\r\n[termkeep: session %s exited with status %d]\r\n", ref, *e.ExitCode)
+	}
+	return &exitErr{code: *e.ExitCode}
+}
+
+// readInput copies the local terminal to input until it ends or the detach
+// key is pressed. It reads with a plain Read: no buffering decoder stands in
+// front of terminal bytes.
+func readInput(in io.Reader, detachKey int, input chan<- []byte, detached chan<- struct{}) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := in.Read(buf)
+		if n > 0 {
+			data := buf[:n]
+			if detachKey >= 0 {
+				if i := indexByte(data, byte(detachKey)); i >= 0 {
+					if i > 0 {
+						input <- append([]byte(nil), data[:i]...)
+					}
+					close(detached)
+					return
+				}
+			}
+			input <- append([]byte(nil), data...)
+		}
+		if err != nil {
+			close(input)
+			return
+		}
+	}
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"termkeep/internal/client"
+	"termkeep/internal/wire"
+)
+
+// follower opens streams to one session and reopens them when a connection
+// drops, resuming from the offset it has reached: the viewer's side of
+// "every viewer that comes back gets exactly the output it missed".
+type follower struct {
+	g    *globals
+	c    *client.Client
+	ref  string
+	role string
+	// off is the next offset wanted; wire.FromEnd before the first byte when
+	// only new output is wanted.
+	off        int64
+	cols, rows uint16
+}
+
+// open returns a stream, retrying while the server is unreachable (starting
+// it again unless --no-autostart). Errors the server states (no such session,
+// a refused request) are returned at once. notify, when set, is called once
+// when a retry begins.
+func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, error) {
+	delay := 100 * time.Millisecond
+	told := false
+	for {
+		s, err := f.c.Attach(ctx, f.ref, wire.Hello{Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows})
+		if err == nil {
+			return s, nil
+		}
+		var ce *client.Error
+		var re *wire.RemoteError
+		if errors.As(err, &ce) || errors.As(err, &re) || ctx.Err() != nil {
+			return nil, apiErr(err)
+		}
+		if !told && notify != nil {
+			notify()
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 2*time.Second)
+		if !f.g.noAutostart {
+			if c, err := f.g.connect(ctx); err == nil {
+				f.c = c
+			}
+		}
+	}
+}
+
+// advance records output received at off.
+func (f *follower) advance(off uint64, n int) {
+	f.off = int64(off) + int64(n)
+}

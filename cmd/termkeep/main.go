@@ -1,0 +1,180 @@
+// Command termkeep is a terminal session server that never loses your
+// terminal: `termkeep serve` runs the server, and the other commands create,
+// list, attach to, type into, read and end sessions through it.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"termkeep/internal/client"
+	"termkeep/internal/holder"
+	"termkeep/internal/statedir"
+	"termkeep/internal/wire"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitTimeout = 124
+)
+
+// exitErr carries a specific exit code; its message (if any) goes to stderr.
+type exitErr struct {
+	code int
+	msg  string
+}
+
+func (e *exitErr) Error() string { return e.msg }
+
+func usageErr(format string, args ...any) error {
+	return &exitErr{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+// globals are the flags every command shares.
+type globals struct {
+	stateDir    string
+	noAutostart bool
+}
+
+func main() {
+	// The hidden holder mode runs before any CLI parsing: the server starts it
+	// and it must stay small.
+	if len(os.Args) > 1 && os.Args[1] == holderArg {
+		os.Exit(holder.Main())
+	}
+	os.Exit(run(os.Args[1:]))
+}
+
+// holderArg is the hidden first argument that runs termkeep as a holder when
+// no termkeep-holder binary sits beside it.
+const holderArg = "__holder"
+
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(os.Stderr, "termkeep: "+ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "termkeep: "+err.Error())
+	return exitError
+}
+
+func newRoot() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "termkeep",
+		Short:         "A terminal session server that never loses your terminal",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", "", "state directory (env "+statedir.EnvVar+"; default $XDG_STATE_HOME/termkeep)")
+	root.PersistentFlags().BoolVar(&g.noAutostart, "no-autostart", false, "do not start a server when none is running")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see `%s --help`)", err, c.CommandPath())
+	})
+	root.AddCommand(
+		newServeCmd(g), newNewCmd(g), newLsCmd(g), newAttachCmd(g), newSendCmd(g),
+		newCaptureCmd(g), newWaitCmd(g), newKillCmd(g), newRmCmd(g), newShutdownCmd(g),
+	)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage exit code.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("%s needs %s (see `%s --help`)", c.CommandPath(), what, c.CommandPath())
+		}
+		return nil
+	}
+}
+
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < n {
+			return usageErr("%s needs %s (see `%s --help`)", c.CommandPath(), what, c.CommandPath())
+		}
+		return nil
+	}
+}
+
+// connect returns a client for the state directory, starting a server in the
+// background unless --no-autostart.
+func (g *globals) connect(ctx context.Context) (*client.Client, error) {
+	dir, err := statedir.Resolve(g.stateDir)
+	if err != nil {
+		return nil, err
+	}
+	c := client.New(dir)
+	if g.noAutostart {
+		if _, err := c.Health(ctx); err != nil {
+			if errors.Is(err, client.ErrNoServer) {
+				return nil, fmt.Errorf("no termkeep server is running for %s (start one with `termkeep serve`)", dir)
+			}
+			return nil, err
+		}
+		return c, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the termkeep binary: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := c.EnsureServer(sctx, []string{exe, "serve", "--state-dir", dir.String()}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// holderArgv returns how the server starts a holder: the small
+// termkeep-holder binary beside this one when it is there, else this binary
+// in holder mode.
+func holderArgv() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the termkeep binary: %w", err)
+	}
+	small := filepath.Join(filepath.Dir(exe), "termkeep-holder")
+	if st, err := os.Stat(small); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		return []string{small}, nil
+	}
+	return []string{exe, holderArg}, nil
+}
+
+// apiErr turns client errors into what a user reads.
+func apiErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *wire.RemoteError
+	if errors.As(err, &re) {
+		return errors.New(re.Message)
+	}
+	return err
+}

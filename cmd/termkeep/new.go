@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"termkeep/internal/api"
+)
+
+func newNewCmd(g *globals) *cobra.Command {
+	var (
+		name, cwd, workspace, size string
+		env                        []string
+	)
+	cmd := &cobra.Command{
+		Use:   "new [flags] [-- CMD ARGS...]",
+		Short: "Start a session and print its id",
+		Long: `Start a session running CMD (default: $SHELL, else /bin/sh) and print its id.
+The child gets this command's environment and working directory, plus the
+--env values and TERM=xterm-256color.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cols, rows, err := parseSize(size)
+			if err != nil {
+				return usageErr("--size: %v", err)
+			}
+			for _, kv := range env {
+				if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+					return usageErr("--env %q is not KEY=VALUE", kv)
+				}
+			}
+			dir := cwd
+			if dir == "" {
+				if dir, err = os.Getwd(); err != nil {
+					return fmt.Errorf("find the current directory: %w", err)
+				}
+			} else if !filepath.IsAbs(dir) {
+				wd, err := os.Getwd()
+				if err != nil {
+					return fmt.Errorf("find the current directory: %w", err)
+				}
+				dir = filepath.Join(wd, dir)
+			}
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := c.Create(cmd.Context(), api.CreateRequest{
+				Name: name, Command: args, Cwd: dir, Workspace: workspace, Cols: cols, Rows: rows,
+				Env: os.Environ(), SetEnv: env,
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Println(s.ID)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&name, "name", "", "a name to use instead of the id (unique)")
+	f.StringVar(&cwd, "cwd", "", "working directory (default: the current one; relative to it)")
+	f.StringVar(&workspace, "workspace", "", "workspace the session belongs to")
+	f.StringVar(&size, "size", "80x24", "terminal size COLSxROWS")
+	f.StringArrayVar(&env, "env", nil, "extra environment variable KEY=VALUE (repeatable)")
+	return cmd
+}
+
+// parseSize reads COLSxROWS.
+func parseSize(s string) (int, int, error) {
+	cs, rs, ok := strings.Cut(strings.ToLower(s), "x")
+	cols, err1 := strconv.Atoi(cs)
+	rows, err2 := strconv.Atoi(rs)
+	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols > 4096 || rows > 4096 {
+		return 0, 0, fmt.Errorf("%q is not COLSxROWS (e.g. 120x40)", s)
+	}
+	return cols, rows, nil
+}

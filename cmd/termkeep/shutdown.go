@@ -1,0 +1,41 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"termkeep/internal/client"
+	"termkeep/internal/statedir"
+)
+
+func newShutdownCmd(g *globals) *cobra.Command {
+	var sessions bool
+	cmd := &cobra.Command{
+		Use:   "shutdown",
+		Short: "Stop the server (sessions keep running unless --sessions)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var c *client.Client
+			if sessions {
+				var err error
+				if c, err = g.connect(cmd.Context()); err != nil {
+					return err
+				}
+			} else {
+				dir, err := statedir.Resolve(g.stateDir)
+				if err != nil {
+					return err
+				}
+				c = client.New(dir)
+			}
+			err := c.Shutdown(cmd.Context(), sessions)
+			if errors.Is(err, client.ErrNoServer) {
+				return nil // nothing to stop
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&sessions, "sessions", false, "end every session too")
+	return cmd
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"termkeep/internal/wire"
+)
+
+func newWaitCmd(g *globals) *cobra.Command {
+	var (
+		forExit bool
+		output  string
+		timeout time.Duration
+		from    string
+	)
+	cmd := &cobra.Command{
+		Use:   "wait SESSION (--exit | --output TEXT) [--timeout DURATION]",
+		Short: "Wait for a session to exit or to print TEXT",
+		Long: `Block until the session exits (--exit; the exit code is the child's, 128+N for
+signal N) or TEXT appears in its raw output (--output; searched from --from,
+default the oldest retained byte, so output already printed counts; --from now
+for new output only). Exit code 124 on timeout, 1 if the session ends without TEXT.`,
+		Args: exactArgs(1, "a SESSION (id or name)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if forExit == (output != "") {
+				return usageErr("give exactly one of --exit or --output TEXT")
+			}
+			start := int64(0)
+			switch from {
+			case "", "start":
+			case "now", "end":
+				start = wire.FromEnd
+			default:
+				v, err := strconv.ParseInt(from, 10, 64)
+				if err != nil || v < 0 {
+					return usageErr("--from %q is not an offset or \"now\"", from)
+				}
+				start = v
+			}
+			if forExit && from == "" {
+				start = wire.FromEnd // the output does not matter, only the end
+			}
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			c, err := g.connect(ctx)
+			if err != nil {
+				return timeoutOr(ctx, err)
+			}
+			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleWaiter, off: start}
+			code, err := waitFor(ctx, f, []byte(output))
+			if err != nil {
+				return timeoutOr(ctx, err)
+			}
+			if code != 0 {
+				return &exitErr{code: code}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&forExit, "exit", false, "wait for the session to end; exit with its status")
+	f.StringVar(&output, "output", "", "wait for TEXT (a literal string) in the raw output")
+	f.DurationVar(&timeout, "timeout", 0, "give up after DURATION (e.g. 30s) with exit code 124")
+	f.StringVar(&from, "from", "", "search output from OFFSET, or \"now\" (default: the oldest retained byte)")
+	return cmd
+}
+
+func timeoutOr(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &exitErr{code: exitTimeout, msg: "timed out"}
+	}
+	return err
+}
+
+// waitFor follows the session. With text empty it returns the session's
+// exit code when it ends; otherwise 0 as soon as text appears, and 1 if the
+// session ends first.
+func waitFor(ctx context.Context, f *follower, text []byte) (int, error) {
+	var tail []byte // the last len(text)-1 bytes seen, for matches across frames
+	for {
+		s, err := f.open(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		stop := context.AfterFunc(ctx, func() { s.Close() })
+		for {
+			fr, err := s.Next()
+			if err != nil {
+				break
+			}
+			switch fr.Type {
+			case wire.TypeOutput:
+				off, data, _ := wire.ParseOutput(fr.Payload)
+				if f.off >= 0 && off != uint64(f.off) {
+					tail = tail[:0] // a jump: nothing spans it
+				}
+				f.advance(off, len(data))
+				if len(text) > 0 {
+					hay := append(tail, data...)
+					if bytes.Contains(hay, text) {
+						stop()
+						s.Close()
+						return 0, nil
+					}
+					keep := min(len(hay), len(text)-1)
+					tail = append(tail[:0], hay[len(hay)-keep:]...)
+				}
+			case wire.TypeGap:
+				_, to, _ := wire.ParseGap(fr.Payload)
+				f.off = int64(to)
+				tail = tail[:0]
+			case wire.TypeExit:
+				stop()
+				s.Close()
+				var e wire.Exit
+				wire.ParseJSON(fr.Payload, &e)
+				if len(text) > 0 {
+					return 1, fmt.Errorf("session %s ended without printing %q", f.ref, text)
+				}
+				if e.ExitCode == nil {
+					return 1, fmt.Errorf("session %s was %s: %s", f.ref, e.State, e.Reason)
+				}
+				return *e.ExitCode, nil
+			case wire.TypeError:
+				_, msg, _ := wire.ParseError(fr.Payload)
+				stop()
+				s.Close()
+				return 0, errors.New(msg)
+			}
+		}
+		stop()
+		s.Close()
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		_ = io.EOF // connection dropped: reopen from f.off
+	}
+}

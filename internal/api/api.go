@@ -1,0 +1,69 @@
+// Package api holds the JSON shapes of the server's HTTP API, shared by the
+// server and its clients. docs/protocol.md describes the endpoints.
+package api
+
+import "time"
+
+// Session is a session as the API shows it; `termkeep ls --json` prints a
+// list of these.
+type Session struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	State     string     `json:"state"`
+	Pid       *int       `json:"pid"`       // the child's, nil when not running
+	ExitCode  *int       `json:"exit_code"` // nil until known
+	Reason    string     `json:"reason,omitempty"`
+	Command   []string   `json:"command"`
+	Cwd       string     `json:"cwd"`
+	Workspace string     `json:"workspace"`
+	Cols      int        `json:"cols"`
+	Rows      int        `json:"rows"`
+	Owner     string     `json:"owner,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	EndedAt   *time.Time `json:"ended_at"`
+	// First and End are the oldest retained offset and the offset after the
+	// last byte, as the server knows them.
+	First uint64 `json:"first_offset"`
+	End   uint64 `json:"end_offset"`
+}
+
+// CreateRequest asks for a new session.
+type CreateRequest struct {
+	Name      string   `json:"name,omitempty"`
+	Command   []string `json:"command,omitempty"` // default: $SHELL from Env, else /bin/sh
+	Cwd       string   `json:"cwd"`               // absolute
+	Workspace string   `json:"workspace,omitempty"`
+	Cols      int      `json:"cols,omitempty"` // default 80
+	Rows      int      `json:"rows,omitempty"` // default 24
+	// Env is the caller's environment (KEY=VALUE); SetEnv overrides it.
+	Env    []string `json:"env,omitempty"`
+	SetEnv []string `json:"set_env,omitempty"`
+}
+
+// Error is the body of every non-2xx answer.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Health answers GET /v1/health.
+type Health struct {
+	Version  string `json:"version"`
+	Protocol int    `json:"protocol"`
+	Pid      int    `json:"pid"`
+	StateDir string `json:"state_dir"`
+}
+
+// ShutdownRequest asks the server to stop.
+type ShutdownRequest struct {
+	Sessions bool `json:"sessions"` // end every session too
+}
+
+// Header names on output streams.
+const (
+	HeaderFirst = "Termkeep-First-Offset"
+	HeaderEnd   = "Termkeep-End-Offset"
+)
+
+// UpgradeProto is the Upgrade token for a wire-protocol stream over the
+// unix-socket API.
+const UpgradeProto = "termkeep-wire"

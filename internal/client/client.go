@@ -1,0 +1,292 @@
+// Package client is how the CLI reaches the server: HTTP over the state
+// directory's unix socket for requests, and an upgraded connection speaking
+// wire frames for streams (attach, wait). It can start a server in the
+// background when none is running.
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"termkeep/internal/api"
+	"termkeep/internal/statedir"
+	"termkeep/internal/wire"
+)
+
+// Client talks to one server.
+type Client struct {
+	dir  statedir.Dir
+	http *http.Client
+}
+
+// New returns a client for the server of state directory dir.
+func New(dir statedir.Dir) *Client {
+	sock := dir.Socket()
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+		MaxIdleConns:    4,
+		IdleConnTimeout: 30 * time.Second,
+	}
+	return &Client{dir: dir, http: &http.Client{Transport: tr}}
+}
+
+// Dir returns the state directory the client talks to.
+func (c *Client) Dir() statedir.Dir { return c.dir }
+
+// Error is an error answer from the server.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// IsNotFound reports whether err is the server's "no such session".
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+// ErrNoServer is returned when no server answers on the socket.
+var ErrNoServer = errors.New("client: no termkeep server is running")
+
+func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, "http://termkeep"+path, body)
+	if err != nil {
+		return err
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if isDialError(err) {
+			return ErrNoServer
+		}
+		return fmt.Errorf("client: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return decodeError(resp)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return fmt.Errorf("client: decode answer to %s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+func decodeError(resp *http.Response) error {
+	var e api.Error
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(b, &e) != nil || e.Error == "" {
+		e.Error = fmt.Sprintf("server answered %s", resp.Status)
+	}
+	return &Error{Status: resp.StatusCode, Message: e.Error}
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func (c *Client) doJSON(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	ctype := ""
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body, ctype = bytes.NewReader(b), "application/json"
+	}
+	return c.do(ctx, method, path, body, ctype, out)
+}
+
+// Health asks the server who it is.
+func (c *Client) Health(ctx context.Context) (api.Health, error) {
+	var h api.Health
+	err := c.doJSON(ctx, "GET", "/v1/health", nil, &h)
+	return h, err
+}
+
+// Create starts a session.
+func (c *Client) Create(ctx context.Context, req api.CreateRequest) (api.Session, error) {
+	var s api.Session
+	err := c.doJSON(ctx, "POST", "/v1/sessions", req, &s)
+	return s, err
+}
+
+// List returns every session.
+func (c *Client) List(ctx context.Context) ([]api.Session, error) {
+	var s []api.Session
+	err := c.doJSON(ctx, "GET", "/v1/sessions", nil, &s)
+	return s, err
+}
+
+// Get returns one session by id or name.
+func (c *Client) Get(ctx context.Context, ref string) (api.Session, error) {
+	var s api.Session
+	err := c.doJSON(ctx, "GET", "/v1/sessions/"+url.PathEscape(ref), nil, &s)
+	return s, err
+}
+
+// Kill ends a session and returns it once it has ended.
+func (c *Client) Kill(ctx context.Context, ref string) (api.Session, error) {
+	var s api.Session
+	err := c.doJSON(ctx, "POST", "/v1/sessions/"+url.PathEscape(ref)+"/kill", nil, &s)
+	return s, err
+}
+
+// Remove deletes an ended session and its data; force kills a running one first.
+func (c *Client) Remove(ctx context.Context, ref string, force bool) error {
+	q := ""
+	if force {
+		q = "?force=1"
+	}
+	return c.doJSON(ctx, "DELETE", "/v1/sessions/"+url.PathEscape(ref)+q, nil, nil)
+}
+
+// Input types data into a session.
+func (c *Client) Input(ctx context.Context, ref string, data []byte) error {
+	return c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(ref)+"/input", bytes.NewReader(data), "application/octet-stream", nil)
+}
+
+// Shutdown stops the server; with sessions, every session is ended first.
+func (c *Client) Shutdown(ctx context.Context, sessions bool) error {
+	return c.doJSON(ctx, "POST", "/v1/shutdown", api.ShutdownRequest{Sessions: sessions}, nil)
+}
+
+// Output is a stream of logged bytes.
+type Output struct {
+	io.ReadCloser
+	First, End uint64 // the log's oldest retained offset and its end at the request
+}
+
+// Output returns the logged bytes from offset from (nil: the oldest
+// retained) up to the session's end at the time of the request.
+func (c *Client) Output(ctx context.Context, ref string, from *uint64) (*Output, error) {
+	path := "/v1/sessions/" + url.PathEscape(ref) + "/output"
+	if from != nil {
+		path += "?from=" + strconv.FormatUint(*from, 10)
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://termkeep"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if isDialError(err) {
+			return nil, ErrNoServer
+		}
+		return nil, fmt.Errorf("client: read output: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
+	}
+	first, _ := strconv.ParseUint(resp.Header.Get(api.HeaderFirst), 10, 64)
+	end, _ := strconv.ParseUint(resp.Header.Get(api.HeaderEnd), 10, 64)
+	return &Output{ReadCloser: resp.Body, First: first, End: end}, nil
+}
+
+// Stream is an attached wire-protocol connection to a session.
+type Stream struct {
+	Welcome wire.Welcome
+	conn    net.Conn
+	r       *bufio.Reader
+	buf     []byte
+	W       *wire.Writer // frames toward the session; not safe for concurrent use
+}
+
+// Attach opens a stream to a session, sends hello and waits for the Welcome.
+// An Error frame in place of the Welcome is returned as a *wire.RemoteError.
+func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Stream, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.dir.Socket())
+	if err != nil {
+		return nil, ErrNoServer
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	fail := func(err error) (*Stream, error) { conn.Close(); return nil, err }
+	req, _ := http.NewRequest("GET", "http://termkeep/v1/sessions/"+url.PathEscape(ref)+"/attach", nil)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", api.UpgradeProto)
+	if err := req.Write(conn); err != nil {
+		return fail(fmt.Errorf("client: attach: %w", err))
+	}
+	br := bufio.NewReaderSize(conn, 256<<10)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		return fail(fmt.Errorf("client: attach: %w", err))
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		err := decodeError(resp)
+		resp.Body.Close()
+		return fail(err)
+	}
+	s := &Stream{conn: conn, r: br, W: wire.NewWriter(conn)}
+	if hello.Version == 0 {
+		hello.Version = wire.Version
+	}
+	if hello.Role == "" {
+		hello.Role = wire.RoleViewer
+	}
+	if err := s.W.JSON(wire.TypeHello, hello); err != nil {
+		return fail(fmt.Errorf("client: attach: %w", err))
+	}
+	f, err := s.Next()
+	if err != nil {
+		return fail(fmt.Errorf("client: attach: %w", err))
+	}
+	switch f.Type {
+	case wire.TypeWelcome:
+		if err := wire.ParseJSON(f.Payload, &s.Welcome); err != nil {
+			return fail(err)
+		}
+	case wire.TypeError:
+		_, msg, _ := wire.ParseError(f.Payload)
+		code, _, _ := wire.ParseError(f.Payload)
+		return fail(&wire.RemoteError{Code: code, Message: msg})
+	default:
+		return fail(fmt.Errorf("client: attach: server answered hello with %s", f.Type))
+	}
+	conn.SetDeadline(time.Time{})
+	return s, nil
+}
+
+// Next reads the next frame. Its payload is valid until the next call.
+func (s *Stream) Next() (wire.Frame, error) {
+	f, err := wire.ReadFrame(s.r, &s.buf)
+	if err != nil {
+		return f, err
+	}
+	return f, wire.Validate(f)
+}
+
+// Close closes the stream.
+func (s *Stream) Close() error { return s.conn.Close() }
+
+// CloseWrite tells the server this side will send nothing more.
+func (s *Stream) CloseWrite() error {
+	if uc, ok := s.conn.(*net.UnixConn); ok {
+		return uc.CloseWrite()
+	}
+	return nil
+}

@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"termkeep/internal/api"
+	"termkeep/internal/holder"
+	"termkeep/internal/wire"
+)
+
+const mib = 1 << 20
+
+// A raw-mode child writes 50 MiB of known bytes; capture --raw returns
+// exactly those bytes.
+func TestByteExactLogging(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	const n = 50 * mib
+	id := e.newWriter("exact", 1, n, 0, false)
+	out, errs, code := e.tk("wait", id, "--exit", "--timeout", "120s")
+	if code != 0 {
+		t.Fatalf("wait --exit: %d %s %s", code, out, errs)
+	}
+	cmd := exec.Command(tkBin, "--state-dir", e.dir, "--no-autostart", "capture", "--raw", id)
+	var buf bytes.Buffer
+	cmd.Stdout = &buf
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("capture --raw: %v", err)
+	}
+	checkBytes(t, "capture --raw", buf.Bytes(), pattern(1, n))
+
+	// --from picks up from an exact offset.
+	out = e.mustTk("capture", "--raw", "--from", strconv.Itoa(n-1000), id)
+	checkBytes(t, "capture --raw --from", []byte(out), pattern(1, n)[n-1000:])
+}
+
+// The server is SIGKILLed in the middle of a session's output and started
+// again: the child is the same process, the log has no gap and no duplicate,
+// and a client that had offset N receives exactly the bytes from N.
+func TestServerKilledMidOutput(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	const n = 50 * mib
+	// 800 chunks of 64 KiB, 5 ms apart: output lasts about 4 s.
+	id := e.newWriter("survivor", 2, n, 5*time.Millisecond, true)
+	before := e.session(id)
+	if before.Pid == nil {
+		t.Fatalf("running session has no pid: %+v", before)
+	}
+	want := pattern(2, n)
+
+	// A client reads the first part, remembering its offset N.
+	const N = 3 * mib
+	got := collect(t, e.c, id, 0, N)
+	checkBytes(t, "first part", got, want[:N])
+
+	waitFor(t, 30*time.Second, "output to pass 6 MiB", func() bool { return e.session(id).End > 6*mib })
+	e.killServer()
+	time.Sleep(300 * time.Millisecond) // output goes on with no server
+	e.startServer()
+
+	after := e.session(id)
+	if after.State != "running" || after.Pid == nil || *after.Pid != *before.Pid {
+		t.Fatalf("after restart: state %s pid %v, want running pid %d", after.State, after.Pid, *before.Pid)
+	}
+	if err := syscall.Kill(*before.Pid, 0); err != nil {
+		t.Fatalf("child %d is gone: %v", *before.Pid, err)
+	}
+	// The client comes back with offset N and gets exactly the rest.
+	rest := collect(t, e.c, id, N, n)
+	checkBytes(t, "bytes from N after restart", rest, want[N:])
+
+	e.mustTk("send", "--no-enter", id, "q")
+	if _, errs, code := e.tk("wait", id, "--exit", "--timeout", "30s"); code != 0 {
+		t.Fatalf("wait --exit: %d %s", code, errs)
+	}
+	out := e.mustTk("capture", "--raw", id)
+	checkBytes(t, "whole log", []byte(out), want)
+}
+
+// A client detaches while output continues and reattaches with its offset:
+// it receives exactly the missing bytes.
+func TestDetachReattachExact(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	const n = 8 * mib
+	id := e.newWriter("resume", 3, n, 2*time.Millisecond, true, "--size", "100x30")
+	want := pattern(3, n)
+	const N = 1 * mib
+	checkBytes(t, "before detach", collect(t, e.c, id, 0, N), want[:N])
+	waitFor(t, 30*time.Second, "output to go on", func() bool { return e.session(id).End > 3*mib })
+	checkBytes(t, "after reattach", collect(t, e.c, id, N, n), want[N:])
+	s := e.session(id)
+	if s.Cols != 100 || s.Rows != 30 {
+		t.Fatalf("size %dx%d, want 100x30", s.Cols, s.Rows)
+	}
+}
+
+// A child exits while no server runs: the next server shows it exited with
+// the right status.
+func TestExitWhileServerDown(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	id := strings.TrimSpace(e.mustTk("new", "--", "sh", "-c", "read x; echo bye; exit 7"))
+	e.killServer()
+	dir := filepath.Join(e.dir, "sessions", id)
+	meta, err := holder.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child waits for a line. With no server running, type it through
+	// the holder's socket, as a server would.
+	sendToHolder(t, dir, "go\r")
+	waitFor(t, 20*time.Second, "the child to exit", func() bool {
+		m, err := holder.ReadMeta(dir)
+		return err == nil && m.EndedAt != nil
+	})
+	if err := syscall.Kill(meta.Pid, 0); err == nil {
+		t.Fatalf("child %d still runs", meta.Pid)
+	}
+	e.startServer()
+	s := e.session(id)
+	if s.State != "exited" || s.ExitCode == nil || *s.ExitCode != 7 || s.Pid != nil {
+		t.Fatalf("after restart: %+v, want exited with status 7 and no pid", s)
+	}
+	if out := e.mustTk("capture", "--raw", id); !strings.Contains(out, "bye") {
+		t.Fatalf("capture lost the last output: %q", out)
+	}
+	if _, _, code := e.tk("wait", id, "--exit"); code != 7 {
+		t.Fatalf("wait --exit on an exited session: exit %d, want 7", code)
+	}
+}
+
+// sendToHolder types text into a session by speaking to its holder directly,
+// as a server would.
+func sendToHolder(t *testing.T, dir, text string) {
+	t.Helper()
+	c, err := dialUnix(filepath.Join(dir, holder.SocketFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := wire.NewWriter(c)
+	w.JSON(wire.TypeHello, wire.Hello{Version: wire.Version, Role: wire.RoleServer, From: wire.FromEnd})
+	var buf []byte
+	f, err := wire.ReadFrame(c, &buf)
+	if err != nil || f.Type != wire.TypeWelcome {
+		t.Fatalf("holder welcome: %v %v", f.Type, err)
+	}
+	if err := w.Input([]byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+}
+
+// A holder SIGKILLed: the session becomes interrupted with a clear reason;
+// the server and other sessions are unaffected.
+func TestHolderKilled(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	victim := strings.TrimSpace(e.mustTk("new", "--name", "victim", "--", "sleep", "600"))
+	other := strings.TrimSpace(e.mustTk("new", "--name", "other", "--", "cat"))
+	meta, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", victim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(meta.HolderPid, syscall.SIGKILL)
+	waitFor(t, 20*time.Second, "the session to be interrupted", func() bool {
+		return e.session(victim).State == "interrupted"
+	})
+	s := e.session(victim)
+	if s.ExitCode != nil || !strings.Contains(s.Reason, "holder") {
+		t.Fatalf("interrupted session: %+v, want no status and a reason naming the holder", s)
+	}
+	// The other session still works end to end.
+	e.mustTk("send", "other", "still here")
+	if _, errs, code := e.tk("wait", other, "--output", "still here", "--timeout", "20s"); code != 0 {
+		t.Fatalf("other session: wait exit %d: %s", code, errs)
+	}
+	if e.session(other).State != "running" {
+		t.Fatal("other session is not running")
+	}
+	// Its end is told the same way to a fresh viewer, and kill of an ended
+	// session succeeds.
+	if _, errs, code := e.tk("wait", "victim", "--exit"); code != 1 || !strings.Contains(errs, "interrupted") {
+		t.Fatalf("wait on interrupted: exit %d %q", code, errs)
+	}
+	e.mustTk("kill", "victim")
+}
+
+// 100 sessions created, listed and killed.
+func TestHundredSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	e := newEnv(t)
+	e.startServer()
+	ids := map[string]bool{}
+	for i := 0; i < 100; i++ {
+		s, err := e.c.Create(context.Background(), createReq("s"+strconv.Itoa(i), "sleep", "600"))
+		if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		ids[s.ID] = true
+	}
+	list := e.ls()
+	if len(list) != 100 {
+		t.Fatalf("ls shows %d sessions, want 100", len(list))
+	}
+	pids := map[int]bool{}
+	for _, s := range list {
+		if !ids[s.ID] || s.State != "running" || s.Pid == nil {
+			t.Fatalf("bad listing: %+v", s)
+		}
+		pids[*s.Pid] = true
+	}
+	if len(pids) != 100 {
+		t.Fatalf("%d distinct pids, want 100", len(pids))
+	}
+	errc := make(chan error, 100)
+	for id := range ids {
+		go func() {
+			_, err := e.c.Kill(context.Background(), id)
+			errc <- err
+		}()
+	}
+	for range ids {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range e.ls() {
+		if s.State != "closed" {
+			t.Fatalf("after kill: %s is %s", s.ID, s.State)
+		}
+	}
+	for p := range pids {
+		if syscall.Kill(p, 0) == nil {
+			t.Fatalf("child %d survived kill", p)
+		}
+	}
+	e.mustTk("rm", "s0")
+	if len(e.ls()) != 99 {
+		t.Fatal("rm did not remove the session")
+	}
+}
+
+func createReq(name string, cmd ...string) api.CreateRequest {
+	wd, _ := os.Getwd()
+	return api.CreateRequest{Name: name, Command: cmd, Cwd: wd, Env: os.Environ()}
+}
+
+func dialUnix(path string) (net.Conn, error) { return net.DialTimeout("unix", path, 5*time.Second) }

@@ -1,0 +1,632 @@
+// Package holder is the small process that owns one session's pty.
+//
+// A holder starts the child in a pty, reads the pty at the child's pace and
+// appends every chunk to the session's output log before anyone else sees it
+// (write-ahead), serves one upstream connection (the server) on
+// holder.sock, applies input, resizes and signals, writes meta.json, and
+// records the child's exit status. It runs detached in its own session, so it
+// outlives the server that started it: a server crash or upgrade never
+// touches the child. While no server is connected it keeps reading and
+// logging; the child never blocks on termkeep.
+//
+// The upstream connection is fed from the log itself (a cursor that follows
+// the log's end), so a server that is slow or gone costs the holder nothing
+// but a position, and a server that comes back resumes at any retained
+// offset with no gap and no duplicate.
+package holder
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"termkeep/internal/outlog"
+	"termkeep/internal/wire"
+)
+
+// Spec is what the server sends a new holder on its standard input, as JSON.
+// The environment travels here rather than on disk so that nothing but the
+// allowlisted subset (Spec.KeepEnv) ever reaches the state directory.
+type Spec struct {
+	ID      string   `json:"id"`
+	Dir     string   `json:"dir"` // the session directory
+	Command []string `json:"command"`
+	Env     []string `json:"env"`
+	KeepEnv []string `json:"keep_env,omitempty"` // the subset recorded in meta.json
+	Cwd     string   `json:"cwd"`
+	Cols    uint16   `json:"cols"`
+	Rows    uint16   `json:"rows"`
+
+	LogRetention int64  `json:"log_retention,omitempty"`
+	LogSync      string `json:"log_sync,omitempty"` // "interval" (default), "always", "never"
+}
+
+// Ready is the holder's one-line answer on its standard output: the child's
+// pid once it runs, or why it could not start.
+type Ready struct {
+	Pid       int    `json:"pid,omitempty"`
+	HolderPid int    `json:"holder_pid,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// File names inside a session directory.
+const (
+	SocketFile = "holder.sock"
+	LogDir     = "log"
+	LogFile    = "holder.log"
+)
+
+// Main runs a holder: it reads a Spec from stdin, answers Ready on stdout,
+// and serves until the child has exited and its output is logged. It returns
+// the process exit code.
+func Main() int {
+	var spec Spec
+	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
+		json.NewEncoder(os.Stdout).Encode(Ready{Error: "holder: read spec: " + err.Error()})
+		return 1
+	}
+	h, err := start(spec)
+	if err != nil {
+		json.NewEncoder(os.Stdout).Encode(Ready{Error: err.Error()})
+		return 1
+	}
+	json.NewEncoder(os.Stdout).Encode(Ready{Pid: h.cmd.Process.Pid, HolderPid: os.Getpid()})
+	detachStdio(h.logf)
+	return h.run()
+}
+
+// detachStdio points the standard streams away from the server's pipes, so
+// the holder never dies of a write to a closed pipe once the server is gone.
+// Stderr goes to the holder's own log file, where a panic would land.
+func detachStdio(logf *os.File) {
+	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		unix.Dup2(int(null.Fd()), 0)
+		unix.Dup2(int(null.Fd()), 1)
+		null.Close()
+	}
+	if logf != nil {
+		unix.Dup2(int(logf.Fd()), 2)
+	}
+}
+
+type holder struct {
+	spec Spec
+	log  *slog.Logger
+	logf *os.File
+	out  *outlog.Log
+	ptmx *os.File
+	cmd  *exec.Cmd
+	ln   *net.UnixListener
+
+	mu         sync.Mutex // guards the fields below
+	meta       Meta
+	closing    bool      // a Close frame arrived: the end is on purpose
+	exited     bool      // child reaped and its output drained
+	exitFrame  wire.Exit // valid once exited
+	resizes    []resizeAt
+	conn       *upstream // the current server connection, if any
+	appendErrs int
+}
+
+type resizeAt struct {
+	off        uint64
+	cols, rows uint16
+}
+
+func start(spec Spec) (*holder, error) {
+	if len(spec.Command) == 0 {
+		return nil, errors.New("holder: no command")
+	}
+	if spec.Cols == 0 || spec.Rows == 0 {
+		spec.Cols, spec.Rows = 80, 24
+	}
+	if err := os.MkdirAll(spec.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("holder: create session dir: %w", err)
+	}
+	logf, err := os.OpenFile(filepath.Join(spec.Dir, LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("holder: open holder log: %w", err)
+	}
+	h := &holder{
+		spec: spec,
+		logf: logf,
+		log:  slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
+	}
+	opts := outlog.Options{Retention: spec.LogRetention, Cols: spec.Cols, Rows: spec.Rows}
+	switch spec.LogSync {
+	case "always":
+		opts.Sync = outlog.SyncAlways
+	case "never":
+		opts.Sync = outlog.SyncNever
+	}
+	h.out, err = outlog.Open(filepath.Join(spec.Dir, LogDir), opts)
+	if err != nil {
+		return nil, err
+	}
+	if n := h.out.Recovered(); n > 0 {
+		h.log.Warn("output log tail was torn; truncated", "bytes", n)
+	}
+	if err := h.out.SetSize(spec.Cols, spec.Rows); err != nil {
+		return nil, err
+	}
+
+	// Listen before starting the child so that a server can connect the moment
+	// it learns the pid.
+	sock := filepath.Join(spec.Dir, SocketFile)
+	os.Remove(sock)
+	old := unix.Umask(0o177)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	unix.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("holder: listen on %s: %w", sock, err)
+	}
+	ln.SetUnlinkOnClose(true)
+	h.ln = ln
+
+	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
+	cmd.Env = spec.Env
+	cmd.Dir = spec.Cwd
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: spec.Cols, Rows: spec.Rows})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("start %s: %w", spec.Command[0], err)
+	}
+	h.cmd, h.ptmx = cmd, ptmx
+	h.meta = Meta{
+		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
+		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
+		Env: spec.KeepEnv, StartedAt: time.Now().UTC(),
+	}
+	if err := WriteMeta(spec.Dir, h.meta); err != nil {
+		h.log.Error("write meta", "err", err)
+	}
+	return h, nil
+}
+
+// run serves until the child has exited, its output is logged and the
+// connected server (if any) has been told.
+func (h *holder) run() int {
+	// The holder has no terminal, but a stray SIGHUP or SIGINT (say, from a
+	// process-group kill aimed at the server) must not end it: only the
+	// child's end does. SIGTERM asks for a graceful close.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		for range term {
+			h.close(5 * time.Second)
+		}
+	}()
+
+	go h.acceptLoop()
+
+	readDone := make(chan struct{})
+	go func() { h.readPty(); close(readDone) }()
+
+	err := h.cmd.Wait()
+	code, sig := exitStatus(h.cmd.ProcessState, err)
+	// The child is gone; its output may still sit in the pty (or be written by
+	// a process it left behind). Drain until the pty reports EIO or stays
+	// quiet, so the log ends with the child's last byte.
+	h.drain(readDone)
+
+	h.mu.Lock()
+	now := time.Now().UTC()
+	h.meta.EndedAt, h.meta.ExitCode, h.meta.Signal = &now, &code, sig
+	h.meta.Closed = h.closing
+	h.meta.End = h.out.End()
+	meta := h.meta
+	state := "exited"
+	if h.closing {
+		state = "closed"
+	}
+	h.exited = true
+	h.exitFrame = wire.Exit{State: state, ExitCode: &code, Signal: sig, End: meta.End}
+	conn := h.conn
+	h.mu.Unlock()
+
+	// The log is made durable before meta.json says the session ended, so
+	// an ended session's log is always complete on disk.
+	if err := h.out.Sync(); err != nil {
+		h.log.Error("sync output log", "err", err)
+	}
+	if err := WriteMeta(h.spec.Dir, meta); err != nil {
+		h.log.Error("write meta", "err", err)
+	}
+	h.poke()
+	// Give a connected server a moment to receive the tail and the exit.
+	if conn != nil {
+		select {
+		case <-conn.done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	h.ln.Close()
+	h.mu.Lock()
+	if h.conn != nil {
+		h.conn.c.Close()
+	}
+	h.mu.Unlock()
+	if err := h.out.Close(); err != nil {
+		h.log.Error("close output log", "err", err)
+	}
+	h.ptmx.Close()
+	h.log.Info("session ended", "exit_code", code, "signal", sig, "end", meta.End)
+	return 0
+}
+
+func exitStatus(ps *os.ProcessState, err error) (code, sig int) {
+	if ps == nil {
+		return 127, 0
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), int(ws.Signal())
+	}
+	return ps.ExitCode(), 0
+}
+
+// poke wakes the current connection's forwarder, without blocking: the log
+// grew, the size changed or the session ended.
+func (h *holder) poke() {
+	h.mu.Lock()
+	u := h.conn
+	h.mu.Unlock()
+	if u != nil {
+		select {
+		case u.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// readPty copies the pty into the log until the pty fails (EIO once every
+// writer of the slave side is gone, or the deadline set by drain).
+func (h *holder) readPty() {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := h.ptmx.Read(buf)
+		if n > 0 {
+			if _, aerr := h.out.Append(buf[:n]); aerr != nil {
+				// The log is the source of truth; without it we cannot keep
+				// the promise, but the child must not block: keep reading so
+				// it runs on, and say so once.
+				h.mu.Lock()
+				h.appendErrs++
+				first := h.appendErrs == 1
+				h.mu.Unlock()
+				if first {
+					h.log.Error("append to output log failed; output is being lost", "err", aerr)
+				}
+			}
+			h.poke()
+		}
+		if err != nil {
+			return // EIO: no process holds the pty any more; or drain's deadline
+		}
+	}
+}
+
+// drain waits for the pty reader after the child exited: it returns when the
+// reader stops on its own (EIO: no process holds the pty any more) or when the
+// pty has been quiet for a moment (a background process the child left behind
+// still holds it open).
+func (h *holder) drain(readDone <-chan struct{}) {
+	end := h.out.End()
+	for {
+		select {
+		case <-readDone:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		if e := h.out.End(); e != end {
+			end = e
+			continue
+		}
+		// Quiet: stop the reader.
+		h.ptmx.SetReadDeadline(time.Now())
+		select {
+		case <-readDone:
+		case <-time.After(time.Second):
+		}
+		return
+	}
+}
+
+// close ends the session on purpose: SIGHUP to the child's process group
+// (and the pty's foreground group), then SIGKILL after grace.
+func (h *holder) close(grace time.Duration) {
+	h.mu.Lock()
+	if h.exited {
+		h.mu.Unlock()
+		return
+	}
+	already := h.closing
+	h.closing = true
+	h.mu.Unlock()
+	if already {
+		return
+	}
+	h.signalChild(syscall.SIGHUP)
+	go func() {
+		time.Sleep(grace)
+		h.mu.Lock()
+		exited := h.exited
+		h.mu.Unlock()
+		if !exited {
+			h.signalChild(syscall.SIGKILL)
+		}
+	}()
+}
+
+// signalChild sends sig to the pty's foreground process group and to the
+// child's own group; the child is a session leader, so its pid is its group.
+func (h *holder) signalChild(sig syscall.Signal) {
+	pid := h.cmd.Process.Pid
+	if fg, err := unix.IoctlGetInt(int(h.ptmx.Fd()), unix.TIOCGPGRP); err == nil && fg > 0 && fg != pid {
+		syscall.Kill(-fg, sig)
+	}
+	if err := syscall.Kill(-pid, sig); err != nil {
+		syscall.Kill(pid, sig)
+	}
+}
+
+func (h *holder) resize(cols, rows uint16) {
+	if err := pty.Setsize(h.ptmx, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
+		h.log.Warn("resize pty", "err", err)
+		return
+	}
+	h.mu.Lock()
+	if h.meta.Cols == cols && h.meta.Rows == rows {
+		h.mu.Unlock()
+		return
+	}
+	h.meta.Cols, h.meta.Rows = cols, rows
+	if err := h.out.SetSize(cols, rows); err != nil {
+		h.log.Warn("log size", "err", err)
+	}
+	h.resizes = append(h.resizes, resizeAt{off: h.out.End(), cols: cols, rows: rows})
+	if len(h.resizes) > 64 {
+		h.resizes = h.resizes[len(h.resizes)-64:]
+	}
+	meta := h.meta
+	h.mu.Unlock()
+	h.poke()
+	if err := WriteMeta(h.spec.Dir, meta); err != nil {
+		h.log.Warn("write meta", "err", err)
+	}
+}
+
+// acceptLoop serves upstream connections one at a time. A new connection
+// replaces the current one: the newest server is the live one (the old one
+// crashed, or is being upgraded and handing over).
+func (h *holder) acceptLoop() {
+	for {
+		c, err := h.ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		if !samePeer(c) {
+			c.Close()
+			continue
+		}
+		u := &upstream{h: h, c: c, done: make(chan struct{}), gone: make(chan struct{}), notify: make(chan struct{}, 1)}
+		h.mu.Lock()
+		old := h.conn
+		h.conn = u
+		h.mu.Unlock()
+		if old != nil {
+			old.c.Close()
+		}
+		go u.serve()
+	}
+}
+
+// samePeer reports whether the peer of c runs as our uid (SO_PEERCRED).
+func samePeer(c *net.UnixConn) bool {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	raw.Control(func(fd uintptr) {
+		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		ok = err == nil && int(cred.Uid) == os.Getuid()
+	})
+	return ok
+}
+
+// upstream is one server connection.
+type upstream struct {
+	h      *holder
+	c      *net.UnixConn
+	done   chan struct{} // closed when the forwarder has sent Exit or the conn died
+	gone   chan struct{} // closed when the reader has stopped: the conn is dead
+	notify chan struct{} // one slot: wakes the forwarder
+	wmu    sync.Mutex    // serialises frames written by the reader (pong, errors) and the forwarder
+	w      *wire.Writer
+}
+
+func (u *upstream) send(fn func(w *wire.Writer) error) error {
+	u.wmu.Lock()
+	defer u.wmu.Unlock()
+	return fn(u.w)
+}
+
+func (u *upstream) serve() {
+	h := u.h
+	defer func() {
+		u.c.Close()
+		close(u.gone)
+		h.mu.Lock()
+		if h.conn == u {
+			h.conn = nil
+		}
+		h.mu.Unlock()
+	}()
+	u.w = wire.NewWriter(u.c)
+	var buf []byte
+	u.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	f, err := wire.ReadFrame(u.c, &buf)
+	if err != nil || f.Type != wire.TypeHello {
+		u.fail(wire.CodeMalformed, "expected a hello frame")
+		close(u.done)
+		return
+	}
+	var hello wire.Hello
+	if err := wire.ParseJSON(f.Payload, &hello); err != nil {
+		u.fail(wire.CodeMalformed, err.Error())
+		close(u.done)
+		return
+	}
+	if hello.Version < wire.MinVersion {
+		u.fail(wire.CodeVersion, fmt.Sprintf("protocol version %d is too old; this holder speaks %d..%d", hello.Version, wire.MinVersion, wire.Version))
+		close(u.done)
+		return
+	}
+	u.c.SetReadDeadline(time.Time{})
+
+	first, end := h.out.First(), h.out.End()
+	from := end
+	if hello.From >= 0 {
+		from = uint64(hello.From)
+	}
+	if from > end {
+		u.fail(wire.CodeUnavailable, fmt.Sprintf("offset %d is beyond the end of the log (%d)", from, end))
+		close(u.done)
+		return
+	}
+	h.mu.Lock()
+	welcome := wire.Welcome{
+		Version: min(hello.Version, wire.Version), Session: h.spec.ID, Pid: h.meta.Pid,
+		First: first, End: end, Start: max(from, first), Cols: h.meta.Cols, Rows: h.meta.Rows,
+		Exited: h.exited,
+	}
+	h.mu.Unlock()
+	if err := u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeWelcome, welcome) }); err != nil {
+		close(u.done)
+		return
+	}
+
+	go u.forward(from)
+	for {
+		f, err := wire.ReadFrame(u.c, &buf)
+		if err != nil {
+			if errors.Is(err, wire.ErrMalformed) {
+				u.fail(wire.CodeMalformed, err.Error())
+			}
+			return
+		}
+		if err := wire.Validate(f); err != nil {
+			u.fail(wire.CodeMalformed, err.Error())
+			return
+		}
+		switch f.Type {
+		case wire.TypeInput:
+			if _, err := h.ptmx.Write(f.Payload); err != nil {
+				h.log.Warn("write input", "err", err)
+			}
+		case wire.TypeResize:
+			cols, rows, _ := wire.ParseResize(f.Payload)
+			h.resize(cols, rows)
+		case wire.TypeSignal:
+			sig, _ := wire.ParseSignal(f.Payload)
+			h.signalChild(syscall.Signal(sig))
+		case wire.TypeClose:
+			ms, _ := wire.ParseClose(f.Payload)
+			h.close(time.Duration(ms) * time.Millisecond)
+		case wire.TypePing:
+			v, _ := wire.ParseUint64(f.Type, f.Payload)
+			u.send(func(w *wire.Writer) error { return w.Uint64(wire.TypePong, v) })
+		case wire.TypeAck:
+		default:
+			u.fail(wire.CodeMalformed, fmt.Sprintf("a holder does not accept %s frames", f.Type))
+			return
+		}
+	}
+}
+
+func (u *upstream) fail(code uint16, msg string) {
+	u.send(func(w *wire.Writer) error { return w.Error(code, msg) })
+	u.c.Close()
+}
+
+// forward streams the log from offset from to the server, following its end,
+// and finishes with an Exit frame once the child has ended.
+func (u *upstream) forward(from uint64) {
+	defer close(u.done)
+	h := u.h
+	cur := h.out.Cursor(from)
+	defer cur.Close()
+	buf := make([]byte, 256<<10)
+	for {
+		off := cur.Offset()
+		// Never send bytes past a pending resize: the Resized frame must sit
+		// at its offset in the stream.
+		limit := len(buf)
+		h.mu.Lock()
+		for len(h.resizes) > 0 && h.resizes[0].off < off {
+			h.resizes = h.resizes[1:]
+		}
+		var pending *resizeAt
+		if len(h.resizes) > 0 {
+			r := h.resizes[0]
+			if r.off == off {
+				pending = &r
+				h.resizes = h.resizes[1:]
+			} else if d := r.off - off; d < uint64(limit) {
+				limit = int(d)
+			}
+		}
+		exited, exitFrame := h.exited, h.exitFrame
+		h.mu.Unlock()
+		if pending != nil {
+			if u.send(func(w *wire.Writer) error { return w.Resized(pending.off, pending.cols, pending.rows) }) != nil {
+				return
+			}
+			continue
+		}
+
+		n, err := cur.Read(buf[:limit])
+		switch {
+		case n > 0:
+			if u.send(func(w *wire.Writer) error { return w.Output(off, buf[:n]) }) != nil {
+				return
+			}
+		case errors.Is(err, outlog.ErrCompacted):
+			first := h.out.First()
+			if u.send(func(w *wire.Writer) error { return w.Gap(off, first) }) != nil {
+				return
+			}
+			cur.Seek(first)
+		case err == io.EOF || err == nil:
+			if exited && off >= exitFrame.End {
+				u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, exitFrame) })
+				return
+			}
+			select {
+			case <-u.notify:
+			case <-u.gone:
+				return
+			case <-time.After(time.Second):
+				// A safety net: a missed poke must never stall a stream.
+			}
+		default:
+			h.log.Error("read output log", "err", err)
+			u.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, "read output log: "+err.Error()) })
+			return
+		}
+	}
+}

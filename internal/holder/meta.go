@@ -1,0 +1,88 @@
+package holder
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Meta is a session's meta.json: what the holder knows about its child,
+// written atomically (temp file, fsync, rename) so a crash leaves the old or
+// the new file, never half of one.
+type Meta struct {
+	ID        string    `json:"id"`
+	Version   int       `json:"version"` // wire protocol version of the holder that wrote it
+	HolderPid int       `json:"holder_pid"`
+	Pid       int       `json:"pid"`
+	Command   []string  `json:"command"`
+	Cwd       string    `json:"cwd"`
+	Cols      uint16    `json:"cols"`
+	Rows      uint16    `json:"rows"`
+	Env       []string  `json:"env,omitempty"` // the allowlisted subset only; never secrets
+	StartedAt time.Time `json:"started_at"`
+
+	// Set once the child has ended.
+	EndedAt  *time.Time `json:"ended_at,omitempty"`
+	ExitCode *int       `json:"exit_code,omitempty"` // status, or 128+N for signal N
+	Signal   int        `json:"signal,omitempty"`
+	// Closed is set when the session ended because a Close frame asked for it
+	// (kill), so a server that missed the end still records it as closed.
+	Closed bool `json:"closed,omitempty"`
+	// End is the log offset after the child's last byte.
+	End uint64 `json:"end,omitempty"`
+}
+
+// MetaFile is the name of the meta file in a session directory.
+const MetaFile = "meta.json"
+
+// ReadMeta reads dir/meta.json.
+func ReadMeta(dir string) (Meta, error) {
+	var m Meta
+	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		return m, fmt.Errorf("holder: read meta: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("holder: decode %s: %w", filepath.Join(dir, MetaFile), err)
+	}
+	return m, nil
+}
+
+// WriteMeta writes dir/meta.json atomically: a temporary file, fsync, rename,
+// and an fsync of the directory so the rename itself is durable.
+func WriteMeta(dir string, m Meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("holder: encode meta: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(dir, MetaFile), append(b, '\n'))
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("holder: write %s: %w", path, err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("holder: write %s: %w", path, err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

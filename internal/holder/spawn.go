@@ -1,0 +1,83 @@
+package holder
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Process is a holder started by Spawn. Wait must be called (the server does
+// it in a goroutine) so an exited holder does not linger as a zombie while
+// the server that started it lives; once the server is gone, init reaps it.
+type Process struct {
+	Ready
+	cmd *exec.Cmd
+}
+
+// Wait waits for the holder process to exit.
+func (p *Process) Wait() error { return p.cmd.Wait() }
+
+// Spawn starts a holder with argv (the holder binary, or the termkeep binary
+// and its hidden holder argument), sends it spec on stdin and waits up to
+// timeout for its Ready answer. The holder runs in a session of its own
+// (setsid), so signals aimed at the server's terminal or process group never
+// reach it, and it outlives the server.
+func Spawn(argv []string, spec Spec, timeout time.Duration) (*Process, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GOMAXPROCS=1", "GOGC=50"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("holder: spawn: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("holder: spawn: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("holder: start %s: %w", argv[0], err)
+	}
+	p := &Process{cmd: cmd}
+	b, _ := json.Marshal(spec)
+	go func() {
+		stdin.Write(b)
+		stdin.Close()
+	}()
+	type result struct {
+		r   Ready
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var r Ready
+		line, err := bufio.NewReader(stdout).ReadBytes('\n')
+		if err == nil {
+			err = json.Unmarshal(line, &r)
+		}
+		ch <- result{r, err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, fmt.Errorf("holder: no answer from the holder: %w", res.err)
+		}
+		if res.r.Error != "" {
+			cmd.Wait()
+			return nil, errors.New(res.r.Error)
+		}
+		p.Ready = res.r
+		return p, nil
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("holder: no answer within %s", timeout)
+	}
+}

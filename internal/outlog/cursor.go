@@ -1,0 +1,333 @@
+package outlog
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// Cursor reads the stream (Data and Mark payloads, in order) from an offset.
+// A Cursor belongs to one goroutine at a time; any number of cursors may read
+// while another goroutine appends.
+type Cursor struct {
+	l   *Log
+	off uint64
+
+	// Where off lives on disk. Kept between reads so that sequential reading
+	// costs only the bytes read; Seek and a first Read find it by a scan.
+	f      *os.File
+	seg    uint64 // start of the segment f holds
+	placed bool   // pos and rem describe off
+	pos    int64  // file position of the next unread byte
+	rem    int    // payload bytes of the current record still unread; 0: pos is at a header
+	check  bool   // the current record is read from its start, so its checksum can be checked
+	sum    uint32 // checksum of what was read of the current record
+	want   uint32 // and the checksum it must end with
+	hdr    [hdrSize + 8]byte
+}
+
+// Cursor returns a cursor at off. It opens no file until the first Read.
+func (l *Log) Cursor(off uint64) *Cursor { return &Cursor{l: l, off: off} }
+
+// Offset returns the offset of the next byte Read returns.
+func (c *Cursor) Offset() uint64 { return c.off }
+
+// Seek moves the cursor to off; the next Read finds it on disk.
+func (c *Cursor) Seek(off uint64) {
+	if off != c.off {
+		c.off = off
+		c.placed = false
+	}
+}
+
+// Close releases the cursor's file. A later Read opens it again.
+func (c *Cursor) Close() error {
+	c.placed = false
+	if c.f == nil {
+		return nil
+	}
+	err := c.f.Close()
+	c.f = nil
+	return err
+}
+
+// view is what a Read needs of the index, copied under one lock.
+type view struct {
+	closed     bool
+	first, end uint64
+	seg        uint64 // start of the segment holding the offset
+	limit      uint64 // where that segment's known data ends
+}
+
+func (l *Log) view(off uint64) (v view) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	v.closed, v.first, v.end = l.closed, l.firstLocked(), l.end
+	if i := segIndex(l.segs, off); i >= 0 {
+		v.seg, v.limit = l.segs[i], v.end
+		if i+1 < len(l.segs) {
+			v.limit = min(l.segs[i+1], v.end)
+		}
+	}
+	return v
+}
+
+// Read fills p with the bytes from Offset on and advances past them.
+// It returns (n > 0, nil) when bytes are available, possibly fewer than
+// len(p); (0, io.EOF) at End, where more may come later (read-only: Read
+// refreshes the Log itself before saying so); (0, ErrCompacted) when Offset
+// is below First; (0, ErrClosed) once the Log is closed; and an error
+// wrapping ErrCorrupt when the segment does not hold what the index promises.
+func (c *Cursor) Read(p []byte) (int, error) {
+	n := 0
+	refreshed, relisted := false, false
+	for n < len(p) {
+		v := c.l.view(c.off)
+		switch {
+		case n > 0 && (v.closed || c.off < v.first || c.off >= v.end):
+			return n, nil
+		case v.closed:
+			return 0, ErrClosed
+		case c.off < v.first:
+			return 0, ErrCompacted
+		case c.off >= v.end:
+			if c.l.ro && !refreshed {
+				refreshed = true
+				if err := c.l.Refresh(); err != nil {
+					return 0, err
+				}
+				continue
+			}
+			return 0, io.EOF
+		}
+		if !c.placed || c.seg != v.seg {
+			err := c.place(v.seg)
+			if errors.Is(err, fs.ErrNotExist) && !relisted {
+				// Retention deleted it after we looked; in write mode the
+				// index already says so, read-only it must be relisted.
+				relisted = true
+				if c.l.ro {
+					c.l.relist()
+				}
+				continue
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				err = fmt.Errorf("outlog: open segment: %w", err)
+			}
+			if err != nil {
+				return n, err
+			}
+		}
+		k, err := c.fill(p[n:], v.limit-c.off)
+		n += k
+		c.off += uint64(k)
+		if err != nil {
+			if n > 0 {
+				return n, nil // the error recurs at the next Read, from where it stopped
+			}
+			return 0, err
+		}
+		if k == 0 {
+			return n, c.corrupt()
+		}
+	}
+	return n, nil
+}
+
+// relist rereads the directory of a read-only log.
+func (l *Log) relist() {
+	l.tmu.Lock()
+	defer l.tmu.Unlock()
+	if !l.isClosed() {
+		l.resync()
+	}
+}
+
+// place opens segment seg and finds c.off in it by scanning its headers.
+func (c *Cursor) place(seg uint64) error {
+	if c.f == nil || c.seg != seg {
+		c.Close()
+		f, err := os.Open(segPath(c.l.dir, seg))
+		if errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if err != nil {
+			return fmt.Errorf("outlog: open segment: %w", err)
+		}
+		c.f, c.seg = f, seg
+	}
+	c.rem, c.check = 0, false
+	if c.off == seg {
+		c.pos, c.placed = 0, true
+		return nil
+	}
+	s := newScanner(c.f, 0, false)
+	defer s.release()
+	at := seg
+	var rec record
+	for s.next(&rec) {
+		if !isData(rec.typ) {
+			continue
+		}
+		if at+uint64(rec.n) > c.off {
+			skip := c.off - at
+			c.pos = rec.pos + hdrSize + int64(skip)
+			c.rem = rec.n - int(skip)
+			c.placed = true
+			return nil
+		}
+		at += uint64(rec.n)
+		if at == c.off {
+			c.pos, c.placed = s.pos, true
+			return nil
+		}
+	}
+	if s.err != nil {
+		return fmt.Errorf("outlog: read segment %s: %w", segName(seg), s.err)
+	}
+	return fmt.Errorf("outlog: find offset %d in segment %s: %w", c.off, segName(seg), ErrCorrupt)
+}
+
+// minRaw is the least room in p for reading raw records into it; below it
+// a header is read on its own.
+const minRaw = 64
+
+// fill reads up to limit data bytes from the placed position into p.
+//
+// To fill p from many records with one read, it reads the raw records into p
+// itself and slides each payload down over the headers before it: the write
+// index never passes the read index, so the payloads end up packed at the
+// front of p with no buffer of the cursor's own.
+func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
+	n := 0
+	for n < len(p) && uint64(n) < limit {
+		want := min(uint64(len(p)-n), limit-uint64(n)) // data bytes still wanted
+		if c.rem > 0 {
+			b := p[n : n+int(min(uint64(c.rem), want))]
+			got, err := c.f.ReadAt(b, c.pos)
+			if got == 0 {
+				return n, c.readErr(err)
+			}
+			b = b[:got]
+			if c.check {
+				sum := crc32.Update(c.sum, castagnoli, b)
+				if got == c.rem && sum != c.want {
+					return n, c.corrupt()
+				}
+				c.sum = sum
+			}
+			c.pos += int64(got)
+			c.rem -= got
+			n += got
+			continue
+		}
+		if len(p)-n < minRaw {
+			if err := c.readHeader(); err != nil {
+				return n, err
+			}
+			continue
+		}
+
+		raw := p[n:]
+		start := c.pos
+		got, err := c.f.ReadAt(raw, c.pos)
+		w, r := 0, 0
+		bad := false
+		for r+hdrSize <= got && uint64(w) < want {
+			typ, n32, sum := parseHeader(raw[r:])
+			if !validHeader(typ, n32) {
+				bad = true
+				break
+			}
+			ln, body := int(n32), r+hdrSize
+			if !isData(typ) {
+				if body+ln > got {
+					break // read it whole next time round
+				}
+				if recordCRC(typ, raw[body:body+ln]) != sum {
+					bad = true
+					break
+				}
+				r = body + ln
+				c.pos += int64(hdrSize + ln)
+				continue
+			}
+			take := min(ln, got-body, int(want-uint64(w)))
+			if take == ln {
+				if recordCRC(typ, raw[body:body+ln]) != sum {
+					bad = true
+					break
+				}
+				copy(raw[w:], raw[body:body+ln])
+				w += ln
+				r = body + ln
+				c.pos += int64(hdrSize + ln)
+				continue
+			}
+			// The record goes on past what was read or what is wanted:
+			// keep its checksum running for the rest.
+			c.sum, c.want, c.check = recordCRC(typ, raw[body:body+take]), sum, true
+			copy(raw[w:], raw[body:body+take])
+			w += take
+			c.pos += int64(hdrSize + take)
+			c.rem = ln - take
+			break
+		}
+		n += w
+		if bad {
+			return n, c.corrupt()
+		}
+		if c.pos == start {
+			return n, c.readErr(err)
+		}
+	}
+	return n, nil
+}
+
+// readHeader reads the record at c.pos when p has too little room for raw
+// reading: it enters a data record or steps over a Time or Size record.
+func (c *Cursor) readHeader() error {
+	h := c.hdr[:hdrSize]
+	if got, err := c.f.ReadAt(h, c.pos); got < hdrSize {
+		return c.readErr(err)
+	}
+	typ, n32, sum := parseHeader(h)
+	if !validHeader(typ, n32) {
+		return c.corrupt()
+	}
+	ln := int(n32)
+	if isData(typ) {
+		if ln == 0 && sum != typeCRC[typ] {
+			return c.corrupt()
+		}
+		c.pos += hdrSize
+		c.rem, c.sum, c.want, c.check = ln, typeCRC[typ], sum, true
+		return nil
+	}
+	b := c.hdr[hdrSize : hdrSize+ln]
+	if got, err := c.f.ReadAt(b, c.pos+hdrSize); got < ln {
+		return c.readErr(err)
+	}
+	if recordCRC(typ, b) != sum {
+		return c.corrupt()
+	}
+	c.pos += int64(hdrSize + ln)
+	return nil
+}
+
+func (c *Cursor) corrupt() error {
+	return fmt.Errorf("outlog: read segment %s at %d: %w", segName(c.seg), c.pos, ErrCorrupt)
+}
+
+// readErr reports a read that came up short. Everything below the index's
+// end was complete when indexed and is never truncated, so running out of
+// file there means the segment is damaged.
+func (c *Cursor) readErr(err error) error {
+	if err == nil || err == io.EOF {
+		return c.corrupt()
+	}
+	return fmt.Errorf("outlog: read segment %s: %w", segName(c.seg), err)
+}

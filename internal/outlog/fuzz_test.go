@@ -1,0 +1,255 @@
+package outlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"os"
+	"testing"
+	"time"
+)
+
+// refDecode is an independent reading of the record format: the data of the
+// good records before the first missing, torn or bad one.
+func refDecode(b []byte) []byte {
+	var data []byte
+	for len(b) >= 9 {
+		typ, n := b[0], binary.BigEndian.Uint32(b[1:5])
+		ok := (typ == 1 || typ == 2) && n <= 1<<20 || typ == 3 && n == 8 || typ == 4 && n == 4
+		if !ok || uint64(len(b)-9) < uint64(n) {
+			break
+		}
+		payload := b[9 : 9+n]
+		if crc32.Checksum(append([]byte{typ}, payload...), crc32.MakeTable(crc32.Castagnoli)) != binary.BigEndian.Uint32(b[5:9]) {
+			break
+		}
+		if typ <= 2 {
+			data = append(data, payload...)
+		}
+		b = b[9+n:]
+	}
+	return data
+}
+
+// validSegment returns the bytes of a real log's single segment.
+func validSegment(tb testing.TB) []byte {
+	// Not tb.TempDir: a fuzz target's own temp dir trips up the fuzz workers.
+	dir, err := os.MkdirTemp("", "outlog")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	l, err := Open(dir, Options{Sync: SyncNever})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l.Append([]byte("hello, "))
+	l.AppendMark([]byte("[restored]"))
+	l.SetSize(132, 43)
+	l.Append(bytes.Repeat([]byte("world "), 50))
+	l.Close()
+	b, err := os.ReadFile(segPath(dir, 0))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func readAllCursor(tb testing.TB, l *Log, bufSize int) ([]byte, error) {
+	c := l.Cursor(l.First())
+	defer c.Close()
+	buf := make([]byte, bufSize)
+	var out []byte
+	for {
+		n, err := c.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		if n == 0 {
+			tb.Fatal("Read returned 0, nil")
+		}
+	}
+}
+
+func FuzzOpen(f *testing.F) {
+	seg := validSegment(f)
+	f.Add(seg, uint8(0))
+	f.Add(seg[:len(seg)-3], uint8(1))
+	f.Add(seg[:20], uint8(2))
+	f.Add([]byte{}, uint8(3))
+	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0, 0}, uint8(4))
+	bad := bytes.Clone(seg)
+	bad[40] ^= 1
+	f.Add(bad, uint8(5))
+	f.Add(append(bytes.Clone(seg), seg...), uint8(6))
+
+	f.Fuzz(fuzzOpenBody)
+}
+
+func fuzzOpenBody(t *testing.T, b []byte, bufSel uint8) {
+	{
+		dir := t.TempDir()
+		path := segPath(dir, 1000)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want := refDecode(b)
+		bufSize := 1 + int(bufSel)%9*int(bufSel)
+
+		ro, err := Open(dir, Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("read-only Open: %v", err)
+		}
+		if ro.First() != 1000 || ro.End() != 1000+uint64(len(want)) {
+			t.Fatalf("read-only First/End %d/%d, want 1000/%d", ro.First(), ro.End(), 1000+len(want))
+		}
+		got, err := readAllCursor(t, ro, bufSize)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("read-only read: %v, %d bytes, want %d", err, len(got), len(want))
+		}
+		ro.SizeAt(ro.End())
+		ro.OffsetAt(time.Unix(0, 0))
+		ro.Close()
+		after, _ := os.ReadFile(path)
+		if !bytes.Equal(after, b) {
+			t.Fatal("read-only Open modified the segment")
+		}
+
+		w, err := Open(dir, Options{Sync: SyncNever})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		defer w.Close()
+		if w.End() != 1000+uint64(len(want)) {
+			t.Fatalf("End %d, want %d", w.End(), 1000+len(want))
+		}
+		if got, err := readAllCursor(t, w, 4096); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("read after recovery: %v", err)
+		}
+		off, err := w.Append([]byte("tail"))
+		if err != nil || off != 1000+uint64(len(want)) {
+			t.Fatalf("Append: %d %v", off, err)
+		}
+		if got, err := readAllCursor(t, w, bufSize); err != nil || !bytes.Equal(got, append(want, "tail"...)) {
+			t.Fatalf("read after append: %v", err)
+		}
+		for o := w.First(); o <= w.End(); o++ {
+			if _, _, err := w.SizeAt(o); err != nil {
+				t.Fatalf("SizeAt(%d): %v", o, err)
+			}
+		}
+	}
+}
+
+// FuzzAppendRead runs a program of appends, size changes, reads, reopens and
+// read-only looks against a model of the stream.
+func FuzzAppendRead(f *testing.F) {
+	f.Add([]byte{0, 10, 3, 0, 0, 200, 4, 3, 5, 1, 7, 2, 3, 3})
+	f.Add([]byte{0, 255, 0, 255, 0, 255, 0, 255, 3, 100, 4, 0, 255, 5, 3, 0})
+	f.Add([]byte{6, 0, 1, 2, 3, 7, 4, 5})
+	f.Fuzz(func(t *testing.T, prog []byte) {
+		dir := t.TempDir()
+		opts := Options{SegmentSize: 1024, Retention: 8 << 10, Sync: SyncNever}
+		l, err := Open(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { l.Close() }()
+		var model []byte // the whole stream; the log keeps its tail
+		arg := func(i int) int {
+			if i < len(prog) {
+				return int(prog[i])
+			}
+			return 0
+		}
+		check := func(log *Log, off uint64, bufSize int) {
+			c := log.Cursor(off)
+			defer c.Close()
+			buf := make([]byte, bufSize)
+			n, err := c.Read(buf)
+			switch {
+			case off < log.First():
+				if !errors.Is(err, ErrCompacted) {
+					t.Fatalf("Read(%d) below First %d: %v", off, log.First(), err)
+				}
+			case off >= log.End():
+				if n != 0 || err != io.EOF {
+					t.Fatalf("Read(%d) at End: %d %v", off, n, err)
+				}
+			default:
+				if err != nil || n == 0 || !bytes.Equal(buf[:n], model[off:off+uint64(n)]) {
+					t.Fatalf("Read(%d, buf %d): %d %v", off, bufSize, n, err)
+				}
+			}
+		}
+		for i := 0; i < len(prog); i += 2 {
+			a := arg(i + 1)
+			switch prog[i] % 8 {
+			case 0, 1:
+				p := make([]byte, a*a/8+a%3)
+				for j := range p {
+					p[j] = byte(i + j*7)
+				}
+				var off uint64
+				if prog[i]%8 == 0 {
+					off, err = l.Append(p)
+				} else {
+					off, err = l.AppendMark(p)
+				}
+				if err != nil || off != uint64(len(model)) {
+					t.Fatalf("append: %d %v, want %d", off, err, len(model))
+				}
+				model = append(model, p...)
+			case 2:
+				if err := l.SetSize(uint16(a), uint16(a/2)); err != nil {
+					t.Fatal(err)
+				}
+				if c, r := l.Size(); c != uint16(a) || r != uint16(a/2) {
+					t.Fatal("Size")
+				}
+			case 3, 6:
+				end := uint64(len(model))
+				off := end - min(end, uint64(a)*uint64(a))
+				if prog[i]%8 == 6 {
+					off = end * uint64(a) / 255
+				}
+				check(l, off, 1+a*37%500)
+			case 4:
+				l.Close()
+				if l, err = Open(dir, opts); err != nil {
+					t.Fatal(err)
+				}
+			case 5, 7:
+				ro, err := Open(dir, Options{ReadOnly: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ro.End() != l.End() || ro.First() != l.First() {
+					t.Fatalf("read-only First/End %d/%d, writer %d/%d", ro.First(), ro.End(), l.First(), l.End())
+				}
+				wc, wr := l.Size()
+				if c, r := ro.Size(); c != wc || r != wr {
+					t.Fatal("read-only Size differs")
+				}
+				check(ro, l.First()+uint64(a), 1+a*13)
+				ro.Close()
+			}
+			if l.End() != uint64(len(model)) {
+				t.Fatalf("End %d, model %d", l.End(), len(model))
+			}
+			if l.End()-l.First() > uint64(opts.Retention+opts.SegmentSize) {
+				t.Fatalf("retained %d", l.End()-l.First())
+			}
+		}
+		got, err := readAllCursor(t, l, 333)
+		if err != nil || !bytes.Equal(got, model[l.First():]) {
+			t.Fatalf("final read: %v", err)
+		}
+	})
+}

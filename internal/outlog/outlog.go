@@ -1,0 +1,828 @@
+// Package outlog is a terminal session's append-only output log: every byte
+// the session's pty produced, in order, in segment files on disk.
+//
+// # Guarantees
+//
+// Write-ahead: Append returns only after its bytes were written to the
+// segment file with write(2), so whatever the caller forwards after Append
+// returns is in the log, and a Cursor in any process can read it. How soon it
+// is also on stable storage is the SyncPolicy's choice.
+//
+// Offsets: the offset of a byte is the number of data bytes (Data and Mark
+// records) logged before it since the log began. Offsets never reset:
+// reopening continues at End, and retention moves First up without
+// renumbering anything.
+//
+// Recovery: Open in write mode truncates the last segment after its last
+// complete record whose checksum verifies, so a crash costs at most the
+// record being written; Recovered reports the bytes dropped. Open never
+// refuses a log because of a bad tail. Read-only Open changes nothing; it
+// takes an incomplete or bad tail as the current end, the same end a writer's
+// recovery would keep.
+//
+// Retention: when more than Options.Retention data bytes are retained, whole
+// oldest segments are deleted, never the one being written; retained data
+// stays within Retention plus one segment. Reading below First returns
+// ErrCompacted: what retention dropped is gone on purpose.
+//
+// Concurrency: one process writes a log directory; any number of processes
+// may open it read-only meanwhile. A Log is safe for concurrent use. Appends
+// are serialized; each reading goroutine uses its own Cursor, and cursors
+// never wait for an Append's write or fsync.
+//
+// Ownership: Append and AppendMark do not retain p. Cursor.Read fills the
+// caller's p and may use all of it as scratch space during the call.
+//
+// # On disk
+//
+// A log is a directory of segment files, each named by the offset of its
+// first data byte, padded to 20 digits: 00000000000004194304.seg. A segment
+// is a sequence of records:
+//
+//	type    uint8   1 Data, 2 Mark, 3 Time, 4 Size
+//	length  uint32  big endian, at most 1 MiB
+//	crc     uint32  big endian, CRC-32C of the type byte and the payload
+//	payload length bytes
+//
+// Data and Mark payloads are the stream (Mark flags bytes termkeep wrote
+// itself). A Time record (unix nanoseconds, int64) precedes data when
+// Options.TimeEvery has passed since the last one; a Size record (cols, rows,
+// uint16 each) gives the terminal size from its offset on. Every segment
+// opens with a Time and a Size record, so each segment alone tells the size.
+package outlog
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+var (
+	ErrCompacted = errors.New("outlog: offset no longer retained")
+	ErrReadOnly  = errors.New("outlog: log is open read-only")
+	ErrClosed    = errors.New("outlog: log is closed")
+	// ErrCorrupt is wrapped by a Cursor's Read when a segment does not hold
+	// the data its neighbours say it holds (a bad checksum or a missing
+	// piece outside the tail recovery covers). The range is lost; a caller
+	// should treat it like a compacted one.
+	ErrCorrupt = errors.New("outlog: segment is corrupt")
+)
+
+// SyncPolicy says when appended bytes are fsynced.
+type SyncPolicy int
+
+const (
+	SyncInterval SyncPolicy = iota // at most once per SyncEvery, inside the Append that finds it due; and at Sync and Close
+	SyncAlways                     // after every append
+	SyncNever                      // only at Sync and Close
+)
+
+// Options configure Open. The zero value is a writable log with defaults.
+type Options struct {
+	ReadOnly    bool          // open a log another process writes; never modifies files
+	Retention   int64         // max retained data bytes; 0 = 64 MiB
+	SegmentSize int64         // 0 = Retention/16 clamped to [64 KiB, 8 MiB]
+	Sync        SyncPolicy    //
+	SyncEvery   time.Duration // 0 = 1s
+	TimeEvery   time.Duration // 0 = 1s: spacing of Time records
+	Now         func() time.Time
+	Cols, Rows  uint16 // size recorded in a brand-new log; 0 = 80x24; ignored when the log exists
+}
+
+const (
+	defaultRetention = 64 << 20
+	minSegment       = 64 << 10
+	maxSegment       = 8 << 20
+
+	// copyMax bounds the reusable append buffer: a payload up to this size
+	// is copied behind its header and written in one write(2); a larger one
+	// is written straight from the caller's slice after its header.
+	copyMax = 128 << 10
+)
+
+func (o Options) withDefaults() Options {
+	if o.Retention <= 0 {
+		o.Retention = defaultRetention
+	}
+	if o.SegmentSize <= 0 {
+		o.SegmentSize = min(max(o.Retention/16, minSegment), maxSegment)
+	}
+	if o.SyncEvery <= 0 {
+		o.SyncEvery = time.Second
+	}
+	if o.TimeEvery <= 0 {
+		o.TimeEvery = time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Cols == 0 {
+		o.Cols = 80
+	}
+	if o.Rows == 0 {
+		o.Rows = 24
+	}
+	return o
+}
+
+// Log is one session's output log, open for writing or read-only.
+type Log struct {
+	dir       string
+	opts      Options
+	ro        bool
+	recovered int64 // set by Open
+
+	// tmu serializes everything that touches the tail segment file: appends,
+	// Sync and Close in write mode, rescans in read-only mode. Fields written
+	// under both tmu and mu may be read holding either.
+	tmu       sync.Mutex
+	tail      *os.File  // the last segment; write mode: O_APPEND
+	tailStart uint64    // its start offset
+	tailPos   int64     // bytes of it known good (write mode: its size)
+	buf       []byte    // reusable append buffer
+	lastTime  time.Time // of the last Time record written; zero after Open so a restart is stamped
+	lastSync  time.Time
+	dirty     bool  // written since the last fsync
+	werr      error // sticky: the first write failure, or ErrClosed
+
+	// mu guards the index that cursors and queries read. It is held only
+	// to copy or update these fields, never across I/O.
+	mu         sync.RWMutex
+	segs       []uint64 // start offsets, ascending; the last is the tail
+	end        uint64
+	cols, rows uint16 // in force at end
+	sizeOff    uint64 // they have been in force since at least here
+	closed     bool
+}
+
+// Open opens the log in dir; see Options and the package comment.
+func Open(dir string, opts Options) (*Log, error) {
+	l := &Log{dir: dir, opts: opts.withDefaults(), ro: opts.ReadOnly}
+	l.cols, l.rows = l.opts.Cols, l.opts.Rows
+	var err error
+	if l.ro {
+		err = l.openReader()
+	} else {
+		err = l.openWriter()
+	}
+	if err != nil {
+		if l.tail != nil {
+			l.tail.Close()
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Log) openReader() error {
+	segs, err := listSegments(l.dir)
+	if err != nil {
+		return fmt.Errorf("outlog: open log: %w", err)
+	}
+	l.segs = segs
+	if len(segs) == 0 {
+		return nil // Refresh will find the writer's first segment
+	}
+	start := segs[len(segs)-1]
+	f, err := os.Open(segPath(l.dir, start))
+	if err != nil {
+		return fmt.Errorf("outlog: open segment: %w", err)
+	}
+	l.tail, l.tailStart, l.end, l.sizeOff = f, start, start, start
+	ts, err := scanVerified(f, 0)
+	if err != nil {
+		return fmt.Errorf("outlog: scan segment %s: %w", segName(start), err)
+	}
+	l.tailPos = ts.pos
+	l.end = start + ts.data
+	if ts.sized {
+		l.cols, l.rows, l.sizeOff = ts.cols, ts.rows, start+ts.sizeOff
+	} else {
+		l.cols, l.rows = l.sizeBefore(segs[:len(segs)-1])
+	}
+	return nil
+}
+
+func (l *Log) openWriter() error {
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return fmt.Errorf("outlog: create log dir: %w", err)
+	}
+	segs, err := listSegments(l.dir)
+	if err != nil {
+		return fmt.Errorf("outlog: open log: %w", err)
+	}
+	now := l.opts.Now()
+	l.lastSync = now
+	if len(segs) == 0 {
+		l.segs = []uint64{0}
+		return l.createTail(0, now)
+	}
+	l.segs = segs
+	start := segs[len(segs)-1]
+	f, err := os.OpenFile(segPath(l.dir, start), os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("outlog: open segment: %w", err)
+	}
+	l.tail, l.tailStart = f, start
+	ts, err := scanVerified(f, 0)
+	if err != nil {
+		// Never truncate on a read error: the tail may be fine.
+		return fmt.Errorf("outlog: scan segment %s: %w", segName(start), err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("outlog: stat segment %s: %w", segName(start), err)
+	}
+	if fi.Size() > ts.pos {
+		if err := f.Truncate(ts.pos); err != nil {
+			return fmt.Errorf("outlog: truncate segment %s: %w", segName(start), err)
+		}
+		if err := l.syncFile(f); err != nil {
+			return fmt.Errorf("outlog: sync segment %s: %w", segName(start), err)
+		}
+		l.recovered = fi.Size() - ts.pos
+	}
+	l.tailPos = ts.pos
+	l.end = start + ts.data
+	l.sizeOff = start
+	if ts.sized {
+		l.cols, l.rows, l.sizeOff = ts.cols, ts.rows, start+ts.sizeOff
+	} else {
+		l.cols, l.rows = l.sizeBefore(segs[:len(segs)-1])
+	}
+	if ts.pos == 0 {
+		// A segment is created just before its first records are written; a
+		// crash in between leaves it empty. Give it its opening records.
+		if err := l.writeHead(now); err != nil {
+			return err
+		}
+	}
+	l.trim()
+	return nil
+}
+
+// sizeBefore finds the size in force at the end of the newest of segs that
+// has a Size record: the size a segment without one inherits.
+func (l *Log) sizeBefore(segs []uint64) (cols, rows uint16) {
+	for i := len(segs) - 1; i >= 0; i-- {
+		found := false
+		l.scanSegment(segs[i], func(rec *record, _ uint64) bool {
+			if rec.typ == recSize {
+				cols, rows = rec.size()
+				found = true
+			}
+			return true
+		})
+		if found {
+			return cols, rows
+		}
+	}
+	return l.opts.Cols, l.opts.Rows
+}
+
+// scanSegment walks the headers of segment start, calling fn with each
+// record and the data offset where it sits, until fn returns false.
+func (l *Log) scanSegment(start uint64, fn func(rec *record, off uint64) bool) error {
+	f, err := os.Open(segPath(l.dir, start))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	s := newScanner(f, 0, false)
+	defer s.release()
+	off := start
+	var rec record
+	for s.next(&rec) {
+		if !fn(&rec, off) {
+			return nil
+		}
+		if isData(rec.typ) {
+			off += uint64(rec.n)
+		}
+	}
+	return s.err
+}
+
+func (l *Log) syncFile(f *os.File) error {
+	if l.opts.Sync == SyncNever {
+		return nil
+	}
+	return f.Sync()
+}
+
+// syncDir makes a new segment's name durable, so a crash cannot leave data
+// in a file that no directory entry reaches.
+func (l *Log) syncDir() error {
+	if l.opts.Sync == SyncNever {
+		return nil
+	}
+	d, err := os.Open(l.dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// createTail starts segment start and writes its opening records.
+func (l *Log) createTail(start uint64, now time.Time) error {
+	f, err := os.OpenFile(segPath(l.dir, start), os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("outlog: create segment: %w", err)
+	}
+	if err := l.syncDir(); err != nil {
+		f.Close()
+		return fmt.Errorf("outlog: sync log dir: %w", err)
+	}
+	if l.tail != nil {
+		l.tail.Close()
+	}
+	l.tail, l.tailStart, l.tailPos = f, start, 0
+	return l.writeHead(now)
+}
+
+// writeHead writes the Time and Size records that open a segment.
+func (l *Log) writeHead(now time.Time) error {
+	b := appendSize(appendTime(l.buf[:0], now), l.cols, l.rows)
+	l.buf = b[:0]
+	if _, err := l.tail.Write(b); err != nil {
+		return fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err)
+	}
+	l.tailPos += int64(len(b))
+	l.lastTime = now
+	l.dirty = true
+	return nil
+}
+
+// roll finishes the tail and starts the next segment at the current end.
+func (l *Log) roll(now time.Time) error {
+	// The finished segment goes to disk before its successor exists, so a
+	// crash never leaves a hole behind a later segment.
+	if err := l.syncFile(l.tail); err != nil {
+		return fmt.Errorf("outlog: sync segment %s: %w", segName(l.tailStart), err)
+	}
+	if err := l.createTail(l.end, now); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.segs = append(l.segs, l.end)
+	l.mu.Unlock()
+	return nil
+}
+
+// trim deletes the oldest segments while more than Retention is retained.
+// They leave the index before their files go, so a cursor sees ErrCompacted
+// rather than a missing file.
+func (l *Log) trim() {
+	for len(l.segs) > 1 && l.end-l.segs[0] > uint64(l.opts.Retention) {
+		old := l.segs[0]
+		l.mu.Lock()
+		l.segs = slices.Delete(l.segs, 0, 1)
+		l.mu.Unlock()
+		// A file that will not go is retried by the next Open's trim.
+		os.Remove(segPath(l.dir, old))
+	}
+}
+
+// Append logs p as session output and returns the offset of p[0].
+func (l *Log) Append(p []byte) (off uint64, err error) { return l.append(recData, p) }
+
+// AppendMark logs p as bytes termkeep itself wrote into the stream. They
+// take offsets like output, so replay shows them in place.
+func (l *Log) AppendMark(p []byte) (off uint64, err error) { return l.append(recMark, p) }
+
+func (l *Log) append(typ byte, p []byte) (uint64, error) {
+	if l.ro {
+		return 0, ErrReadOnly
+	}
+	l.tmu.Lock()
+	defer l.tmu.Unlock()
+	if l.werr != nil {
+		return 0, l.werr
+	}
+	start := l.end
+	if len(p) == 0 {
+		return start, nil
+	}
+	now := l.opts.Now()
+	for len(p) > 0 {
+		timeDue := now.Sub(l.lastTime) >= l.opts.TimeEvery
+		room := l.opts.SegmentSize - l.tailPos - hdrSize
+		if timeDue {
+			room -= timeRecLen
+		}
+		// A segment without data cannot roll: its successor would have
+		// its name.
+		if room <= 0 && l.end > l.tailStart {
+			if err := l.roll(now); err != nil {
+				return start, l.fail(err)
+			}
+			continue
+		}
+		n := min(len(p), maxPayload)
+		if room > 0 && int64(n) > room {
+			n = int(room)
+		}
+		if err := l.writeRecord(typ, p[:n], now, timeDue); err != nil {
+			return start, l.fail(err)
+		}
+		p = p[n:]
+	}
+	if err := l.syncDue(now); err != nil {
+		return start, l.fail(err)
+	}
+	l.trim()
+	return start, nil
+}
+
+// writeRecord writes one data record, preceded by a Time record when due,
+// with one write(2) when the payload fits the append buffer.
+func (l *Log) writeRecord(typ byte, p []byte, now time.Time, stamp bool) error {
+	b := l.buf[:0]
+	if stamp {
+		b = appendTime(b, now)
+	}
+	b = appendHeader(b, typ, p)
+	big := len(p) > copyMax
+	if !big {
+		b = append(b, p...)
+	}
+	l.buf = b[:0]
+	if _, err := l.tail.Write(b); err != nil {
+		return fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err)
+	}
+	if big {
+		if _, err := l.tail.Write(p); err != nil {
+			return fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err)
+		}
+		l.tailPos += int64(len(p))
+	}
+	l.tailPos += int64(len(b))
+	l.dirty = true
+	if stamp {
+		l.lastTime = now
+	}
+	l.mu.Lock()
+	l.end += uint64(len(p))
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *Log) syncDue(now time.Time) error {
+	switch l.opts.Sync {
+	case SyncAlways:
+	case SyncInterval:
+		if now.Sub(l.lastSync) < l.opts.SyncEvery {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return l.syncLocked(now)
+}
+
+func (l *Log) syncLocked(now time.Time) error {
+	if !l.dirty {
+		return nil
+	}
+	if err := l.tail.Sync(); err != nil {
+		return fmt.Errorf("outlog: sync segment %s: %w", segName(l.tailStart), err)
+	}
+	l.dirty = false
+	l.lastSync = now
+	return nil
+}
+
+// fail makes err sticky: after a failed write the file may end in a torn
+// record, and only a reopen's recovery may write after it.
+func (l *Log) fail(err error) error {
+	l.werr = err
+	return err
+}
+
+// SetSize records that the terminal is cols x rows from the current end on.
+func (l *Log) SetSize(cols, rows uint16) error {
+	if l.ro {
+		return ErrReadOnly
+	}
+	l.tmu.Lock()
+	defer l.tmu.Unlock()
+	if l.werr != nil {
+		return l.werr
+	}
+	if cols == l.cols && rows == l.rows {
+		return nil
+	}
+	b := appendSize(l.buf[:0], cols, rows)
+	l.buf = b[:0]
+	if _, err := l.tail.Write(b); err != nil {
+		return l.fail(fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err))
+	}
+	l.tailPos += int64(len(b))
+	l.dirty = true
+	l.mu.Lock()
+	l.cols, l.rows, l.sizeOff = cols, rows, l.end
+	l.mu.Unlock()
+	if l.opts.Sync == SyncAlways {
+		if err := l.syncLocked(l.opts.Now()); err != nil {
+			return l.fail(err)
+		}
+	}
+	return nil
+}
+
+// First returns the oldest retained offset.
+func (l *Log) First() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.firstLocked()
+}
+
+func (l *Log) firstLocked() uint64 {
+	if len(l.segs) == 0 {
+		return l.end
+	}
+	return min(l.segs[0], l.end)
+}
+
+// End returns the offset after the last byte logged (read-only: as of the
+// last Refresh).
+func (l *Log) End() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.end
+}
+
+// Size returns the terminal size in force at End.
+func (l *Log) Size() (cols, rows uint16) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.cols, l.rows
+}
+
+// SizeAt returns the terminal size in force at off: the last Size record at
+// or before it. Offsets at or past End get the current size.
+func (l *Log) SizeAt(off uint64) (cols, rows uint16, err error) {
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return 0, 0, ErrClosed
+	}
+	if off < l.firstLocked() {
+		l.mu.RUnlock()
+		return 0, 0, ErrCompacted
+	}
+	if off >= l.sizeOff {
+		cols, rows = l.cols, l.rows
+		l.mu.RUnlock()
+		return cols, rows, nil
+	}
+	i := segIndex(l.segs, off)
+	segs := slices.Clone(l.segs[:i+1])
+	l.mu.RUnlock()
+
+	found := false
+	err = l.scanSegment(segs[i], func(rec *record, at uint64) bool {
+		if at > off {
+			return false
+		}
+		if rec.typ == recSize {
+			cols, rows = rec.size()
+			found = true
+		}
+		return true
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, ErrCompacted
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("outlog: scan segment %s: %w", segName(segs[i]), err)
+	}
+	if !found {
+		cols, rows = l.sizeBefore(segs[:i])
+	}
+	return cols, rows, nil
+}
+
+// segIndex returns the index of the segment holding off, or -1.
+func segIndex(segs []uint64, off uint64) int {
+	i, found := slices.BinarySearch(segs, off)
+	if !found {
+		i--
+	}
+	return i
+}
+
+// OffsetAt returns the offset of the first byte logged at or after t, as told
+// by the Time records, clamped to [First, End].
+func (l *Log) OffsetAt(t time.Time) (uint64, error) {
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return 0, ErrClosed
+	}
+	segs := slices.Clone(l.segs)
+	first, end := l.firstLocked(), l.end
+	l.mu.RUnlock()
+
+	target := t.UnixNano()
+	// Each segment opens with a Time record: binary-search those, then
+	// look inside the segment before the first that is late enough.
+	j, _ := slices.BinarySearchFunc(segs, target, func(start uint64, target int64) int {
+		if l.firstTime(start) >= target {
+			return 1
+		}
+		return -1
+	})
+	ans := end
+	if j < len(segs) {
+		ans = segs[j]
+	}
+	if j > 0 {
+		limit := ans
+		err := l.scanSegment(segs[j-1], func(rec *record, at uint64) bool {
+			if at >= limit {
+				return false
+			}
+			if rec.typ == recTime && rec.time() >= target {
+				ans = at
+				return false
+			}
+			return true
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("outlog: scan segment %s: %w", segName(segs[j-1]), err)
+		}
+	}
+	return min(max(ans, first), end), nil
+}
+
+// firstTime returns the time of a segment's first Time record, or the
+// earliest time when it has none before its data (or is gone).
+func (l *Log) firstTime(start uint64) int64 {
+	ts := int64(-1 << 63)
+	l.scanSegment(start, func(rec *record, _ uint64) bool {
+		if rec.typ == recTime {
+			ts = rec.time()
+			return false
+		}
+		return !isData(rec.typ)
+	})
+	return ts
+}
+
+// Refresh picks up what the writer added since the last Refresh: new
+// records in the tail, new segments, segments retention deleted. It reads
+// only the new bytes, plus a stat or two when there are none. In write mode
+// the Log is always current, and Refresh does nothing.
+func (l *Log) Refresh() error {
+	if !l.ro {
+		return nil
+	}
+	l.tmu.Lock()
+	defer l.tmu.Unlock()
+	if l.isClosed() {
+		return ErrClosed
+	}
+	if l.tail == nil {
+		return l.resync()
+	}
+	fi, err := l.tail.Stat()
+	if err != nil {
+		return fmt.Errorf("outlog: stat segment %s: %w", segName(l.tailStart), err)
+	}
+	if fi.Size() > l.tailPos {
+		before := l.tailPos
+		if err := l.scanTail(); err != nil {
+			return err
+		}
+		if l.tailPos > before {
+			return nil
+		}
+	}
+	// Nothing new in the tail: the writer is idle, or it has moved on to a
+	// segment named by our end, or we fell so far behind that retention
+	// deleted our tail.
+	l.mu.RLock()
+	end := l.end
+	l.mu.RUnlock()
+	if end != l.tailStart {
+		if _, err := os.Stat(segPath(l.dir, end)); err == nil {
+			return l.resync()
+		}
+	}
+	if _, err := os.Stat(segPath(l.dir, l.tailStart)); errors.Is(err, fs.ErrNotExist) {
+		return l.resync()
+	}
+	return nil
+}
+
+func (l *Log) isClosed() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.closed
+}
+
+// scanTail verifies the tail's records from tailPos on and publishes them.
+func (l *Log) scanTail() error {
+	ts, err := scanVerified(l.tail, l.tailPos)
+	if err != nil {
+		return fmt.Errorf("outlog: scan segment %s: %w", segName(l.tailStart), err)
+	}
+	l.tailPos = ts.pos
+	l.mu.Lock()
+	from := l.end
+	l.end += ts.data
+	if ts.sized {
+		l.cols, l.rows, l.sizeOff = ts.cols, ts.rows, from+ts.sizeOff
+	}
+	l.mu.Unlock()
+	return nil
+}
+
+// resync rereads the directory and adopts its newest segment as the tail.
+// Segments between the old tail and the new one hold what their names say.
+func (l *Log) resync() error {
+	segs, err := listSegments(l.dir)
+	if err != nil {
+		return fmt.Errorf("outlog: list segments: %w", err)
+	}
+	if len(segs) == 0 {
+		return nil
+	}
+	last := segs[len(segs)-1]
+	if l.tail != nil && last == l.tailStart {
+		l.mu.Lock()
+		l.segs = segs
+		l.mu.Unlock()
+		return l.scanTail()
+	}
+	f, err := os.Open(segPath(l.dir, last))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // deleted since the listing; the next Refresh looks again
+	}
+	if err != nil {
+		return fmt.Errorf("outlog: open segment: %w", err)
+	}
+	if l.tail != nil {
+		l.tail.Close()
+	}
+	l.tail, l.tailStart, l.tailPos = f, last, 0
+	l.mu.Lock()
+	l.segs = segs
+	l.end = last
+	l.sizeOff = last
+	l.mu.Unlock()
+	return l.scanTail()
+}
+
+// Sync flushes appended bytes to stable storage. Read-only: nothing to do.
+func (l *Log) Sync() error {
+	if l.ro {
+		return nil
+	}
+	l.tmu.Lock()
+	defer l.tmu.Unlock()
+	if l.werr != nil {
+		return l.werr
+	}
+	if err := l.syncLocked(l.opts.Now()); err != nil {
+		return l.fail(err)
+	}
+	return nil
+}
+
+// Close syncs (write mode) and closes the log. Later calls on the Log and
+// its cursors return ErrClosed.
+func (l *Log) Close() error {
+	l.tmu.Lock()
+	defer l.tmu.Unlock()
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.closed = true
+	l.mu.Unlock()
+	var err error
+	if !l.ro && l.werr == nil {
+		if serr := l.tail.Sync(); serr != nil {
+			err = fmt.Errorf("outlog: sync segment %s: %w", segName(l.tailStart), serr)
+		}
+	}
+	if l.tail != nil {
+		if cerr := l.tail.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("outlog: close segment %s: %w", segName(l.tailStart), cerr)
+		}
+	}
+	l.werr = ErrClosed
+	l.buf = nil
+	return err
+}
+
+// Recovered returns how many bytes Open dropped from a torn or bad tail.
+func (l *Log) Recovered() int64 { return l.recovered }

@@ -1,0 +1,240 @@
+package outlog
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Record layout: type uint8 | length uint32 BE | crc32c(type, payload) uint32 BE | payload.
+const (
+	hdrSize    = 9
+	maxPayload = 1 << 20
+
+	recData = 1 // session output
+	recMark = 2 // bytes termkeep wrote into the stream itself
+	recTime = 3 // unix nanoseconds int64 BE
+	recSize = 4 // cols uint16 BE, rows uint16 BE
+
+	timeRecLen = hdrSize + 8
+	sizeRecLen = hdrSize + 4
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// typeCRC holds the checksum of each record type's byte, the common prefix of
+// every record's checksum.
+var typeCRC = func() (t [5]uint32) {
+	for i := range t {
+		t[i] = crc32.Update(0, castagnoli, []byte{byte(i)})
+	}
+	return t
+}()
+
+func isData(typ byte) bool { return typ == recData || typ == recMark }
+
+// validHeader rejects what a writer never produces, so garbage is never
+// mistaken for a long record that is "still being written".
+func validHeader(typ byte, n uint32) bool {
+	switch typ {
+	case recData, recMark:
+		return n <= maxPayload
+	case recTime:
+		return n == 8
+	case recSize:
+		return n == 4
+	}
+	return false
+}
+
+func parseHeader(b []byte) (typ byte, n uint32, sum uint32) {
+	return b[0], binary.BigEndian.Uint32(b[1:5]), binary.BigEndian.Uint32(b[5:9])
+}
+
+func recordCRC(typ byte, payload []byte) uint32 {
+	return crc32.Update(typeCRC[typ], castagnoli, payload)
+}
+
+func appendHeader(b []byte, typ byte, payload []byte) []byte {
+	b = append(b, typ)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
+	return binary.BigEndian.AppendUint32(b, recordCRC(typ, payload))
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	var p [8]byte
+	binary.BigEndian.PutUint64(p[:], uint64(t.UnixNano()))
+	return append(appendHeader(b, recTime, p[:]), p[:]...)
+}
+
+func appendSize(b []byte, cols, rows uint16) []byte {
+	var p [4]byte
+	binary.BigEndian.PutUint16(p[0:], cols)
+	binary.BigEndian.PutUint16(p[2:], rows)
+	return append(appendHeader(b, recSize, p[:]), p[:]...)
+}
+
+// Segment files are named by the offset of their first data byte, padded so
+// that name order is offset order.
+const segSuffix = ".seg"
+
+func segName(start uint64) string { return fmt.Sprintf("%020d%s", start, segSuffix) }
+
+func segPath(dir string, start uint64) string { return filepath.Join(dir, segName(start)) }
+
+// listSegments returns the start offsets of dir's segments, ascending.
+// Anything not named like a segment is not ours and is left alone.
+func listSegments(dir string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var segs []uint64
+	for _, e := range ents {
+		name := e.Name()
+		if len(name) != 20+len(segSuffix) || !strings.HasSuffix(name, segSuffix) || !e.Type().IsRegular() {
+			continue
+		}
+		start, err := strconv.ParseUint(name[:20], 10, 64)
+		if err != nil {
+			continue
+		}
+		segs = append(segs, start)
+	}
+	return segs, nil // os.ReadDir sorts by name, and padding makes that numeric order
+}
+
+// scanBufSize is the read size of header scans: large enough that a
+// segment of a few MiB is walked in a few dozen reads.
+const scanBufSize = 64 << 10
+
+var scanBufs = sync.Pool{New: func() any { b := make([]byte, scanBufSize); return &b }}
+
+// record is one record met by a scanner.
+type record struct {
+	typ   byte
+	n     int   // payload length
+	pos   int64 // file position of the header
+	small [8]byte
+}
+
+func (r *record) time() int64 { return int64(binary.BigEndian.Uint64(r.small[:8])) }
+
+func (r *record) size() (cols, rows uint16) {
+	return binary.BigEndian.Uint16(r.small[0:]), binary.BigEndian.Uint16(r.small[2:])
+}
+
+// scanner walks the records of one segment file with large reads.
+// With verify, it reads every payload and stops at the first record whose
+// checksum fails; without, it only reads headers (and the small Time and
+// Size payloads), jumping over data.
+type scanner struct {
+	r      io.ReaderAt
+	buf    []byte
+	lo     int64 // file position of buf[0]
+	n      int   // bytes of buf that hold file data
+	pos    int64 // file position of the next header
+	verify bool
+	err    error // a read error other than the end of the file
+}
+
+func newScanner(r io.ReaderAt, pos int64, verify bool) *scanner {
+	return &scanner{r: r, buf: *scanBufs.Get().(*[]byte), pos: pos, verify: verify}
+}
+
+func (s *scanner) release() {
+	b := s.buf
+	s.buf = nil
+	scanBufs.Put(&b)
+}
+
+// window returns up to want bytes of the file from at (fewer at the end of
+// the file), reading only when the buffer does not already hold them.
+func (s *scanner) window(at int64, want int) []byte {
+	if at >= s.lo && at+int64(want) <= s.lo+int64(s.n) {
+		i := int(at - s.lo)
+		return s.buf[i : i+want]
+	}
+	k, err := s.r.ReadAt(s.buf, at)
+	if err != nil && err != io.EOF {
+		s.err = err
+	}
+	s.lo, s.n = at, k
+	return s.buf[:min(want, k)]
+}
+
+// next reads the record at s.pos into rec and moves past it. It returns false
+// at the end of the file, at a torn or invalid record, or on a read error
+// (then s.err is set); s.pos is left at the record that stopped it.
+func (s *scanner) next(rec *record) bool {
+	h := s.window(s.pos, hdrSize)
+	if len(h) < hdrSize {
+		return false
+	}
+	typ, n, sum := parseHeader(h)
+	if !validHeader(typ, n) {
+		return false
+	}
+	rec.typ, rec.n, rec.pos = typ, int(n), s.pos
+	switch {
+	case !isData(typ):
+		b := s.window(s.pos+hdrSize, int(n))
+		if len(b) < int(n) || recordCRC(typ, b) != sum {
+			return false
+		}
+		copy(rec.small[:], b)
+	case s.verify:
+		c := typeCRC[typ]
+		for at, left := s.pos+hdrSize, int(n); left > 0; {
+			b := s.window(at, min(left, len(s.buf)))
+			if len(b) == 0 {
+				return false
+			}
+			c = crc32.Update(c, castagnoli, b)
+			at += int64(len(b))
+			left -= len(b)
+		}
+		if c != sum {
+			return false
+		}
+	}
+	s.pos += hdrSize + int64(n)
+	return true
+}
+
+// tailScan is what a verified scan of a segment found.
+type tailScan struct {
+	pos        int64  // file position after the last good record
+	data       uint64 // data bytes in the good records
+	sized      bool   // a Size record was found
+	cols, rows uint16 // the last Size record's
+	sizeOff    uint64 // data offset of the last Size record, relative to the scan's start
+}
+
+// scanVerified walks verified records from pos to the first that is
+// missing, torn or bad.
+func scanVerified(r io.ReaderAt, pos int64) (tailScan, error) {
+	s := newScanner(r, pos, true)
+	defer s.release()
+	var ts tailScan
+	var rec record
+	for s.next(&rec) {
+		switch {
+		case isData(rec.typ):
+			ts.data += uint64(rec.n)
+		case rec.typ == recSize:
+			ts.sized = true
+			ts.cols, ts.rows = rec.size()
+			ts.sizeOff = ts.data
+		}
+	}
+	ts.pos = s.pos
+	return ts, s.err
+}

@@ -1,0 +1,467 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"termkeep/internal/api"
+	"termkeep/internal/holder"
+	"termkeep/internal/outlog"
+	"termkeep/internal/session"
+	"termkeep/internal/store"
+	"termkeep/internal/wire"
+)
+
+// maxJSONBody bounds JSON request bodies.
+const maxJSONBody = 1 << 20
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", s.handleHealth)
+	mux.HandleFunc("GET /v1/sessions", s.handleList)
+	mux.HandleFunc("POST /v1/sessions", s.handleCreate)
+	mux.HandleFunc("GET /v1/sessions/{ref}", s.withSession(s.handleGet))
+	mux.HandleFunc("POST /v1/sessions/{ref}/kill", s.withSession(s.handleKill))
+	mux.HandleFunc("DELETE /v1/sessions/{ref}", s.withSession(s.handleRemove))
+	mux.HandleFunc("POST /v1/sessions/{ref}/input", s.withSession(s.handleInput))
+	mux.HandleFunc("GET /v1/sessions/{ref}/output", s.withSession(s.handleOutput))
+	mux.HandleFunc("GET /v1/sessions/{ref}/attach", s.withSession(s.handleAttach))
+	mux.HandleFunc("POST /v1/shutdown", s.handleShutdown)
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	writeJSON(w, code, api.Error{Error: fmt.Sprintf(format, args...)})
+}
+
+func decodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxJSONBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("bad request body: %v", err)
+	}
+	return nil
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, api.Health{
+		Version: s.cfg.Version, Protocol: wire.Version, Pid: os.Getpid(), StateDir: s.cfg.StateDir.String(),
+	})
+}
+
+// withSession resolves {ref} (an id or a name) once, for every handler that
+// targets a session.
+func (s *Server) withSession(fn func(http.ResponseWriter, *http.Request, store.Session, *session.Host)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ref := r.PathValue("ref")
+		sess, err := s.store.Resolve(r.Context(), ref)
+		if errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", ref)
+			return
+		}
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+		h := s.host(sess.ID)
+		if h == nil {
+			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", ref)
+			return
+		}
+		fn(w, r, sess, h)
+	}
+}
+
+func (s *Server) view(sess store.Session, h *session.Host) api.Session {
+	out := api.Session{
+		ID: sess.ID, Name: sess.Name, State: string(sess.State), ExitCode: sess.ExitCode, Reason: sess.Reason,
+		Command: sess.Command, Cwd: sess.Cwd, Workspace: sess.Workspace, Cols: sess.Cols, Rows: sess.Rows,
+		Owner: sess.Owner, CreatedAt: sess.CreatedAt, EndedAt: sess.EndedAt,
+	}
+	if out.Command == nil {
+		out.Command = []string{}
+	}
+	if sess.State == store.StateRunning && sess.Pid > 0 {
+		pid := sess.Pid
+		out.Pid = &pid
+	}
+	if h != nil {
+		info := h.Info()
+		out.End = info.End
+		if e := h.Exit(); e != nil && e.End > out.End {
+			out.End = e.End
+		}
+		if sess.State == store.StateRunning && info.Cols > 0 {
+			out.Cols, out.Rows = int(info.Cols), int(info.Rows)
+		}
+	}
+	return out
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	all, err := s.store.Sessions(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	out := make([]api.Session, 0, len(all))
+	for _, sess := range all {
+		out = append(out, s.view(sess, s.host(sess.ID)))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	writeJSON(w, http.StatusOK, s.view(sess, h))
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	var req api.CreateRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	sess, status, err := s.create(r.Context(), req)
+	if err != nil {
+		writeError(w, status, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.view(sess, s.host(sess.ID)))
+}
+
+// create starts a session: it claims the name in the registry, starts the
+// holder, and connects the session host from offset 0.
+func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Session, int, error) {
+	if err := checkName(req.Name); err != nil {
+		return store.Session{}, http.StatusBadRequest, err
+	}
+	if req.Cols == 0 && req.Rows == 0 {
+		req.Cols, req.Rows = 80, 24
+	}
+	if req.Cols < 1 || req.Rows < 1 || req.Cols > wire.MaxDim || req.Rows > wire.MaxDim {
+		return store.Session{}, http.StatusBadRequest, fmt.Errorf("size %dx%d is out of range (1..%d each)", req.Cols, req.Rows, wire.MaxDim)
+	}
+	if req.Cwd == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			req.Cwd = home
+		} else {
+			req.Cwd = "/"
+		}
+	}
+	if !filepath.IsAbs(req.Cwd) {
+		return store.Session{}, http.StatusBadRequest, fmt.Errorf("working directory %q is not an absolute path", req.Cwd)
+	}
+	if !isDir(req.Cwd) {
+		return store.Session{}, http.StatusBadRequest, fmt.Errorf("working directory %s does not exist or is not a directory", req.Cwd)
+	}
+	for _, kv := range req.SetEnv {
+		if k, _, ok := splitEnv(kv); !ok || k == "" {
+			return store.Session{}, http.StatusBadRequest, fmt.Errorf("--env %q is not KEY=VALUE", kv)
+		}
+	}
+	env := mergeEnv(req.Env, req.SetEnv)
+	env = mergeEnv(env, []string{"TERM=xterm-256color", "TERMKEEP_SESSION="})
+	command := req.Command
+	if len(command) == 0 {
+		sh := envValue(env, "SHELL")
+		if sh == "" {
+			sh = "/bin/sh"
+		}
+		command = []string{sh}
+	}
+
+	id := newID()
+	env = mergeEnv(env, []string{"TERMKEEP_SESSION=" + id})
+	sess := store.Session{
+		ID: id, Name: req.Name, Workspace: req.Workspace, Command: command, Cwd: req.Cwd,
+		Cols: req.Cols, Rows: req.Rows, Owner: currentUser(), State: store.StateRunning,
+	}
+	if err := s.store.CreateSession(ctx, sess); err != nil {
+		if errors.Is(err, store.ErrNameTaken) {
+			return sess, http.StatusConflict, fmt.Errorf("a session named %q already exists", req.Name)
+		}
+		return sess, http.StatusInternalServerError, err
+	}
+	dir := s.cfg.StateDir.Session(id)
+	fail := func(status int, err error) (store.Session, int, error) {
+		s.store.Delete(context.Background(), id)
+		os.RemoveAll(dir)
+		return sess, status, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fail(http.StatusInternalServerError, fmt.Errorf("create session directory: %w", err))
+	}
+	spec := holder.Spec{
+		ID: id, Dir: dir, Command: command, Env: env, KeepEnv: keepEnv(env, req.SetEnv),
+		Cwd: req.Cwd, Cols: uint16(req.Cols), Rows: uint16(req.Rows),
+		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync,
+	}
+	proc, err := holder.Spawn(s.cfg.HolderArgv, spec, 10*time.Second)
+	if err != nil {
+		return fail(http.StatusBadRequest, fmt.Errorf("cannot start session: %w", err))
+	}
+	go proc.Wait() // reap the holder when it exits while we live
+	if err := s.store.SetPids(ctx, id, proc.Pid, proc.HolderPid); err != nil {
+		s.log.Error("record pids", "session", id, "err", err)
+	}
+	sess.Pid, sess.HolderPid = proc.Pid, proc.HolderPid
+	h := s.newHost(id)
+	s.mu.Lock()
+	s.hosts[id] = h
+	s.mu.Unlock()
+	if err := h.Connect(0); err != nil {
+		// The holder started but cannot be reached: it may have exited at
+		// once (a command that fails immediately). Let the host decide.
+		s.log.Warn("connect to new holder", "session", id, "err", err)
+		time.Sleep(100 * time.Millisecond)
+		h.MarkEnded(h.Resolve())
+	}
+	got, err := s.store.Session(ctx, id)
+	if err == nil {
+		sess = got
+	}
+	s.log.Info("session created", "session", id, "name", req.Name, "command", command, "pid", proc.Pid)
+	return sess, http.StatusCreated, nil
+}
+
+func splitEnv(kv string) (string, string, bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return strconv.Itoa(os.Getuid())
+}
+
+func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	if err := s.kill(h); err != nil {
+		writeError(w, http.StatusGatewayTimeout, "%v", err)
+		return
+	}
+	got, err := s.store.Session(r.Context(), sess.ID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.view(got, h))
+}
+
+func (s *Server) handleRemove(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	if h.Exit() == nil {
+		if r.URL.Query().Get("force") == "" {
+			writeError(w, http.StatusConflict, "session %s is running; kill it first or remove it with --force", ref(sess))
+			return
+		}
+		if err := s.kill(h); err != nil {
+			writeError(w, http.StatusGatewayTimeout, "%v", err)
+			return
+		}
+	}
+	s.mu.Lock()
+	delete(s.hosts, sess.ID)
+	s.mu.Unlock()
+	h.Close()
+	if err := s.store.Delete(r.Context(), sess.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	if err := os.RemoveAll(s.cfg.StateDir.Session(sess.ID)); err != nil {
+		writeError(w, http.StatusInternalServerError, "remove session data: %v", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func ref(sess store.Session) string {
+	if sess.Name != "" {
+		return sess.Name
+	}
+	return sess.ID
+}
+
+func (s *Server) handleInput(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	if e := h.Exit(); e != nil {
+		writeError(w, http.StatusConflict, "%s", endedMessage(sess, e))
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, 16<<20+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "read input: %v", err)
+		return
+	}
+	if len(data) > 16<<20 {
+		writeError(w, http.StatusRequestEntityTooLarge, "input larger than 16 MiB")
+		return
+	}
+	if err := h.Input(data); err != nil {
+		if errors.Is(err, session.ErrEnded) {
+			writeError(w, http.StatusConflict, "%s", endedMessage(sess, h.Exit()))
+			return
+		}
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func endedMessage(sess store.Session, e *wire.Exit) string {
+	if e == nil {
+		return fmt.Sprintf("session %s has ended", ref(sess))
+	}
+	switch {
+	case e.State == "interrupted":
+		return fmt.Sprintf("session %s was interrupted: %s", ref(sess), e.Reason)
+	case e.ExitCode != nil:
+		return fmt.Sprintf("session %s has %s (status %d)", ref(sess), e.State, *e.ExitCode)
+	}
+	return fmt.Sprintf("session %s has %s", ref(sess), e.State)
+}
+
+// handleOutput streams the logged bytes from ?from= (default: the oldest
+// retained) up to the session's end at the time of the request.
+func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	l, err := outlog.Open(filepath.Join(s.cfg.StateDir.Session(sess.ID), holder.LogDir), outlog.Options{ReadOnly: true})
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "open output log: %v", err)
+		return
+	}
+	defer l.Close()
+	first, end := l.First(), l.End()
+	from := first
+	if q := r.URL.Query().Get("from"); q != "" {
+		v, err := strconv.ParseUint(q, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "--from %q is not an offset", q)
+			return
+		}
+		from = v
+	}
+	if from < first {
+		writeError(w, http.StatusGone, "offset %d is no longer retained; the oldest retained offset is %d", from, first)
+		return
+	}
+	if from > end {
+		writeError(w, http.StatusRequestedRangeNotSatisfiable, "offset %d is beyond the end of the output (%d)", from, end)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set(api.HeaderFirst, strconv.FormatUint(first, 10))
+	w.Header().Set(api.HeaderEnd, strconv.FormatUint(end, 10))
+	w.Header().Set("Content-Length", strconv.FormatUint(end-from, 10))
+	w.WriteHeader(http.StatusOK)
+	cur := l.Cursor(from)
+	defer cur.Close()
+	buf := make([]byte, 256<<10)
+	for cur.Offset() < end {
+		n, err := cur.Read(buf[:min(uint64(len(buf)), end-cur.Offset())])
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			// Compacted under us or a read error: the client sees a short
+			// body against Content-Length and reports it.
+			s.log.Warn("output stream cut", "session", sess.ID, "offset", cur.Offset(), "err", err)
+			return
+		}
+	}
+}
+
+// handleAttach upgrades the connection to a wire stream and serves it as a
+// viewer of the session.
+func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	if r.Header.Get("Upgrade") != api.UpgradeProto {
+		writeError(w, http.StatusUpgradeRequired, "attach needs Upgrade: %s", api.UpgradeProto)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "connection cannot be upgraded")
+		return
+	}
+	conn, brw, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\nConnection: Upgrade\r\n\r\n", api.UpgradeProto)
+	if err := brw.Flush(); err != nil {
+		conn.Close()
+		return
+	}
+	rw := &hijacked{Reader: brw.Reader, Conn: conn}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var buf []byte
+	f, err := wire.ReadFrame(rw, &buf)
+	ww := wire.NewWriter(conn)
+	if err != nil || f.Type != wire.TypeHello {
+		ww.Error(wire.CodeMalformed, "expected a hello frame")
+		conn.Close()
+		return
+	}
+	var hello wire.Hello
+	if err := wire.ParseJSON(f.Payload, &hello); err != nil {
+		ww.Error(wire.CodeMalformed, err.Error())
+		conn.Close()
+		return
+	}
+	if hello.Version < wire.MinVersion {
+		ww.Error(wire.CodeVersion, fmt.Sprintf("protocol version %d is too old; this server speaks %d..%d", hello.Version, wire.MinVersion, wire.Version))
+		conn.Close()
+		return
+	}
+	conn.SetReadDeadline(time.Time{})
+	h.ServeViewer(rw, hello, session.ViewerOptions{Name: sess.Name})
+}
+
+// hijacked reads through the HTTP server's buffer (which may already hold
+// the client's first frames) and writes straight to the connection.
+type hijacked struct {
+	*bufio.Reader
+	net.Conn
+}
+
+func (h *hijacked) Read(p []byte) (int, error) { return h.Reader.Read(p) }
+
+func (s *Server) handleShutdown(w http.ResponseWriter, r *http.Request) {
+	var req api.ShutdownRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(r, &req); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+	}
+	if req.Sessions {
+		s.killAll()
+	}
+	w.WriteHeader(http.StatusNoContent)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	go s.Shutdown(false)
+}

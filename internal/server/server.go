@@ -1,0 +1,433 @@
+// Package server is `termkeep serve`: it owns the registry, starts holders,
+// keeps one session host per session, and serves the API on the state
+// directory's unix socket.
+//
+// The server holds nothing a session needs to survive: holders own the ptys
+// and the logs. A server that crashes, is killed or is upgraded loses no
+// output; the next one finds every session in the registry, reconnects to
+// each live holder and resumes from the log's end, and records the end of
+// those whose holder is gone (exited with the status on disk, or
+// interrupted).
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"termkeep/internal/holder"
+	"termkeep/internal/session"
+	"termkeep/internal/statedir"
+	"termkeep/internal/store"
+	"termkeep/internal/wire"
+)
+
+// Config is every knob of the server, one struct filled from defaults, the
+// environment and flags (see cmd/termkeep).
+type Config struct {
+	StateDir statedir.Dir
+	// HolderArgv starts a holder: the termkeep-holder binary, or the termkeep
+	// binary with its hidden holder argument.
+	HolderArgv []string
+	// LogRetention is the per-session output log cap in bytes (0 = 64 MiB).
+	LogRetention int64
+	// LogSync is the fsync policy: "interval" (at most once a second and at
+	// exit), "always" or "never".
+	LogSync string
+	// KillGrace is the time between SIGHUP and SIGKILL when a session is killed.
+	KillGrace time.Duration
+	// Version is the termkeep version reported by /v1/health.
+	Version string
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// Server is a running termkeep server.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	store *store.Store
+	lock  *os.File
+	ln    net.Listener
+	http  *http.Server
+
+	mu    sync.Mutex // guards hosts
+	hosts map[string]*session.Host
+
+	done     chan struct{} // closed by Shutdown
+	doneOnce sync.Once
+	endSess  bool // shutdown ends sessions too
+}
+
+// ErrAlreadyRunning is returned by New when another server owns the state directory.
+var ErrAlreadyRunning = errors.New("server: another termkeep server is running on this state directory")
+
+// New prepares a server: it takes the state directory's lock, opens the
+// registry, reconnects to every live holder and listens on the API socket.
+// Call Serve to answer requests.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = 3 * time.Second
+	}
+	if len(cfg.HolderArgv) == 0 {
+		return nil, errors.New("server: no holder command configured")
+	}
+	if err := cfg.StateDir.Ensure(); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(cfg.StateDir.ServerLock(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("server: open lock: %w", err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, ErrAlreadyRunning
+	}
+	lock.Truncate(0)
+	fmt.Fprintf(lock, "%d\n", os.Getpid())
+
+	st, err := store.Open(ctx, cfg.StateDir.DB(), cfg.Now)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
+		hosts: make(map[string]*session.Host), done: make(chan struct{}),
+	}
+	if err := s.recover(ctx); err != nil {
+		st.Close()
+		lock.Close()
+		return nil, err
+	}
+	sock := cfg.StateDir.Socket()
+	os.Remove(sock) // we hold the lock: any socket here is a dead server's
+	old := unix.Umask(0o177)
+	ln, err := net.Listen("unix", sock)
+	unix.Umask(old)
+	if err != nil {
+		s.closeHosts()
+		st.Close()
+		lock.Close()
+		return nil, fmt.Errorf("server: listen on %s: %w", sock, err)
+	}
+	s.ln = &peerCheckListener{Listener: ln, log: s.log}
+	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+// recover builds a host for every session in the registry and reconnects to
+// the live ones.
+func (s *Server) recover(ctx context.Context) error {
+	all, err := s.store.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, sess := range all {
+		h := s.newHost(sess.ID)
+		s.hosts[sess.ID] = h
+		if sess.State.Ended() || sess.State == store.StatePaused {
+			h.MarkEnded(exitFromStore(sess))
+			continue
+		}
+		if err := h.Connect(-1); err != nil {
+			e := h.Resolve()
+			s.log.Info("session's holder is gone", "session", sess.ID, "state", e.State, "reason", e.Reason, "err", err)
+			h.MarkEnded(e)
+			continue
+		}
+		live++
+	}
+	s.log.Info("registry loaded", "sessions", len(all), "live", live)
+	return nil
+}
+
+func exitFromStore(sess store.Session) wire.Exit {
+	return wire.Exit{State: string(sess.State), ExitCode: sess.ExitCode, Reason: sess.Reason}
+}
+
+func (s *Server) newHost(id string) *session.Host {
+	return session.New(session.Config{
+		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log,
+		OnEnd: func(e wire.Exit) { s.recordEnd(id, e) },
+	})
+}
+
+// recordEnd writes a session's end to the registry. It is the only place a
+// session leaves running.
+func (s *Server) recordEnd(id string, e wire.Exit) {
+	st := store.State(e.State)
+	switch st {
+	case store.StateExited, store.StateClosed, store.StateInterrupted:
+	default:
+		st = store.StateInterrupted
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	changed, err := s.store.End(ctx, id, st, e.ExitCode, e.Reason)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Error("record session end", "session", id, "err", err)
+		return
+	}
+	if changed {
+		code := "unknown"
+		if e.ExitCode != nil {
+			code = fmt.Sprint(*e.ExitCode)
+		}
+		s.log.Info("session ended", "session", id, "state", st, "exit_code", code, "reason", e.Reason)
+	}
+}
+
+// Serve answers API requests until Shutdown or ctx ends.
+func (s *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(s.ln) }()
+	select {
+	case <-ctx.Done():
+	case <-s.done:
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			s.close()
+			return fmt.Errorf("server: serve: %w", err)
+		}
+	}
+	if s.endSess {
+		s.killAll()
+	}
+	s.close()
+	return nil
+}
+
+// Shutdown asks Serve to return; with endSessions every running session is
+// killed first.
+func (s *Server) Shutdown(endSessions bool) {
+	s.doneOnce.Do(func() {
+		s.endSess = endSessions
+		close(s.done)
+	})
+}
+
+func (s *Server) close() {
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s.http.Shutdown(sctx)
+	s.http.Close()
+	s.closeHosts()
+	s.store.Close()
+	os.Remove(s.cfg.StateDir.Socket())
+	s.lock.Close()
+}
+
+func (s *Server) closeHosts() {
+	s.mu.Lock()
+	hosts := make([]*session.Host, 0, len(s.hosts))
+	for _, h := range s.hosts {
+		hosts = append(hosts, h)
+	}
+	s.mu.Unlock()
+	for _, h := range hosts {
+		h.Close()
+	}
+}
+
+func (s *Server) killAll() {
+	s.mu.Lock()
+	var hosts []*session.Host
+	for _, h := range s.hosts {
+		if h.Exit() == nil {
+			hosts = append(hosts, h)
+		}
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.kill(h)
+		}()
+	}
+	wg.Wait()
+}
+
+// kill ends a session on purpose and waits for its end.
+func (s *Server) kill(h *session.Host) error {
+	if h.Exit() != nil {
+		return nil
+	}
+	if err := h.Kill(s.cfg.KillGrace); err != nil && !errors.Is(err, session.ErrEnded) {
+		// The holder is unreachable right now: ask its process directly; it
+		// closes the session gracefully on SIGTERM.
+		if m, merr := holder.ReadMeta(s.cfg.StateDir.Session(h.ID)); merr == nil && m.HolderPid > 0 {
+			unix.Kill(m.HolderPid, unix.SIGTERM)
+		}
+	}
+	select {
+	case <-h.Ended():
+		return nil
+	case <-time.After(s.cfg.KillGrace + 10*time.Second):
+		return fmt.Errorf("session %s did not end within %s of SIGKILL", h.ID, 10*time.Second)
+	}
+}
+
+// host returns the host of session id.
+func (s *Server) host(id string) *session.Host {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hosts[id]
+}
+
+// peerCheckListener accepts only peers running as the server's own uid
+// (SO_PEERCRED), as tmux does: the socket's mode is the first fence, this
+// is the second.
+type peerCheckListener struct {
+	net.Listener
+	log *slog.Logger
+}
+
+func (l *peerCheckListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uc, ok := c.(*net.UnixConn)
+		if !ok {
+			return c, nil
+		}
+		if peerUID(uc) == os.Getuid() {
+			return c, nil
+		}
+		l.log.Warn("refused a connection from another user on the API socket")
+		c.Close()
+	}
+}
+
+func peerUID(c *net.UnixConn) int {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	uid := -1
+	raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			uid = int(cred.Uid)
+		}
+	})
+	return uid
+}
+
+// newID returns a fresh session id: 8 characters of lowercase base32,
+// starting with a letter so an id never reads as a number.
+func newID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+	var b [8]byte
+	rand.Read(b[:])
+	out := make([]byte, 8)
+	for i, c := range b {
+		out[i] = alphabet[int(c)%32]
+	}
+	out[0] = alphabet[int(b[0])%26]
+	return string(out)
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$`)
+
+// checkName validates a session name.
+func checkName(name string) error {
+	if name == "" {
+		return nil
+	}
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("session name %q is not allowed: use 1-64 letters, digits, '.', '_', '-', '@' or '+', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// keepEnv returns the subset of env that may be recorded on disk: the
+// allowlist plus the names set explicitly, never a name that looks secret.
+func keepEnv(env []string, explicit []string) []string {
+	allowed := map[string]bool{"TERM": true, "LANG": true, "SHELL": true, "PATH": true}
+	for _, kv := range explicit {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			allowed[k] = true
+		}
+	}
+	var out []string
+	for _, kv := range env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if !(allowed[k] || strings.HasPrefix(k, "LC_")) || looksSecret(k) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func looksSecret(name string) bool {
+	u := strings.ToUpper(name)
+	for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"} {
+		if strings.Contains(u, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeEnv returns base with the KEY=VALUE pairs of set applied in order.
+func mergeEnv(base, set []string) []string {
+	idx := make(map[string]int, len(base))
+	out := make([]string, 0, len(base)+len(set))
+	for _, kv := range append(append([]string{}, base...), set...) {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if i, seen := idx[k]; seen {
+			out[i] = kv
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
+}
+
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+var _ = filepath.Join

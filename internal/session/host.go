@@ -1,0 +1,508 @@
+// Package session is the server's side of one session: the connection to
+// its holder, the fan-out of its output to any number of viewers, and what
+// the server knows of its state.
+//
+// Fan-out never waits for a viewer. The host keeps the session's end offset
+// and a small window of recent output in memory; each viewer is a goroutine
+// with its own position that copies from that window, or from the output log
+// on disk when it has fallen behind the window. A slow viewer therefore costs
+// only its own position: it cannot slow the child, the holder or another
+// viewer, and when it catches up it is live again. Output the log's retention
+// has dropped is reported to the viewer as a gap.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"termkeep/internal/holder"
+	"termkeep/internal/outlog"
+	"termkeep/internal/wire"
+)
+
+// recentCap bounds the in-memory window of recent output per session.
+const recentCap = 1 << 20
+
+// Host is one session as the server sees it. Its methods are safe for
+// concurrent use.
+type Host struct {
+	ID  string
+	dir string
+	log *slog.Logger
+	// onEnd is called once, from the host's own goroutine, when the session
+	// ends (exited, closed or interrupted).
+	onEnd func(wire.Exit)
+
+	olog     *outlog.Log // read-only view of the output log, for viewers behind the window
+	ologOnce sync.Once
+	ologErr  error
+
+	mu      sync.Mutex // guards the fields below
+	end     uint64     // offset after the last byte received
+	recent  []chunk    // recent output, contiguous, ending at end
+	recentN int        // bytes in recent
+	changed chan struct{}
+	cols    uint16
+	rows    uint16
+	pid     int
+	exit    *wire.Exit    // set once the session has ended
+	up      *holderConn   // nil while disconnected
+	ended   chan struct{} // closed when exit is set
+	closing bool          // a Close was sent: the end is on purpose
+}
+
+type chunk struct {
+	off  uint64
+	data []byte
+}
+
+// Config is what a Host needs to reach its holder.
+type Config struct {
+	ID  string
+	Dir string // the session directory
+	Log *slog.Logger
+	// OnEnd is called once when the session ends.
+	OnEnd func(wire.Exit)
+}
+
+// ErrEnded is returned by operations on a session that has ended.
+var ErrEnded = errors.New("session: session has ended")
+
+// ErrDisconnected is returned when the holder is not connected right now.
+var ErrDisconnected = errors.New("session: the session's holder is not connected")
+
+// New returns a Host; call Connect to reach the holder.
+func New(cfg Config) *Host {
+	lg := cfg.Log
+	if lg == nil {
+		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Host{
+		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd,
+		changed: make(chan struct{}), ended: make(chan struct{}),
+	}
+}
+
+// Ended returns a channel closed once the session has ended.
+func (h *Host) Ended() <-chan struct{} { return h.ended }
+
+// Exit returns how the session ended, or nil while it runs.
+func (h *Host) Exit() *wire.Exit {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.exit
+}
+
+// Info is a point-in-time view of the host.
+type Info struct {
+	End        uint64
+	Cols, Rows uint16
+	Pid        int
+	Connected  bool
+}
+
+// Info returns the host's current view.
+func (h *Host) Info() Info {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Info{End: h.end, Cols: h.cols, Rows: h.rows, Pid: h.pid, Connected: h.up != nil}
+}
+
+// outlog opens the read-only log view lazily.
+func (h *Host) outlog() (*outlog.Log, error) {
+	h.ologOnce.Do(func() {
+		h.olog, h.ologErr = outlog.Open(filepath.Join(h.dir, holder.LogDir), outlog.Options{ReadOnly: true})
+	})
+	return h.olog, h.ologErr
+}
+
+// Close releases the host's files. It does not end the session.
+func (h *Host) Close() {
+	h.mu.Lock()
+	up := h.up
+	h.mu.Unlock()
+	if up != nil {
+		up.c.Close()
+	}
+	if l, err := h.outlog(); err == nil && l != nil {
+		l.Close()
+	}
+}
+
+// Connect dials the holder and resumes its stream from offset from (-1: the
+// end of the log on disk). It returns once the holder has welcomed the
+// server; the stream is then read in the background, and a dropped
+// connection is retried until the holder is found gone, at which point the
+// session ends as exited (status on disk) or interrupted.
+func (h *Host) Connect(from int64) error {
+	if from < 0 {
+		l, err := h.outlog()
+		if err != nil {
+			return err
+		}
+		if err := l.Refresh(); err != nil {
+			return err
+		}
+		from = int64(l.End())
+	}
+	up, welcome, err := dialHolder(h.dir, from)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.up = up
+	h.end = uint64(from)
+	h.recent, h.recentN = nil, 0
+	h.cols, h.rows, h.pid = welcome.Cols, welcome.Rows, welcome.Pid
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
+	go h.readHolder(up)
+	return nil
+}
+
+// holderConn is the connection to the holder.
+type holderConn struct {
+	c   net.Conn
+	wmu sync.Mutex
+	w   *wire.Writer
+}
+
+func (u *holderConn) send(fn func(*wire.Writer) error) error {
+	u.wmu.Lock()
+	defer u.wmu.Unlock()
+	return fn(u.w)
+}
+
+func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
+	var welcome wire.Welcome
+	sock := filepath.Join(dir, holder.SocketFile)
+	c, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		return nil, welcome, fmt.Errorf("session: dial holder: %w", err)
+	}
+	up := &holderConn{c: c, w: wire.NewWriter(c)}
+	if err := up.w.JSON(wire.TypeHello, wire.Hello{Version: wire.Version, Role: wire.RoleServer, From: from}); err != nil {
+		c.Close()
+		return nil, welcome, fmt.Errorf("session: hello to holder: %w", err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var buf []byte
+	f, err := wire.ReadFrame(c, &buf)
+	if err != nil {
+		c.Close()
+		return nil, welcome, fmt.Errorf("session: read holder welcome: %w", err)
+	}
+	switch f.Type {
+	case wire.TypeWelcome:
+		if err := wire.ParseJSON(f.Payload, &welcome); err != nil {
+			c.Close()
+			return nil, welcome, fmt.Errorf("session: holder welcome: %w", err)
+		}
+	case wire.TypeError:
+		_, msg, _ := wire.ParseError(f.Payload)
+		c.Close()
+		return nil, welcome, fmt.Errorf("session: holder refused: %s", msg)
+	default:
+		c.Close()
+		return nil, welcome, fmt.Errorf("session: holder answered hello with %s", f.Type)
+	}
+	c.SetReadDeadline(time.Time{})
+	return up, welcome, nil
+}
+
+// readHolder consumes the holder's stream until it ends, then decides
+// whether to reconnect or to record the end.
+func (h *Host) readHolder(up *holderConn) {
+	r := newFrameReader(up.c)
+	for {
+		var buf []byte // each output chunk is kept by the window: never reuse
+		f, err := wire.ReadFrame(r, &buf)
+		if err != nil {
+			break
+		}
+		if err := wire.Validate(f); err != nil {
+			h.log.Error("bad frame from holder", "err", err)
+			break
+		}
+		switch f.Type {
+		case wire.TypeOutput:
+			off, data, _ := wire.ParseOutput(f.Payload)
+			h.appendOutput(off, data)
+		case wire.TypeResized:
+			_, cols, rows, _ := wire.ParseResized(f.Payload)
+			h.mu.Lock()
+			h.cols, h.rows = cols, rows
+			h.mu.Unlock()
+		case wire.TypeGap:
+			_, to, _ := wire.ParseGap(f.Payload)
+			h.mu.Lock()
+			if to > h.end {
+				h.end = to
+				h.recent, h.recentN = nil, 0
+			}
+			h.mu.Unlock()
+		case wire.TypeExit:
+			var e wire.Exit
+			wire.ParseJSON(f.Payload, &e)
+			h.mu.Lock()
+			if h.closing && e.State == "exited" {
+				e.State = "closed"
+			}
+			h.mu.Unlock()
+			up.c.Close()
+			h.finish(e)
+			return
+		case wire.TypeError:
+			_, msg, _ := wire.ParseError(f.Payload)
+			h.log.Warn("holder reported an error", "msg", msg)
+		case wire.TypePong:
+		}
+	}
+	up.c.Close()
+	h.mu.Lock()
+	if h.up == up {
+		h.up = nil
+	}
+	h.mu.Unlock()
+	h.reconnect()
+}
+
+func newFrameReader(c net.Conn) io.Reader { return &bufferedConn{c: c} }
+
+// bufferedConn is a minimal read buffer: frames from a socket arrive in
+// large writes, and reading a 5-byte header with its own syscall would cost
+// more than the copy.
+type bufferedConn struct {
+	c    net.Conn
+	buf  [64 << 10]byte
+	r, w int
+}
+
+func (b *bufferedConn) Read(p []byte) (int, error) {
+	if b.r == b.w {
+		if len(p) >= len(b.buf) {
+			return b.c.Read(p)
+		}
+		n, err := b.c.Read(b.buf[:])
+		if n == 0 {
+			return 0, err
+		}
+		b.r, b.w = 0, n
+	}
+	n := copy(p, b.buf[b.r:b.w])
+	b.r += n
+	return n, nil
+}
+
+func (h *Host) appendOutput(off uint64, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if off+uint64(len(data)) <= h.end {
+		return // a duplicate after a reconnect
+	}
+	if off > h.end {
+		// A hole the holder would have sent as a gap: nothing to keep.
+		h.recent, h.recentN = nil, 0
+	} else if off < h.end {
+		data = data[h.end-off:]
+		off = h.end
+	}
+	h.recent = append(h.recent, chunk{off: off, data: data})
+	h.recentN += len(data)
+	for h.recentN > recentCap && len(h.recent) > 1 {
+		h.recentN -= len(h.recent[0].data)
+		h.recent[0] = chunk{}
+		h.recent = h.recent[1:]
+	}
+	h.end = off + uint64(len(data))
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// reconnect retries the holder for a while after a dropped connection. A
+// holder whose process is gone ends the session.
+func (h *Host) reconnect() {
+	delay := 50 * time.Millisecond
+	for attempt := 0; attempt < 20; attempt++ {
+		if m, err := holder.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
+			h.finish(exitFromMeta(m))
+			return
+		}
+		if !h.holderAlive() {
+			break
+		}
+		if err := h.Connect(-1); err == nil {
+			h.log.Info("reconnected to holder")
+			return
+		}
+		time.Sleep(delay)
+		delay = min(delay*2, time.Second)
+	}
+	// One last look: the holder may have written its exit while we retried.
+	if m, err := holder.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
+		h.finish(exitFromMeta(m))
+		return
+	}
+	h.finish(h.interrupted())
+}
+
+// interrupted describes a session whose holder died without recording an
+// exit: no status is known.
+func (h *Host) interrupted() wire.Exit {
+	var end uint64
+	if l, err := h.outlog(); err == nil {
+		l.Refresh()
+		end = l.End()
+	}
+	pid := 0
+	if m, err := holder.ReadMeta(h.dir); err == nil {
+		pid = m.HolderPid
+	}
+	return wire.Exit{
+		State: "interrupted", End: end,
+		Reason: fmt.Sprintf("its holder process (pid %d) died without recording an exit status; output up to byte %d is kept", pid, end),
+	}
+}
+
+// holderAlive reports whether the holder process recorded in meta.json runs.
+func (h *Host) holderAlive() bool {
+	m, err := holder.ReadMeta(h.dir)
+	if err != nil || m.HolderPid <= 0 {
+		return false
+	}
+	return processAlive(m.HolderPid)
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func exitFromMeta(m holder.Meta) wire.Exit {
+	e := wire.Exit{State: "exited", ExitCode: m.ExitCode, Signal: m.Signal, End: m.End}
+	if m.Closed {
+		e.State = "closed"
+	}
+	return e
+}
+
+// Resolve decides how a session the server finds on disk stands, without a
+// live connection: ended (from meta.json) or interrupted. It is used when the
+// holder cannot be reached at start.
+func (h *Host) Resolve() wire.Exit {
+	if m, err := holder.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
+		return exitFromMeta(m)
+	}
+	return h.interrupted()
+}
+
+// MarkEnded records an end the server decided on (e.g. a session whose
+// holder was found gone at start).
+func (h *Host) MarkEnded(e wire.Exit) { h.finish(e) }
+
+func (h *Host) finish(e wire.Exit) {
+	h.mu.Lock()
+	if h.exit != nil {
+		h.mu.Unlock()
+		return
+	}
+	if e.End < h.end {
+		e.End = h.end
+	}
+	// Bytes the holder logged after the last frame we saw are on disk; the
+	// viewers read them from there.
+	h.end = e.End
+	h.exit = &e
+	h.up = nil
+	close(h.changed)
+	h.changed = make(chan struct{})
+	close(h.ended)
+	h.mu.Unlock()
+	if h.onEnd != nil {
+		h.onEnd(e)
+	}
+}
+
+// Input sends bytes to the session's pty.
+func (h *Host) Input(p []byte) error {
+	return h.toHolder(func(w *wire.Writer) error { return w.Input(p) })
+}
+
+// Resize sets the session's pty size.
+func (h *Host) Resize(cols, rows uint16) error {
+	if err := wire.CheckSize(cols, rows); err != nil {
+		return err
+	}
+	return h.toHolder(func(w *wire.Writer) error { return w.Resize(cols, rows) })
+}
+
+// Signal sends a signal to the session's foreground process group.
+func (h *Host) Signal(sig uint8) error {
+	return h.toHolder(func(w *wire.Writer) error { return w.Signal(sig) })
+}
+
+// Kill ends the session on purpose: SIGHUP, then SIGKILL after grace. It
+// returns once the holder has been asked; wait on Ended for the end.
+func (h *Host) Kill(grace time.Duration) error {
+	h.mu.Lock()
+	h.closing = true
+	h.mu.Unlock()
+	return h.toHolder(func(w *wire.Writer) error { return w.Close(uint32(grace.Milliseconds())) })
+}
+
+func (h *Host) toHolder(fn func(*wire.Writer) error) error {
+	h.mu.Lock()
+	up, exit := h.up, h.exit
+	h.mu.Unlock()
+	if exit != nil {
+		return ErrEnded
+	}
+	if up == nil {
+		return ErrDisconnected
+	}
+	if err := up.send(fn); err != nil {
+		return fmt.Errorf("session: write to holder: %w", err)
+	}
+	return nil
+}
+
+// snapshotWindow copies references to the recent chunks covering [off, end)
+// up to max bytes. It returns nil when off is below the window.
+func (h *Host) window(off uint64, max int) (parts [][]byte, end uint64, exit *wire.Exit, changed chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	end, exit, changed = h.end, h.exit, h.changed
+	if off >= h.end || len(h.recent) == 0 || off < h.recent[0].off {
+		return nil, end, exit, changed
+	}
+	// Find the chunk holding off: chunks are contiguous.
+	i := len(h.recent) - 1
+	for i > 0 && h.recent[i].off > off {
+		i--
+	}
+	n := 0
+	for ; i < len(h.recent) && n < max; i++ {
+		c := h.recent[i]
+		d := c.data
+		if off > c.off {
+			d = d[off-c.off:]
+		}
+		if n+len(d) > max {
+			d = d[:max-n]
+		}
+		parts = append(parts, d)
+		n += len(d)
+	}
+	return parts, end, exit, changed
+}

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations is the schema's history: migrations[i] brings the schema to
+// version i+1. Append only; never edit or reorder an entry that has shipped,
+// since databases in the field have already applied it.
+var migrations = []string{
+	// 1: sessions.
+	`CREATE TABLE sessions (
+		id         TEXT NOT NULL PRIMARY KEY,
+		name       TEXT,
+		workspace  TEXT NOT NULL DEFAULT '',
+		command    TEXT NOT NULL DEFAULT '[]',
+		cwd        TEXT NOT NULL DEFAULT '',
+		cols       INTEGER NOT NULL DEFAULT 0,
+		"rows"     INTEGER NOT NULL DEFAULT 0,
+		owner      TEXT NOT NULL DEFAULT '',
+		state      TEXT NOT NULL,
+		exit_code  INTEGER,
+		reason     TEXT NOT NULL DEFAULT '',
+		pid        INTEGER,
+		holder_pid INTEGER,
+		created_at TEXT NOT NULL,
+		ended_at   TEXT,
+		updated_at TEXT NOT NULL
+	) STRICT;
+	-- NULLs are distinct in a unique index: any number of unnamed sessions.
+	CREATE UNIQUE INDEX sessions_name ON sessions(name);
+	CREATE INDEX sessions_created ON sessions(created_at, id);
+	CREATE INDEX sessions_state ON sessions(state);`,
+}
+
+// migrate applies the migrations the file lacks, each in its own transaction
+// together with its schema_migrations row, so a crash leaves the schema at
+// some whole version.
+func (s *Store) migrate(ctx context.Context, migs []string) error {
+	var have int
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		err := tx.QueryRowContext(ctx,
+			`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			// A fresh file has no tables at all; anything else was made by
+			// someone else and is not ours to change.
+			err := tx.QueryRowContext(ctx,
+				`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`).Scan(&n)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				return fmt.Errorf("the file is a SQLite database but not a termkeep registry (it has tables but no schema_migrations); refusing to change it")
+			}
+			_, err = tx.ExecContext(ctx,
+				`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`)
+			if err != nil {
+				return err
+			}
+		}
+		v, err := schemaVersion(ctx, tx)
+		have = v
+		if err != nil {
+			return err
+		}
+		return tooNew(v, len(migs))
+	})
+	if err != nil {
+		return err
+	}
+
+	for v := have + 1; v <= len(migs); v++ {
+		err := s.inTx(ctx, func(tx *sql.Tx) error {
+			// Re-read under the write lock: only the missing versions run.
+			cur, err := schemaVersion(ctx, tx)
+			if err != nil {
+				return err
+			}
+			if err := tooNew(cur, len(migs)); err != nil {
+				return err
+			}
+			if cur >= v {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, migs[v-1]); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx,
+				`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v, s.nowText())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate schema to version %d: %w", v, err)
+		}
+	}
+	return nil
+}
+
+func schemaVersion(ctx context.Context, tx *sql.Tx) (int, error) {
+	var v int
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&v)
+	return v, err
+}
+
+func tooNew(have, known int) error {
+	if have > known {
+		return fmt.Errorf("the registry's schema version %d is newer than this termkeep knows (%d): it was written by a newer termkeep; run that version, or move the file aside to start an empty registry", have, known)
+	}
+	return nil
+}

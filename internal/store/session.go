@@ -1,0 +1,359 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// State is where a session is in its life. States only move forward, from
+// running (or paused) to one of the ended states; Restart is the one way back.
+type State string
+
+const (
+	StateRunning     State = "running"
+	StateExited      State = "exited"      // the child ended, status known
+	StateInterrupted State = "interrupted" // holder or machine died, no status
+	StateClosed      State = "closed"      // ended on purpose (kill, policy)
+	StatePaused      State = "paused"      // arrives with workspaces; accepted but unused now
+)
+
+// Ended reports whether s is a final state: exited, interrupted or closed.
+func (s State) Ended() bool {
+	return s == StateExited || s == StateInterrupted || s == StateClosed
+}
+
+func (s State) valid() bool {
+	return s == StateRunning || s == StatePaused || s.Ended()
+}
+
+var (
+	ErrNotFound   = errors.New("store: session not found")
+	ErrNameTaken  = errors.New("store: session name already in use")
+	ErrNotRunning = errors.New("store: session is not running")
+)
+
+// Session is one row of the registry. Values are copies: changing one changes
+// nothing stored.
+type Session struct {
+	ID        string
+	Name      string // "" = no name (stored NULL)
+	Workspace string
+	Command   []string
+	Cwd       string
+	Cols      int
+	Rows      int
+	Owner     string
+	State     State
+	ExitCode  *int // set when the child's status is known
+	Reason    string
+	Pid       int // the child's pid; 0 = unknown or not running
+	HolderPid int // 0 = unknown
+	CreatedAt time.Time
+	EndedAt   *time.Time // set once the session has ended
+	UpdatedAt time.Time
+}
+
+const sessionCols = `id, name, workspace, command, cwd, cols, "rows", owner, state,
+	exit_code, reason, pid, holder_pid, created_at, ended_at, updated_at`
+
+// CreateSession records a new session. A zero CreatedAt or UpdatedAt is set
+// from the clock, an empty State means running, and an ended session without
+// EndedAt gets the clock's time. It fails with ErrNameTaken if another session
+// has sess.Name.
+func (s *Store) CreateSession(ctx context.Context, sess Session) error {
+	op := "create session " + sess.ID
+	if sess.ID == "" {
+		return wrap("create session", errors.New("empty session id"))
+	}
+	if sess.State == "" {
+		sess.State = StateRunning
+	}
+	if !sess.State.valid() {
+		return wrap(op, fmt.Errorf("unknown state %q", sess.State))
+	}
+	now := s.now()
+	if sess.CreatedAt.IsZero() {
+		sess.CreatedAt = now
+	}
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = now
+	}
+	if sess.State.Ended() && sess.EndedAt == nil {
+		sess.EndedAt = &now
+	}
+	cmd := sess.Command
+	if cmd == nil {
+		cmd = []string{}
+	}
+	cmdJSON, err := json.Marshal(cmd)
+	if err != nil {
+		return wrap(op, err)
+	}
+	var endedAt sql.NullString
+	if sess.EndedAt != nil {
+		endedAt = sql.NullString{String: formatTime(*sess.EndedAt), Valid: true}
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		sess.ID, nullString(sess.Name), sess.Workspace, string(cmdJSON), sess.Cwd,
+		sess.Cols, sess.Rows, sess.Owner, string(sess.State),
+		nullIntPtr(sess.ExitCode), sess.Reason, nullInt(sess.Pid), nullInt(sess.HolderPid),
+		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt))
+	switch {
+	case isUnique(err, "sessions.name"):
+		return wrap(op, ErrNameTaken)
+	case isUnique(err, "sessions.id"):
+		return wrap(op, errors.New("a session with this id already exists"))
+	}
+	return wrap(op, err)
+}
+
+// Session returns the session with the given id, or ErrNotFound.
+func (s *Store) Session(ctx context.Context, id string) (Session, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
+	sess, err := scanSession(row)
+	return sess, wrap("get session "+id, err)
+}
+
+// Resolve returns the session whose id is idOrName, else the one whose name is
+// idOrName, else ErrNotFound. Both matches are exact.
+func (s *Store) Resolve(ctx context.Context, idOrName string) (Session, error) {
+	// One statement, so a concurrent rename cannot fall between two lookups.
+	row := s.db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions
+		WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1`, idOrName)
+	sess, err := scanSession(row)
+	return sess, wrap("resolve session "+idOrName, err)
+}
+
+// Sessions returns every session, oldest first (by CreatedAt, then ID). It
+// returns an empty, non-nil slice when there are none.
+func (s *Store) Sessions(ctx context.Context) ([]Session, error) {
+	list, err := s.list(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY created_at, id`)
+	return list, wrap("list sessions", err)
+}
+
+// SessionsInState returns the sessions in state st, ordered as Sessions.
+func (s *Store) SessionsInState(ctx context.Context, st State) ([]Session, error) {
+	list, err := s.list(ctx, `SELECT `+sessionCols+` FROM sessions WHERE state = ? ORDER BY created_at, id`, string(st))
+	return list, wrap(fmt.Sprintf("list %s sessions", st), err)
+}
+
+func (s *Store) list(ctx context.Context, query string, args ...any) ([]Session, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Session{}
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// End moves a running (or paused) session to the ended state st, once: it
+// returns changed=false and no error when the session had already ended (the
+// first ending wins, and its state, code and reason stay). It sets exit_code,
+// reason and ended_at (clock) and clears pid; holder_pid is kept.
+func (s *Store) End(ctx context.Context, id string, st State, exitCode *int, reason string) (changed bool, err error) {
+	op := "end session " + id
+	if !st.Ended() {
+		return false, wrap(op, fmt.Errorf("%q is not an ended state", st))
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		cur, err := stateOf(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur != StateRunning && cur != StatePaused {
+			return nil
+		}
+		now := s.nowText()
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET state = ?, exit_code = ?, reason = ?,
+			ended_at = ?, pid = NULL, updated_at = ? WHERE id = ?`,
+			string(st), nullIntPtr(exitCode), reason, now, now, id)
+		changed = err == nil
+		return err
+	})
+	if err != nil {
+		return false, wrap(op, err)
+	}
+	return changed, nil
+}
+
+// Restart moves an ended (or paused) session back to running with the given
+// pids, clearing exit_code, ended_at and reason. A session that is already
+// running is an error: its processes are not replaced.
+func (s *Store) Restart(ctx context.Context, id string, pid, holderPid int) error {
+	return wrap("restart session "+id, s.inTx(ctx, func(tx *sql.Tx) error {
+		cur, err := stateOf(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur == StateRunning {
+			return errors.New("session is already running")
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET state = ?, exit_code = NULL, reason = '',
+			ended_at = NULL, pid = ?, holder_pid = ?, updated_at = ? WHERE id = ?`,
+			string(StateRunning), nullInt(pid), nullInt(holderPid), s.nowText(), id)
+		return err
+	}))
+}
+
+// SetPids records the pids of a running session's child and holder (0 =
+// unknown). It fails with ErrNotRunning if the session is not running, so a
+// late report cannot give an ended session a live pid.
+func (s *Store) SetPids(ctx context.Context, id string, pid, holderPid int) error {
+	return wrap("set pids of session "+id, s.inTx(ctx, func(tx *sql.Tx) error {
+		cur, err := stateOf(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur != StateRunning {
+			return ErrNotRunning
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET pid = ?, holder_pid = ?, updated_at = ? WHERE id = ?`,
+			nullInt(pid), nullInt(holderPid), s.nowText(), id)
+		return err
+	}))
+}
+
+// SetCwd records a session's working directory, in any state (the last one
+// seen is where a restore starts).
+func (s *Store) SetCwd(ctx context.Context, id, cwd string) error {
+	return wrap("set cwd of session "+id, s.update(ctx,
+		`UPDATE sessions SET cwd = ?, updated_at = ? WHERE id = ?`, cwd, s.nowText(), id))
+}
+
+// SetSize records a session's terminal size, in any state.
+func (s *Store) SetSize(ctx context.Context, id string, cols, rows int) error {
+	return wrap("set size of session "+id, s.update(ctx,
+		`UPDATE sessions SET cols = ?, "rows" = ?, updated_at = ? WHERE id = ?`, cols, rows, s.nowText(), id))
+}
+
+// Rename gives a session a new name; "" removes its name. It fails with
+// ErrNameTaken if another session has the name.
+func (s *Store) Rename(ctx context.Context, id, name string) error {
+	err := s.update(ctx, `UPDATE sessions SET name = ?, updated_at = ? WHERE id = ?`,
+		nullString(name), s.nowText(), id)
+	if isUnique(err, "sessions.name") {
+		err = ErrNameTaken
+	}
+	return wrap("rename session "+id, err)
+}
+
+// Delete removes a session's row, freeing its name. It fails with ErrNotFound
+// if there is none. The session's files on disk are the caller's.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	return wrap("delete session "+id, s.update(ctx, `DELETE FROM sessions WHERE id = ?`, id))
+}
+
+// update runs a statement on one session row; ErrNotFound if none matched.
+func (s *Store) update(ctx context.Context, query string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func stateOf(ctx context.Context, tx *sql.Tx, id string) (State, error) {
+	var st string
+	err := tx.QueryRowContext(ctx, `SELECT state FROM sessions WHERE id = ?`, id).Scan(&st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return State(st), err
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(sc scanner) (Session, error) {
+	var (
+		sess                  Session
+		name, endedAt         sql.NullString
+		exitCode, pid, holder sql.NullInt64
+		cmd, state            string
+		createdAt, updatedAt  string
+	)
+	err := sc.Scan(&sess.ID, &name, &sess.Workspace, &cmd, &sess.Cwd, &sess.Cols, &sess.Rows,
+		&sess.Owner, &state, &exitCode, &sess.Reason, &pid, &holder, &createdAt, &endedAt, &updatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, ErrNotFound
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	sess.Name = name.String
+	sess.State = State(state)
+	if err := json.Unmarshal([]byte(cmd), &sess.Command); err != nil {
+		return Session{}, fmt.Errorf("session %s: bad stored command %q: %w", sess.ID, cmd, err)
+	}
+	if exitCode.Valid {
+		c := int(exitCode.Int64)
+		sess.ExitCode = &c
+	}
+	sess.Pid = int(pid.Int64)
+	sess.HolderPid = int(holder.Int64)
+	if sess.CreatedAt, err = parseTime(createdAt); err != nil {
+		return Session{}, fmt.Errorf("session %s: %w", sess.ID, err)
+	}
+	if sess.UpdatedAt, err = parseTime(updatedAt); err != nil {
+		return Session{}, fmt.Errorf("session %s: %w", sess.ID, err)
+	}
+	if endedAt.Valid {
+		t, err := parseTime(endedAt.String)
+		if err != nil {
+			return Session{}, fmt.Errorf("session %s: %w", sess.ID, err)
+		}
+		sess.EndedAt = &t
+	}
+	return sess, nil
+}
+
+// isUnique reports whether err is a uniqueness violation on column (as SQLite
+// names it, "table.column").
+func isUnique(err error, column string) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code()
+	if code != sqlite3.SQLITE_CONSTRAINT_UNIQUE && code != sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+		return false
+	}
+	return strings.Contains(se.Error(), column)
+}
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+func nullInt(n int) sql.NullInt64 { return sql.NullInt64{Int64: int64(n), Valid: n != 0} }
+
+func nullIntPtr(p *int) sql.NullInt64 {
+	if p == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: int64(*p), Valid: true}
+}

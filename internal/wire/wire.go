@@ -1,0 +1,515 @@
+// Package wire is termkeep's framed protocol, spoken between a holder and the
+// server and between the server and its clients (the CLI today, the browser
+// gateway later). One table of frame types serves every hop; docs/protocol.md
+// is its human-readable form and must change together with this file.
+//
+// A frame is a 5-byte header followed by its payload:
+//
+//	type    uint8
+//	length  uint32, big endian: payload length, at most MaxPayload
+//	payload length bytes
+//
+// Frame types are numbered by direction: 0x01–0x3F travel toward the pty
+// (client → server → holder), 0x40–0x7F travel away from it. Numbers are never
+// reused once retired. A reader that meets an unknown type, a length above
+// MaxPayload or a payload of the wrong shape reports an error; the peer answers
+// with an Error frame and closes the connection.
+//
+// The package does no buffering of its own beyond one reusable frame buffer:
+// callers decide whether a bufio.Reader sits in front of a socket.
+package wire
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// Version is the protocol version carried in Hello and Welcome. A peer accepts
+// any version from MinVersion to Version; frames added in a later version are
+// only sent to peers that announced it.
+const (
+	Version    = 1
+	MinVersion = 1
+)
+
+// MaxPayload bounds every frame's payload. Output is chunked below it.
+const MaxPayload = 1 << 20
+
+// MaxOutputData is the largest data slice one Output frame carries.
+const MaxOutputData = MaxPayload - 8
+
+// HeaderSize is the size of a frame header.
+const HeaderSize = 5
+
+// Type is a frame type.
+type Type uint8
+
+// Frames toward the pty (client → server, server → holder).
+const (
+	TypeHello  Type = 0x01 // JSON Hello: first frame of every connection
+	TypeInput  Type = 0x02 // raw bytes to write to the pty
+	TypeResize Type = 0x03 // cols uint16, rows uint16
+	TypeSignal Type = 0x04 // signal number uint8, sent to the child's process group
+	TypeClose  Type = 0x05 // grace milliseconds uint32: SIGHUP, then SIGKILL after grace
+	TypeAck    Type = 0x06 // offset uint64: the viewer has drawn everything below it
+	TypePing   Type = 0x07 // opaque uint64, answered by Pong
+)
+
+// Frames away from the pty (holder → server, server → client).
+const (
+	TypeWelcome Type = 0x41 // JSON Welcome: answer to Hello
+	TypeOutput  Type = 0x42 // offset uint64, then data: the bytes at [offset, offset+len(data))
+	TypeResized Type = 0x43 // offset uint64, cols uint16, rows uint16: size in force from offset
+	TypeExit    Type = 0x44 // JSON Exit: the session ended; the last frame of the stream
+	TypeError   Type = 0x45 // code uint16, then a UTF-8 message
+	TypePong    Type = 0x46 // the Ping's uint64
+	TypeGap     Type = 0x47 // from uint64, to uint64: bytes [from, to) are no longer retained
+)
+
+var typeNames = map[Type]string{
+	TypeHello: "hello", TypeInput: "input", TypeResize: "resize", TypeSignal: "signal",
+	TypeClose: "close", TypeAck: "ack", TypePing: "ping",
+	TypeWelcome: "welcome", TypeOutput: "output", TypeResized: "resized", TypeExit: "exit",
+	TypeError: "error", TypePong: "pong", TypeGap: "gap",
+}
+
+func (t Type) String() string {
+	if n, ok := typeNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("type(0x%02x)", uint8(t))
+}
+
+// Known reports whether t is a frame type of this protocol version.
+func (t Type) Known() bool { _, ok := typeNames[t]; return ok }
+
+// Errors returned by ReadFrame and the payload parsers. They wrap ErrMalformed
+// so callers can tell a bad peer from a broken connection.
+var (
+	ErrMalformed   = errors.New("wire: malformed frame")
+	ErrTooLarge    = fmt.Errorf("%w: payload larger than %d bytes", ErrMalformed, MaxPayload)
+	ErrUnknownType = fmt.Errorf("%w: unknown frame type", ErrMalformed)
+)
+
+// Error codes carried by Error frames.
+const (
+	CodeMalformed   uint16 = 1 // the peer sent a frame this side cannot decode
+	CodeVersion     uint16 = 2 // no protocol version in common
+	CodeNotFound    uint16 = 3 // no such session
+	CodeUnavailable uint16 = 4 // the session cannot serve this request now
+	CodeForbidden   uint16 = 5 // the peer may not do this
+	CodeInternal    uint16 = 6
+)
+
+// Frame is one decoded frame. Payload aliases the reader's buffer and is valid
+// only until the next call to ReadFrame with the same buffer.
+type Frame struct {
+	Type    Type
+	Payload []byte
+}
+
+// ReadFrame reads one frame from r. buf is reused for the payload when it is
+// large enough; the returned Frame's Payload aliases it. A connection cut in
+// the middle of a frame yields io.ErrUnexpectedEOF; a clean end between frames
+// yields io.EOF. Unknown types and oversized lengths yield errors wrapping
+// ErrMalformed before any payload is read, so a hostile length never causes an
+// allocation.
+func ReadFrame(r io.Reader, buf *[]byte) (Frame, error) {
+	var hdr [HeaderSize]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return Frame{}, err
+	}
+	t := Type(hdr[0])
+	n := binary.BigEndian.Uint32(hdr[1:])
+	if !t.Known() {
+		return Frame{}, fmt.Errorf("%w 0x%02x", ErrUnknownType, uint8(t))
+	}
+	if n > MaxPayload {
+		return Frame{}, ErrTooLarge
+	}
+	if cap(*buf) < int(n) {
+		*buf = make([]byte, n, max(int(n), 4096))
+	}
+	p := (*buf)[:n]
+	if _, err := io.ReadFull(r, p); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return Frame{}, err
+	}
+	return Frame{Type: t, Payload: p}, nil
+}
+
+// Writer encodes frames onto an io.Writer, each with a single Write call so a
+// frame is never interleaved with another writer's bytes when the underlying
+// writer is safe for concurrent use. Writer itself is not safe for concurrent
+// use. Its first error is sticky: every later call returns it.
+type Writer struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// NewWriter returns a Writer that writes frames to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Err returns the first write error, if any.
+func (w *Writer) Err() error { return w.err }
+
+// begin resets the buffer to a header for type t with room for n payload bytes.
+func (w *Writer) begin(t Type, n int) []byte {
+	if cap(w.buf) < HeaderSize+n {
+		w.buf = make([]byte, 0, max(HeaderSize+n, 512))
+	}
+	b := w.buf[:HeaderSize]
+	b[0] = byte(t)
+	binary.BigEndian.PutUint32(b[1:], uint32(n))
+	return b
+}
+
+func (w *Writer) flush(b []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if _, err := w.w.Write(b); err != nil {
+		w.err = err
+	}
+	w.buf = b[:0]
+	return w.err
+}
+
+// Frame writes a frame of type t with payload p.
+func (w *Writer) Frame(t Type, p []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(p) > MaxPayload {
+		return fmt.Errorf("wire: %s payload of %d bytes exceeds %d", t, len(p), MaxPayload)
+	}
+	return w.flush(append(w.begin(t, len(p)), p...))
+}
+
+// Output writes one or more Output frames carrying data, the bytes at
+// [off, off+len(data)). Data longer than MaxOutputData is split.
+func (w *Writer) Output(off uint64, data []byte) error {
+	for {
+		n := min(len(data), MaxOutputData)
+		b := w.begin(TypeOutput, 8+n)
+		b = binary.BigEndian.AppendUint64(b, off)
+		b = append(b, data[:n]...)
+		if err := w.flush(b); err != nil {
+			return err
+		}
+		data = data[n:]
+		off += uint64(n)
+		if len(data) == 0 {
+			return nil
+		}
+	}
+}
+
+// OutputParts writes one Output frame whose data is the concatenation of
+// parts, the bytes at [off, off+total). The total must not exceed
+// MaxOutputData.
+func (w *Writer) OutputParts(off uint64, parts [][]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if n > MaxOutputData {
+		return fmt.Errorf("wire: output of %d bytes exceeds %d", n, MaxOutputData)
+	}
+	b := w.begin(TypeOutput, 8+n)
+	b = binary.BigEndian.AppendUint64(b, off)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return w.flush(b)
+}
+
+// Input writes an Input frame, splitting data above MaxPayload.
+func (w *Writer) Input(data []byte) error {
+	for len(data) > 0 {
+		n := min(len(data), MaxPayload)
+		if err := w.Frame(TypeInput, data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return w.err
+}
+
+// Resize writes a Resize frame.
+func (w *Writer) Resize(cols, rows uint16) error {
+	b := w.begin(TypeResize, 4)
+	b = binary.BigEndian.AppendUint16(b, cols)
+	b = binary.BigEndian.AppendUint16(b, rows)
+	return w.flush(b)
+}
+
+// Resized writes a Resized frame.
+func (w *Writer) Resized(off uint64, cols, rows uint16) error {
+	b := w.begin(TypeResized, 12)
+	b = binary.BigEndian.AppendUint64(b, off)
+	b = binary.BigEndian.AppendUint16(b, cols)
+	b = binary.BigEndian.AppendUint16(b, rows)
+	return w.flush(b)
+}
+
+// Signal writes a Signal frame.
+func (w *Writer) Signal(sig uint8) error {
+	return w.flush(append(w.begin(TypeSignal, 1), sig))
+}
+
+// Close writes a Close frame asking for the session to end with the given
+// grace period, in milliseconds, between SIGHUP and SIGKILL.
+func (w *Writer) Close(graceMillis uint32) error {
+	return w.flush(binary.BigEndian.AppendUint32(w.begin(TypeClose, 4), graceMillis))
+}
+
+// Uint64 writes a frame whose payload is a single uint64 (Ack, Ping, Pong).
+func (w *Writer) Uint64(t Type, v uint64) error {
+	return w.flush(binary.BigEndian.AppendUint64(w.begin(t, 8), v))
+}
+
+// Gap writes a Gap frame: bytes [from, to) are no longer retained.
+func (w *Writer) Gap(from, to uint64) error {
+	b := w.begin(TypeGap, 16)
+	b = binary.BigEndian.AppendUint64(b, from)
+	b = binary.BigEndian.AppendUint64(b, to)
+	return w.flush(b)
+}
+
+// Error writes an Error frame.
+func (w *Writer) Error(code uint16, msg string) error {
+	if len(msg) > 4096 {
+		msg = msg[:4096]
+	}
+	msg = string([]rune(msg)) // force valid UTF-8
+	b := w.begin(TypeError, 2+len(msg))
+	b = binary.BigEndian.AppendUint16(b, code)
+	b = append(b, msg...)
+	return w.flush(b)
+}
+
+// JSON writes a frame whose payload is v encoded as JSON (Hello, Welcome, Exit).
+func (w *Writer) JSON(t Type, v any) error {
+	p, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("wire: encode %s: %w", t, err)
+	}
+	return w.Frame(t, p)
+}
+
+// Roles a Hello can announce.
+const (
+	RoleServer = "server" // the server, connecting to a holder
+	RoleViewer = "viewer" // a client that watches and may type
+	RoleWaiter = "waiter" // a client that only reads output and the exit (wait, capture)
+)
+
+// FromEnd in Hello.From asks for live output only: no backlog.
+const FromEnd int64 = -1
+
+// Hello opens every connection toward the pty.
+type Hello struct {
+	Version int    `json:"version"`
+	Role    string `json:"role"`
+	// Session is the session id or name (client → server); a holder ignores it.
+	Session string `json:"session,omitempty"`
+	// From is the offset of the first byte wanted: everything from it is sent.
+	// FromEnd asks for live output only. An offset below the oldest retained byte
+	// is answered with a Gap frame and output from the oldest retained byte.
+	From int64 `json:"from"`
+	// Cols and Rows, when non-zero, are the viewer's size, applied on attach.
+	Cols uint16 `json:"cols,omitempty"`
+	Rows uint16 `json:"rows,omitempty"`
+}
+
+// Welcome answers a Hello.
+type Welcome struct {
+	Version int    `json:"version"`
+	Session string `json:"session,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Pid     int    `json:"pid"`
+	// First is the oldest retained offset, End the offset after the last byte
+	// logged at the time of the Welcome; Start is where this stream begins.
+	First uint64 `json:"first"`
+	End   uint64 `json:"end"`
+	Start uint64 `json:"start"`
+	Cols  uint16 `json:"cols"`
+	Rows  uint16 `json:"rows"`
+	// Exited is set when the session has already ended; an Exit frame follows
+	// the backlog.
+	Exited bool `json:"exited,omitempty"`
+}
+
+// Exit is the last frame of a stream: the session ended.
+type Exit struct {
+	// State is the session's final state: "exited", "closed" or "interrupted".
+	State string `json:"state"`
+	// ExitCode is the child's status as a shell reports it: the exit status,
+	// or 128+N for a child killed by signal N. Nil when unknown.
+	ExitCode *int `json:"exit_code"`
+	Signal   int  `json:"signal,omitempty"`
+	// End is the offset after the last byte the session produced.
+	End    uint64 `json:"end"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ParseJSON decodes a JSON payload into v, rejecting trailing data.
+func ParseJSON(p []byte, v any) error {
+	if !utf8.Valid(p) {
+		return fmt.Errorf("%w: payload is not UTF-8", ErrMalformed)
+	}
+	if err := json.Unmarshal(p, v); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return nil
+}
+
+func short(t Type, p []byte, want int) error {
+	return fmt.Errorf("%w: %s payload is %d bytes, want %d", ErrMalformed, t, len(p), want)
+}
+
+// ParseOutput splits an Output payload. data aliases p.
+func ParseOutput(p []byte) (off uint64, data []byte, err error) {
+	if len(p) < 8 {
+		return 0, nil, short(TypeOutput, p, 8)
+	}
+	off = binary.BigEndian.Uint64(p)
+	if off > 1<<62 {
+		return 0, nil, fmt.Errorf("%w: output offset %d out of range", ErrMalformed, off)
+	}
+	return off, p[8:], nil
+}
+
+// ParseResize decodes a Resize payload. Sizes must be within 1..MaxDim.
+func ParseResize(p []byte) (cols, rows uint16, err error) {
+	if len(p) != 4 {
+		return 0, 0, short(TypeResize, p, 4)
+	}
+	cols, rows = binary.BigEndian.Uint16(p), binary.BigEndian.Uint16(p[2:])
+	if err := CheckSize(cols, rows); err != nil {
+		return 0, 0, err
+	}
+	return cols, rows, nil
+}
+
+// MaxDim bounds a terminal's columns and rows.
+const MaxDim = 4096
+
+// CheckSize reports whether cols x rows is a size termkeep accepts.
+func CheckSize(cols, rows uint16) error {
+	if cols < 1 || rows < 1 || cols > MaxDim || rows > MaxDim {
+		return fmt.Errorf("%w: size %dx%d out of range 1..%d", ErrMalformed, cols, rows, MaxDim)
+	}
+	return nil
+}
+
+// ParseResized decodes a Resized payload.
+func ParseResized(p []byte) (off uint64, cols, rows uint16, err error) {
+	if len(p) != 12 {
+		return 0, 0, 0, short(TypeResized, p, 12)
+	}
+	off = binary.BigEndian.Uint64(p)
+	cols, rows, err = ParseResize(p[8:])
+	return off, cols, rows, err
+}
+
+// ParseSignal decodes a Signal payload. Only signals 1..31 are accepted.
+func ParseSignal(p []byte) (uint8, error) {
+	if len(p) != 1 {
+		return 0, short(TypeSignal, p, 1)
+	}
+	if p[0] < 1 || p[0] > 31 {
+		return 0, fmt.Errorf("%w: signal %d out of range", ErrMalformed, p[0])
+	}
+	return p[0], nil
+}
+
+// ParseClose decodes a Close payload: the grace period in milliseconds.
+func ParseClose(p []byte) (uint32, error) {
+	if len(p) != 4 {
+		return 0, short(TypeClose, p, 4)
+	}
+	return binary.BigEndian.Uint32(p), nil
+}
+
+// ParseUint64 decodes an Ack, Ping or Pong payload.
+func ParseUint64(t Type, p []byte) (uint64, error) {
+	if len(p) != 8 {
+		return 0, short(t, p, 8)
+	}
+	return binary.BigEndian.Uint64(p), nil
+}
+
+// ParseGap decodes a Gap payload.
+func ParseGap(p []byte) (from, to uint64, err error) {
+	if len(p) != 16 {
+		return 0, 0, short(TypeGap, p, 16)
+	}
+	from, to = binary.BigEndian.Uint64(p), binary.BigEndian.Uint64(p[8:])
+	if to < from {
+		return 0, 0, fmt.Errorf("%w: gap [%d, %d) is reversed", ErrMalformed, from, to)
+	}
+	return from, to, nil
+}
+
+// ParseError decodes an Error payload.
+func ParseError(p []byte) (code uint16, msg string, err error) {
+	if len(p) < 2 {
+		return 0, "", short(TypeError, p, 2)
+	}
+	return binary.BigEndian.Uint16(p), string(p[2:]), nil
+}
+
+// RemoteError is an Error frame received from the peer.
+type RemoteError struct {
+	Code    uint16
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Validate checks that a frame's payload has the shape its type requires,
+// without interpreting JSON payloads beyond checking they decode. It is what a
+// peer runs on every frame it receives before acting on it.
+func Validate(f Frame) error {
+	var err error
+	switch f.Type {
+	case TypeInput:
+	case TypeResize:
+		_, _, err = ParseResize(f.Payload)
+	case TypeSignal:
+		_, err = ParseSignal(f.Payload)
+	case TypeClose:
+		_, err = ParseClose(f.Payload)
+	case TypeAck, TypePing, TypePong:
+		_, err = ParseUint64(f.Type, f.Payload)
+	case TypeOutput:
+		_, _, err = ParseOutput(f.Payload)
+	case TypeResized:
+		_, _, _, err = ParseResized(f.Payload)
+	case TypeGap:
+		_, _, err = ParseGap(f.Payload)
+	case TypeError:
+		_, _, err = ParseError(f.Payload)
+	case TypeHello:
+		var h Hello
+		err = ParseJSON(f.Payload, &h)
+	case TypeWelcome:
+		var w Welcome
+		err = ParseJSON(f.Payload, &w)
+	case TypeExit:
+		var e Exit
+		err = ParseJSON(f.Payload, &e)
+	default:
+		err = fmt.Errorf("%w 0x%02x", ErrUnknownType, uint8(f.Type))
+	}
+	return err
+}

@@ -1,0 +1,199 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestRoundTrip(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	big := bytes.Repeat([]byte("x"), MaxOutputData+10)
+	steps := []func() error{
+		func() error {
+			return w.JSON(TypeHello, Hello{Version: Version, Role: RoleViewer, From: 42, Cols: 80, Rows: 24})
+		},
+		func() error { return w.Output(7, []byte("hello")) },
+		func() error { return w.Output(100, big) }, // split in two frames
+		func() error { return w.OutputParts(5, [][]byte{[]byte("ab"), []byte("cd")}) },
+		func() error { return w.Input([]byte("ls\r")) },
+		func() error { return w.Resize(120, 40) },
+		func() error { return w.Resized(9, 100, 30) },
+		func() error { return w.Signal(2) },
+		func() error { return w.Close(3000) },
+		func() error { return w.Uint64(TypeAck, 99) },
+		func() error { return w.Gap(1, 10) },
+		func() error { return w.Error(CodeNotFound, "no such session") },
+		func() error { return w.JSON(TypeExit, Exit{State: "exited", End: 5}) },
+	}
+	for i, s := range steps {
+		if err := s(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	var buf []byte
+	want := []Type{TypeHello, TypeOutput, TypeOutput, TypeOutput, TypeOutput, TypeInput, TypeResize, TypeResized,
+		TypeSignal, TypeClose, TypeAck, TypeGap, TypeError, TypeExit}
+	for i, typ := range want {
+		f, err := ReadFrame(&b, &buf)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if f.Type != typ {
+			t.Fatalf("frame %d: type %s, want %s", i, f.Type, typ)
+		}
+		if err := Validate(f); err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		switch i {
+		case 1:
+			off, data, _ := ParseOutput(f.Payload)
+			if off != 7 || string(data) != "hello" {
+				t.Fatalf("output = %d %q", off, data)
+			}
+		case 2:
+			off, data, _ := ParseOutput(f.Payload)
+			if off != 100 || len(data) != MaxOutputData {
+				t.Fatalf("first part: %d %d", off, len(data))
+			}
+		case 3:
+			off, data, _ := ParseOutput(f.Payload)
+			if off != 100+MaxOutputData || len(data) != 10 {
+				t.Fatalf("second part: %d %d", off, len(data))
+			}
+		case 4:
+			off, data, _ := ParseOutput(f.Payload)
+			if off != 5 || string(data) != "abcd" {
+				t.Fatalf("parts: %d %q", off, data)
+			}
+		case 6:
+			c, r, _ := ParseResize(f.Payload)
+			if c != 120 || r != 40 {
+				t.Fatalf("resize %dx%d", c, r)
+			}
+		case 12:
+			code, msg, _ := ParseError(f.Payload)
+			if code != CodeNotFound || msg != "no such session" {
+				t.Fatalf("error %d %q", code, msg)
+			}
+		}
+	}
+	if _, err := ReadFrame(&b, &buf); err != io.EOF {
+		t.Fatalf("after last frame: %v, want EOF", err)
+	}
+}
+
+func TestReadFrameRejects(t *testing.T) {
+	hdr := func(typ byte, n uint32) []byte {
+		b := []byte{typ, 0, 0, 0, 0}
+		binary.BigEndian.PutUint32(b[1:], n)
+		return b
+	}
+	cases := []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"unknown type", hdr(0x7e, 0), ErrMalformed},
+		{"zero type", hdr(0, 0), ErrMalformed},
+		{"too large", hdr(byte(TypeInput), MaxPayload+1), ErrMalformed},
+		{"huge", hdr(byte(TypeOutput), 0xffffffff), ErrMalformed},
+		{"cut header", []byte{byte(TypeInput), 0}, io.ErrUnexpectedEOF},
+		{"cut payload", append(hdr(byte(TypeInput), 10), "abc"...), io.ErrUnexpectedEOF},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf []byte
+			_, err := ReadFrame(bytes.NewReader(c.in), &buf)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if cap(buf) > 4096 {
+				t.Fatalf("allocated %d bytes for a rejected frame", cap(buf))
+			}
+		})
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	cases := []Frame{
+		{TypeResize, []byte{0, 0, 0, 24}},                             // zero cols
+		{TypeResize, []byte{0xff, 0xff, 0, 24}},                       // too wide
+		{TypeResize, []byte{0, 80}},                                   // short
+		{TypeSignal, []byte{0}},                                       // signal 0
+		{TypeSignal, []byte{64}},                                      // out of range
+		{TypeOutput, []byte{1, 2, 3}},                                 // no offset
+		{TypeGap, append(make([]byte, 7), 1, 0, 0, 0, 0, 0, 0, 0, 0)}, // from > to
+		{TypeHello, []byte("{not json")},
+		{TypeHello, []byte("\xff\xfe")},
+		{TypeAck, []byte{1}},
+		{Type(0x30), nil},
+	}
+	for i, f := range cases {
+		if err := Validate(f); !errors.Is(err, ErrMalformed) {
+			t.Errorf("case %d (%s): err = %v, want ErrMalformed", i, f.Type, err)
+		}
+	}
+}
+
+func TestStickyError(t *testing.T) {
+	w := NewWriter(failWriter{})
+	if err := w.Input([]byte("a")); err == nil {
+		t.Fatal("no error from a failing writer")
+	}
+	if err := w.Resize(80, 24); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("second write: %v, want the sticky error", err)
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("boom") }
+
+// FuzzReadFrame feeds arbitrary bytes to the decoder: it must never panic,
+// never allocate beyond MaxPayload, and every frame it returns must either
+// validate or be rejected with ErrMalformed.
+func FuzzReadFrame(f *testing.F) {
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	w.JSON(TypeHello, Hello{Version: 1, Role: RoleViewer, From: -1})
+	w.Output(3, []byte("abc"))
+	w.Resize(80, 24)
+	w.Gap(1, 2)
+	w.Error(1, "x")
+	f.Add(b.Bytes())
+	f.Add([]byte{0x42, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1})
+	f.Add([]byte{0x01, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := bytes.NewReader(in)
+		var buf []byte
+		for {
+			fr, err := ReadFrame(r, &buf)
+			if err != nil {
+				if !errors.Is(err, ErrMalformed) && err != io.EOF && err != io.ErrUnexpectedEOF {
+					t.Fatalf("unexpected error kind: %v", err)
+				}
+				return
+			}
+			if len(fr.Payload) > MaxPayload {
+				t.Fatalf("payload of %d bytes", len(fr.Payload))
+			}
+			if err := Validate(fr); err != nil && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("validate: %v", err)
+			}
+		}
+	})
+}
+
+func BenchmarkOutput64K(b *testing.B) {
+	w := NewWriter(io.Discard)
+	data := make([]byte, 64<<10)
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		w.Output(uint64(i), data)
+	}
+}
