@@ -129,7 +129,7 @@ func childMain(mode string) int {
 type env struct {
 	t   *testing.T
 	dir string
-	srv *exec.Cmd
+	srv *server // the server this test started, if it runs
 	c   *client.Client
 }
 
@@ -148,7 +148,7 @@ func newEnv(t *testing.T) *env {
 func (e *env) cleanup() {
 	// End every session, whatever state the test left the server in, so no
 	// holder outlives the test.
-	if e.srv == nil {
+	if _, err := e.c.Health(context.Background()); err != nil {
 		e.startServer()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -160,7 +160,7 @@ func (e *env) cleanup() {
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
-			e.srv.Process.Kill()
+			e.srv.cmd.Process.Kill()
 		}
 	}
 	matches, _ := filepath.Glob(filepath.Join(e.dir, "sessions", "*"))
@@ -204,23 +204,48 @@ func (e *env) startServer() {
 		e.t.Fatal(err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(tkBin, "serve", "--state-dir", e.dir, "--kill-grace", "1s")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+	// A server that is still shutting down holds the state directory's lock
+	// for a moment: a new one then exits at once, and is started again.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		cmd := exec.Command(tkBin, "serve", "--state-dir", e.dir, "--kill-grace", "1s")
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			e.t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		for time.Now().Before(deadline) {
+			if _, err := e.c.Health(context.Background()); err == nil {
+				e.srv = &server{cmd: cmd, exited: exited}
+				return
+			}
+			select {
+			case <-exited:
+			case <-time.After(20 * time.Millisecond):
+				continue
+			}
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	e.srv = cmd
-	waitFor(e.t, 20*time.Second, "server to answer", func() bool {
-		_, err := e.c.Health(context.Background())
-		return err == nil
-	})
+	e.t.Fatal("timed out waiting for the server to answer")
 }
+
+// server is a server process started by a test.
+type server struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Wait waits for the server process to exit.
+func (s *server) Wait() { <-s.exited }
 
 // killServer SIGKILLs the server process.
 func (e *env) killServer() {
 	e.t.Helper()
-	e.srv.Process.Signal(syscall.SIGKILL)
+	e.srv.cmd.Process.Signal(syscall.SIGKILL)
 	e.srv.Wait()
 	e.srv = nil
 }

@@ -423,13 +423,6 @@ func (h *holder) acceptLoop() {
 			continue
 		}
 		u := &upstream{h: h, c: c, done: make(chan struct{}), gone: make(chan struct{}), notify: make(chan struct{}, 1)}
-		h.mu.Lock()
-		old := h.conn
-		h.conn = u
-		h.mu.Unlock()
-		if old != nil {
-			old.c.Close()
-		}
 		go u.serve()
 	}
 }
@@ -497,6 +490,16 @@ func (u *upstream) serve() {
 		return
 	}
 	u.c.SetReadDeadline(time.Time{})
+
+	// A valid hello makes this the live connection; the one before it is
+	// from a server that died or is handing over.
+	h.mu.Lock()
+	old := h.conn
+	h.conn = u
+	h.mu.Unlock()
+	if old != nil {
+		old.c.Close()
+	}
 
 	first, end := h.out.First(), h.out.End()
 	from := end

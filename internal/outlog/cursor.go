@@ -29,6 +29,8 @@ type Cursor struct {
 	hdr    [hdrSize + 8]byte
 }
 
+var _ io.ReadCloser = (*Cursor)(nil)
+
 // Cursor returns a cursor at off. It opens no file until the first Read.
 func (l *Log) Cursor(off uint64) *Cursor { return &Cursor{l: l, off: off} }
 

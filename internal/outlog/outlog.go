@@ -83,14 +83,14 @@ const (
 
 // Options configure Open. The zero value is a writable log with defaults.
 type Options struct {
-	ReadOnly    bool          // open a log another process writes; never modifies files
-	Retention   int64         // max retained data bytes; 0 = 64 MiB
-	SegmentSize int64         // 0 = Retention/16 clamped to [64 KiB, 8 MiB]
-	Sync        SyncPolicy    //
-	SyncEvery   time.Duration // 0 = 1s
-	TimeEvery   time.Duration // 0 = 1s: spacing of Time records
-	Now         func() time.Time
-	Cols, Rows  uint16 // size recorded in a brand-new log; 0 = 80x24; ignored when the log exists
+	ReadOnly    bool  // open a log another process writes; never modifies files
+	Retention   int64 // max retained data bytes; 0 = 64 MiB
+	SegmentSize int64 // 0 = Retention/16 clamped to [64 KiB, 8 MiB]
+	Sync        SyncPolicy
+	SyncEvery   time.Duration    // 0 = 1s
+	TimeEvery   time.Duration    // 0 = 1s: spacing of Time records
+	Now         func() time.Time // nil = time.Now; stamps Time records and paces syncs
+	Cols, Rows  uint16           // size recorded in a brand-new log; 0 = 80x24; ignored when the log exists
 }
 
 const (
@@ -388,7 +388,12 @@ func (l *Log) trim() {
 	}
 }
 
-// Append logs p as session output and returns the offset of p[0].
+// Append logs p as session output and returns the offset of p[0]. It makes
+// one write(2) for a p up to 128 KiB (splitting only where a segment ends)
+// and splits a p over 1 MiB into several records. Once a write fails, that
+// error is returned by this and every later Append, AppendMark, SetSize and
+// Sync (ErrClosed after Close): the file may end in a torn record that only a
+// reopen's recovery may write after.
 func (l *Log) Append(p []byte) (off uint64, err error) { return l.append(recData, p) }
 
 // AppendMark logs p as bytes termkeep itself wrote into the stream. They
@@ -809,7 +814,7 @@ func (l *Log) Close() error {
 	l.closed = true
 	l.mu.Unlock()
 	var err error
-	if !l.ro && l.werr == nil {
+	if !l.ro && l.werr == nil && l.dirty {
 		if serr := l.tail.Sync(); serr != nil {
 			err = fmt.Errorf("outlog: sync segment %s: %w", segName(l.tailStart), serr)
 		}
