@@ -261,3 +261,25 @@ func createReq(name string, cmd ...string) api.CreateRequest {
 }
 
 func dialUnix(path string) (net.Conn, error) { return net.DialTimeout("unix", path, 5*time.Second) }
+
+// A registry lost while sessions run: the next server adopts every session
+// directory whose holder still runs.
+func TestRegistryLostAdoptsSessions(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	id := strings.TrimSpace(e.mustTk("new", "--", "cat"))
+	pid := *e.session(id).Pid
+	e.killServer()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(e.dir, "termkeep.db"+suffix))
+	}
+	e.startServer()
+	s := e.session(id)
+	if s.State != "running" || s.Pid == nil || *s.Pid != pid {
+		t.Fatalf("adopted session: %+v, want running with pid %d", s, pid)
+	}
+	e.mustTk("send", id, "adopted-ok")
+	if _, errs, code := e.tk("wait", id, "--output", "adopted-ok", "--timeout", "20s"); code != 0 {
+		t.Fatalf("adopted session does not work: %d %s", code, errs)
+	}
+}

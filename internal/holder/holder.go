@@ -325,7 +325,10 @@ func (h *holder) readPty() {
 // still holds it open).
 func (h *holder) drain(readDone <-chan struct{}) {
 	end := h.out.End()
-	for {
+	// A process the child left behind may write for ever; its output after
+	// this bound is not the child's, and closing the pty hangs it up.
+	limit := time.Now().Add(2 * time.Second)
+	for time.Now().Before(limit) {
 		select {
 		case <-readDone:
 			return
@@ -335,13 +338,13 @@ func (h *holder) drain(readDone <-chan struct{}) {
 			end = e
 			continue
 		}
-		// Quiet: stop the reader.
-		h.ptmx.SetReadDeadline(time.Now())
-		select {
-		case <-readDone:
-		case <-time.After(time.Second):
-		}
-		return
+		break
+	}
+	// Quiet, or drained long enough: stop the reader.
+	h.ptmx.SetReadDeadline(time.Now())
+	select {
+	case <-readDone:
+	case <-time.After(time.Second):
 	}
 }
 

@@ -141,6 +141,34 @@ func (s *Server) recover(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	known := make(map[string]bool, len(all))
+	for _, sess := range all {
+		known[sess.ID] = true
+	}
+	// A session directory the registry does not know (a registry restored
+	// from a backup, or lost) still has a holder that may be running: adopt
+	// it from its meta.json rather than leave it unreachable.
+	dirs, _ := filepath.Glob(filepath.Join(s.cfg.StateDir.SessionsDir(), "*", holder.MetaFile))
+	for _, p := range dirs {
+		m, err := holder.ReadMeta(filepath.Dir(p))
+		if err != nil || m.ID == "" || known[m.ID] || filepath.Base(filepath.Dir(p)) != m.ID {
+			continue
+		}
+		sess := store.Session{
+			ID: m.ID, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
+			Owner: currentUser(), State: store.StateRunning, Pid: m.Pid, HolderPid: m.HolderPid,
+			CreatedAt: m.StartedAt,
+		}
+		if err := s.store.CreateSession(ctx, sess); err != nil {
+			s.log.Warn("adopt session directory", "session", m.ID, "err", err)
+			continue
+		}
+		s.log.Info("adopted a session the registry did not know", "session", m.ID)
+		got, err := s.store.Session(ctx, m.ID)
+		if err == nil {
+			all = append(all, got)
+		}
+	}
 	live := 0
 	for _, sess := range all {
 		h := s.newHost(sess.ID)
@@ -429,5 +457,3 @@ func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
 }
-
-var _ = filepath.Join
