@@ -283,3 +283,73 @@ func TestRegistryLostAdoptsSessions(t *testing.T) {
 		t.Fatalf("adopted session does not work: %d %s", code, errs)
 	}
 }
+
+// A damaged segment in the middle of a log: a viewer is told which bytes
+// are lost (a gap) and receives every other byte exactly.
+func TestCorruptSegmentIsSkipped(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	const n = 10 * mib // three 4 MiB segments
+	id := e.newWriter("corrupt", 4, n, 0, false)
+	if _, errs, code := e.tk("wait", id, "--exit", "--timeout", "60s"); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	segs, _ := filepath.Glob(filepath.Join(e.dir, "sessions", id, holder.LogDir, "*.seg"))
+	if len(segs) < 3 {
+		t.Fatalf("%d segments, want at least 3", len(segs))
+	}
+	mid := segs[1]
+	lo, _ := strconv.ParseUint(strings.TrimSuffix(filepath.Base(mid), ".seg"), 10, 64)
+	hi, _ := strconv.ParseUint(strings.TrimSuffix(filepath.Base(segs[2]), ".seg"), 10, 64)
+	f, err := os.OpenFile(mid, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	var b [1]byte
+	f.ReadAt(b[:], st.Size()/2)
+	b[0] ^= 0xff
+	f.WriteAt(b[:], st.Size()/2)
+	f.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := e.c.Attach(ctx, id, wire.Hello{Role: wire.RoleWaiter, From: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := pattern(4, n)
+	var next uint64
+	gaps := 0
+	for {
+		fr, err := s.Next()
+		if err != nil {
+			t.Fatalf("stream ended at %d: %v", next, err)
+		}
+		if fr.Type == wire.TypeExit {
+			break
+		}
+		switch fr.Type {
+		case wire.TypeOutput:
+			off, data, _ := wire.ParseOutput(fr.Payload)
+			if off != next {
+				t.Fatalf("output at %d, want %d", off, next)
+			}
+			if !bytes.Equal(data, want[off:off+uint64(len(data))]) {
+				t.Fatalf("wrong bytes at %d", off)
+			}
+			next += uint64(len(data))
+		case wire.TypeGap:
+			from, to, _ := wire.ParseGap(fr.Payload)
+			if from != next || from < lo || to > hi {
+				t.Fatalf("gap [%d, %d) outside the damaged segment [%d, %d)", from, to, lo, hi)
+			}
+			gaps++
+			next = to
+		}
+	}
+	if gaps != 1 || next != n {
+		t.Fatalf("%d gaps, stream ended at %d; want 1 gap and end %d", gaps, next, n)
+	}
+}

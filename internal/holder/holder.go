@@ -617,6 +617,13 @@ func (u *upstream) forward(from uint64) {
 				return
 			}
 			cur.Seek(first)
+		case errors.Is(err, outlog.ErrCorrupt):
+			next := max(h.out.SkipCorrupt(off), off+1)
+			h.log.Error("output log is damaged; skipping", "from", off, "to", next, "err", err)
+			if u.send(func(w *wire.Writer) error { return w.Gap(off, next) }) != nil {
+				return
+			}
+			cur.Seek(next)
 		case err == io.EOF || err == nil:
 			if exited && off >= exitFrame.End {
 				u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, exitFrame) })

@@ -83,6 +83,8 @@ func (l *Log) view(off uint64) (v view) {
 // refreshes the Log itself before saying so); (0, ErrCompacted) when Offset
 // is below First; (0, ErrClosed) once the Log is closed; and an error
 // wrapping ErrCorrupt when the segment does not hold what the index promises.
+// With len(p) >= ReadBuffer, no byte is returned before its record's checksum
+// has been checked, so damaged bytes are reported, never handed out.
 func (c *Cursor) Read(p []byte) (int, error) {
 	n := 0
 	refreshed, relisted := false, false
@@ -227,6 +229,9 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 			continue
 		}
 		if len(p)-n < minRaw {
+			if n > 0 {
+				return n, nil // the next record is read whole by the next Read
+			}
 			if err := c.readHeader(); err != nil {
 				return n, err
 			}
@@ -237,7 +242,7 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 		start := c.pos
 		got, err := c.f.ReadAt(raw, c.pos)
 		w, r := 0, 0
-		bad := false
+		bad, stop := false, false
 		for r+hdrSize <= got && uint64(w) < want {
 			typ, n32, sum := parseHeader(raw[r:])
 			if !validHeader(typ, n32) {
@@ -269,8 +274,15 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 				c.pos += int64(hdrSize + ln)
 				continue
 			}
-			// The record goes on past what was read or what is wanted:
-			// keep its checksum running for the rest.
+			// The record goes on past what was read or what is wanted.
+			// Stop before it when p already holds data: the next Read
+			// reads it whole into an empty p and checks it before
+			// returning any of it. Only a record larger than p is handed
+			// out in parts, its checksum running over them.
+			if n+w > 0 {
+				stop = true
+				break
+			}
 			c.sum, c.want, c.check = recordCRC(typ, raw[body:body+take]), sum, true
 			copy(raw[w:], raw[body:body+take])
 			w += take
@@ -281,6 +293,9 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 		n += w
 		if bad {
 			return n, c.corrupt()
+		}
+		if stop {
+			return n, nil
 		}
 		if c.pos == start {
 			return n, c.readErr(err)

@@ -104,6 +104,11 @@ const (
 	copyMax = 128 << 10
 )
 
+// ReadBuffer is the least buffer size with which Cursor.Read never returns
+// a byte before its record's checksum has been checked: one whole record of
+// the largest size, with its header.
+const ReadBuffer = maxPayload + hdrSize
+
 func (o Options) withDefaults() Options {
 	if o.Retention <= 0 {
 		o.Retention = defaultRetention
@@ -831,3 +836,17 @@ func (l *Log) Close() error {
 
 // Recovered returns how many bytes Open dropped from a torn or bad tail.
 func (l *Log) Recovered() int64 { return l.recovered }
+
+// SkipCorrupt returns where reading can resume after a Cursor at off met
+// ErrCorrupt: the first offset of the segment after the one holding off, or
+// End when off is in the last segment. The bytes in between are lost; a
+// reader reports them as such and goes on, rather than stalling on them.
+func (l *Log) SkipCorrupt(off uint64) uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	i := segIndex(l.segs, off)
+	if i+1 < len(l.segs) {
+		return max(l.segs[i+1], off)
+	}
+	return max(l.end, off)
+}

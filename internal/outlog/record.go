@@ -15,8 +15,12 @@ import (
 
 // Record layout: type uint8 | length uint32 BE | crc32c(type, payload) uint32 BE | payload.
 const (
-	hdrSize    = 9
-	maxPayload = 1 << 20
+	hdrSize = 9
+	// maxPayload bounds a record. It is small enough that a reader's buffer
+	// holds any record whole (ReadBuffer), so a Cursor checks a record's CRC
+	// before it hands out any of its bytes; a header whose length was
+	// damaged is then caught before the bytes it misframes are returned.
+	maxPayload = 64 << 10
 
 	recData = 1 // session output
 	recMark = 2 // bytes termkeep wrote into the stream itself

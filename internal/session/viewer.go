@@ -203,6 +203,15 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log) error {
 				}
 				off = first
 				continue
+			case errors.Is(err, outlog.ErrCorrupt):
+				// Damaged bytes are lost; say so and carry on after them.
+				next := min(max(l.SkipCorrupt(off), off+1), end)
+				v.h.log.Error("output log is damaged; skipping", "from", off, "to", next, "err", err)
+				if err := v.send(func(w *wire.Writer) error { return w.Gap(off, next) }); err != nil {
+					return err
+				}
+				off = next
+				continue
 			case err != nil && err != io.EOF:
 				msg := "read output log: " + err.Error()
 				v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+
+	"termkeep/internal/client"
+	"termkeep/internal/wire"
+)
+
+// env is what every contender shares for one bench invocation.
+type env struct {
+	bin  string // directory holding termkeep and termkeep-holder
+	file string // the workload
+	m    markers
+	seq  int // numbers tmux sockets so no two runs share a server
+}
+
+// contender is one way of getting the workload onto a viewer.
+type contender struct {
+	name string
+	note string // how the viewer is wired, for the report
+	run  func(ctx context.Context, e *env) (sample, error)
+}
+
+func contenders() []contender {
+	return []contender{
+		{"raw pty", "cat in a pty; the bench reads the master", runRaw},
+		{"two ptys (script)", "reference: `script` relays a pty running cat into a second pty the bench reads; the best any viewer that is itself in a terminal, such as termkeep attach, can do", runScript},
+		{"tmux", "tmux attach in a pty; the session runs cat", runTmux},
+		{"termkeep attach", "termkeep attach in a pty; the session runs cat", runTermkeepAttach},
+		{"termkeep wire client", "internal/client viewer, no second pty", runTermkeepWire},
+	}
+}
+
+var winsize = &pty.Winsize{Cols: termCols, Rows: termRows}
+
+// viewerEnv is the environment of a viewer the bench starts in a pty: a
+// known TERM, and no TMUX so tmux does not refuse to nest when the bench
+// itself runs inside tmux.
+func viewerEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TMUX=") || strings.HasPrefix(kv, "TERM=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "TERM=xterm-256color")
+}
+
+// startInPty starts cmd in a new pty of the test size. The returned stop
+// kills the process's whole session (pty.Start makes it a session leader) so
+// that a blocked read of the master returns, waits for it, and closes the
+// master; it is safe to call more than once.
+func startInPty(cmd *exec.Cmd) (*os.File, func(), error) {
+	ptmx, err := pty.StartWithSize(cmd, winsize)
+	if err != nil {
+		return nil, nil, fmt.Errorf("start %s in a pty: %w", cmd.Path, err)
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		ptmx.Close()
+	}
+	return ptmx, stop, nil
+}
+
+// runRaw is the physical limit: cat writes into a pty and the bench reads
+// the master directly, with nothing in between.
+func runRaw(ctx context.Context, e *env) (sample, error) {
+	cmd := exec.Command("sh", "-c", e.m.childScript(e.file))
+	ptmx, stop, err := startInPty(cmd)
+	if err != nil {
+		return sample{}, err
+	}
+	defer stop()
+	return timeRun(ctx, run{
+		src:      newPtySource(ptmx),
+		sendGo:   func() error { _, err := ptmx.Write([]byte("\r")); return err },
+		abort:    func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) },
+		childPid: cmd.Process.Pid,
+	}, e.m)
+}
+
+// runScript relays one pty into another and nothing else: the cost of the
+// second pty that termkeep attach (or any viewer in a terminal) adds. script
+// puts its own terminal in raw mode, as attach does, so the bytes reaching
+// the bench are the same as attach's.
+func runScript(ctx context.Context, e *env) (sample, error) {
+	if _, err := exec.LookPath("script"); err != nil {
+		return sample{}, fmt.Errorf("%w: script (util-linux) is not installed", errSkipped)
+	}
+	cmd := exec.Command("script", "-q", "-e", "-c", e.m.childScript(e.file), "/dev/null")
+	cmd.Env = viewerEnv()
+	ptmx, stop, err := startInPty(cmd)
+	if err != nil {
+		return sample{}, err
+	}
+	defer stop()
+	r := run{
+		src:      newPtySource(ptmx),
+		abort:    func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) },
+		ownerPid: cmd.Process.Pid,
+	}
+	r.sendGo = func() error { _, err := ptmx.Write([]byte("\r")); return err }
+	r.findChild = func() int { return firstChild(cmd.Process.Pid) }
+	return timeRun(ctx, r, e.m)
+}
+
+// runTmux measures what a tmux viewer sees. tmux renders: it parses the
+// output into its screen and redraws the attached client, so the viewer gets
+// a different (often much smaller) byte stream than the child wrote; the bench
+// watches for the marker text on the drawn screen.
+func runTmux(ctx context.Context, e *env) (sample, error) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		return sample{}, fmt.Errorf("%w: tmux is not installed", errSkipped)
+	}
+	// A socket of its own per run, in the bench's temporary directory: a
+	// fresh tmux server each time, and kill-server leaves no socket behind
+	// once that directory goes.
+	e.seq++
+	sock := filepath.Join(filepath.Dir(e.file), fmt.Sprintf("tmux-%d.sock", e.seq))
+	tmux := func(ctx context.Context, args ...string) *exec.Cmd {
+		c := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
+		c.Env = viewerEnv()
+		return c
+	}
+	if out, err := tmux(ctx, "new-session", "-d", "-s", "b", "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows),
+		e.m.childScript(e.file)).CombinedOutput(); err != nil {
+		return sample{}, fmt.Errorf("tmux new-session: %v: %s", err, out)
+	}
+	// The tmux server outlives this function unless told: kill it even when
+	// ctx is already cancelled.
+	defer func() {
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		tmux(c, "kill-server").Run()
+		os.Remove(sock)
+	}()
+	out, err := tmux(ctx, "display-message", "-p", "-t", "b", "#{pid} #{pane_pid}").Output()
+	if err != nil {
+		return sample{}, fmt.Errorf("tmux display-message: %w", err)
+	}
+	var serverPid, panePid int
+	if _, err := fmt.Sscan(string(out), &serverPid, &panePid); err != nil {
+		return sample{}, fmt.Errorf("tmux display-message: %q: %w", out, err)
+	}
+	attach := tmux(context.Background(), "attach-session", "-t", "b")
+	ptmx, stop, err := startInPty(attach)
+	if err != nil {
+		return sample{}, err
+	}
+	defer stop()
+	return timeRun(ctx, run{
+		src:       newPtySource(ptmx),
+		sendGo:    func() error { _, err := ptmx.Write([]byte("\r")); return err },
+		abort:     func() { syscall.Kill(-attach.Process.Pid, syscall.SIGKILL) },
+		childPid:  panePid,
+		ownerPid:  serverPid,
+		viewerPid: attach.Process.Pid,
+	}, e.m)
+}
+
+// runTermkeepAttach measures the whole path a user sees: holder → log →
+// server → termkeep attach → its pty → the bench. A fresh server and state
+// directory per run, so no run inherits another's log or window.
+func runTermkeepAttach(ctx context.Context, e *env) (sample, error) {
+	srv, err := startServer(ctx, e.bin)
+	if err != nil {
+		return sample{}, err
+	}
+	defer srv.close()
+	sess, holderPid, err := srv.create(ctx, "b", []string{"sh", "-c", e.m.childScript(e.file)})
+	if err != nil {
+		return sample{}, err
+	}
+	cmd := exec.Command(srv.termkeep(), "--state-dir", string(srv.dir), "--no-autostart", "attach", "b")
+	cmd.Env = viewerEnv()
+	ptmx, stop, err := startInPty(cmd)
+	if err != nil {
+		return sample{}, err
+	}
+	defer stop()
+	return timeRun(ctx, run{
+		src:       newPtySource(ptmx),
+		sendGo:    func() error { _, err := ptmx.Write([]byte("\r")); return err },
+		abort:     func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) },
+		childPid:  derefPid(sess.Pid),
+		ownerPid:  holderPid,
+		serverPid: srv.pid(),
+		viewerPid: cmd.Process.Pid,
+	}, e.m)
+}
+
+// runTermkeepWire is the server path without the attach process and its
+// pty: the bench is the viewer, speaking wire frames through the client
+// package.
+func runTermkeepWire(ctx context.Context, e *env) (sample, error) {
+	srv, err := startServer(ctx, e.bin)
+	if err != nil {
+		return sample{}, err
+	}
+	defer srv.close()
+	sess, holderPid, err := srv.create(ctx, "b", []string{"sh", "-c", e.m.childScript(e.file)})
+	if err != nil {
+		return sample{}, err
+	}
+	st, err := client.New(srv.dir).Attach(ctx, "b", wire.Hello{Role: wire.RoleViewer, From: 0, Cols: termCols, Rows: termRows})
+	if err != nil {
+		return sample{}, fmt.Errorf("attach with the wire client: %w", err)
+	}
+	defer st.Close()
+	src := &wireSource{st: st}
+	s, err := timeRun(ctx, run{
+		src:       src,
+		sendGo:    func() error { return st.W.Input([]byte("\r")) },
+		abort:     func() { st.Close() },
+		childPid:  derefPid(sess.Pid),
+		ownerPid:  holderPid,
+		serverPid: srv.pid(),
+	}, e.m)
+	s.gaps = src.gaps
+	return s, err
+}
+
+func derefPid(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// wireSource yields the data of Output frames. A Gap frame means the server
+// skipped output the log no longer retains; it is counted, since a viewer
+// that skips bytes is not moving all of them.
+type wireSource struct {
+	st   *client.Stream
+	gaps int
+}
+
+func (w *wireSource) next() ([]byte, error) {
+	for {
+		f, err := w.st.Next()
+		if err != nil {
+			return nil, err
+		}
+		switch f.Type {
+		case wire.TypeOutput:
+			_, data, err := wire.ParseOutput(f.Payload)
+			if err != nil {
+				return nil, err
+			}
+			if len(data) > 0 {
+				return data, nil
+			}
+		case wire.TypeGap:
+			w.gaps++
+		case wire.TypeExit:
+			return nil, io.EOF
+		case wire.TypeError:
+			code, msg, _ := wire.ParseError(f.Payload)
+			return nil, &wire.RemoteError{Code: code, Message: msg}
+		}
+	}
+}

@@ -1,0 +1,28 @@
+//go:build !linux
+
+package main
+
+import (
+	"errors"
+	"time"
+)
+
+// Without /proc the CPU breakdown and the memory figures are reported as
+// unavailable; throughput is still measured.
+var errNoProc = errors.New("unavailable (no /proc on this system)")
+
+func procCPU(pid int) (self, children time.Duration, err error) { return 0, 0, errNoProc }
+
+type memory struct {
+	Rss, Pss, Private int64
+}
+
+func procMemory(pid int) (memory, error) { return memory{}, errNoProc }
+
+func procCmdline(pid int) string { return "" }
+
+func machineBusy() (time.Duration, error) { return 0, errNoProc }
+
+func kernelWorkers() (time.Duration, error) { return 0, errNoProc }
+
+func firstChild(pid int) int { return 0 }

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"termkeep/internal/api"
+	"termkeep/internal/client"
+	"termkeep/internal/statedir"
+)
+
+// tkServer is a termkeep server the bench started in a fresh state
+// directory, with default settings (what a user gets).
+type tkServer struct {
+	bin string
+	dir statedir.Dir
+	cmd *exec.Cmd
+	c   *client.Client
+}
+
+func (s *tkServer) termkeep() string { return filepath.Join(s.bin, "termkeep") }
+func (s *tkServer) pid() int         { return s.cmd.Process.Pid }
+
+// startServer runs `termkeep serve` as the bench's own child rather than
+// relying on autostart, so the bench knows its pid (for CPU and memory) and
+// can always stop it. It gets its own process group: a Ctrl-C at the bench's
+// terminal must reach only the bench, which then shuts everything down in
+// order (the server has to be alive to end its sessions).
+func startServer(ctx context.Context, bin string) (*tkServer, error) {
+	dir, err := os.MkdirTemp("", "tkb")
+	if err != nil {
+		return nil, err
+	}
+	s := &tkServer{bin: bin, dir: statedir.Dir(dir), c: client.New(statedir.Dir(dir))}
+	logf, err := os.Create(filepath.Join(dir, "bench-serve.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer logf.Close()
+	s.cmd = exec.Command(s.termkeep(), "--state-dir", dir, "serve")
+	s.cmd.Stdout, s.cmd.Stderr = logf, logf
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start termkeep serve: %w", err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		hctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := s.c.Health(hctx)
+		cancel()
+		if err == nil {
+			return s, nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			s.close()
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			return nil, fmt.Errorf("termkeep serve did not answer (see its log in %s): %w", dir, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// create starts a session and returns it with its holder's pid, which only
+// meta.json records.
+func (s *tkServer) create(ctx context.Context, name string, argv []string) (api.Session, int, error) {
+	cwd, _ := os.Getwd()
+	sess, err := s.c.Create(ctx, api.CreateRequest{
+		Name: name, Command: argv, Cwd: cwd, Cols: termCols, Rows: termRows,
+		Env: os.Environ(), SetEnv: []string{"TERM=xterm-256color"},
+	})
+	if err != nil {
+		return sess, 0, fmt.Errorf("create session %s: %w", name, err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if pid := s.holderPid(sess.ID); pid > 0 {
+			return sess, pid, nil
+		}
+		if time.Now().After(deadline) {
+			return sess, 0, fmt.Errorf("session %s: no holder_pid in meta.json", sess.ID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (s *tkServer) holderPid(id string) int {
+	b, err := os.ReadFile(filepath.Join(s.dir.Session(id), "meta.json"))
+	if err != nil {
+		return 0
+	}
+	var meta struct {
+		HolderPid int `json:"holder_pid"`
+	}
+	if json.Unmarshal(b, &meta) != nil {
+		return 0
+	}
+	return meta.HolderPid
+}
+
+// close ends every session and the server, then removes the state
+// directory. It does not take a context: it runs after a cancel too. Holders
+// are detached from the server (they survive it by design), so any still
+// alive after the shutdown are ended here, each checked to still be a
+// termkeep process before it is signalled.
+func (s *tkServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	shutErr := s.c.Shutdown(ctx, true)
+
+	exited := make(chan struct{})
+	go func() { s.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-exited
+	}
+
+	ids, _ := os.ReadDir(s.dir.SessionsDir())
+	var holders []int
+	for _, id := range ids {
+		if pid := s.holderPid(id.Name()); pid > 0 && strings.Contains(procCmdline(pid), "termkeep") {
+			holders = append(holders, pid)
+		}
+	}
+	if len(holders) > 0 {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			if !anyAlive(holders) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		for _, pid := range holders {
+			if alive(pid) && strings.Contains(procCmdline(pid), "termkeep") {
+				fmt.Fprintf(os.Stderr, "bench: holder %d outlived the shutdown (%v); killing it\n", pid, shutErr)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+	os.RemoveAll(string(s.dir))
+}
+
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func anyAlive(pids []int) bool {
+	for _, p := range pids {
+		if alive(p) {
+			return true
+		}
+	}
+	return false
+}
