@@ -151,8 +151,9 @@ type Log struct {
 	buf       []byte    // reusable append buffer
 	lastTime  time.Time // of the last Time record written; zero after Open so a restart is stamped
 	lastSync  time.Time
-	dirty     bool  // written since the last fsync
-	werr      error // sticky: the first write failure, or ErrClosed
+	dirty     bool        // written since the last fsync
+	werr      error       // sticky: the first write failure, or ErrClosed
+	bg        *background // write mode: fsync and unlink off the append path
 
 	// mu guards the index that cursors and queries read. It is held only
 	// to copy or update these fields, never across I/O.
@@ -179,6 +180,9 @@ func Open(dir string, opts Options) (*Log, error) {
 			l.tail.Close()
 		}
 		return nil, err
+	}
+	if !l.ro && l.opts.Sync != SyncAlways {
+		l.bg = startBackground()
 	}
 	return l, nil
 }
@@ -339,7 +343,14 @@ func (l *Log) createTail(start uint64, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("outlog: create segment: %w", err)
 	}
-	if err := l.syncDir(); err != nil {
+	if l.bg != nil && l.opts.Sync == SyncInterval {
+		l.bg.do(func() error {
+			if err := l.syncDir(); err != nil {
+				return fmt.Errorf("outlog: sync log dir: %w", err)
+			}
+			return nil
+		})
+	} else if err := l.syncDir(); err != nil {
 		f.Close()
 		return fmt.Errorf("outlog: sync log dir: %w", err)
 	}
@@ -365,10 +376,15 @@ func (l *Log) writeHead(now time.Time) error {
 
 // roll finishes the tail and starts the next segment at the current end.
 func (l *Log) roll(now time.Time) error {
-	// The finished segment goes to disk before its successor exists, so a
-	// crash never leaves a hole behind a later segment.
-	if err := l.syncFile(l.tail); err != nil {
-		return fmt.Errorf("outlog: sync segment %s: %w", segName(l.tailStart), err)
+	// Under SyncAlways the finished segment is on disk before its successor
+	// exists, so a crash never leaves a hole behind a later segment. Under
+	// SyncInterval its fsync is queued ahead of any fsync of the successor;
+	// a crash in between can tear its end (up to the interval's worth of
+	// output, as anywhere else), which a reader reports as damaged bytes.
+	old, oldStart := l.tail, l.tailStart
+	l.tail = nil
+	if err := l.finish(old, oldStart); err != nil {
+		return err
 	}
 	if err := l.createTail(l.end, now); err != nil {
 		return err
@@ -389,7 +405,12 @@ func (l *Log) trim() {
 		l.segs = slices.Delete(l.segs, 0, 1)
 		l.mu.Unlock()
 		// A file that will not go is retried by the next Open's trim.
-		os.Remove(segPath(l.dir, old))
+		if l.bg != nil {
+			path := segPath(l.dir, old)
+			l.bg.do(func() error { os.Remove(path); return nil })
+		} else {
+			os.Remove(segPath(l.dir, old))
+		}
 	}
 }
 
@@ -413,6 +434,11 @@ func (l *Log) append(typ byte, p []byte) (uint64, error) {
 	defer l.tmu.Unlock()
 	if l.werr != nil {
 		return 0, l.werr
+	}
+	if l.bg != nil {
+		if err := l.bg.failed(); err != nil {
+			return 0, l.fail(err)
+		}
 	}
 	start := l.end
 	if len(p) == 0 {
@@ -485,14 +511,27 @@ func (l *Log) writeRecord(typ byte, p []byte, now time.Time, stamp bool) error {
 func (l *Log) syncDue(now time.Time) error {
 	switch l.opts.Sync {
 	case SyncAlways:
+		return l.syncLocked(now)
 	case SyncInterval:
-		if now.Sub(l.lastSync) < l.opts.SyncEvery {
+		if now.Sub(l.lastSync) < l.opts.SyncEvery || !l.dirty {
 			return nil
 		}
-	default:
-		return nil
+		if l.bg == nil {
+			return l.syncLocked(now)
+		}
+		// The tail's own fsync runs in the background; a later roll queues
+		// the file's close behind it.
+		f, start := l.tail, l.tailStart
+		l.bg.do(func() error {
+			if err := f.Sync(); err != nil {
+				return fmt.Errorf("outlog: sync segment %s: %w", segName(start), err)
+			}
+			return nil
+		})
+		l.dirty = false
+		l.lastSync = now
 	}
-	return l.syncLocked(now)
+	return nil
 }
 
 func (l *Log) syncLocked(now time.Time) error {
@@ -800,6 +839,11 @@ func (l *Log) Sync() error {
 	if l.werr != nil {
 		return l.werr
 	}
+	if l.bg != nil {
+		if err := l.bg.wait(); err != nil {
+			return l.fail(err)
+		}
+	}
 	if err := l.syncLocked(l.opts.Now()); err != nil {
 		return l.fail(err)
 	}
@@ -819,6 +863,12 @@ func (l *Log) Close() error {
 	l.closed = true
 	l.mu.Unlock()
 	var err error
+	if l.bg != nil {
+		if berr := l.bg.stop(); berr != nil && l.werr == nil {
+			err = berr
+		}
+		l.bg = nil
+	}
 	if !l.ro && l.werr == nil && l.dirty {
 		if serr := l.tail.Sync(); serr != nil {
 			err = fmt.Errorf("outlog: sync segment %s: %w", segName(l.tailStart), serr)

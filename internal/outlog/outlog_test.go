@@ -377,6 +377,7 @@ func TestRetention(t *testing.T) {
 			t.Fatalf("retained %d > Retention + one segment", end-first)
 		}
 		var onDisk uint64
+		l.Sync() // removals of dropped segments run in the background
 		starts := segStarts(t, dir)
 		if starts[0] != first {
 			t.Fatalf("oldest segment %d, First %d", starts[0], first)
