@@ -12,8 +12,17 @@ HOLDER_LDFLAGS := -s -w
 
 all: build
 
+# Go modules, and the npm packages of web/ (xterm.js, which the screen
+# model's tests run under node as their reference).
 deps:
 	$(GO) mod download
+	@if [ -f web/package-lock.json ]; then \
+		if command -v npm >/dev/null 2>&1; then \
+			npm ci --prefix web --no-audit --no-fund; \
+		else \
+			echo "npm is missing: install Node.js and npm (apt-get install nodejs npm), then run make again; without them the screen model's xterm.js tests fail" >&2; \
+		fi; \
+	fi
 
 build: deps
 	@mkdir -p $(BIN)
@@ -28,6 +37,7 @@ run: build
 # The whole suite: vet, then every test with the race detector, a real pty,
 # a real shell, a real SQLite file and real sockets.
 test: deps
+	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 

@@ -229,7 +229,7 @@ func runTermkeepWire(ctx context.Context, e *env) (sample, error) {
 	src := &wireSource{st: st}
 	s, err := timeRun(ctx, run{
 		src:       src,
-		sendGo:    func() error { return st.W.Input([]byte("\r")) },
+		sendGo:    func() error { return st.Input([]byte("\r")) },
 		abort:     func() { st.Close() },
 		childPid:  derefPid(sess.Pid),
 		ownerPid:  holderPid,

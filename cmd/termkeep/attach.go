@@ -17,12 +17,17 @@ import (
 )
 
 func newAttachCmd(g *globals) *cobra.Command {
-	var detachKey string
+	var (
+		detachKey  string
+		scrollback int
+		readOnly   bool
+	)
 	cmd := &cobra.Command{
 		Use:   "attach SESSION",
 		Short: "Attach this terminal to a session",
-		Long: `Attach this terminal to a session: its output from the oldest retained byte,
-then live; what you type goes to it, and it follows this terminal's size.
+		Long: `Attach this terminal to a session: its screen as it is now (with up to
+--scrollback lines of history above it), then live output; what you type goes
+to it, and it follows this terminal's size.
 Detach with Ctrl-\ (--detach-key; "none" to disable): the session keeps running.
 A dropped connection is reopened by itself and continues where it left off.
 When the session ends, attach says so and exits with the session's status.`,
@@ -36,11 +41,13 @@ When the session ends, attach says so and exits with the session's status.`,
 			if err != nil {
 				return err
 			}
-			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleViewer, off: 0}
+			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly}
 			return attach(cmd.Context(), f, key)
 		},
 	}
 	cmd.Flags().StringVar(&detachKey, "detach-key", `C-\`, "key that detaches (e.g. C-\\, C-a, none)")
+	cmd.Flags().IntVar(&scrollback, "scrollback", 1000, "lines of history to draw above the screen when attaching")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "watch only: never type into the session or resize it")
 	return cmd
 }
 
@@ -115,6 +122,13 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 						return
 					}
 					f.advance(off, len(data))
+				case wire.TypeSnapshot:
+					off, data, _ := wire.ParseOutput(fr.Payload)
+					if _, err := out.Write(data); err != nil {
+						done <- result{err: err}
+						return
+					}
+					f.off = int64(off) // output continues from the snapshot's offset
 				case wire.TypeGap:
 					_, to, _ := wire.ParseGap(fr.Payload)
 					f.off = int64(to)
@@ -137,11 +151,11 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 					input = nil // stdin ended: keep watching
 					continue
 				}
-				s.W.Input(data)
+				s.Input(data)
 			case sig := <-sigs:
 				if sig == syscall.SIGWINCH {
 					size()
-					s.W.Resize(f.cols, f.rows)
+					s.Resize(f.cols, f.rows)
 					continue
 				}
 				s.Close()

@@ -11,18 +11,43 @@ import (
 
 func newCaptureCmd(g *globals) *cobra.Command {
 	var (
-		raw  bool
-		from string
+		raw        bool
+		ansi       bool
+		scrollback int
+		from       string
 	)
 	cmd := &cobra.Command{
-		Use:   "capture SESSION --raw [--from OFFSET]",
-		Short: "Print a session's output",
-		Long: `Print a session's output. With --raw: the exact bytes the session printed, from
-OFFSET (default: the oldest byte still retained) to its current end.`,
+		Use:   "capture SESSION [--ansi] [--scrollback N] | --raw [--from OFFSET]",
+		Short: "Print a session's screen, or its raw output",
+		Long: `Print a session's screen as it is now, rendered by the server's terminal
+emulator (like tmux capture-pane -p): plain text, or with colors and
+attributes with --ansi; the visible screen only, unless --scrollback N adds up
+to N lines of history above it.
+
+With --raw: the exact bytes the session printed, from OFFSET (default: the
+oldest byte still retained) to its current end.`,
 		Args: exactArgs(1, "a SESSION (id or name)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if raw && (ansi || scrollback != 0) {
+				return usageErr("--raw prints bytes, not a screen: drop --ansi and --scrollback")
+			}
+			if !raw && from != "" {
+				return usageErr("--from needs --raw")
+			}
+			if scrollback < 0 {
+				return usageErr("--scrollback must be 0 or more lines")
+			}
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
 			if !raw {
-				return usageErr("capture prints raw output only for now: add --raw")
+				text, err := c.Screen(cmd.Context(), args[0], ansi, scrollback)
+				if err != nil {
+					return err
+				}
+				_, err = io.WriteString(os.Stdout, text)
+				return err
 			}
 			var fromOff *uint64
 			if from != "" {
@@ -31,10 +56,6 @@ OFFSET (default: the oldest byte still retained) to its current end.`,
 					return usageErr("--from %q is not a byte offset", from)
 				}
 				fromOff = &v
-			}
-			c, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
 			}
 			out, err := c.Output(cmd.Context(), args[0], fromOff)
 			if err != nil {
@@ -50,12 +71,15 @@ OFFSET (default: the oldest byte still retained) to its current end.`,
 				return fmt.Errorf("read output: %w", err)
 			}
 			if uint64(n) != want {
-				return fmt.Errorf("output cut short: got %d of %d bytes (retention may have dropped them meanwhile)", n, want)
+				return fmt.Errorf("output cut short: got %d of %d bytes (the log was trimmed or is damaged; see the server log)", n, want)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&raw, "raw", false, "the exact logged bytes")
-	cmd.Flags().StringVar(&from, "from", "", "first byte offset (default: the oldest retained)")
+	f := cmd.Flags()
+	f.BoolVar(&raw, "raw", false, "the exact logged bytes instead of the rendered screen")
+	f.BoolVar(&ansi, "ansi", false, "keep colors and attributes (SGR escape sequences)")
+	f.IntVar(&scrollback, "scrollback", 0, "add up to N lines of history above the screen")
+	f.StringVar(&from, "from", "", "with --raw: first byte offset (default: the oldest retained)")
 	return cmd
 }

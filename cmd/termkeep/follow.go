@@ -21,6 +21,8 @@ type follower struct {
 	// only new output is wanted.
 	off        int64
 	cols, rows uint16
+	scrollback int  // lines of history in a snapshot
+	readOnly   bool // watch only
 }
 
 // open returns a stream, retrying while the server is unreachable (starting
@@ -31,7 +33,7 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 	delay := 100 * time.Millisecond
 	told := false
 	for {
-		s, err := f.c.Attach(ctx, f.ref, wire.Hello{Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows})
+		s, err := f.c.Attach(ctx, f.ref, wire.Hello{Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly})
 		if err == nil {
 			return s, nil
 		}

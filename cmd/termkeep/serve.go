@@ -11,17 +11,23 @@ import (
 	"github.com/spf13/cobra"
 
 	"termkeep/internal/server"
+	"termkeep/internal/session"
 	"termkeep/internal/statedir"
 )
 
 // serveConfig is the server's configuration as the CLI fills it: defaults,
 // then TERMKEEP_* variables, then flags.
 type serveConfig struct {
+	viewerQueue  string
+	pingInterval time.Duration
+	pongTimeout  time.Duration
+	sizePolicy   string
 	logRetention string
 	logSync      string
 	killGrace    time.Duration
 	holder       string
 	logLevel     string
+	listen       string
 }
 
 func envOr(name, def string) string {
@@ -63,6 +69,14 @@ overrides its variable.`,
 					return err
 				}
 			}
+			queue, err := parseBytes(sc.viewerQueue)
+			if err != nil {
+				return usageErr("--viewer-queue: %v", err)
+			}
+			policy, err := session.ParseSizePolicy(sc.sizePolicy)
+			if err != nil {
+				return usageErr("--size-policy: %v", err)
+			}
 			level := slog.LevelInfo
 			if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
 				return usageErr("--log-level: %v", err)
@@ -71,6 +85,8 @@ overrides its variable.`,
 			srv, err := server.New(cmd.Context(), server.Config{
 				StateDir: dir, HolderArgv: argv, LogRetention: retention, LogSync: sc.logSync,
 				KillGrace: sc.killGrace, Version: version, Logger: logger,
+				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, SizePolicy: policy,
+				Listen: listenAddr(sc.listen),
 			})
 			if err != nil {
 				return err
@@ -81,6 +97,9 @@ overrides its variable.`,
   list sessions:      termkeep ls
 Sessions keep running when this server stops (Ctrl-C).
 `, version, dir)
+			if u := srv.BrowserURL(); u != "" {
+				fmt.Fprintf(os.Stdout, "open %s in a browser\n", u)
+			}
 			return srv.Serve(cmd.Context())
 		},
 	}
@@ -90,6 +109,13 @@ Sessions keep running when this server stops (Ctrl-C).
 	grace, _ := time.ParseDuration(envOr("TERMKEEP_KILL_GRACE", "3s"))
 	f.DurationVar(&sc.killGrace, "kill-grace", grace, "time between SIGHUP and SIGKILL when a session is killed (env TERMKEEP_KILL_GRACE)")
 	f.StringVar(&sc.holder, "holder", os.Getenv("TERMKEEP_HOLDER"), "holder binary (env TERMKEEP_HOLDER; default: termkeep-holder beside termkeep)")
+	f.StringVar(&sc.viewerQueue, "viewer-queue", envOr("TERMKEEP_VIEWER_QUEUE", "1MiB"), "how far a viewer may fall behind before it skips to the present with a snapshot (env TERMKEEP_VIEWER_QUEUE)")
+	ping, _ := time.ParseDuration(envOr("TERMKEEP_PING_INTERVAL", "30s"))
+	f.DurationVar(&sc.pingInterval, "ping-interval", ping, "how often viewers are pinged (env TERMKEEP_PING_INTERVAL)")
+	pong, _ := time.ParseDuration(envOr("TERMKEEP_PONG_TIMEOUT", "10s"))
+	f.DurationVar(&sc.pongTimeout, "pong-timeout", pong, "a viewer silent this long after a ping is dropped (env TERMKEEP_PONG_TIMEOUT)")
+	f.StringVar(&sc.sizePolicy, "size-policy", envOr("TERMKEEP_SIZE_POLICY", "latest"), "whose size a session takes when viewers differ: latest (the last to type or resize) or smallest (env TERMKEEP_SIZE_POLICY)")
+	f.StringVar(&sc.listen, "listen", envOr("TERMKEEP_LISTEN", "127.0.0.1:7420"), "TCP address for browsers (port 0: any free port; off: none); termkeep url prints the address to open (env TERMKEEP_LISTEN)")
 	f.StringVar(&sc.logLevel, "log-level", envOr("TERMKEEP_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env TERMKEEP_LOG_LEVEL)")
 	return cmd
 }
@@ -112,4 +138,13 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size (e.g. 64MiB)", s)
 	}
 	return n * mult, nil
+}
+
+// listenAddr maps the --listen values that turn the TCP listener off to "".
+func listenAddr(v string) string {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "off", "none", "no", "false":
+		return ""
+	}
+	return strings.TrimSpace(v)
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"termkeep/internal/api"
@@ -171,6 +172,35 @@ func (c *Client) Shutdown(ctx context.Context, sessions bool) error {
 	return c.doJSON(ctx, "POST", "/v1/shutdown", api.ShutdownRequest{Sessions: sessions}, nil)
 }
 
+// Screen returns the session's rendered screen: plain text, or with SGR
+// colors (ansi), with up to scrollback lines of history above it.
+func (c *Client) Screen(ctx context.Context, ref string, ansi bool, scrollback int) (string, error) {
+	q := url.Values{}
+	if ansi {
+		q.Set("ansi", "1")
+	}
+	if scrollback > 0 {
+		q.Set("scrollback", strconv.Itoa(scrollback))
+	}
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://termkeep/v1/sessions/"+url.PathEscape(ref)+"/screen?"+q.Encode(), nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if isDialError(err) {
+			return "", ErrNoServer
+		}
+		return "", fmt.Errorf("client: screen: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", decodeError(resp)
+	}
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
 // Output is a stream of logged bytes.
 type Output struct {
 	io.ReadCloser
@@ -204,13 +234,33 @@ func (c *Client) Output(ctx context.Context, ref string, from *uint64) (*Output,
 	return &Output{ReadCloser: resp.Body, First: first, End: end}, nil
 }
 
-// Stream is an attached wire-protocol connection to a session.
+// Stream is an attached wire-protocol connection to a session. Next is for
+// one reading goroutine; the sending methods may be called from another.
 type Stream struct {
 	Welcome wire.Welcome
 	conn    net.Conn
 	r       *bufio.Reader
 	buf     []byte
-	W       *wire.Writer // frames toward the session; not safe for concurrent use
+	mu      sync.Mutex   // guards w
+	w       *wire.Writer // frames toward the session
+}
+
+// Send writes frames toward the session with fn, safely against the
+// stream's own answers to the server's pings.
+func (s *Stream) Send(fn func(w *wire.Writer) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fn(s.w)
+}
+
+// Input types data into the session.
+func (s *Stream) Input(data []byte) error {
+	return s.Send(func(w *wire.Writer) error { return w.Input(data) })
+}
+
+// Resize sets the viewer's size.
+func (s *Stream) Resize(cols, rows uint16) error {
+	return s.Send(func(w *wire.Writer) error { return w.Resize(cols, rows) })
 }
 
 // Attach opens a stream to a session, sends hello and waits for the Welcome.
@@ -241,14 +291,14 @@ func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Str
 		resp.Body.Close()
 		return fail(err)
 	}
-	s := &Stream{conn: conn, r: br, W: wire.NewWriter(conn)}
+	s := &Stream{conn: conn, r: br, w: wire.NewWriter(conn)}
 	if hello.Version == 0 {
 		hello.Version = wire.Version
 	}
 	if hello.Role == "" {
 		hello.Role = wire.RoleViewer
 	}
-	if err := s.W.JSON(wire.TypeHello, hello); err != nil {
+	if err := s.w.JSON(wire.TypeHello, hello); err != nil {
 		return fail(fmt.Errorf("client: attach: %w", err))
 	}
 	f, err := s.Next()
@@ -272,12 +322,25 @@ func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Str
 }
 
 // Next reads the next frame. Its payload is valid until the next call.
+// The server's pings are answered here and never returned.
 func (s *Stream) Next() (wire.Frame, error) {
-	f, err := wire.ReadFrame(s.r, &s.buf)
-	if err != nil {
-		return f, err
+	for {
+		f, err := wire.ReadFrame(s.r, &s.buf)
+		if err != nil {
+			return f, err
+		}
+		if err := wire.Validate(f); err != nil {
+			return f, err
+		}
+		if f.Type == wire.TypeServerPing {
+			x, _ := wire.ParseUint64(f.Type, f.Payload)
+			if err := s.Send(func(w *wire.Writer) error { return w.Uint64(wire.TypeAnswer, x) }); err != nil {
+				return f, err
+			}
+			continue
+		}
+		return f, nil
 	}
-	return f, wire.Validate(f)
 }
 
 // Close closes the stream.

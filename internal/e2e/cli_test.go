@@ -43,7 +43,8 @@ func TestCLIErrorsAndExitCodes(t *testing.T) {
 		{[]string{"wait", "x"}, 2, "exactly one of"},
 		{[]string{"attach"}, 2, "needs"},
 		{[]string{"send", "x", "--key", "C-Nope"}, 2, "unknown key"},
-		{[]string{"capture", "x"}, 2, "--raw"},
+		{[]string{"capture", "--raw", "--ansi", "x"}, 2, "--raw prints bytes"},
+		{[]string{"capture", "--from", "3", "x"}, 2, "--from needs --raw"},
 	}
 	for _, c := range cases {
 		_, errs, code := e.tk(c.args...)

@@ -100,6 +100,10 @@ func childMain(mode string) int {
 			fmt.Fprintln(os.Stderr, "raw:", err)
 			return 3
 		}
+		if os.Getenv("TK_GO") != "" {
+			var b [1]byte
+			os.Stdin.Read(b[:]) // wait for the test's go
+		}
 		data := pattern(seed, n)
 		for len(data) > 0 {
 			k := min(chunk, len(data))
@@ -130,6 +134,8 @@ type env struct {
 	t   *testing.T
 	dir string
 	srv *server // the server this test started, if it runs
+	// serverArgs are extra flags for `termkeep serve`.
+	serverArgs []string
 	c   *client.Client
 }
 
@@ -186,6 +192,10 @@ func (e *env) cleanup() {
 			e.t.Logf("server.log:\n%s", tail(b, 4000))
 		}
 	}
+	if os.Getenv("TK_KEEP_STATE") != "" {
+		e.t.Logf("state directory kept: %s", e.dir)
+		return
+	}
 	os.RemoveAll(e.dir)
 }
 
@@ -208,7 +218,7 @@ func (e *env) startServer() {
 	// for a moment: a new one then exits at once, and is started again.
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		cmd := exec.Command(tkBin, "serve", "--state-dir", e.dir, "--kill-grace", "1s")
+		cmd := exec.Command(tkBin, append([]string{"serve", "--state-dir", e.dir, "--kill-grace", "1s", "--listen", "127.0.0.1:0"}, e.serverArgs...)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {

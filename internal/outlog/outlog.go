@@ -900,3 +900,52 @@ func (l *Log) SkipCorrupt(off uint64) uint64 {
 	}
 	return max(l.end, off)
 }
+
+// SizeChange is a terminal size in force from Offset on.
+type SizeChange struct {
+	Offset     uint64
+	Cols, Rows uint16
+}
+
+// Sizes returns the Size records at offsets in [lo, hi), in order: what a
+// reader replaying those bytes must apply, each before the byte at its
+// offset. Records that repeat the size in force (every segment opens with
+// one) are included; applying them is harmless. Offsets below First are
+// skipped.
+func (l *Log) Sizes(lo, hi uint64) ([]SizeChange, error) {
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	lo = max(lo, l.firstLocked())
+	hi = min(hi, l.end)
+	var segs []uint64
+	if lo < hi {
+		i, j := segIndex(l.segs, lo), segIndex(l.segs, hi-1)
+		if i >= 0 {
+			segs = slices.Clone(l.segs[i : j+1])
+		}
+	}
+	l.mu.RUnlock()
+	var out []SizeChange
+	for _, seg := range segs {
+		err := l.scanSegment(seg, func(rec *record, at uint64) bool {
+			if at >= hi {
+				return false
+			}
+			if rec.typ == recSize && at >= lo {
+				c, r := rec.size()
+				out = append(out, SizeChange{Offset: at, Cols: c, Rows: r})
+			}
+			return true
+		})
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // dropped by retention meanwhile
+		}
+		if err != nil {
+			return out, fmt.Errorf("outlog: scan segment %s: %w", segName(seg), err)
+		}
+	}
+	return out, nil
+}

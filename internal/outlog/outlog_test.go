@@ -514,6 +514,7 @@ func TestReadOnlyCompaction(t *testing.T) {
 	for range 100 {
 		w.Append(make([]byte, 1000))
 	}
+	w.Sync() // dropped segments are removed in the background
 	// The open segment file still reads; the reader learns of the deletion
 	// at the end of what it holds open.
 	for err = nil; err == nil; {
@@ -775,6 +776,48 @@ func TestImports(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		if why, ok := forbidden[dep]; ok {
 			t.Errorf("outlog depends on %s: %s", dep, why)
+		}
+	}
+}
+
+func TestSizes(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{SegmentSize: 64 << 10, Retention: 1 << 30, Cols: 80, Rows: 24})
+	defer l.Close()
+	want := []SizeChange{{0, 80, 24}}
+	data := make([]byte, 10000)
+	for i := range 40 {
+		l.Append(data)
+		if i%7 == 3 {
+			c, r := uint16(81+i), uint16(25+i)
+			l.SetSize(c, r)
+			want = append(want, SizeChange{l.End(), c, r})
+		}
+	}
+	got, err := l.Sizes(0, l.End())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Drop the repeats every segment opens with.
+	var changes []SizeChange
+	for _, s := range got {
+		if len(changes) == 0 || changes[len(changes)-1].Cols != s.Cols || changes[len(changes)-1].Rows != s.Rows {
+			changes = append(changes, s)
+		}
+	}
+	if len(changes) != len(want) {
+		t.Fatalf("sizes %v, want %v", changes, want)
+	}
+	for i := range want {
+		if changes[i] != want[i] {
+			t.Fatalf("size %d = %v, want %v", i, changes[i], want[i])
+		}
+	}
+	// A window in the middle sees only its own changes.
+	mid, _ := l.Sizes(want[2].Offset, want[3].Offset)
+	for _, s := range mid {
+		if s.Offset < want[2].Offset || s.Offset >= want[3].Offset {
+			t.Fatalf("size %v outside the window", s)
 		}
 	}
 }

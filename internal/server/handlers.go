@@ -37,7 +37,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/sessions/{ref}/input", s.withSession(s.handleInput))
 	mux.HandleFunc("GET /v1/sessions/{ref}/output", s.withSession(s.handleOutput))
 	mux.HandleFunc("GET /v1/sessions/{ref}/attach", s.withSession(s.handleAttach))
+	mux.HandleFunc("GET /v1/sessions/{ref}/screen", s.withSession(s.handleScreen))
 	mux.HandleFunc("POST /v1/shutdown", s.handleShutdown)
+	mux.HandleFunc("GET /v1/events", s.handleEvents)
 	return mux
 }
 
@@ -238,6 +240,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 		sess = got
 	}
 	s.log.Info("session created", "session", id, "name", req.Name, "command", command, "pid", proc.Pid)
+	s.events.emit(store.EventSessionCreated, id, map[string]any{"name": req.Name, "command": command, "cwd": req.Cwd, "pid": proc.Pid})
 	return sess, http.StatusCreated, nil
 }
 
@@ -271,29 +274,36 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.S
 }
 
 func (s *Server) handleRemove(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	if status, err := s.remove(r.Context(), sess, h, r.URL.Query().Get("force") != ""); err != nil {
+		writeError(w, status, "%v", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// remove deletes an ended session and its data; with force it ends a
+// running one first. On failure it returns the HTTP status to answer.
+func (s *Server) remove(ctx context.Context, sess store.Session, h *session.Host, force bool) (int, error) {
 	if h.Exit() == nil {
-		if r.URL.Query().Get("force") == "" {
-			writeError(w, http.StatusConflict, "session %s is running; kill it first or remove it with --force", ref(sess))
-			return
+		if !force {
+			return http.StatusConflict, fmt.Errorf("session %s is running; kill it first or remove it with --force", ref(sess))
 		}
 		if err := s.kill(h); err != nil {
-			writeError(w, http.StatusGatewayTimeout, "%v", err)
-			return
+			return http.StatusGatewayTimeout, err
 		}
 	}
 	s.mu.Lock()
 	delete(s.hosts, sess.ID)
 	s.mu.Unlock()
 	h.Close()
-	if err := s.store.Delete(r.Context(), sess.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
+	if err := s.store.Delete(ctx, sess.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return http.StatusInternalServerError, err
 	}
+	s.events.emit(store.EventSessionRemoved, sess.ID, map[string]any{"name": sess.Name})
 	if err := os.RemoveAll(s.cfg.StateDir.Session(sess.ID)); err != nil {
-		writeError(w, http.StatusInternalServerError, "remove session data: %v", err)
-		return
+		return http.StatusInternalServerError, fmt.Errorf("remove session data: %v", err)
 	}
-	w.WriteHeader(http.StatusNoContent)
+	return 0, nil
 }
 
 func ref(sess store.Session) string {
@@ -436,7 +446,9 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
-	h.ServeViewer(rw, hello, session.ViewerOptions{Name: sess.Name})
+	detached := s.viewerEvents(sess.ID, hello, "cli", hello.ReadOnly, "")
+	defer detached()
+	h.ServeViewer(rw, hello, s.viewerOptions(sess, "cli", hello.ReadOnly))
 }
 
 // hijacked reads through the HTTP server's buffer (which may already hold
@@ -464,4 +476,26 @@ func (s *Server) handleShutdown(w http.ResponseWriter, r *http.Request) {
 		f.Flush()
 	}
 	go s.Shutdown(false)
+}
+
+// handleScreen renders the session's screen from the screen model: plain
+// text, or with SGR colors (?ansi=1), with up to ?scrollback=N lines above it.
+func (s *Server) handleScreen(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	q := r.URL.Query()
+	sb := 0
+	if v := q.Get("scrollback"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "--scrollback %q is not a number of lines", v)
+			return
+		}
+		sb = n
+	}
+	text, err := h.Screen(q.Get("ansi") != "", sb)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "render the screen of %s: %v", ref(sess), err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, text)
 }

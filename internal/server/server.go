@@ -48,10 +48,25 @@ type Config struct {
 	LogSync string
 	// KillGrace is the time between SIGHUP and SIGKILL when a session is killed.
 	KillGrace time.Duration
+	// ViewerQueue is how far (bytes) a live viewer may fall behind before it
+	// is resynced with a snapshot (0: 1 MiB).
+	ViewerQueue int
+	// PingInterval and PongTimeout govern viewer liveness (0: 30s and 10s).
+	PingInterval, PongTimeout time.Duration
+	// SizePolicy is how a session's size follows its viewers: latest or smallest.
+	SizePolicy session.SizePolicy
 	// Version is the termkeep version reported by /v1/health.
 	Version string
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// Listen is the TCP address browsers reach the server on, e.g.
+	// "127.0.0.1:7420" (port 0: any free port); "" means no TCP listener.
+	// An address that cannot be listened on is logged, not fatal.
+	Listen string
+	// WebUI serves the browser UI's pages on the TCP listener, behind the
+	// token; nil serves a short placeholder.
+	WebUI http.Handler
+
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // Server is a running termkeep server.
@@ -62,6 +77,9 @@ type Server struct {
 	lock  *os.File
 	ln    net.Listener
 	http  *http.Server
+	gw    *gateway // nil when there is no TCP listener
+
+	events *eventHub
 
 	mu    sync.Mutex // guards hosts
 	hosts map[string]*session.Host
@@ -113,6 +131,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
 	}
+	s.events = newEventHub(ctx, st, s.log)
 	if err := s.recover(ctx); err != nil {
 		st.Close()
 		lock.Close()
@@ -131,6 +150,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.ln = &peerCheckListener{Listener: ln, log: s.log}
 	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.gw = startGateway(s)
 	return s, nil
 }
 
@@ -194,10 +214,23 @@ func exitFromStore(sess store.Session) wire.Exit {
 }
 
 func (s *Server) newHost(id string) *session.Host {
-	return session.New(session.Config{
+	h := session.New(session.Config{
 		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log,
 		OnEnd: func(e wire.Exit) { s.recordEnd(id, e) },
 	})
+	if s.cfg.SizePolicy != "" {
+		h.SetSizePolicy(s.cfg.SizePolicy)
+	}
+	return h
+}
+
+// viewerOptions is how the server serves a viewer of sess, whatever its
+// transport.
+func (s *Server) viewerOptions(sess store.Session, kind string, readOnly bool) session.ViewerOptions {
+	return session.ViewerOptions{
+		ReadOnly: readOnly, Name: sess.Name, Kind: kind, Queue: s.cfg.ViewerQueue,
+		PingInterval: s.cfg.PingInterval, PongTimeout: s.cfg.PongTimeout,
+	}
 }
 
 // recordEnd writes a session's end to the registry. It is the only place a
@@ -222,6 +255,7 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 			code = fmt.Sprint(*e.ExitCode)
 		}
 		s.log.Info("session ended", "session", id, "state", st, "exit_code", code, "reason", e.Reason)
+		s.endEvent(id, st, e)
 	}
 }
 
@@ -229,6 +263,9 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
+	if s.gw != nil {
+		go s.gw.serve()
+	}
 	select {
 	case <-ctx.Done():
 	case <-s.done:
@@ -257,6 +294,10 @@ func (s *Server) Shutdown(endSessions bool) {
 func (s *Server) close() {
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	s.events.close()
+	if s.gw != nil {
+		s.gw.close(sctx)
+	}
 	s.http.Shutdown(sctx)
 	s.http.Close()
 	s.closeHosts()
@@ -311,6 +352,12 @@ func (s *Server) kill(h *session.Host) error {
 	}
 	select {
 	case <-h.Ended():
+		// The host records the end right after Ended closes, in its own
+		// goroutine; record it here as well (the first ending wins) so a
+		// caller that reads the registry next sees the session ended.
+		if e := h.Exit(); e != nil {
+			s.recordEnd(h.ID, *e)
+		}
 		return nil
 	case <-time.After(s.cfg.KillGrace + 10*time.Second):
 		return fmt.Errorf("session %s did not end within %s of SIGKILL", h.ID, 10*time.Second)

@@ -18,7 +18,9 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -56,6 +58,21 @@ type Host struct {
 	up      *holderConn   // nil while disconnected
 	ended   chan struct{} // closed when exit is set
 	closing bool          // a Close was sent: the end is on purpose
+
+	viewers    map[*viewer]struct{}
+	viewerSeq  int
+	viewersVer uint64  // bumped when viewers come and go or the size changes
+	sizeOwner  *viewer // the viewer whose size the session follows (latest policy)
+	policy     SizePolicy
+	resyncs    atomic.Uint64 // viewers skipped to the present with a snapshot
+
+	arb   arbiter      // terminal questions awaiting their one answer
+	qscan queryScanner // finds questions in the output; readHolder's goroutine only
+
+	modelOnce sync.Once
+	model     *model        // the screen model, once started
+	closed    chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 type chunk struct {
@@ -86,7 +103,7 @@ func New(cfg Config) *Host {
 	}
 	return &Host{
 		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd,
-		changed: make(chan struct{}), ended: make(chan struct{}),
+		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
 	}
 }
 
@@ -123,17 +140,28 @@ func (h *Host) outlog() (*outlog.Log, error) {
 	return h.olog, h.ologErr
 }
 
-// Close releases the host's files. It does not end the session.
+// Close releases the host's files, writing a last screen checkpoint so the
+// next server starts from it. It does not end the session.
 func (h *Host) Close() {
-	h.mu.Lock()
-	up := h.up
-	h.mu.Unlock()
-	if up != nil {
-		up.c.Close()
-	}
-	if l, err := h.outlog(); err == nil && l != nil {
-		l.Close()
-	}
+	h.closeOnce.Do(func() {
+		h.mu.Lock()
+		up := h.up
+		h.mu.Unlock()
+		if up != nil {
+			up.c.Close()
+		}
+		close(h.closed)
+		h.mu.Lock()
+		m := h.model
+		h.mu.Unlock()
+		if m != nil {
+			m.checkpoint(true)
+			m.stop()
+		}
+		if l, err := h.outlog(); err == nil && l != nil {
+			l.Close()
+		}
+	})
 }
 
 // Connect dials the holder and resumes its stream from offset from (-1: the
@@ -142,6 +170,9 @@ func (h *Host) Close() {
 // connection is retried until the holder is found gone, at which point the
 // session ends as exited (status on disk) or interrupted.
 func (h *Host) Connect(from int64) error {
+	// The model starts before the holder is dialed, so every live size
+	// change reaches it.
+	h.startModel()
 	if from < 0 {
 		l, err := h.outlog()
 		if err != nil {
@@ -236,11 +267,17 @@ func (h *Host) readHolder(up *holderConn) {
 		case wire.TypeOutput:
 			off, data, _ := wire.ParseOutput(f.Payload)
 			h.appendOutput(off, data)
+			h.qscan.scan(data, off, h.asked)
 		case wire.TypeResized:
-			_, cols, rows, _ := wire.ParseResized(f.Payload)
+			off, cols, rows, _ := wire.ParseResized(f.Payload)
 			h.mu.Lock()
 			h.cols, h.rows = cols, rows
+			h.viewersChangedLocked()
+			m := h.model
 			h.mu.Unlock()
+			if m != nil {
+				m.addSize(outlog.SizeChange{Offset: off, Cols: cols, Rows: rows})
+			}
 		case wire.TypeGap:
 			_, to, _ := wire.ParseGap(f.Payload)
 			h.mu.Lock()
@@ -409,7 +446,13 @@ func (h *Host) Resolve() wire.Exit {
 
 // MarkEnded records an end the server decided on (e.g. a session whose
 // holder was found gone at start).
-func (h *Host) MarkEnded(e wire.Exit) { h.finish(e) }
+func (h *Host) MarkEnded(e wire.Exit) {
+	// The registry does not keep the end offset: the log does.
+	if l, err := h.outlog(); err == nil && l.Refresh() == nil {
+		e.End = max(e.End, l.End())
+	}
+	h.finish(e)
+}
 
 func (h *Host) finish(e wire.Exit) {
 	h.mu.Lock()
@@ -505,4 +548,147 @@ func (h *Host) window(off uint64, max int) (parts [][]byte, end uint64, exit *wi
 		n += len(d)
 	}
 	return parts, end, exit, changed
+}
+
+// waitSize waits until the model runs at cols x rows, or timeout.
+func (h *Host) waitSize(cols, rows uint16, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		h.mu.Lock()
+		ok := h.cols == cols && h.rows == rows
+		h.mu.Unlock()
+		if ok {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// SizePolicy decides the session's size when its viewers' sizes differ.
+type SizePolicy string
+
+const (
+	// SizeLatest follows the viewer that last typed or resized, like tmux's
+	// window-size latest.
+	SizeLatest SizePolicy = "latest"
+	// SizeSmallest fits every writable viewer: the smallest columns and rows.
+	SizeSmallest SizePolicy = "smallest"
+)
+
+// ParseSizePolicy reads a policy name.
+func ParseSizePolicy(s string) (SizePolicy, error) {
+	switch SizePolicy(s) {
+	case SizeLatest, SizeSmallest:
+		return SizePolicy(s), nil
+	case "":
+		return SizeLatest, nil
+	}
+	return "", fmt.Errorf("size policy %q is not latest or smallest", s)
+}
+
+// SetSizePolicy sets how the session's size follows its viewers.
+func (h *Host) SetSizePolicy(p SizePolicy) {
+	h.mu.Lock()
+	h.policy = p
+	h.mu.Unlock()
+	h.viewerActive(nil)
+}
+
+// Resyncs counts viewers that fell behind and were skipped to the present.
+func (h *Host) Resyncs() uint64 { return h.resyncs.Load() }
+
+// Viewers returns who is attached.
+func (h *Host) Viewers() wire.Viewers {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.viewersLocked()
+}
+
+func (h *Host) viewersChangedLocked() {
+	h.viewersVer++
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+func (h *Host) addViewer(v *viewer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.viewers == nil {
+		h.viewers = make(map[*viewer]struct{})
+	}
+	h.viewerSeq++
+	v.id = h.viewerSeq
+	h.viewers[v] = struct{}{}
+	h.viewersChangedLocked()
+}
+
+func (h *Host) removeViewer(v *viewer) {
+	h.mu.Lock()
+	delete(h.viewers, v)
+	if h.sizeOwner == v {
+		// The size passes to the most recently active writable viewer left.
+		h.sizeOwner = nil
+		for o := range h.viewers {
+			if !o.readOnly && o.cols > 0 && (h.sizeOwner == nil || o.active.After(h.sizeOwner.active)) {
+				h.sizeOwner = o
+			}
+		}
+	}
+	h.viewersChangedLocked()
+	h.mu.Unlock()
+	h.viewerActive(nil)
+}
+
+// viewerActive records that v (nil: nobody in particular) typed, resized or
+// arrived, and applies the size policy.
+func (h *Host) viewerActive(v *viewer) error {
+	h.mu.Lock()
+	if v != nil {
+		v.active = time.Now()
+	}
+	var cols, rows uint16
+	switch h.policy {
+	case SizeSmallest:
+		for o := range h.viewers {
+			if o.readOnly || o.cols == 0 {
+				continue
+			}
+			if cols == 0 || o.cols < cols {
+				cols = o.cols
+			}
+			if rows == 0 || o.rows < rows {
+				rows = o.rows
+			}
+		}
+		h.sizeOwner = nil
+	default:
+		if v != nil && !v.readOnly && v.cols > 0 {
+			if h.sizeOwner != v {
+				h.sizeOwner = v
+				h.viewersChangedLocked()
+			}
+		}
+		if o := h.sizeOwner; o != nil {
+			cols, rows = o.cols, o.rows
+		}
+	}
+	same := cols == h.cols && rows == h.rows
+	exited := h.exit != nil
+	h.mu.Unlock()
+	if cols == 0 || rows == 0 || same || exited {
+		return nil
+	}
+	return h.Resize(cols, rows)
+}
+
+func (h *Host) viewersLocked() wire.Viewers {
+	out := wire.Viewers{Viewers: []wire.ViewerInfo{}, Cols: h.cols, Rows: h.rows}
+	for v := range h.viewers {
+		out.Viewers = append(out.Viewers, wire.ViewerInfo{ID: v.id, Kind: v.opts.Kind, ReadOnly: v.readOnly, Cols: v.cols, Rows: v.rows})
+	}
+	slices.SortFunc(out.Viewers, func(a, b wire.ViewerInfo) int { return a.ID - b.ID })
+	if h.sizeOwner != nil {
+		out.SizeOwner = h.sizeOwner.id
+	}
+	return out
 }

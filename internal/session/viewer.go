@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"termkeep/internal/outlog"
@@ -14,24 +15,58 @@ import (
 // viewerChunk bounds one Output frame sent to a viewer.
 const viewerChunk = 256 << 10
 
-// ViewerOptions says what a viewer may do and how its Welcome reads.
+// Defaults for ViewerOptions.
+const (
+	DefaultViewerQueue  = 1 << 20
+	DefaultPingInterval = 30 * time.Second
+	DefaultPongTimeout  = 10 * time.Second
+)
+
+// ViewerOptions says what a viewer may do and how it is served.
 type ViewerOptions struct {
 	// ReadOnly viewers may watch but never write input, resize or signal.
 	ReadOnly bool
 	// Name is the session's name, echoed in the Welcome.
 	Name string
+	// Kind names the viewer's client in Viewers frames: "cli", "web".
+	Kind string
+	// Queue is how far (in bytes) a live viewer may fall behind the output
+	// before it is resynced: it skips to the present with a snapshot rather
+	// than replaying a backlog it cannot draw in time. 0: DefaultViewerQueue.
+	Queue int
+	// PingInterval and PongTimeout: the server pings the viewer every
+	// interval; a viewer silent for interval+timeout is dropped.
+	PingInterval, PongTimeout time.Duration
 }
 
 // ServeViewer streams the session to one viewer over rw, a connection that
-// speaks wire frames: it answers hello with a Welcome, sends the output from
-// hello.From on (a Gap first when retention dropped part of it), then live
-// output, then an Exit frame when the session ends. Frames from the viewer
-// (input, resize, signal, ping) are applied as they arrive. It returns when
-// the viewer goes away or the session has ended and the viewer has been
-// told; it closes rw.
+// speaks wire frames: it answers hello with a Welcome, then sends either the
+// output from hello.From on, or a snapshot of the screen and the output from
+// its offset (a fresh viewer, or one whose bytes the log no longer holds),
+// then live output, then an Exit frame when the session ends. Frames from
+// the viewer (input, resize, signal, ping) are applied as they arrive. It
+// returns when the viewer goes away or the session has ended and the viewer
+// has been told; it closes rw.
 func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerOptions) error {
 	defer rw.Close()
-	v := &viewer{h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{})}
+	if opts.Queue <= 0 {
+		opts.Queue = DefaultViewerQueue
+	}
+	if opts.PingInterval <= 0 {
+		opts.PingInterval = DefaultPingInterval
+	}
+	if opts.PongTimeout <= 0 {
+		opts.PongTimeout = DefaultPongTimeout
+	}
+	if opts.Kind == "" {
+		opts.Kind = "cli"
+	}
+	readOnly := opts.ReadOnly || hello.Role == wire.RoleWaiter
+	v := &viewer{
+		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), opts: opts,
+		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter,
+	}
+	v.lastHeard.Store(time.Now().UnixNano())
 
 	l, err := h.outlog()
 	if err != nil {
@@ -47,42 +82,94 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	}
 	first := l.First()
 	from := end
-	if hello.From >= 0 {
-		from = uint64(hello.From)
+	resume := wire.ResumeLive
+	switch {
+	case hello.From == wire.FromSnapshot:
+		resume = wire.ResumeSnapshot
+	case hello.From >= 0:
+		from, resume = uint64(hello.From), wire.ResumeBytes
+		// A viewer whose bytes are gone gets the screen as it is instead;
+		// a waiter reads raw output and is told of the gap.
+		if from < first && !v.waiter {
+			resume = wire.ResumeSnapshot
+		}
 	}
 	if from > end {
 		msg := fmt.Sprintf("offset %d is beyond the session's end (%d)", from, end)
 		v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
 		return errors.New("session: " + msg)
 	}
-	if !opts.ReadOnly && exit == nil && hello.Cols > 0 && hello.Rows > 0 {
-		if h.Resize(hello.Cols, hello.Rows) == nil {
-			cols, rows = hello.Cols, hello.Rows
+
+	if !v.waiter {
+		v.cols, v.rows = hello.Cols, hello.Rows
+		h.addViewer(v)
+		defer h.removeViewer(v)
+		if !readOnly && exit == nil && v.cols > 0 && v.rows > 0 {
+			h.viewerActive(v)
+			if resume == wire.ResumeSnapshot {
+				// Let the size reach the model, so the snapshot is drawn at
+				// the size the viewer will see.
+				h.waitSize(v.cols, v.rows, 500*time.Millisecond)
+			}
+			h.mu.Lock()
+			cols, rows = h.cols, h.rows
+			h.mu.Unlock()
 		}
+	}
+
+	var snap []byte
+	if resume == wire.ResumeSnapshot {
+		// The snapshot covers at least everything logged before this
+		// viewer arrived; live output continues from exactly its offset.
+		data, at, c, r, err := h.Snapshot(end, max(hello.Scrollback, 0))
+		if err != nil {
+			msg := "screen snapshot: " + err.Error()
+			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
+			return err
+		}
+		snap, from, cols, rows = data, at, c, r
 	}
 	welcome := wire.Welcome{
 		Version: min(max(hello.Version, wire.MinVersion), wire.Version), Session: h.ID, Name: opts.Name,
 		Pid: pid, First: first, End: end, Start: max(from, first), Cols: cols, Rows: rows,
-		Exited: exit != nil,
+		Exited: exit != nil, Resume: resume,
+	}
+	if resume == wire.ResumeSnapshot {
+		welcome.Start = from
 	}
 	if err := v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeWelcome, welcome) }); err != nil {
 		return err
 	}
-	if hello.Role != wire.RoleWaiter {
-		go v.readLoop(opts.ReadOnly)
-	} else {
-		go v.drain()
+	if snap != nil {
+		if err := v.send(func(w *wire.Writer) error { return w.Snapshot(from, snap) }); err != nil {
+			return err
+		}
 	}
-	return v.writeLoop(from, l)
+	go v.readLoop()
+	go v.pinger()
+	// A viewer that asked for the present is live from the start; one that
+	// replays a backlog becomes live once it has caught up.
+	return v.writeLoop(from, l, resume != wire.ResumeBytes)
 }
 
 type viewer struct {
-	h    *Host
-	rw   io.ReadWriteCloser
-	wmu  sync.Mutex // serialises frames from the write loop and the read loop
-	w    *wire.Writer
-	gone chan struct{} // closed when the viewer's side has ended
-	once sync.Once
+	h        *Host
+	rw       io.ReadWriteCloser
+	opts     ViewerOptions
+	readOnly bool
+	waiter   bool
+	wmu      sync.Mutex // serialises frames from the write loop, the read loop and the pinger
+	w        *wire.Writer
+	gone     chan struct{} // closed when the viewer's side has ended
+	once     sync.Once
+
+	lastHeard atomic.Int64 // unix nanoseconds of the last frame from the viewer
+
+	// Guarded by the host's mu.
+	id         int
+	cols, rows uint16    // the viewer's own terminal size, 0 when unknown
+	active     time.Time // last input or resize
+	sentVer    uint64    // viewers version last sent to it (write loop only)
 }
 
 func (v *viewer) send(fn func(*wire.Writer) error) error {
@@ -93,13 +180,7 @@ func (v *viewer) send(fn func(*wire.Writer) error) error {
 
 func (v *viewer) leave() { v.once.Do(func() { close(v.gone); v.rw.Close() }) }
 
-// drain reads and discards whatever a waiter sends, to notice it leaving.
-func (v *viewer) drain() {
-	defer v.leave()
-	io.Copy(io.Discard, v.rw)
-}
-
-func (v *viewer) readLoop(readOnly bool) {
+func (v *viewer) readLoop() {
 	defer v.leave()
 	r := v.rw
 	var buf []byte
@@ -111,25 +192,54 @@ func (v *viewer) readLoop(readOnly bool) {
 			}
 			return
 		}
+		v.lastHeard.Store(time.Now().UnixNano())
 		if err := wire.Validate(f); err != nil {
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, err.Error()) })
 			return
 		}
 		var opErr error
+		if f.Type == wire.TypeInput {
+			// Terminal answers are arbitrated: the first answer to an
+			// outstanding question passes, every other one is dropped. A
+			// read-only viewer may send answers and nothing else.
+			now := time.Now()
+			accept := func(k queryKind) bool { return v.h.arb.answered(k, now) }
+			if v.readOnly {
+				ans, other := answersOnly(f.Payload, accept)
+				if len(ans) > 0 {
+					v.h.Input(ans)
+				}
+				if !other {
+					continue
+				}
+			} else {
+				data := filterAnswers(f.Payload, accept)
+				if len(data) > 0 {
+					v.h.viewerActive(v)
+					opErr = v.h.Input(data)
+				}
+				if opErr != nil && !errors.Is(opErr, ErrEnded) {
+					msg := opErr.Error()
+					v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
+				}
+				continue
+			}
+		}
 		switch f.Type {
 		case wire.TypeInput, wire.TypeResize, wire.TypeSignal:
-			if readOnly {
+			if v.readOnly {
 				v.send(func(w *wire.Writer) error {
 					return w.Error(wire.CodeForbidden, "this viewer is read-only: input, resize and signals are refused")
 				})
 				continue
 			}
 			switch f.Type {
-			case wire.TypeInput:
-				opErr = v.h.Input(f.Payload)
 			case wire.TypeResize:
 				cols, rows, _ := wire.ParseResize(f.Payload)
-				opErr = v.h.Resize(cols, rows)
+				v.h.mu.Lock()
+				v.cols, v.rows = cols, rows
+				v.h.mu.Unlock()
+				opErr = v.h.viewerActive(v)
 			case wire.TypeSignal:
 				sig, _ := wire.ParseSignal(f.Payload)
 				opErr = v.h.Signal(sig)
@@ -137,7 +247,7 @@ func (v *viewer) readLoop(readOnly bool) {
 		case wire.TypePing:
 			x, _ := wire.ParseUint64(f.Type, f.Payload)
 			v.send(func(w *wire.Writer) error { return w.Uint64(wire.TypePong, x) })
-		case wire.TypeAck:
+		case wire.TypeAck, wire.TypeAnswer:
 		default:
 			msg := fmt.Sprintf("a viewer may not send %s frames", f.Type)
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, msg) })
@@ -150,10 +260,38 @@ func (v *viewer) readLoop(readOnly bool) {
 	}
 }
 
+// pinger pings the viewer and drops it once it has been silent for the
+// ping interval plus the pong timeout. It pings only when the connection is
+// free: a viewer whose socket is full is not answering either.
+func (v *viewer) pinger() {
+	t := time.NewTicker(v.opts.PingInterval)
+	defer t.Stop()
+	var seq uint64
+	for {
+		select {
+		case <-v.gone:
+			return
+		case <-t.C:
+		}
+		silent := time.Since(time.Unix(0, v.lastHeard.Load()))
+		if silent > v.opts.PingInterval+v.opts.PongTimeout {
+			v.h.log.Info("dropping a viewer that stopped answering", "silent", silent.Round(time.Second))
+			v.leave()
+			return
+		}
+		if v.wmu.TryLock() {
+			seq++
+			v.w.Uint64(wire.TypeServerPing, seq)
+			v.wmu.Unlock()
+		}
+	}
+}
+
 // writeLoop sends output from off on, from the in-memory window when it
 // holds off and from the log on disk otherwise, until the session ends or the
-// viewer leaves.
-func (v *viewer) writeLoop(off uint64, l *outlog.Log) error {
+// viewer leaves. A live viewer that falls more than its queue behind is
+// resynced with a snapshot.
+func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 	defer v.leave()
 	var cur *outlog.Cursor
 	defer func() {
@@ -163,7 +301,22 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log) error {
 	}()
 	var buf []byte
 	for {
+		if !v.waiter {
+			if err := v.sendViewers(); err != nil {
+				return err
+			}
+		}
 		parts, end, exit, changed := v.h.window(off, viewerChunk)
+		if off >= end {
+			live = true
+		} else if live && !v.waiter && end-off > uint64(v.opts.Queue) {
+			at, err := v.resync(end)
+			if err != nil {
+				return err
+			}
+			off = at
+			continue
+		}
 		if len(parts) > 0 {
 			n := 0
 			for _, p := range parts {
@@ -192,12 +345,16 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log) error {
 				off += uint64(n)
 				continue
 			case errors.Is(err, outlog.ErrCompacted):
-				l.Refresh()
-				first := l.First()
-				if first <= off {
-					first = off + 1 // never loop: the log says compacted
+				if !v.waiter {
+					at, err := v.resync(end)
+					if err != nil {
+						return err
+					}
+					off = at
+					continue
 				}
-				first = min(first, end)
+				l.Refresh()
+				first := min(max(l.First(), off+1), end)
 				if err := v.send(func(w *wire.Writer) error { return w.Gap(off, first) }); err != nil {
 					return err
 				}
@@ -236,4 +393,35 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log) error {
 			return nil
 		}
 	}
+}
+
+// resync skips a viewer to the present: a snapshot at (at least) end, from
+// whose offset its output continues.
+func (v *viewer) resync(end uint64) (uint64, error) {
+	data, at, _, _, err := v.h.Snapshot(end, 0)
+	if err != nil {
+		return 0, err
+	}
+	v.h.resyncs.Add(1)
+	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", "viewer", v.id, "behind", end-at, "offset", at)
+	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
+		return 0, err
+	}
+	return at, nil
+}
+
+// sendViewers sends a Viewers frame when the set of viewers or the size
+// changed since the last one this viewer got.
+func (v *viewer) sendViewers() error {
+	h := v.h
+	h.mu.Lock()
+	if v.sentVer == h.viewersVer {
+		h.mu.Unlock()
+		return nil
+	}
+	v.sentVer = h.viewersVer
+	msg := h.viewersLocked()
+	msg.You = v.id
+	h.mu.Unlock()
+	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeViewers, msg) })
 }

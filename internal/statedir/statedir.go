@@ -93,3 +93,10 @@ func (d Dir) SessionsDir() string { return filepath.Join(string(d), "sessions") 
 
 // Session is the directory of session id.
 func (d Dir) Session(id string) string { return filepath.Join(d.SessionsDir(), id) }
+
+// Token holds the owner token browsers present on the TCP listener.
+func (d Dir) Token() string { return filepath.Join(string(d), "token") }
+
+// URL holds the address of the server's TCP listener, written by the server
+// that listens on it.
+func (d Dir) URL() string { return filepath.Join(string(d), "url") }

@@ -33,6 +33,15 @@ var migrations = []string{
 	CREATE UNIQUE INDEX sessions_name ON sessions(name);
 	CREATE INDEX sessions_created ON sessions(created_at, id);
 	CREATE INDEX sessions_state ON sessions(state);`,
+	// 2: events, the registry's append-only history (see events.go).
+	`CREATE TABLE events (
+		id      INTEGER PRIMARY KEY AUTOINCREMENT,
+		at      TEXT NOT NULL,
+		kind    TEXT NOT NULL,
+		session TEXT NOT NULL DEFAULT '',
+		detail  TEXT NOT NULL DEFAULT '{}'
+	) STRICT;
+	CREATE INDEX events_session ON events(session, id);`,
 }
 
 // migrate applies the migrations the file lacks, each in its own transaction

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -231,7 +232,7 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 	if err == nil {
 		t.Fatal("open with a broken migration succeeded")
 	}
-	if !strings.Contains(err.Error(), "migrate schema to version 2") {
+	if !strings.Contains(err.Error(), fmt.Sprintf("migrate schema to version %d", len(migrations)+1)) {
 		t.Errorf("error = %v, want it to name the migration", err)
 	}
 	s, err := open(ctx, path, nil, migrations)

@@ -57,6 +57,7 @@ const (
 	TypeClose  Type = 0x05 // grace milliseconds uint32: SIGHUP, then SIGKILL after grace
 	TypeAck    Type = 0x06 // offset uint64: the viewer has drawn everything below it
 	TypePing   Type = 0x07 // opaque uint64, answered by Pong
+	TypeAnswer Type = 0x08 // the ServerPing's uint64: the client is alive
 )
 
 // Frames away from the pty (holder → server, server → client).
@@ -68,13 +69,24 @@ const (
 	TypeError   Type = 0x45 // code uint16, then a UTF-8 message
 	TypePong    Type = 0x46 // the Ping's uint64
 	TypeGap     Type = 0x47 // from uint64, to uint64: bytes [from, to) are no longer retained
+	// TypeSnapshot carries a screen snapshot valid at an offset: offset
+	// uint64, then part of the snapshot's bytes. A long snapshot is split
+	// over consecutive frames with the same offset; output frames from that
+	// offset follow the last part.
+	TypeSnapshot Type = 0x48
+	// TypeViewers is JSON Viewers: who is attached and who sets the size.
+	TypeViewers Type = 0x49
+	// TypeServerPing is an opaque uint64 the client answers with an Answer
+	// frame; a client that stops answering is dropped.
+	TypeServerPing Type = 0x4a
 )
 
 var typeNames = map[Type]string{
 	TypeHello: "hello", TypeInput: "input", TypeResize: "resize", TypeSignal: "signal",
 	TypeClose: "close", TypeAck: "ack", TypePing: "ping",
 	TypeWelcome: "welcome", TypeOutput: "output", TypeResized: "resized", TypeExit: "exit",
-	TypeError: "error", TypePong: "pong", TypeGap: "gap",
+	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
+	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer",
 }
 
 func (t Type) String() string {
@@ -231,6 +243,22 @@ func (w *Writer) OutputParts(off uint64, parts [][]byte) error {
 	return w.flush(b)
 }
 
+// Snapshot writes a screen snapshot valid at off, split over as many
+// Snapshot frames as it needs.
+func (w *Writer) Snapshot(off uint64, data []byte) error {
+	for first := true; first || len(data) > 0; first = false {
+		n := min(len(data), MaxOutputData)
+		b := w.begin(TypeSnapshot, 8+n)
+		b = binary.BigEndian.AppendUint64(b, off)
+		b = append(b, data[:n]...)
+		if err := w.flush(b); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
 // Input writes an Input frame, splitting data above MaxPayload.
 func (w *Writer) Input(data []byte) error {
 	for len(data) > 0 {
@@ -312,8 +340,21 @@ const (
 	RoleWaiter = "waiter" // a client that only reads output and the exit (wait, capture)
 )
 
-// FromEnd in Hello.From asks for live output only: no backlog.
-const FromEnd int64 = -1
+// Special values of Hello.From.
+const (
+	// FromEnd asks for live output only: no backlog, no snapshot.
+	FromEnd int64 = -1
+	// FromSnapshot asks for a fresh viewer's start: a snapshot of the
+	// screen as it is now, then live output.
+	FromSnapshot int64 = -2
+)
+
+// How a stream begins, in Welcome.Resume.
+const (
+	ResumeBytes    = "bytes"    // output from the offset asked for
+	ResumeSnapshot = "snapshot" // a snapshot, then output from its offset
+	ResumeLive     = "live"     // live output only
+)
 
 // Hello opens every connection toward the pty.
 type Hello struct {
@@ -321,13 +362,20 @@ type Hello struct {
 	Role    string `json:"role"`
 	// Session is the session id or name (client → server); a holder ignores it.
 	Session string `json:"session,omitempty"`
-	// From is the offset of the first byte wanted: everything from it is sent.
-	// FromEnd asks for live output only. An offset below the oldest retained byte
-	// is answered with a Gap frame and output from the oldest retained byte.
+	// From is the offset of the first byte wanted: everything from it is
+	// sent. FromEnd asks for live output only, FromSnapshot for a snapshot
+	// then live output. A viewer's offset below the oldest retained byte is
+	// answered with a snapshot; a waiter's (or the server's, to a holder)
+	// with a Gap frame and output from the oldest retained byte.
 	From int64 `json:"from"`
+	// Scrollback is how many lines of history a snapshot should carry
+	// above the screen.
+	Scrollback int `json:"scrollback,omitempty"`
 	// Cols and Rows, when non-zero, are the viewer's size, applied on attach.
 	Cols uint16 `json:"cols,omitempty"`
 	Rows uint16 `json:"rows,omitempty"`
+	// ReadOnly asks to watch only: the viewer's input and resizes are refused.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // Welcome answers a Hello.
@@ -346,6 +394,9 @@ type Welcome struct {
 	// Exited is set when the session has already ended; an Exit frame follows
 	// the backlog.
 	Exited bool `json:"exited,omitempty"`
+	// Resume says how the stream begins: ResumeBytes, ResumeSnapshot or
+	// ResumeLive.
+	Resume string `json:"resume,omitempty"`
 }
 
 // Exit is the last frame of a stream: the session ended.
@@ -359,6 +410,28 @@ type Exit struct {
 	// End is the offset after the last byte the session produced.
 	End    uint64 `json:"end"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// Viewers tells a viewer who is attached to the session and who sets its
+// size. It is sent when a viewer arrives, leaves or the size changes.
+type Viewers struct {
+	Viewers []ViewerInfo `json:"viewers"`
+	// SizeOwner is the id of the viewer whose size the session follows (0:
+	// none, e.g. under the smallest policy or with no writable viewer).
+	SizeOwner int    `json:"size_owner"`
+	Cols      uint16 `json:"cols"`
+	Rows      uint16 `json:"rows"`
+	// You is the id of the viewer receiving the frame.
+	You int `json:"you"`
+}
+
+// ViewerInfo describes one attached viewer.
+type ViewerInfo struct {
+	ID       int    `json:"id"`
+	Kind     string `json:"kind"` // "cli", "web", ...
+	ReadOnly bool   `json:"read_only,omitempty"`
+	Cols     uint16 `json:"cols,omitempty"`
+	Rows     uint16 `json:"rows,omitempty"`
 }
 
 // ParseJSON decodes a JSON payload into v, rejecting trailing data.
@@ -489,7 +562,7 @@ func Validate(f Frame) error {
 		_, err = ParseSignal(f.Payload)
 	case TypeClose:
 		_, err = ParseClose(f.Payload)
-	case TypeAck, TypePing, TypePong:
+	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer:
 		_, err = ParseUint64(f.Type, f.Payload)
 	case TypeOutput:
 		_, _, err = ParseOutput(f.Payload)
@@ -497,6 +570,8 @@ func Validate(f Frame) error {
 		_, _, _, err = ParseResized(f.Payload)
 	case TypeGap:
 		_, _, err = ParseGap(f.Payload)
+	case TypeSnapshot:
+		_, _, err = ParseOutput(f.Payload)
 	case TypeError:
 		_, _, err = ParseError(f.Payload)
 	case TypeHello:
@@ -508,6 +583,9 @@ func Validate(f Frame) error {
 	case TypeExit:
 		var e Exit
 		err = ParseJSON(f.Payload, &e)
+	case TypeViewers:
+		var v Viewers
+		err = ParseJSON(f.Payload, &v)
 	default:
 		err = fmt.Errorf("%w 0x%02x", ErrUnknownType, uint8(f.Type))
 	}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"termkeep/internal/api"
+)
+
+// events reads the server's history: it writes nothing.
+func newEventsCmd(g *globals) *cobra.Command {
+	var (
+		follow, asJSON bool
+		after          int64
+	)
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Print what happened: sessions created and ended, viewers attached and detached",
+		Long: `Print the server's event history, oldest first: session.created,
+viewer.attached, viewer.detached, session.renamed, session.closed, process.exited,
+session.interrupted and session.removed. With --follow, keep printing new events
+until interrupted. --json prints one JSON object per line.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if after < 0 {
+				return usageErr("--after must be an event id (0 or more)")
+			}
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(os.Stdout)
+			header := false
+			err = c.Events(cmd.Context(), after, follow, func(e api.Event) error {
+				if asJSON {
+					return enc.Encode(e)
+				}
+				if !header {
+					fmt.Fprintf(os.Stdout, "%-6s  %-19s  %-19s  %-8s  %s\n", "ID", "TIME", "KIND", "SESSION", "DETAIL")
+					header = true
+				}
+				_, err := fmt.Fprintf(os.Stdout, "%-6d  %s  %-19s  %-8s  %s\n", e.ID,
+					e.At.Local().Format("2006-01-02 15:04:05"), e.Kind, e.Session, detailText(e.Detail))
+				return err
+			})
+			if follow && errors.Is(err, context.Canceled) {
+				return nil // interrupted: the normal way to stop following
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&follow, "follow", "f", false, "keep printing new events")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object per line")
+	f.Int64Var(&after, "after", 0, "print only events after this id")
+	return cmd
+}
+
+// detailText renders an event's detail as key=value pairs, keys sorted.
+func detailText(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := m[k]
+		var s string
+		switch v := v.(type) {
+		case nil:
+			s = "-"
+		case string:
+			if v == "" {
+				continue
+			}
+			s = v
+			if strings.ContainsAny(s, " \t\"") {
+				s = fmt.Sprintf("%q", s)
+			}
+		default:
+			b, _ := json.Marshal(v)
+			s = string(b)
+		}
+		parts = append(parts, k+"="+s)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,488 @@
+package screen
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// scrollback holds the lines that scrolled off the top of the normal
+// buffer, oldest first, each packed (see encodeLine) into byte chunks that
+// hold no pointers. It drops its oldest lines to stay within a number of
+// lines and of bytes.
+type scrollback struct {
+	chunks    [][]byte // chunks[0] is chunk number chunkBase
+	chunkBase uint32
+	refs      []sbRef // refs[head:] are the lines, oldest first
+	head      int
+	bytes     int // packed bytes plus sbRefSize per line
+	maxLines  int
+	maxBytes  int
+	spare     [][]byte // freed full-size chunks (at most 2), reused so a full scrollback allocates nothing
+}
+
+type sbRef struct {
+	chunk uint32 // absolute chunk number
+	off   uint32
+	n     uint32
+}
+
+const (
+	sbRefSize    = 12
+	minChunkSize = 1 << 10
+	maxChunkSize = 64 << 10
+)
+
+func (sb *scrollback) len() int { return len(sb.refs) - sb.head }
+
+// line returns the packed bytes of line i (0 is the oldest). The slice
+// aliases the store: callers must not keep it across a push.
+func (sb *scrollback) line(i int) []byte {
+	r := sb.refs[sb.head+i]
+	c := sb.chunks[r.chunk-sb.chunkBase]
+	return c[r.off : r.off+r.n]
+}
+
+// push appends a packed line and drops the oldest lines past the limits.
+func (sb *scrollback) push(enc []byte) {
+	if sb.maxLines <= 0 || len(enc)+sbRefSize > sb.maxBytes {
+		sb.clear()
+		return
+	}
+	n := len(sb.chunks)
+	if n == 0 || len(sb.chunks[n-1])+len(enc) > cap(sb.chunks[n-1]) {
+		size := minChunkSize
+		if n > 0 {
+			size = min(2*cap(sb.chunks[n-1]), maxChunkSize)
+		}
+		size = max(size, len(enc))
+		if k := len(sb.spare); k > 0 && cap(sb.spare[k-1]) >= size {
+			sb.chunks = append(sb.chunks, sb.spare[k-1][:0])
+			sb.spare[k-1] = nil
+			sb.spare = sb.spare[:k-1]
+		} else {
+			sb.chunks = append(sb.chunks, make([]byte, 0, size))
+		}
+		n++
+	}
+	c := sb.chunks[n-1]
+	sb.refs = append(sb.refs, sbRef{chunk: sb.chunkBase + uint32(n-1), off: uint32(len(c)), n: uint32(len(enc))})
+	sb.chunks[n-1] = append(c, enc...)
+	sb.bytes += len(enc) + sbRefSize
+	for sb.len() > sb.maxLines || sb.bytes > sb.maxBytes {
+		sb.dropOldest()
+	}
+}
+
+func (sb *scrollback) dropOldest() {
+	r := sb.refs[sb.head]
+	sb.head++
+	sb.bytes -= int(r.n) + sbRefSize
+	if sb.head == len(sb.refs) {
+		sb.clear()
+		return
+	}
+	// Free the chunks that no remaining line uses.
+	next := sb.refs[sb.head].chunk
+	for sb.chunkBase < next {
+		if cap(sb.chunks[0]) == maxChunkSize && len(sb.spare) < 2 {
+			sb.spare = append(sb.spare, sb.chunks[0])
+		}
+		sb.chunks[0] = nil
+		m := copy(sb.chunks, sb.chunks[1:])
+		sb.chunks[m] = nil
+		sb.chunks = sb.chunks[:m]
+		sb.chunkBase++
+	}
+	if sb.head > 64 && sb.head > len(sb.refs)/2 {
+		m := copy(sb.refs, sb.refs[sb.head:])
+		sb.refs = sb.refs[:m]
+		sb.head = 0
+	}
+}
+
+func (sb *scrollback) clear() {
+	sb.spare = nil
+	sb.chunks = nil
+	sb.refs = nil
+	sb.head = 0
+	sb.bytes = 0
+	sb.chunkBase = 0
+}
+
+// memory is the heap the scrollback holds, in bytes.
+func (sb *scrollback) memory() int {
+	n := cap(sb.refs) * sbRefSize
+	for _, c := range sb.spare {
+		n += cap(c)
+	}
+	for _, c := range sb.chunks {
+		n += cap(c)
+	}
+	return n
+}
+
+// A packed line is a header byte (bit 0: wrapped; bits 1-4: OSC 133
+// marks) and runs of cells in one style, up to the last cell that is not
+// blank (the rest of the row is blank). A run is its number of cells, its
+// style, inline (see appendStyle), and its cells:
+//
+//	0x20-0x7e   that ASCII character, width 1
+//	0x00        an erased cell
+//	0x01 cp     a wide character and its continuation cell (2 cells)
+//	0x02 w cp   any cell: code point (0 for none) and width
+//	0x03 w s    a cell holding several code points: width, string
+//	0x04 s      the same, wide, and its continuation cell (2 cells)
+//	0x05        a continuation cell on its own
+//	0x06 cp     a character of width 1
+//
+// Numbers are unsigned varints, strings a varint length and bytes. Styles,
+// strings and links are inline so that scrollback does not pin entries of
+// the screen's tables.
+const (
+	pkNull     = 0x00
+	pkWide     = 0x01
+	pkAny      = 0x02
+	pkComb     = 0x03
+	pkCombWide = 0x04
+	pkCont     = 0x05
+	pkNarrow   = 0x06
+)
+
+// encodeLine appends the packed form of a row.
+func (s *Screen) encodeLine(b []byte, l *line) []byte {
+	h := byte(0)
+	if l.wrapped {
+		h = 1
+	}
+	h |= l.marks << 1
+	b = append(b, h)
+	row := l.cells
+	end := len(row)
+	for end > 0 && row[end-1].isBlank() {
+		end--
+	}
+	for i := 0; i < end; {
+		sid := row[i].s
+		j := i + 1
+		for j < end && row[j].s == sid {
+			j++
+		}
+		b = binary.AppendUvarint(b, uint64(j-i))
+		b = s.appendStyle(b, s.styles.get(sid))
+		for k := i; k < j; k++ {
+			c := row[k]
+			cp := c.c & cpMask
+			w := c.width()
+			switch {
+			case c.c&combFlag != 0:
+				str := s.cellString(c)
+				if w == 2 && k+1 < j && row[k+1].c == 0 {
+					b = append(b, pkCombWide)
+					k++
+				} else {
+					b = append(b, pkComb, byte(w))
+				}
+				b = binary.AppendUvarint(b, uint64(len(str)))
+				b = append(b, str...)
+			case w == 1 && cp >= 0x20 && cp < 0x7f:
+				b = append(b, byte(cp))
+			case w == 1 && cp == 0:
+				b = append(b, pkNull)
+			case w == 1:
+				b = append(b, pkNarrow)
+				b = binary.AppendUvarint(b, uint64(cp))
+			case w == 2 && cp != 0 && k+1 < j && row[k+1].c == 0:
+				b = append(b, pkWide)
+				b = binary.AppendUvarint(b, uint64(cp))
+				k++
+			case c.c == 0:
+				b = append(b, pkCont)
+			default:
+				b = append(b, pkAny, byte(w))
+				b = binary.AppendUvarint(b, uint64(cp))
+			}
+		}
+		i = j
+	}
+	return b
+}
+
+// Style fields present in an inline style, in a leading mask byte.
+const (
+	stFg = 1 << iota
+	stBg
+	stUlColor
+	stUlStyle
+	stLink
+)
+
+func (s *Screen) appendStyle(b []byte, st style) []byte {
+	var m byte
+	if st.fg != 0 {
+		m |= stFg
+	}
+	if st.bg != 0 {
+		m |= stBg
+	}
+	if st.ulColor != 0 {
+		m |= stUlColor
+	}
+	if st.ulStyle != 0 {
+		m |= stUlStyle
+	}
+	l := s.linkOf(st)
+	if st.link != 0 {
+		m |= stLink
+	}
+	b = append(b, m)
+	if m&stFg != 0 {
+		b = binary.AppendUvarint(b, uint64(st.fg))
+	}
+	if m&stBg != 0 {
+		b = binary.AppendUvarint(b, uint64(st.bg))
+	}
+	if m&stUlColor != 0 {
+		b = binary.AppendUvarint(b, uint64(st.ulColor))
+	}
+	if m&stUlStyle != 0 {
+		b = append(b, st.ulStyle)
+	}
+	if m&stLink != 0 {
+		b = appendString(b, l.id)
+		b = appendString(b, l.uri)
+	}
+	return b
+}
+
+func appendString(b []byte, str string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(str)))
+	return append(b, str...)
+}
+
+var errPacked = errors.New("screen: corrupt packed line")
+
+// decoder reads packed data, remembering the first error.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errPacked
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) == 0 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// int reads a varint that must be at most max.
+func (d *decoder) int(max int) int {
+	v := d.uvarint()
+	if v > uint64(max) {
+		d.fail()
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) u32() uint32 {
+	v := d.uvarint()
+	if v > 0xFFFFFFFF {
+		d.fail()
+		return 0
+	}
+	return uint32(v)
+}
+
+func (d *decoder) bytes(max int) []byte {
+	n := d.int(max)
+	if n > len(d.b) {
+		d.fail()
+		return nil
+	}
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string(max int) string { return string(d.bytes(max)) }
+
+// maxLinkLen bounds a hyperlink's id and URI in packed form.
+const maxLinkLen = 1 << 20
+
+func (s *Screen) decodeStyle(d *decoder) style {
+	var st style
+	m := d.byte()
+	if m&^(stFg|stBg|stUlColor|stUlStyle|stLink) != 0 {
+		d.fail()
+		return st
+	}
+	if m&stFg != 0 {
+		st.fg = d.u32()
+	}
+	if m&stBg != 0 {
+		st.bg = d.u32()
+	}
+	if m&stUlColor != 0 {
+		st.ulColor = d.u32() & colorMask
+	}
+	if m&stUlStyle != 0 {
+		st.ulStyle = d.byte()
+		if st.ulStyle > 5 {
+			d.fail()
+		}
+	}
+	if m&stLink != 0 {
+		id := d.string(maxLinkLen)
+		uri := d.string(maxLinkLen)
+		if d.err == nil {
+			st.link = s.linkFor(hyperlink{id: id, uri: uri})
+		}
+	}
+	return st
+}
+
+// decodeLine unpacks a line into l, with cols cells (cells past the packed
+// ones are blank; packed cells past cols are dropped). It interns the
+// styles and strings it meets.
+func (s *Screen) decodeLine(enc []byte, cols int, l *line) error {
+	d := decoder{b: enc}
+	h := d.byte()
+	l.wrapped = h&1 != 0
+	l.marks = h >> 1 & 0xF
+	if h>>5 != 0 {
+		d.fail()
+	}
+	if cap(l.cells) >= cols {
+		l.cells = l.cells[:cols]
+	} else {
+		l.cells = make([]cell, cols)
+	}
+	row := l.cells
+	x := 0
+	put := func(c cell) {
+		if x < len(row) {
+			row[x] = c
+		}
+		x++
+	}
+	for len(d.b) > 0 && d.err == nil {
+		n := d.int(1 << 20)
+		if n == 0 {
+			d.fail()
+			break
+		}
+		sid := s.styles.id(s.decodeStyle(&d))
+		for left := n; left > 0 && d.err == nil; {
+			t := d.byte()
+			switch {
+			case t >= 0x20 && t < 0x7f:
+				put(cell{c: uint32(t) | w1, s: sid})
+				left--
+			case t == pkNull:
+				put(cell{c: w1, s: sid})
+				left--
+			case t == pkWide || t == pkNarrow:
+				cp := d.int(0x10FFFF)
+				if cp == 0 {
+					d.fail()
+				}
+				if t == pkNarrow {
+					put(mkcell(rune(cp), 1, sid))
+					left--
+					break
+				}
+				if left < 2 {
+					d.fail()
+				}
+				put(mkcell(rune(cp), 2, sid))
+				put(cell{s: sid})
+				left -= 2
+			case t == pkAny:
+				w := int(d.byte())
+				cp := d.int(0x10FFFF)
+				if w > 2 {
+					d.fail()
+				}
+				put(mkcell(rune(cp), w, sid))
+				left--
+			case t == pkComb || t == pkCombWide:
+				w := 2
+				if t == pkComb {
+					w = int(d.byte())
+					if w > 2 {
+						d.fail()
+					}
+				} else if left < 2 {
+					d.fail()
+				}
+				str := d.bytes(1 << 20)
+				if len(str) == 0 {
+					d.fail()
+				}
+				if d.err != nil {
+					break
+				}
+				put(cell{c: combFlag | s.combine(string(str)) | uint32(w)<<wShift, s: sid})
+				left--
+				if t == pkCombWide {
+					put(cell{s: sid})
+					left--
+				}
+			case t == pkCont:
+				put(cell{s: sid})
+				left--
+			default:
+				d.fail()
+			}
+			if left < 0 {
+				d.fail()
+			}
+		}
+	}
+	for ; x < len(row); x++ {
+		row[x] = blankCell
+	}
+	return d.err
+}
+
+// truncate keeps the n oldest lines and drops the newer ones.
+func (sb *scrollback) truncate(n int) {
+	if n >= sb.len() {
+		return
+	}
+	if n <= 0 {
+		sb.clear()
+		return
+	}
+	for _, r := range sb.refs[sb.head+n:] {
+		sb.bytes -= int(r.n) + sbRefSize
+	}
+	sb.refs = sb.refs[:sb.head+n]
+	last := sb.refs[len(sb.refs)-1]
+	ci := int(last.chunk - sb.chunkBase)
+	for i := ci + 1; i < len(sb.chunks); i++ {
+		sb.chunks[i] = nil
+	}
+	sb.chunks = sb.chunks[:ci+1]
+	sb.chunks[ci] = sb.chunks[ci][:last.off+last.n]
+}

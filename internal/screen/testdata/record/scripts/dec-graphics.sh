@@ -1,0 +1,10 @@
+# DEC special graphics: ESC ( 0, and G1 through ESC ) 0 with SO and SI.
+printf '\033(0lqqqqqqqqqwqqqqqqqqqk\033(B\n'
+printf '\033(0x\033(B  a box  \033(0x\033(B  cell   \033(0x\033(B\n'
+printf '\033(0tqqqqqqqqqnqqqqqqqqqu\033(B\n'
+printf '\033(0mqqqqqqqqqvqqqqqqqqqj\033(B\n'
+printf 'all: \033(0`abcdefghijklmnopqrstuvwxyz{|}~\033(B ascii again\n'
+printf '\033)0G1 via SO: \016lqk\017 and back\n'
+printf 'uppercase is not mapped: \033(0ABC xyz\033(B\n'
+printf '\033(0UTF-8 through the set: é 中 \033(B\n'
+printf '\033(0still on\n'

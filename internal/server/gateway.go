@@ -1,0 +1,300 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"termkeep/internal/api"
+	"termkeep/internal/session"
+	"termkeep/internal/store"
+	"termkeep/internal/wire"
+)
+
+// wsReadLimit bounds one WebSocket message from a browser: a frame is at
+// most wire.MaxPayload plus its header, so anything larger is refused (the
+// connection is closed with "message too big") before it is buffered.
+const wsReadLimit = 2 << 20
+
+// gateway is the server's TCP listener for browsers: the REST API, the
+// WebSocket viewer endpoint, the event stream and the web UI, every request
+// checked by the guard (auth.go) first. Viewers it accepts are served by
+// the same session host code as `termkeep attach`; the WebSocket is only a
+// transport carrying one wire frame per binary message.
+type gateway struct {
+	s     *Server
+	ln    net.Listener
+	http  *http.Server
+	url   string // the address in use, "http://127.0.0.1:7420/"
+	token string
+	// ctx bounds every WebSocket viewer; cancel ends them when the server
+	// stops (the HTTP server does not track hijacked connections).
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// startGateway listens on cfg.Listen and writes the address to the state
+// directory's url file. It never fails the server: with no address, or one
+// it cannot listen on, it logs why and returns nil, and the server serves
+// the unix socket alone.
+func startGateway(s *Server) *gateway {
+	urlFile := s.cfg.StateDir.URL()
+	token, err := loadOrCreateToken(s.cfg.StateDir)
+	if err != nil {
+		s.log.Warn("no owner token, so no listener for browsers; serving the unix socket only", "err", err)
+		os.Remove(urlFile)
+		return nil
+	}
+	if s.cfg.Listen == "" {
+		os.Remove(urlFile)
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		s.log.Warn("cannot listen for browsers; serving the unix socket only (set another address with --listen or TERMKEEP_LISTEN, or --listen off)",
+			"addr", s.cfg.Listen, "err", err)
+		os.Remove(urlFile)
+		return nil
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	host := "127.0.0.1"
+	if !addr.IP.IsUnspecified() {
+		host = addr.IP.String()
+	}
+	g := &gateway{s: s, ln: ln, token: token, url: "http://" + net.JoinHostPort(host, strconv.Itoa(addr.Port)) + "/"}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	gd := newGuard(addr, token, g.url)
+	g.http = &http.Server{Handler: gd.wrap(g.routes()), ReadHeaderTimeout: 10 * time.Second}
+	if err := writePrivate(urlFile, []byte(g.url+"\n")); err != nil {
+		s.log.Warn("write the browser address", "file", urlFile, "err", err)
+	}
+	s.log.Info("listening for browsers", "url", g.url)
+	return g
+}
+
+// BrowserURL returns the address to open in a browser, token included,
+// or "" when the server has no TCP listener.
+func (s *Server) BrowserURL() string {
+	if s.gw == nil {
+		return ""
+	}
+	return s.gw.url + "?token=" + s.gw.token
+}
+
+func (g *gateway) serve() {
+	if err := g.http.Serve(g.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		g.s.log.Error("browser listener stopped", "err", err)
+	}
+}
+
+func (g *gateway) close(ctx context.Context) {
+	g.cancel()
+	g.http.Shutdown(ctx)
+	g.http.Close()
+}
+
+func (g *gateway) routes() http.Handler {
+	s := g.s
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/health", s.handleHealth)
+	mux.HandleFunc("GET /api/sessions", s.handleList)
+	mux.HandleFunc("POST /api/sessions", g.handleCreate)
+	mux.HandleFunc("GET /api/sessions/{ref}", s.withSession(s.handleGet))
+	mux.HandleFunc("PATCH /api/sessions/{ref}", s.withSession(g.handleRename))
+	mux.HandleFunc("DELETE /api/sessions/{ref}", s.withSession(g.handleClose))
+	mux.HandleFunc("GET /api/events", s.handleEvents)
+	mux.HandleFunc("GET /ws/sessions/{ref}", s.withSession(g.handleWS))
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no API endpoint %s %s (see docs/protocol.md)", r.Method, r.URL.Path)
+	})
+	ui := s.cfg.WebUI
+	if ui == nil {
+		ui = http.HandlerFunc(placeholderUI)
+	}
+	mux.Handle("/", ui)
+	return mux
+}
+
+// placeholderUI answers page requests when the binary carries no web UI.
+func placeholderUI(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, "termkeep is running. This build carries no web UI; the API is at /api/sessions and viewers connect to /ws/sessions/{id}.\n")
+}
+
+// handleCreate is POST /api/sessions. A browser has no environment of its
+// own to pass on: without one in the request, the server's environment is
+// the base, as a shell started from the server's terminal would have.
+func (g *gateway) handleCreate(w http.ResponseWriter, r *http.Request) {
+	var req api.CreateRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if len(req.Env) == 0 {
+		req.Env = os.Environ()
+	}
+	sess, status, err := g.s.create(r.Context(), req)
+	if err != nil {
+		writeError(w, status, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, g.s.view(sess, g.s.host(sess.ID)))
+}
+
+// handleRename is PATCH /api/sessions/{ref} with {"name": "new"}; an empty
+// name removes the session's name.
+func (g *gateway) handleRename(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	var req api.RenameRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if req.Name == nil {
+		writeError(w, http.StatusBadRequest, `send the new name as {"name": "new-name"} (an empty name removes it)`)
+		return
+	}
+	name := strings.TrimSpace(*req.Name)
+	if err := checkName(name); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if name != sess.Name {
+		err := g.s.store.Rename(r.Context(), sess.ID, name)
+		switch {
+		case errors.Is(err, store.ErrNameTaken):
+			writeError(w, http.StatusConflict, "a session named %q already exists; pick another name", name)
+			return
+		case errors.Is(err, store.ErrNotFound):
+			writeError(w, http.StatusNotFound, "no session %q (it was removed)", ref(sess))
+			return
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+		g.s.events.emit(store.EventSessionRenamed, sess.ID, map[string]any{"from": sess.Name, "to": name})
+	}
+	got, err := g.s.store.Session(r.Context(), sess.ID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, g.s.view(got, h))
+}
+
+// handleClose is DELETE /api/sessions/{ref}: it ends the session (SIGHUP,
+// then SIGKILL after the grace period), which then stays listed as closed;
+// with ?remove=1 it also removes it and its data, as `termkeep rm --force`.
+func (g *gateway) handleClose(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	switch r.URL.Query().Get("remove") {
+	case "", "0", "false":
+	case "1", "true":
+		if status, err := g.s.remove(r.Context(), sess, h, true); err != nil {
+			writeError(w, status, "%v", err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		writeError(w, http.StatusBadRequest, "remove must be 0 or 1")
+		return
+	}
+	if err := g.s.kill(h); err != nil {
+		writeError(w, http.StatusGatewayTimeout, "%v", err)
+		return
+	}
+	got, err := g.s.store.Session(r.Context(), sess.ID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, g.s.view(got, h))
+}
+
+// viewerHello builds the Hello a WebSocket viewer would have sent from the
+// query: from (absent: a snapshot, then live; N: resume from offset N; -1:
+// live only), scrollback, cols and rows.
+func viewerHello(sess store.Session, q map[string][]string) (wire.Hello, error) {
+	get := func(k string) string {
+		if v := q[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	hello := wire.Hello{Version: wire.Version, Role: wire.RoleViewer, Session: sess.ID, From: wire.FromSnapshot}
+	if v := get("from"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < wire.FromSnapshot {
+			return hello, fmt.Errorf("from=%q is not an offset (a number of bytes, or -1 for live output only)", v)
+		}
+		hello.From = n
+	}
+	if v := get("scrollback"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return hello, fmt.Errorf("scrollback=%q is not a number of lines", v)
+		}
+		hello.Scrollback = n
+	}
+	cols, rows := get("cols"), get("rows")
+	if cols != "" || rows != "" {
+		c, err1 := strconv.ParseUint(cols, 10, 16)
+		r, err2 := strconv.ParseUint(rows, 10, 16)
+		if err1 != nil || err2 != nil || wire.CheckSize(uint16(c), uint16(r)) != nil {
+			return hello, fmt.Errorf("cols=%q rows=%q is not a terminal size (1..%d each, both given)", cols, rows, wire.MaxDim)
+		}
+		hello.Cols, hello.Rows = uint16(c), uint16(r)
+	}
+	return hello, nil
+}
+
+// handleWS is GET /ws/sessions/{ref}: a viewer over a WebSocket. The guard
+// has checked the token, the Host and the Origin; here the query becomes
+// the viewer's Hello and the connection is handed to the session host.
+// Each binary message the server sends is exactly one wire frame, header
+// included; the browser sends frames the same way.
+func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	q := r.URL.Query()
+	hello, err := viewerHello(sess, q)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	readOnly := false
+	switch q.Get("mode") {
+	case "", "control":
+	case "view":
+		readOnly = true
+	default:
+		writeError(w, http.StatusBadRequest, "mode=%q is not a viewer mode: use view (watch only) or control", q.Get("mode"))
+		return
+	}
+	// The guard has already compared the Origin with this server's own
+	// origins, which is stricter than the library's same-host check.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return // Accept has answered
+	}
+	ctx, cancel := context.WithCancel(g.ctx)
+	defer cancel()
+	nc := websocket.NetConn(ctx, c, websocket.MessageBinary)
+	c.SetReadLimit(wsReadLimit) // after NetConn, which lifts the limit
+	hello.ReadOnly = readOnly
+	detached := g.s.viewerEvents(sess.ID, hello, "web", readOnly, r.RemoteAddr)
+	defer detached()
+	// The host pings the viewer with wire frames (ViewerOptions), so a
+	// browser that vanished is noticed here as on the unix socket.
+	h.ServeViewer(nc, hello, g.s.viewerOptions(sess, "web", readOnly))
+}

@@ -1,0 +1,392 @@
+package session
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"termkeep/internal/outlog"
+	"termkeep/internal/screen"
+)
+
+// screenT is the screen model's type, as the rest of the package names it.
+type screenT = screen.Screen
+
+// CheckpointFile is the screen model's checkpoint in a session directory.
+const CheckpointFile = "screen.ckpt"
+
+// checkpointEvery is how much output passes between two checkpoints: a
+// restarted server replays at most this much of the log per session.
+const checkpointEvery = 4 << 20
+
+// model is a session's screen model: a headless terminal fed with the
+// session's output by a goroutine of its own that follows the output like a
+// viewer does (from the in-memory window, or the log when behind). Viewers
+// never wait for it; a snapshot waits until the model has caught up with
+// the offset it is asked for.
+type model struct {
+	h *Host
+
+	mu       sync.Mutex // guards the fields below
+	scr      *screen.Screen
+	off      uint64        // the model reflects every byte below off
+	progress chan struct{} // closed and replaced whenever off moves
+	sizes    []outlog.SizeChange
+	ckptOff  uint64 // offset of the last checkpoint written
+	stopped  bool
+}
+
+// startModel builds the model from the newest checkpoint (or the oldest
+// retained byte) and starts feeding it. It is called once per host.
+func (h *Host) startModel() *model {
+	h.modelOnce.Do(func() {
+		m := &model{h: h, progress: make(chan struct{})}
+		h.mu.Lock()
+		h.model = m
+		h.mu.Unlock()
+		go m.feed()
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.model
+}
+
+// load prepares the model's starting point: a checkpoint when one is valid
+// for the retained log, else an empty screen at the oldest retained byte.
+func (m *model) load(l *outlog.Log) {
+	l.Refresh()
+	first, end := l.First(), l.End()
+	if scr, off, err := readCheckpoint(m.h.dir); err == nil && off >= first && off <= end {
+		m.scr, m.off, m.ckptOff = scr, off, off
+	} else {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			m.h.log.Warn("screen checkpoint unusable; rebuilding from the log", "err", err)
+		}
+		cols, rows, serr := l.SizeAt(first)
+		if serr != nil || cols == 0 {
+			cols, rows = 80, 24
+		}
+		m.scr = screen.New(int(cols), int(rows), screen.Options{})
+		m.off, m.ckptOff = first, first
+	}
+}
+
+// addSizesLocked merges size changes into the pending list, in offset order
+// (a repeated size is skipped when applied, so duplicates are harmless).
+func (m *model) addSizesLocked(cs ...outlog.SizeChange) {
+	m.sizes = append(m.sizes, cs...)
+	slices.SortStableFunc(m.sizes, func(a, b outlog.SizeChange) int { return cmp.Compare(a.Offset, b.Offset) })
+}
+
+// addSize records a size change the holder reported live.
+func (m *model) addSize(c outlog.SizeChange) {
+	m.mu.Lock()
+	m.addSizesLocked(c)
+	m.mu.Unlock()
+}
+
+// feed applies the session's output to the model until the session has
+// ended and every byte is applied, or the host is closed.
+func (m *model) feed() {
+	h := m.h
+	l, err := h.outlog()
+	if err != nil {
+		h.log.Warn("screen model has no log", "err", err)
+		return
+	}
+	m.mu.Lock()
+	m.load(l)
+	m.mu.Unlock()
+
+	var cur *outlog.Cursor
+	defer func() {
+		if cur != nil {
+			cur.Close()
+		}
+	}()
+	buf := make([]byte, outlog.ReadBuffer)
+	for {
+		m.mu.Lock()
+		off, stopped := m.off, m.stopped
+		m.mu.Unlock()
+		if stopped {
+			return
+		}
+		parts, end, exit, changed := h.window(off, viewerChunk)
+		if len(parts) > 0 {
+			for _, p := range parts {
+				m.apply(off, p)
+				off += uint64(len(p))
+			}
+			continue
+		}
+		if off < end {
+			if cur == nil {
+				cur = l.Cursor(off)
+			} else if cur.Offset() != off {
+				cur.Seek(off)
+			}
+			n, err := cur.Read(buf)
+			switch {
+			case n > 0:
+				// Bytes from the log carry their size changes with them
+				// there; live ones arrive as Resized frames.
+				if sizes, err := l.Sizes(off, off+uint64(n)); err == nil && len(sizes) > 0 {
+					m.mu.Lock()
+					m.addSizesLocked(sizes...)
+					m.mu.Unlock()
+				}
+				m.apply(off, buf[:n])
+			case errors.Is(err, outlog.ErrCompacted):
+				l.Refresh()
+				m.skip(max(l.First(), off+1))
+			case errors.Is(err, outlog.ErrCorrupt):
+				m.skip(min(max(l.SkipCorrupt(off), off+1), end))
+			case err != nil && err != io.EOF:
+				h.log.Warn("screen model: read log", "err", err)
+				time.Sleep(100 * time.Millisecond)
+			default:
+				time.Sleep(5 * time.Millisecond) // the log is a refresh behind the holder
+			}
+			continue
+		}
+		if exit != nil {
+			m.checkpoint(true)
+			return
+		}
+		select {
+		case <-changed:
+		case <-h.closed:
+			return
+		}
+	}
+}
+
+// apply writes the bytes at [off, off+len(p)) into the model, applying any
+// size change recorded at an offset inside them first.
+func (m *model) apply(off uint64, p []byte) {
+	m.mu.Lock()
+	for len(p) > 0 {
+		for len(m.sizes) > 0 && m.sizes[0].Offset <= off {
+			s := m.sizes[0]
+			m.sizes = m.sizes[1:]
+			if c, r := m.scr.Size(); c != int(s.Cols) || r != int(s.Rows) {
+				m.scr.Resize(int(s.Cols), int(s.Rows))
+			}
+		}
+		n := len(p)
+		if len(m.sizes) > 0 && m.sizes[0].Offset < off+uint64(n) {
+			n = int(m.sizes[0].Offset - off)
+		}
+		m.write(off, p[:n])
+		p = p[n:]
+		off += uint64(n)
+	}
+	m.off = off
+	close(m.progress)
+	m.progress = make(chan struct{})
+	m.mu.Unlock()
+	if off-m.ckptOffLocked() >= checkpointEvery {
+		m.checkpoint(false)
+	}
+}
+
+// write feeds the model, isolating the server from a defect in the
+// emulator: a panic costs this session's rendered screen (it starts again
+// blank from the next byte), never the server or the session's output.
+func (m *model) write(off uint64, p []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			c, rows := m.scr.Size()
+			m.h.log.Error("screen model failed; starting it again from the next byte", "offset", off, "panic", r,
+				"stack", string(debug.Stack()))
+			m.scr = screen.New(c, rows, screen.Options{})
+		}
+	}()
+	m.scr.Write(p)
+}
+
+func (m *model) ckptOffLocked() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ckptOff
+}
+
+// skip moves the model past bytes that are gone (retention or damage): the
+// screen keeps what it had, the next bytes draw over it.
+func (m *model) skip(to uint64) {
+	m.mu.Lock()
+	if to > m.off {
+		m.off = to
+		close(m.progress)
+		m.progress = make(chan struct{})
+	}
+	m.mu.Unlock()
+}
+
+// stop ends the feeder.
+func (m *model) stop() {
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
+}
+
+// ErrBehind is returned when the model could not catch up in time.
+var ErrBehind = errors.New("session: the screen model is still catching up with the output")
+
+// at waits until the model has applied every byte below off (or timeout),
+// then calls fn with the screen and the offset it reflects. fn runs with the
+// model locked: it must not block.
+func (m *model) at(off uint64, timeout time.Duration, fn func(scr *screen.Screen, off uint64)) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		m.mu.Lock()
+		if m.scr != nil && m.off >= off {
+			// A size change at the model's offset takes effect now: the
+			// screen a viewer sees next is drawn at that size.
+			for len(m.sizes) > 0 && m.sizes[0].Offset <= m.off {
+				sz := m.sizes[0]
+				m.sizes = m.sizes[1:]
+				if c, r := m.scr.Size(); c != int(sz.Cols) || r != int(sz.Rows) {
+					m.scr.Resize(int(sz.Cols), int(sz.Rows))
+				}
+			}
+			err := m.call(fn)
+			m.mu.Unlock()
+			return err
+		}
+		ch := m.progress
+		m.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return ErrBehind
+		}
+	}
+}
+
+// call runs fn on the screen, turning an emulator panic into an error.
+func (m *model) call(fn func(scr *screen.Screen, off uint64)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.h.log.Error("screen model failed to render", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("session: the screen model failed: %v", r)
+		}
+	}()
+	fn(m.scr, m.off)
+	return nil
+}
+
+// checkpoint writes the model to disk when enough output has passed (or
+// always, with force, when there is anything new).
+func (m *model) checkpoint(force bool) {
+	m.mu.Lock()
+	if m.scr == nil || m.off == m.ckptOff || (!force && m.off-m.ckptOff < checkpointEvery) {
+		m.mu.Unlock()
+		return
+	}
+	var data []byte
+	var merr error
+	err := m.call(func(scr *screen.Screen, _ uint64) { data, merr = scr.MarshalBinary() })
+	if err == nil {
+		err = merr
+	}
+	off := m.off
+	if err == nil {
+		m.ckptOff = off
+	}
+	m.mu.Unlock()
+	if err == nil {
+		err = writeCheckpoint(m.h.dir, off, data)
+	}
+	if err != nil {
+		m.h.log.Warn("write screen checkpoint", "err", err)
+	}
+}
+
+// The checkpoint file: magic, offset, length, model, crc32c of everything
+// before it. A torn or damaged file is simply not used: the log rebuilds it.
+var ckptMagic = [8]byte{'T', 'K', 'S', 'C', 'R', 'N', '0', '1'}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func writeCheckpoint(dir string, off uint64, data []byte) error {
+	b := make([]byte, 0, len(ckptMagic)+16+len(data)+4)
+	b = append(b, ckptMagic[:]...)
+	b = binary.BigEndian.AppendUint64(b, off)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(data)))
+	b = append(b, data...)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	path := filepath.Join(dir, CheckpointFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func readCheckpoint(dir string) (*screen.Screen, uint64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(b) < len(ckptMagic)+20 || [8]byte(b[:8]) != ckptMagic {
+		return nil, 0, errors.New("session: checkpoint has no valid header")
+	}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, 0, errors.New("session: checkpoint checksum mismatch")
+	}
+	off := binary.BigEndian.Uint64(b[8:])
+	n := binary.BigEndian.Uint64(b[16:])
+	if n != uint64(len(body)-24) {
+		return nil, 0, fmt.Errorf("session: checkpoint length %d does not match its file", n)
+	}
+	scr := screen.New(80, 24, screen.Options{})
+	if err := scr.UnmarshalBinary(body[24:]); err != nil {
+		return nil, 0, fmt.Errorf("session: decode checkpoint: %w", err)
+	}
+	return scr, off, nil
+}
+
+// Snapshot returns a snapshot of the session's screen with up to scrollback
+// lines of history, valid at the returned offset, once the model has caught
+// up with at least offset min.
+func (h *Host) Snapshot(min uint64, scrollback int) (data []byte, off uint64, cols, rows uint16, err error) {
+	m := h.startModel()
+	err = m.at(min, 10*time.Second, func(scr *screen.Screen, at uint64) {
+		data, off = scr.Snapshot(scrollback), at
+		c, r := scr.Size()
+		cols, rows = uint16(c), uint16(r)
+	})
+	return data, off, cols, rows, err
+}
+
+// Screen renders the session's screen as text (or with SGR colors, ansi),
+// with up to scrollback lines above it, once the model has caught up with
+// everything the server has received.
+func (h *Host) Screen(ansi bool, scrollback int) (string, error) {
+	end := h.Info().End
+	if e := h.Exit(); e != nil {
+		end = max(end, e.End)
+	}
+	var out string
+	err := h.startModel().at(end, 10*time.Second, func(scr *screen.Screen, _ uint64) {
+		if ansi {
+			out = scr.ANSI(scrollback)
+		} else {
+			out = scr.Text(scrollback)
+		}
+	})
+	return out, err
+}

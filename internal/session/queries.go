@@ -1,0 +1,379 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Programs ask their terminal questions: device attributes (ESC [ c), the
+// cursor position (ESC [ 6 n), the status (ESC [ 5 n), colors (OSC 10/11/12
+// with "?"). Every attached terminal answers, so without care a program gets
+// one answer per viewer, and a viewer replaying old output or applying a
+// snapshot answers questions nobody is asking any more (the answers then
+// land in the shell as typed garbage).
+//
+// The arbiter keeps the questions the session's output has asked and not yet
+// had answered. Each answer a viewer sends is matched to its question by
+// grammar: the first answer to an outstanding question is forwarded, every
+// other answer is dropped. When a question finds no viewer to answer it, the
+// host answers from its screen model, so a program never hangs.
+
+// queryKind is a kind of terminal question.
+type queryKind uint8
+
+const (
+	qNone        queryKind = iota
+	qDA1                   // ESC [ c, ESC [ 0 c: primary device attributes
+	qDA2                   // ESC [ > c, ESC [ > 0 c: secondary device attributes
+	qStatus                // ESC [ 5 n: operating status
+	qCursor                // ESC [ 6 n: cursor position report
+	qFg                    // OSC 10 ; ?
+	qBg                    // OSC 11 ; ?
+	qCursorColor           // OSC 12 ; ?
+)
+
+// queryTTL bounds how long a question waits for its answer; after it, a late
+// answer is dropped as stale.
+const queryTTL = 5 * time.Second
+
+// arbiter tracks outstanding questions. It is safe for concurrent use.
+type arbiter struct {
+	mu      sync.Mutex
+	pending []pendingQuery // oldest first
+}
+
+type pendingQuery struct {
+	kind queryKind
+	at   time.Time
+	off  uint64 // the output offset just after the question
+}
+
+// asked records a question seen in the output at offset off.
+func (a *arbiter) asked(k queryKind, off uint64, now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expireLocked(now)
+	if len(a.pending) < 64 {
+		a.pending = append(a.pending, pendingQuery{kind: k, at: now, off: off})
+	}
+}
+
+// answered reports whether an answer of kind k answers an outstanding
+// question (which it then consumes).
+func (a *arbiter) answered(k queryKind, now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expireLocked(now)
+	for i, p := range a.pending {
+		if p.kind == k {
+			a.pending = append(a.pending[:i], a.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// outstanding reports whether a question of kind k waits for its answer.
+func (a *arbiter) outstanding(k queryKind, now time.Time) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expireLocked(now)
+	for _, p := range a.pending {
+		if p.kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *arbiter) expireLocked(now time.Time) {
+	i := 0
+	for i < len(a.pending) && now.Sub(a.pending[i].at) > queryTTL {
+		i++
+	}
+	a.pending = a.pending[i:]
+}
+
+// queryScanner finds questions in output split into chunks at any byte.
+type queryScanner struct {
+	carry []byte // an unfinished sequence from the end of the last chunk
+}
+
+// maxQueryLen bounds the sequences the scanner looks at; longer ones are
+// not questions.
+const maxQueryLen = 16
+
+// scan calls found for every question in p, with the offset just after it
+// (base is the offset of p[0]).
+func (s *queryScanner) scan(p []byte, base uint64, found func(k queryKind, end uint64)) {
+	if len(s.carry) > 0 {
+		// Complete the carried sequence with the start of p.
+		n := min(len(p), maxQueryLen)
+		joined := append(append([]byte{}, s.carry...), p[:n]...)
+		carried := len(s.carry)
+		s.carry = s.carry[:0]
+		k, l, partial := parseQuery(joined)
+		switch {
+		case k != qNone && l > carried:
+			found(k, base+uint64(l-carried))
+		case partial && len(joined) < maxQueryLen && n == len(p):
+			s.carry = append(s.carry, joined...)
+			return
+		}
+	}
+	for i := 0; i < len(p); {
+		j := bytes.IndexByte(p[i:], 0x1b)
+		if j < 0 {
+			return
+		}
+		i += j
+		k, l, partial := parseQuery(p[i:])
+		if k != qNone {
+			found(k, base+uint64(i+l))
+			i += l
+			continue
+		}
+		if partial && len(p)-i < maxQueryLen {
+			s.carry = append(s.carry[:0], p[i:]...)
+			return
+		}
+		i++
+	}
+}
+
+// parseQuery reads a question at the start of b (which starts with ESC). It
+// returns its kind and length, or partial when b ends before the sequence
+// could be decided.
+func parseQuery(b []byte) (k queryKind, n int, partial bool) {
+	if len(b) < 2 {
+		return qNone, 0, true
+	}
+	switch b[1] {
+	case '[':
+		i := 2
+		prefix := byte(0)
+		if i < len(b) && (b[i] == '>' || b[i] == '?') {
+			prefix = b[i]
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' && i-start < 4 {
+			i++
+		}
+		if i == len(b) {
+			return qNone, 0, true
+		}
+		param := string(b[start:i])
+		switch {
+		case b[i] == 'c' && prefix == 0 && (param == "" || param == "0"):
+			return qDA1, i + 1, false
+		case b[i] == 'c' && prefix == '>' && (param == "" || param == "0"):
+			return qDA2, i + 1, false
+		case b[i] == 'n' && prefix == 0 && param == "5":
+			return qStatus, i + 1, false
+		case b[i] == 'n' && prefix == 0 && param == "6":
+			return qCursor, i + 1, false
+		}
+		return qNone, 0, false
+	case ']':
+		// OSC 1x ; ? terminated by BEL or ST.
+		want := []byte("\x1b]1")
+		for i := 0; i < len(want) && i < len(b); i++ {
+			if b[i] != want[i] {
+				return qNone, 0, false
+			}
+		}
+		if len(b) < 6 {
+			return qNone, 0, true
+		}
+		var kind queryKind
+		switch b[3] {
+		case '0':
+			kind = qFg
+		case '1':
+			kind = qBg
+		case '2':
+			kind = qCursorColor
+		default:
+			return qNone, 0, false
+		}
+		if b[4] != ';' || b[5] != '?' {
+			return qNone, 0, false
+		}
+		if len(b) < 7 {
+			return qNone, 0, true
+		}
+		if b[6] == 0x07 {
+			return kind, 7, false
+		}
+		if b[6] == 0x1b {
+			if len(b) < 8 {
+				return qNone, 0, true
+			}
+			if b[7] == '\\' {
+				return kind, 8, false
+			}
+		}
+		return qNone, 0, false
+	}
+	return qNone, 0, false
+}
+
+// filterAnswers splits a viewer's input into what is passed to the session
+// and the terminal answers in it. Each answer is kept only if ok says an
+// outstanding question takes it. An answer is recognized by its grammar
+// when it arrives whole within one input frame (terminals send each answer
+// in one write). A cursor position report without an outstanding question
+// that could also be a key (F3 with a modifier is ESC [ 1 ; m R) is passed
+// through as the key.
+func filterAnswers(p []byte, ok func(queryKind) bool) []byte {
+	if bytes.IndexByte(p, 0x1b) < 0 {
+		return p
+	}
+	return splitAnswers(p, ok, true)
+}
+
+// answersOnly returns just the answers in p that ok accepts: what a
+// read-only viewer may send (its terminal answers questions too).
+func answersOnly(p []byte, ok func(queryKind) bool) (answers []byte, other bool) {
+	answers = splitAnswers(p, ok, false)
+	rest := splitAnswers(p, func(queryKind) bool { return false }, true)
+	return answers, len(rest) > 0
+}
+
+func splitAnswers(p []byte, ok func(queryKind) bool, keepOther bool) []byte {
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); {
+		if p[i] != 0x1b {
+			j := bytes.IndexByte(p[i:], 0x1b)
+			if j < 0 {
+				j = len(p) - i
+			}
+			if keepOther {
+				out = append(out, p[i:i+j]...)
+			}
+			i += j
+			continue
+		}
+		k, n, key := parseAnswer(p[i:])
+		if k == qNone {
+			if keepOther {
+				out = append(out, p[i])
+			}
+			i++
+			continue
+		}
+		if ok(k) || (key && keepOther) {
+			out = append(out, p[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
+// parseAnswer reads a terminal answer at the start of b. key is set for a
+// cursor report that is also a valid modified-F3 key sequence.
+func parseAnswer(b []byte) (k queryKind, n int, key bool) {
+	if len(b) < 3 {
+		return qNone, 0, false
+	}
+	switch b[1] {
+	case '[':
+		i := 2
+		prefix := byte(0)
+		if b[i] == '?' || b[i] == '>' {
+			prefix = b[i]
+			i++
+		}
+		start := i
+		var params [][]byte
+		for i < len(b) && i-start < 64 && ((b[i] >= '0' && b[i] <= '9') || b[i] == ';') {
+			i++
+		}
+		if i == len(b) {
+			return qNone, 0, false
+		}
+		params = bytes.Split(b[start:i], []byte{';'})
+		switch {
+		case b[i] == 'c' && prefix == '?':
+			return qDA1, i + 1, false
+		case b[i] == 'c' && prefix == '>':
+			return qDA2, i + 1, false
+		case b[i] == 'n' && prefix == 0 && (string(b[start:i]) == "0" || string(b[start:i]) == "3"):
+			return qStatus, i + 1, false
+		case b[i] == 'R' && prefix == 0 && len(params) == 2 && len(params[0]) > 0 && len(params[1]) > 0:
+			isKey := string(params[0]) == "1" && len(params[1]) <= 2
+			return qCursor, i + 1, isKey
+		}
+		return qNone, 0, false
+	case ']':
+		if len(b) < 5 || b[2] != '1' || b[4] != ';' {
+			return qNone, 0, false
+		}
+		var kind queryKind
+		switch b[3] {
+		case '0':
+			kind = qFg
+		case '1':
+			kind = qBg
+		case '2':
+			kind = qCursorColor
+		default:
+			return qNone, 0, false
+		}
+		for i := 5; i < len(b) && i < 128; i++ {
+			if b[i] == 0x07 {
+				return kind, i + 1, false
+			}
+			if b[i] == 0x1b && i+1 < len(b) && b[i+1] == '\\' {
+				return kind, i + 2, false
+			}
+		}
+	}
+	return qNone, 0, false
+}
+
+// asked handles a question the output asked, ending at offset end: viewers
+// attached will answer it; with none, the host answers from the screen model.
+func (h *Host) asked(k queryKind, end uint64) {
+	now := time.Now()
+	h.arb.asked(k, end, now)
+	h.mu.Lock()
+	nobody := len(h.viewers) == 0
+	h.mu.Unlock()
+	if nobody {
+		go h.answerFromModel(k, end)
+	}
+}
+
+// answerFromModel answers a question as a terminal would, from the screen
+// model brought up to the question's offset.
+func (h *Host) answerFromModel(k queryKind, end uint64) {
+	var ans []byte
+	switch k {
+	case qDA1:
+		ans = []byte("\x1b[?1;2c") // what xterm.js answers
+	case qDA2:
+		ans = []byte("\x1b[>0;276;0c")
+	case qStatus:
+		ans = []byte("\x1b[0n")
+	case qFg, qCursorColor:
+		ans = []byte("\x1b]1" + string('0'+byte(k-qFg)) + ";rgb:ffff/ffff/ffff\x1b\\")
+	case qBg:
+		ans = []byte("\x1b]11;rgb:0000/0000/0000\x1b\\")
+	case qCursor:
+		err := h.startModel().at(end, 2*time.Second, func(scr *screenT, _ uint64) {
+			x, y := scr.CursorPosition()
+			ans = fmt.Appendf(nil, "\x1b[%d;%dR", y+1, x+1)
+		})
+		if err != nil {
+			return
+		}
+	}
+	if ans == nil || !h.arb.answered(k, time.Now()) {
+		return // a viewer arrived and answered meanwhile
+	}
+	h.Input(ans)
+}

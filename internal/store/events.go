@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Event kinds. Kinds are part of the API (`termkeep events`, the event
+// stream): add new ones, never rename one.
+const (
+	EventSessionCreated     = "session.created"
+	EventSessionRenamed     = "session.renamed"
+	EventSessionRemoved     = "session.removed"
+	EventViewerAttached     = "viewer.attached"
+	EventViewerDetached     = "viewer.detached"
+	EventSessionClosed      = "session.closed"      // ended on purpose (kill, close)
+	EventProcessExited      = "process.exited"      // the child exited on its own
+	EventSessionInterrupted = "session.interrupted" // the holder or the machine died
+)
+
+// Event is one entry of the registry's history. IDs grow strictly and are
+// never reused, even after old events are pruned, so a reader resumes with
+// "everything after id N" and misses nothing that is still kept.
+type Event struct {
+	ID      int64
+	At      time.Time
+	Kind    string
+	Session string // the session's id; "" for events about no session
+	// Detail is a JSON object with the kind's particulars; nil means {}.
+	Detail json.RawMessage
+}
+
+// AddEvent appends e to the history and returns it as stored: with its ID,
+// and At from the clock when e.At is zero. Detail must be a JSON object.
+func (s *Store) AddEvent(ctx context.Context, e Event) (Event, error) {
+	if e.Kind == "" {
+		return Event{}, wrap("add event", errors.New("event has no kind"))
+	}
+	if len(e.Detail) == 0 {
+		e.Detail = json.RawMessage("{}")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(e.Detail, &obj); err != nil || obj == nil {
+		return Event{}, wrap("add event "+e.Kind, fmt.Errorf("detail is not a JSON object: %s", e.Detail))
+	}
+	if e.At.IsZero() {
+		e.At = s.now()
+	}
+	e.At = e.At.UTC()
+	res, err := s.db.ExecContext(ctx,
+		`INSERT INTO events (at, kind, session, detail) VALUES (?, ?, ?, ?)`,
+		formatTime(e.At), e.Kind, e.Session, string(e.Detail))
+	if err != nil {
+		return Event{}, wrap("add event "+e.Kind, err)
+	}
+	if e.ID, err = res.LastInsertId(); err != nil {
+		return Event{}, wrap("add event "+e.Kind, err)
+	}
+	return e, nil
+}
+
+// Events returns the events with an id above afterID, oldest first, at most
+// limit of them (limit <= 0: all).
+func (s *Store) Events(ctx context.Context, afterID int64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT id, at, kind, session, detail FROM events WHERE id > ? ORDER BY id LIMIT ?`, afterID, limit)
+	if err != nil {
+		return nil, wrap("list events", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var (
+			e          Event
+			at, detail string
+		)
+		if err := rows.Scan(&e.ID, &at, &e.Kind, &e.Session, &detail); err != nil {
+			return nil, wrap("list events", err)
+		}
+		if e.At, err = parseTime(at); err != nil {
+			return nil, wrap("list events", err)
+		}
+		e.Detail = json.RawMessage(detail)
+		out = append(out, e)
+	}
+	return out, wrap("list events", rows.Err())
+}
+
+// LastEventID returns the id of the newest event, 0 when there is none.
+func (s *Store) LastEventID(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT max(id) FROM events`).Scan(&id)
+	return id.Int64, wrap("last event", err)
+}
+
+// PruneEvents deletes all but the newest keep events and returns how many
+// it deleted. Ids are not reused afterwards.
+func (s *Store) PruneEvents(ctx context.Context, keep int) (int64, error) {
+	res, err := s.db.ExecContext(ctx,
+		`DELETE FROM events WHERE id <= (SELECT coalesce(max(id), 0) FROM events) - ?`, max(keep, 0))
+	if err != nil {
+		return 0, wrap("prune events", err)
+	}
+	n, err := res.RowsAffected()
+	return n, wrap("prune events", err)
+}
