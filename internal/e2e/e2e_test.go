@@ -136,7 +136,7 @@ type env struct {
 	srv *server // the server this test started, if it runs
 	// serverArgs are extra flags for `termkeep serve`.
 	serverArgs []string
-	c   *client.Client
+	c          *client.Client
 }
 
 func newEnv(t *testing.T) *env {
