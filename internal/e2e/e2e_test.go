@@ -124,8 +124,47 @@ func childMain(mode string) int {
 				return code
 			}
 		}
+	case "query":
+		// Asks the terminal for the cursor position and its attributes, then
+		// reports every byte its input received in two windows of time.
+		if _, err := term.MakeRaw(0); err != nil {
+			return 3
+		}
+		var b [1]byte
+		os.Stdin.Read(b[:]) // the test's go
+		os.Stdout.WriteString("\x1b[6n\x1b[c")
+		for _, label := range []string{"GOT1", "GOT2"} {
+			got := readFor(3 * time.Second)
+			fmt.Fprintf(os.Stdout, "%s:%q:END\r\n", label, got)
+		}
+		return 0
 	}
 	return 2
+}
+
+// readFor returns what stdin delivers within d.
+func readFor(d time.Duration) []byte {
+	ch := make(chan []byte, 64)
+	go func() {
+		for {
+			buf := make([]byte, 256)
+			n, err := os.Stdin.Read(buf)
+			ch <- buf[:n]
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var got []byte
+	deadline := time.After(d)
+	for {
+		select {
+		case b := <-ch:
+			got = append(got, b...)
+		case <-deadline:
+			return got
+		}
+	}
 }
 
 // env is one test's termkeep: a state directory and, when started, a server

@@ -219,3 +219,54 @@ func TestStalledViewerIsResynced(t *testing.T) {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
 }
+
+// answerQueries makes a test viewer behave like a terminal: it answers
+// every cursor-position and device-attributes question in the output.
+func answerQueries(v *stream) {
+	go func() {
+		for fr := range v.frames {
+			if fr.err != nil {
+				return
+			}
+			if fr.f.Type != wire.TypeOutput && fr.f.Type != wire.TypeSnapshot {
+				continue
+			}
+			_, data, _ := wire.ParseOutput(fr.f.Payload)
+			for range bytes.Count(data, []byte("\x1b[6n")) {
+				v.s.Input([]byte("\x1b[5;5R"))
+			}
+			for range bytes.Count(data, []byte("\x1b[c")) {
+				v.s.Input([]byte("\x1b[?1;2c"))
+			}
+		}
+	}()
+}
+
+// A program that asks questions with three viewers attached receives
+// exactly one answer to each; a viewer replaying the log later types
+// nothing into it.
+func TestEachQueryGetsOneAnswer(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	id := strings.TrimSpace(e.mustTk("new", "--env", "TK_CHILD=query", "--", selfBin))
+	for range 3 {
+		answerQueries(openViewer(t, e, id, wire.Hello{From: wire.FromSnapshot}))
+	}
+	e.mustTk("send", "--no-enter", id, "g")
+	if _, errs, code := e.tk("wait", id, "--output", "GOT1:", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	// A viewer that replays the whole log sees the questions again.
+	answerQueries(openViewer(t, e, id, wire.Hello{From: 0}))
+	if _, errs, code := e.tk("wait", id, "--exit", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	out := e.mustTk("capture", "--raw", id)
+	want1 := `GOT1:"\x1b[5;5R\x1b[?1;2c":END`
+	if !strings.Contains(out, want1) {
+		t.Fatalf("the program received other answers than one of each:\n%q\nwant %q", out, want1)
+	}
+	if !strings.Contains(out, `GOT2:"":END`) {
+		t.Fatalf("a replaying viewer typed into the program:\n%q", out)
+	}
+}

@@ -39,6 +39,10 @@ func fuzzSeeds(f *testing.F) {
 	}
 	f.Add(uint16(10|4<<7), []byte{}, []byte("\x1b[?1049h\x1b[2;3r\x1b[?6h\x1b[3;4Hx\x1b[4h中\x1b(0q\x0e\x1b]8;;u\x07l"))
 	f.Add(uint16(5|2<<7), []byte{10, 0xF1, 2, 1, 10, 0xF2, 30, 5}, []byte(strings.Repeat("wrapped text 中文 e\u0301 ", 8)))
+	for seed := int64(0); seed < 8; seed++ {
+		data, _, _, cols, rows := randomStream(seed, 400)
+		f.Add(uint16(cols-1)|uint16(rows-1)<<7, []byte{50, 0xF3, 9, 4, 80, 0xF4, 20, 2}, data)
+	}
 }
 
 // FuzzScreen feeds arbitrary output and resizes: no panic, the invariants

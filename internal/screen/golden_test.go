@@ -1,7 +1,6 @@
 package screen
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -341,6 +340,17 @@ var goldens = []golden{
 	{name: "grow-rows-pulls-scrollback", cols: 10, rows: 2, in: "1\r\n2\r\n3\r\n4", steps: []step{{cols: 10, rows: 4}}, screen: "1\n2\n3\n4", cursor: [2]int{1, 3}},
 	{name: "grow-rows-cursor-above-bottom", cols: 10, rows: 3, in: "1\r\n2\r\n3\r\n4\x1b[H", steps: []step{{cols: 10, rows: 4}}, scrollback: "1", screen: "2\n3\n4", cursor: [2]int{0, 0}},
 	{name: "one-column", cols: 1, rows: 2, in: "abc", screen: "ab\n~c", cursor: [2]int{1, 1}},
+
+	// Corners found by comparing random streams with xterm.js.
+	{name: "rep-many", cols: 6, rows: 2, in: "\x1b[?47h中\x1b[1049b", screen: "~中中中\n~中中中", cursor: [2]int{5, 1}},
+	{name: "reflow-reads-popped-lines", cols: 13, rows: 9, in: "\x1b#8\x1b[2;5H", steps: []step{{cols: 5, rows: 6}},
+		scrollback: "EEEEE\n~EEEEE\n~EEE\nEEEEE\n~EEEEE\n~EEE\n~EEEEE\n~EEE", screen: "~EEEEE\n~EEE\n~EEEEE\n~EEE\n~EEEEE\n~EEE", cursor: [2]int{4, 5}},
+	{name: "wrap-recycles-only-row", cols: 11, rows: 1, in: "\x1b[?1049h\x1b[31;44m\t\t\t😀", screen: "~😀", cursor: [2]int{2, 0},
+		check: func(t *testing.T, s *Screen, d Dump) {
+			wantCell(t, d, 10, 0, DumpCell{Ch: " ", W: 1, Fg: "p1", Bg: "p4"})
+		}},
+	{name: "alt-hidden-lines", cols: 10, rows: 3, steps: []step{{cols: 10, rows: 6}, {cols: 10, rows: 3},
+		{in: "\x1b[?1049h1\r\n2\r\n3\r\n4\r\n5"}, {cols: 10, rows: 5}}, screen: "1\n2\n3\n4\n5", cursor: [2]int{1, 4}},
 }
 
 func TestGolden(t *testing.T) {
@@ -446,5 +456,3 @@ func checkInvariants(t testing.TB, s *Screen) {
 		}
 	}
 }
-
-var _ = fmt.Sprint

@@ -301,13 +301,13 @@ type parser struct {
 	collect uint32 // prefix and intermediate bytes, 8 bits each
 	p       params
 
-	osc      uint8 // oscStart...
-	oscID    int   // -1 before a digit
-	oscKeep  bool  // the payload is kept (an OSC the model handles)
-	oscLong  bool  // the payload passed maxOSC
-	oscData  []byte
-	utf8     [4]byte // bytes of a UTF-8 character cut by the end of a Write
-	utf8n    uint8
+	osc     uint8 // oscStart...
+	oscID   int   // -1 before a digit
+	oscKeep bool  // the payload is kept (an OSC the model handles)
+	oscLong bool  // the payload passed maxOSC
+	oscData []byte
+	utf8    [4]byte // bytes of a UTF-8 character cut by the end of a Write
+	utf8n   uint8
 }
 
 func (p *parser) reset() {

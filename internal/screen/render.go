@@ -1,9 +1,6 @@
 package screen
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // Dump returns the screen in the dump form, normalized: the most recent
 // scrollback lines (at most scrollback of them; -1 for all) and the
@@ -259,5 +256,3 @@ func appendSGRColor(b []byte, c uint32, base, bright int, ext string) []byte {
 	}
 	return b
 }
-
-var _ = strings.TrimSpace

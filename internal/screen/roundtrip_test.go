@@ -2,9 +2,25 @@ package screen
 
 import (
 	"bytes"
+	"encoding"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+var (
+	_ io.Writer                  = (*Screen)(nil)
+	_ encoding.BinaryMarshaler   = (*Screen)(nil)
+	_ encoding.BinaryUnmarshaler = (*Screen)(nil)
+)
+
+// queries matches what a terminal answers: device attributes and status
+// (CSI c, CSI n), mode and setting requests (CSI $ p, DCS $ q), window
+// reports (CSI t), color and clipboard queries (OSC 4, 10-19, 52 with ?).
+var queries = regexp.MustCompile(`\x1b\[[?>=]?[0-9;]*[cnt]|\x1b\[[?]?[0-9;]*\$p|\x1bP\$q|\x1b\](4|1[0-9]|52)(;[^\x07\x1b;]*)*;\?`)
+
+func queryIn(b []byte) string { return string(queries.Find(b)) }
 
 // probe is written after a snapshot or a checkpoint to both screens: it
 // shows state that a dump does not (join state, pending wrap, tab stops,
@@ -53,8 +69,8 @@ func roundTrip(t testing.TB, s *Screen, more []byte) {
 	t.Helper()
 	want := s.Dump(-1)
 	snap := s.Snapshot(-1)
-	if bytes.Contains(snap, []byte("\x1b[6n")) || bytes.Contains(snap, []byte("\x1b[c")) {
-		t.Fatalf("snapshot has a query: %q", snap)
+	if q := queryIn(snap); q != "" {
+		t.Fatalf("snapshot has a query %q: %q", q, snap)
 	}
 	r := New(s.cols, s.rows, Options{ScrollbackLines: s.sb.maxLines, ScrollbackBytes: s.sb.maxBytes})
 	r.Write(snap)
@@ -166,5 +182,18 @@ func TestUnmarshalRejects(t *testing.T) {
 		b[i] ^= 0xFF
 		c := New(3, 3, Options{})
 		_ = c.UnmarshalBinary(b) // must not panic
+	}
+}
+
+func TestQueryCheck(t *testing.T) {
+	for _, q := range []string{"\x1b[c", "\x1b[>c", "\x1b[6n", "\x1b[?6n", "\x1b[?1$p", "\x1bP$qm\x1b\\", "\x1b]11;?\x07", "\x1b[18t"} {
+		if queryIn([]byte("x"+q)) == "" {
+			t.Errorf("%q not seen as a query", q)
+		}
+	}
+	for _, q := range []string{"\x1b[20l", "\x1b[?25h", "\x1b[2;3r", "\x1b]2;title?\x1b\\"} {
+		if got := queryIn([]byte(q)); got != "" {
+			t.Errorf("%q seen as a query (%q)", q, got)
+		}
 	}
 }

@@ -75,8 +75,8 @@ type modes struct {
 	hidden         bool // cursor hidden (?25 reset); kept by RIS, as in xterm.js
 	mouse          uint8
 	mouseEnc       uint8
-	mouseUTF8      bool // ?1005 (xterm.js ignores it; kept for snapshots)
-	mouseURXVT     bool // ?1015 (likewise)
+	mouseUTF8      bool  // ?1005 (xterm.js ignores it; kept for snapshots)
+	mouseURXVT     bool  // ?1015 (likewise)
 	cursorStyle    uint8 // 0 the viewer's default, else DECSCUSR 1..6 folded: 1 block, 3 underline, 5 bar
 	cursorBlink    uint8 // 0 the viewer's default, 1 blinking, 2 steady (DECSCUSR)
 	blinkOption    uint8 // ?12: 0 never set, 1 set, 2 reset (an option in xterm.js: RIS keeps it)

@@ -1,6 +1,9 @@
 package screen
 
-import "strconv"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // Snapshot returns a byte stream that, written into a terminal of the same
 // size, reproduces the screen: it resets the terminal (ESC c), draws the
@@ -180,7 +183,7 @@ func (w *painter) moveTo(x int) {
 func (w *painter) put(c cell) {
 	str := w.s.cellString(c)
 	wd := c.width()
-	if r, _ := decodeRuneString(str); runeWidth(r) == 0 && w.joinable {
+	if r, _ := utf8.DecodeRuneInString(str); runeWidth(r) == 0 && w.joinable {
 		// A zero-width character right after a printed one would join it:
 		// ST in between (swallowed by the terminal) keeps it apart.
 		w.str("\x1b\\")
@@ -277,7 +280,7 @@ func (w *painter) paintRow(row []cell, nextWrapped bool) {
 			w.moveTo(i)
 			w.setStyle(c.s)
 			w.put(c)
-			if r := []rune(s.cellString(c)); runeWidth(r[0]) != wd {
+			if r, _ := utf8.DecodeRuneInString(s.cellString(c)); runeWidth(r) != wd {
 				w.x = -1 // printed as another width: where the cursor is, is unknown
 			}
 			step := 1
@@ -671,7 +674,7 @@ func (w *painter) reprint(b *buffer, x int, c cell) bool {
 		return false
 	}
 	if s.charset != 0 {
-		r0 := []rune(str)[0]
+		r0, _ := utf8.DecodeRuneInString(str)
 		if r0 < 127 && mapCharset(s.charset, r0) != r0 {
 			return false
 		}
@@ -843,7 +846,7 @@ func (s *Screen) exactCell(row []cell, x int, nextWrapped bool) bool {
 	}
 	switch {
 	case c.hasContent():
-		r0 := []rune(s.cellString(c))[0]
+		r0, _ := utf8.DecodeRuneInString(s.cellString(c))
 		if c.width() != runeWidth(r0) {
 			return false
 		}
@@ -867,11 +870,4 @@ func (s *Screen) exactCell(row []cell, x int, nextWrapped bool) bool {
 		return cols >= 3 && (prev.hasContent() || prev.isBlank() || s.isEraseStyle(prev.s))
 	}
 	return true
-}
-
-func decodeRuneString(s string) (rune, int) {
-	for i, r := range s {
-		return r, i
-	}
-	return 0, 0
 }

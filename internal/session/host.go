@@ -293,6 +293,9 @@ func (h *Host) readHolder(up *holderConn) {
 			if h.closing && e.State == "exited" {
 				e.State = "closed"
 			}
+			if e.State == "closed" && e.Reason == "" {
+				e.Reason = "the session was closed (termkeep kill, or closed in the browser)"
+			}
 			h.mu.Unlock()
 			up.c.Close()
 			h.finish(e)
