@@ -15,6 +15,7 @@ import (
 func newNewCmd(g *globals) *cobra.Command {
 	var (
 		name, cwd, workspace, size string
+		sizePolicy                 string
 		env                        []string
 	)
 	cmd := &cobra.Command{
@@ -51,7 +52,7 @@ The child gets this command's environment and working directory, plus the
 			}
 			s, err := c.Create(cmd.Context(), api.CreateRequest{
 				Name: name, Command: args, Cwd: dir, Workspace: workspace, Cols: cols, Rows: rows,
-				Env: os.Environ(), SetEnv: env,
+				Env: os.Environ(), SetEnv: env, SizePolicy: sizePolicy,
 			})
 			if err != nil {
 				return err
@@ -66,6 +67,7 @@ The child gets this command's environment and working directory, plus the
 	f.StringVar(&workspace, "workspace", "", "workspace the session belongs to")
 	f.StringVar(&size, "size", "80x24", "terminal size COLSxROWS")
 	f.StringArrayVar(&env, "env", nil, "extra environment variable KEY=VALUE (repeatable)")
+	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest or smallest (default: the server's)")
 	return cmd
 }
 

@@ -25,6 +25,12 @@ type Session struct {
 	// last byte, as the server knows them.
 	First uint64 `json:"first_offset"`
 	End   uint64 `json:"end_offset"`
+	// Viewers is how many viewers are attached now; Resyncs how many times
+	// a viewer that fell behind was skipped to the present.
+	Viewers int    `json:"viewers"`
+	Resyncs uint64 `json:"resyncs"`
+	// SizePolicy is the session's own size policy ("" = the server's).
+	SizePolicy string `json:"size_policy,omitempty"`
 }
 
 // CreateRequest asks for a new session.
@@ -38,6 +44,9 @@ type CreateRequest struct {
 	// Env is the caller's environment (KEY=VALUE); SetEnv overrides it.
 	Env    []string `json:"env,omitempty"`
 	SetEnv []string `json:"set_env,omitempty"`
+	// SizePolicy overrides the server's size policy for this session:
+	// "latest" or "smallest".
+	SizePolicy string `json:"size_policy,omitempty"`
 }
 
 // Error is the body of every non-2xx answer.

@@ -270,3 +270,21 @@ func TestEachQueryGetsOneAnswer(t *testing.T) {
 		t.Fatalf("a replaying viewer typed into the program:\n%q", out)
 	}
 }
+
+// Under the smallest policy, chosen per session, the session fits every
+// writable viewer.
+func TestSizeSmallestPolicy(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	e.mustTk("new", "--name", "small", "--size-policy", "smallest", "--", "cat")
+	openViewer(t, e, "small", wire.Hello{From: wire.FromEnd, Cols: 100, Rows: 30})
+	openViewer(t, e, "small", wire.Hello{From: wire.FromEnd, Cols: 90, Rows: 40})
+	openViewer(t, e, "small", wire.Hello{From: wire.FromEnd, Cols: 20, Rows: 5, ReadOnly: true})
+	waitFor(t, 20*time.Second, "size 90x30", func() bool { s := e.session("small"); return s.Cols == 90 && s.Rows == 30 })
+	if s := e.session("small"); s.Viewers != 3 || s.SizePolicy != "smallest" {
+		t.Fatalf("session shows %d viewers, policy %q", s.Viewers, s.SizePolicy)
+	}
+	if _, errs, code := e.tk("new", "--size-policy", "biggest", "--", "cat"); code != 1 || !strings.Contains(errs, "size policy") {
+		t.Fatalf("bad policy accepted: %d %s", code, errs)
+	}
+}

@@ -104,7 +104,10 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		pid := sess.Pid
 		out.Pid = &pid
 	}
+	out.SizePolicy = sess.SizePolicy
 	if h != nil {
+		out.Viewers = len(h.Viewers().Viewers)
+		out.Resyncs = h.Resyncs()
 		info := h.Info()
 		out.End = info.End
 		if e := h.Exit(); e != nil && e.End > out.End {
@@ -154,6 +157,9 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 	if err := checkName(req.Name); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
+	if _, err := session.ParseSizePolicy(req.SizePolicy); err != nil {
+		return store.Session{}, http.StatusBadRequest, err
+	}
 	if req.Cols == 0 && req.Rows == 0 {
 		req.Cols, req.Rows = 80, 24
 	}
@@ -194,6 +200,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 	sess := store.Session{
 		ID: id, Name: req.Name, Workspace: req.Workspace, Command: command, Cwd: req.Cwd,
 		Cols: req.Cols, Rows: req.Rows, Owner: currentUser(), State: store.StateRunning,
+		SizePolicy: req.SizePolicy,
 	}
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		if errors.Is(err, store.ErrNameTaken) {
@@ -224,7 +231,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 		s.log.Error("record pids", "session", id, "err", err)
 	}
 	sess.Pid, sess.HolderPid = proc.Pid, proc.HolderPid
-	h := s.newHost(id)
+	h := s.newHost(id, req.SizePolicy)
 	s.mu.Lock()
 	s.hosts[id] = h
 	s.mu.Unlock()

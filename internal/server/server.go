@@ -191,7 +191,7 @@ func (s *Server) recover(ctx context.Context) error {
 	}
 	live := 0
 	for _, sess := range all {
-		h := s.newHost(sess.ID)
+		h := s.newHost(sess.ID, sess.SizePolicy)
 		s.hosts[sess.ID] = h
 		if sess.State.Ended() || sess.State == store.StatePaused {
 			h.MarkEnded(exitFromStore(sess))
@@ -213,13 +213,17 @@ func exitFromStore(sess store.Session) wire.Exit {
 	return wire.Exit{State: string(sess.State), ExitCode: sess.ExitCode, Reason: sess.Reason}
 }
 
-func (s *Server) newHost(id string) *session.Host {
+func (s *Server) newHost(id, sizePolicy string) *session.Host {
 	h := session.New(session.Config{
 		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log,
 		OnEnd: func(e wire.Exit) { s.recordEnd(id, e) },
 	})
-	if s.cfg.SizePolicy != "" {
-		h.SetSizePolicy(s.cfg.SizePolicy)
+	policy := s.cfg.SizePolicy
+	if p, err := session.ParseSizePolicy(sizePolicy); err == nil && sizePolicy != "" {
+		policy = p
+	}
+	if policy != "" {
+		h.SetSizePolicy(policy)
 	}
 	return h
 }

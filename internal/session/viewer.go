@@ -64,7 +64,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	readOnly := opts.ReadOnly || hello.Role == wire.RoleWaiter
 	v := &viewer{
 		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), opts: opts,
-		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter,
+		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
 	}
 	v.lastHeard.Store(time.Now().UnixNano())
 
@@ -165,6 +165,13 @@ type viewer struct {
 
 	lastHeard atomic.Int64 // unix nanoseconds of the last frame from the viewer
 
+	// A viewer that sends Ack frames (a browser) says how far it has drawn.
+	// The server then sends at most a queue beyond that, and resyncs it
+	// with a snapshot when the output runs more than a queue ahead of it.
+	acking atomic.Bool
+	acked  atomic.Uint64
+	ackCh  chan struct{} // one slot: an ack arrived
+
 	// Guarded by the host's mu.
 	id         int
 	cols, rows uint16    // the viewer's own terminal size, 0 when unknown
@@ -247,7 +254,20 @@ func (v *viewer) readLoop() {
 		case wire.TypePing:
 			x, _ := wire.ParseUint64(f.Type, f.Payload)
 			v.send(func(w *wire.Writer) error { return w.Uint64(wire.TypePong, x) })
-		case wire.TypeAck, wire.TypeAnswer:
+		case wire.TypeAck:
+			off, _ := wire.ParseUint64(f.Type, f.Payload)
+			for {
+				cur := v.acked.Load()
+				if off <= cur || v.acked.CompareAndSwap(cur, off) {
+					break
+				}
+			}
+			v.acking.Store(true)
+			select {
+			case v.ackCh <- struct{}{}:
+			default:
+			}
+		case wire.TypeAnswer:
 		default:
 			msg := fmt.Sprintf("a viewer may not send %s frames", f.Type)
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, msg) })
@@ -307,14 +327,37 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 			}
 		}
 		parts, end, exit, changed := v.h.window(off, viewerChunk)
+		queue := uint64(v.opts.Queue)
+		// How far behind the viewer is: what it has drawn when it says so
+		// (acks), else what it has accepted from the connection.
+		drawn := off
+		if v.acking.Load() {
+			drawn = min(v.acked.Load(), off)
+		}
 		if off >= end {
 			live = true
-		} else if live && !v.waiter && end-off > uint64(v.opts.Queue) {
+		} else if live && !v.waiter && end-drawn > queue {
 			at, err := v.resync(end)
 			if err != nil {
 				return err
 			}
 			off = at
+			if v.acking.Load() {
+				// Count the snapshot as drawn: the viewer acks past it soon,
+				// and meanwhile it must not be resynced again at once.
+				v.acked.Store(at)
+			}
+			continue
+		}
+		if v.acking.Load() && off-drawn >= queue && off < end {
+			// A queue is in flight and undrawn: wait for the viewer.
+			select {
+			case <-v.ackCh:
+			case <-changed:
+			case <-v.gone:
+				return nil
+			case <-time.After(time.Second):
+			}
 			continue
 		}
 		if len(parts) > 0 {

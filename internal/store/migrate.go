@@ -42,6 +42,8 @@ var migrations = []string{
 		detail  TEXT NOT NULL DEFAULT '{}'
 	) STRICT;
 	CREATE INDEX events_session ON events(session, id);`,
+	// 3: a session's own size policy ("" = the server's).
+	`ALTER TABLE sessions ADD COLUMN size_policy TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate applies the migrations the file lacks, each in its own transaction

@@ -59,10 +59,13 @@ type Session struct {
 	CreatedAt time.Time
 	EndedAt   *time.Time // set once the session has ended
 	UpdatedAt time.Time
+	// SizePolicy is how the session's size follows its viewers ("latest",
+	// "smallest"); "" means the server's default.
+	SizePolicy string
 }
 
 const sessionCols = `id, name, workspace, command, cwd, cols, "rows", owner, state,
-	exit_code, reason, pid, holder_pid, created_at, ended_at, updated_at`
+	exit_code, reason, pid, holder_pid, created_at, ended_at, updated_at, size_policy`
 
 // CreateSession records a new session. A zero CreatedAt or UpdatedAt is set
 // from the clock, an empty State means running, and an ended session without
@@ -102,11 +105,11 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		endedAt = sql.NullString{String: formatTime(*sess.EndedAt), Valid: true}
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sess.ID, nullString(sess.Name), sess.Workspace, string(cmdJSON), sess.Cwd,
 		sess.Cols, sess.Rows, sess.Owner, string(sess.State),
 		nullIntPtr(sess.ExitCode), sess.Reason, nullInt(sess.Pid), nullInt(sess.HolderPid),
-		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt))
+		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt), sess.SizePolicy)
 	switch {
 	case isUnique(err, "sessions.name"):
 		return wrap(op, ErrNameTaken)
@@ -299,7 +302,7 @@ func scanSession(sc scanner) (Session, error) {
 		createdAt, updatedAt  string
 	)
 	err := sc.Scan(&sess.ID, &name, &sess.Workspace, &cmd, &sess.Cwd, &sess.Cols, &sess.Rows,
-		&sess.Owner, &state, &exitCode, &sess.Reason, &pid, &holder, &createdAt, &endedAt, &updatedAt)
+		&sess.Owner, &state, &exitCode, &sess.Reason, &pid, &holder, &createdAt, &endedAt, &updatedAt, &sess.SizePolicy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, ErrNotFound
 	}
