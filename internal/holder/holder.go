@@ -111,6 +111,8 @@ type holder struct {
 	cmd  *exec.Cmd
 	ln   *net.UnixListener
 
+	metaMu sync.Mutex // serializes writes of meta.json
+
 	mu         sync.Mutex // guards the fields below
 	meta       Meta
 	closing    bool      // a Close frame arrived: the end is on purpose
@@ -243,9 +245,11 @@ func (h *holder) run() int {
 	if err := h.out.Sync(); err != nil {
 		h.log.Error("sync output log", "err", err)
 	}
+	h.metaMu.Lock()
 	if err := WriteMeta(h.spec.Dir, meta); err != nil {
 		h.log.Error("write meta", "err", err)
 	}
+	h.metaMu.Unlock()
 	h.poke()
 	// Give a connected server a moment to receive the tail and the exit.
 	if conn != nil {
@@ -404,9 +408,33 @@ func (h *holder) resize(cols, rows uint16) {
 	if len(h.resizes) > 64 {
 		h.resizes = h.resizes[len(h.resizes)-64:]
 	}
-	meta := h.meta
 	h.mu.Unlock()
 	h.poke()
+	h.saveMeta()
+}
+
+// setCwd records the session's working directory (the server follows it
+// from OSC 7 and the child's /proc entry) in meta.json, where a restore
+// finds it.
+func (h *holder) setCwd(dir string) {
+	h.mu.Lock()
+	if h.meta.Cwd == dir || h.exited {
+		h.mu.Unlock()
+		return
+	}
+	h.meta.Cwd = dir
+	h.mu.Unlock()
+	go h.saveMeta()
+}
+
+// saveMeta writes the current meta.json. Writers are serialized: they share
+// the temporary file.
+func (h *holder) saveMeta() {
+	h.metaMu.Lock()
+	defer h.metaMu.Unlock()
+	h.mu.Lock()
+	meta := h.meta
+	h.mu.Unlock()
 	if err := WriteMeta(h.spec.Dir, meta); err != nil {
 		h.log.Warn("write meta", "err", err)
 	}
@@ -556,6 +584,8 @@ func (u *upstream) serve() {
 		case wire.TypePing:
 			v, _ := wire.ParseUint64(f.Type, f.Payload)
 			u.send(func(w *wire.Writer) error { return w.Uint64(wire.TypePong, v) })
+		case wire.TypeCwd:
+			h.setCwd(string(f.Payload))
 		case wire.TypeAck:
 		default:
 			u.fail(wire.CodeMalformed, fmt.Sprintf("a holder does not accept %s frames", f.Type))

@@ -217,6 +217,13 @@ func (s *Server) newHost(id, sizePolicy string) *session.Host {
 	h := session.New(session.Config{
 		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log,
 		OnEnd: func(e wire.Exit) { s.recordEnd(id, e) },
+		OnCwd: func(dir string) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.store.SetCwd(ctx, id, dir); err != nil {
+				s.log.Warn("record working directory", "session", id, "err", err)
+			}
+		},
 	})
 	policy := s.cfg.SizePolicy
 	if p, err := session.ParseSizePolicy(sizePolicy); err == nil && sizePolicy != "" {

@@ -66,6 +66,9 @@ type Host struct {
 	policy     SizePolicy
 	resyncs    atomic.Uint64 // viewers skipped to the present with a snapshot
 
+	cwdT  cwdTracker       // guarded by mu
+	onCwd func(dir string) // called when the working directory changes
+
 	arb   arbiter      // terminal questions awaiting their one answer
 	qscan queryScanner // finds questions in the output; readHolder's goroutine only
 
@@ -87,6 +90,8 @@ type Config struct {
 	Log *slog.Logger
 	// OnEnd is called once when the session ends.
 	OnEnd func(wire.Exit)
+	// OnCwd is called when the session's working directory changes.
+	OnCwd func(dir string)
 }
 
 // ErrEnded is returned by operations on a session that has ended.
@@ -102,7 +107,7 @@ func New(cfg Config) *Host {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Host{
-		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd,
+		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd,
 		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
 	}
 }
@@ -268,6 +273,7 @@ func (h *Host) readHolder(up *holderConn) {
 			off, data, _ := wire.ParseOutput(f.Payload)
 			h.appendOutput(off, data)
 			h.qscan.scan(data, off, h.asked)
+			h.maybeCheckCwd()
 		case wire.TypeResized:
 			off, cols, rows, _ := wire.ParseResized(f.Payload)
 			h.mu.Lock()

@@ -58,6 +58,7 @@ const (
 	TypeAck    Type = 0x06 // offset uint64: the viewer has drawn everything below it
 	TypePing   Type = 0x07 // opaque uint64, answered by Pong
 	TypeAnswer Type = 0x08 // the ServerPing's uint64: the client is alive
+	TypeCwd    Type = 0x09 // server → holder: the session's working directory, UTF-8, for meta.json
 )
 
 // Frames away from the pty (holder → server, server → client).
@@ -86,7 +87,7 @@ var typeNames = map[Type]string{
 	TypeClose: "close", TypeAck: "ack", TypePing: "ping",
 	TypeWelcome: "welcome", TypeOutput: "output", TypeResized: "resized", TypeExit: "exit",
 	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
-	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer",
+	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
 }
 
 func (t Type) String() string {
@@ -556,6 +557,10 @@ func Validate(f Frame) error {
 	var err error
 	switch f.Type {
 	case TypeInput:
+	case TypeCwd:
+		if len(f.Payload) > 4096 || !utf8.Valid(f.Payload) {
+			err = fmt.Errorf("%w: cwd must be UTF-8 of at most 4096 bytes", ErrMalformed)
+		}
 	case TypeResize:
 		_, _, err = ParseResize(f.Payload)
 	case TypeSignal:

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package procinfo
+
+func cwd(int) (string, error) { return "", ErrUnsupported }
