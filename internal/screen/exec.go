@@ -219,9 +219,18 @@ func (s *Screen) tab() {
 func (s *Screen) scroll(wrapped bool) {
 	b := s.cur
 	l := b.lines[b.top]
+	sid := s.eraseID()
 	if b.top == 0 {
 		if b == s.normal {
-			s.pushScrollback(&b.lines[0])
+			end := s.pushScrollback(&b.lines[0])
+			if sid == 0 && end < len(l.cells) && len(l.cells) == s.cols {
+				// Past end the row is blank already: erase only the rest.
+				fillCells(l.cells[:end], blankCell)
+				l.wrapped, l.marks = wrapped, 0
+				copy(b.lines[b.top:b.bottom], b.lines[b.top+1:b.bottom+1])
+				b.lines[b.bottom] = l
+				return
+			}
 		} else if b.maxLen > s.rows {
 			// The line goes to the alternate buffer's hidden lines; the
 			// oldest of them drops when they are full.
@@ -234,20 +243,25 @@ func (s *Screen) scroll(wrapped bool) {
 		}
 	}
 	copy(b.lines[b.top:b.bottom], b.lines[b.top+1:b.bottom+1])
-	s.recycle(&l, s.eraseID())
+	s.recycle(&l, sid)
 	l.wrapped = wrapped
 	b.lines[b.bottom] = l
 }
 
-func (s *Screen) pushScrollback(l *line) {
+// pushScrollback packs a row into the scrollback and returns the row's
+// length without its trailing blank cells (its whole length when there is
+// no scrollback).
+func (s *Screen) pushScrollback(l *line) int {
 	if s.sb.maxLines <= 0 {
-		return
+		return len(l.cells)
 	}
-	s.encBuf = s.encodeLine(s.encBuf[:0], l)
+	var end int
+	s.encBuf, end = s.encodeLineEnd(s.encBuf[:0], l)
 	s.sb.push(s.encBuf)
 	if cap(s.encBuf) > 64<<10 {
 		s.encBuf = nil
 	}
+	return end
 }
 
 // recycle turns l into a blank row of the screen's width in style sid,

@@ -3,6 +3,7 @@ package screen
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 )
 
 // scrollback holds the lines that scrolled off the top of the normal
@@ -148,8 +149,17 @@ const (
 	pkNarrow   = 0x06
 )
 
+var blank8 = [8]cell{blankCell, blankCell, blankCell, blankCell, blankCell, blankCell, blankCell, blankCell}
+
 // encodeLine appends the packed form of a row.
 func (s *Screen) encodeLine(b []byte, l *line) []byte {
+	b, _ = s.encodeLineEnd(b, l)
+	return b
+}
+
+// encodeLineEnd is encodeLine that also returns the length of the row
+// without its trailing blank cells.
+func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 	h := byte(0)
 	if l.wrapped {
 		h = 1
@@ -158,6 +168,9 @@ func (s *Screen) encodeLine(b []byte, l *line) []byte {
 	b = append(b, h)
 	row := l.cells
 	end := len(row)
+	for end >= 8 && [8]cell(row[end-8:end]) == blank8 {
+		end -= 8
+	}
 	for end > 0 && row[end-1].isBlank() {
 		end--
 	}
@@ -169,8 +182,14 @@ func (s *Screen) encodeLine(b []byte, l *line) []byte {
 		}
 		b = binary.AppendUvarint(b, uint64(j-i))
 		b = s.appendStyle(b, s.styles.get(sid))
+		b = slices.Grow(b, j-i)
 		for k := i; k < j; k++ {
 			c := row[k]
+			if v := c.c - (w1 | 0x20); v < 0x5F {
+				// Printable ASCII of width 1: the common case, one byte.
+				b = append(b, byte(c.c))
+				continue
+			}
 			cp := c.c & cpMask
 			w := c.width()
 			switch {
@@ -204,7 +223,7 @@ func (s *Screen) encodeLine(b []byte, l *line) []byte {
 		}
 		i = j
 	}
-	return b
+	return b, end
 }
 
 // Style fields present in an inline style, in a leading mask byte.
