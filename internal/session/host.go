@@ -69,8 +69,12 @@ type Host struct {
 	cwdT  cwdTracker       // guarded by mu
 	onCwd func(dir string) // called when the working directory changes
 
-	arb   arbiter      // terminal questions awaiting their one answer
-	qscan queryScanner // finds questions in the output; readHolder's goroutine only
+	answerOnce sync.Once
+	answerQ    chan pendingQuery // questions the model answers, in order
+
+	arb     arbiter      // terminal questions awaiting their one answer
+	inputMu sync.Mutex   // orders viewers' input: an accepted answer is written before the next is judged
+	qscan   queryScanner // finds questions in the output; readHolder's goroutine only
 
 	modelOnce sync.Once
 	model     *model        // the screen model, once started

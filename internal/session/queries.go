@@ -344,7 +344,19 @@ func (h *Host) asked(k queryKind, end uint64) {
 	nobody := len(h.viewers) == 0
 	h.mu.Unlock()
 	if nobody {
-		go h.answerFromModel(k, end)
+		// One worker answers in the order the questions were asked.
+		h.answerOnce.Do(func() {
+			h.answerQ = make(chan pendingQuery, 64)
+			go func() {
+				for q := range h.answerQ {
+					h.answerFromModel(q.kind, q.off)
+				}
+			}()
+		})
+		select {
+		case h.answerQ <- pendingQuery{kind: k, off: end}:
+		default: // a flood of questions: the rest go unanswered, as by a busy terminal
+		}
 	}
 }
 
@@ -372,6 +384,8 @@ func (h *Host) answerFromModel(k queryKind, end uint64) {
 			return
 		}
 	}
+	h.inputMu.Lock()
+	defer h.inputMu.Unlock()
 	if ans == nil || !h.arb.answered(k, time.Now()) {
 		return // a viewer arrived and answered meanwhile
 	}

@@ -209,22 +209,29 @@ func (v *viewer) readLoop() {
 			// Terminal answers are arbitrated: the first answer to an
 			// outstanding question passes, every other one is dropped. A
 			// read-only viewer may send answers and nothing else.
+			// Deciding which answer passes and writing it happen under one
+			// lock, so answers reach the program in the order they were
+			// accepted, whichever viewers sent them.
 			now := time.Now()
 			accept := func(k queryKind) bool { return v.h.arb.answered(k, now) }
 			if v.readOnly {
+				v.h.inputMu.Lock()
 				ans, other := answersOnly(f.Payload, accept)
 				if len(ans) > 0 {
 					v.h.Input(ans)
 				}
+				v.h.inputMu.Unlock()
 				if !other {
 					continue
 				}
 			} else {
+				v.h.viewerActive(v)
+				v.h.inputMu.Lock()
 				data := filterAnswers(f.Payload, accept)
 				if len(data) > 0 {
-					v.h.viewerActive(v)
 					opErr = v.h.Input(data)
 				}
+				v.h.inputMu.Unlock()
 				if opErr != nil && !errors.Is(opErr, ErrEnded) {
 					msg := opErr.Error()
 					v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
