@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +20,36 @@ import (
 
 // env is what every contender shares for one bench invocation.
 type env struct {
-	bin  string // directory holding termkeep and termkeep-holder
-	file string // the workload
-	m    markers
-	seq  int // numbers tmux sockets so no two runs share a server
+	bin   string // directory holding termkeep and termkeep-holder
+	work  string // the bench's temporary directory
+	file  string // the throughput workload
+	m     markers
+	seq   int // numbers tmux sockets so no two runs share a server
+	files map[int]workloadFile
+}
+
+type workloadFile struct {
+	path string
+	size int64
+}
+
+// workload returns the workload file of mib MiB, writing it the first time.
+func (e *env) workload(mib int) (string, int64, error) {
+	if f, ok := e.files[mib]; ok {
+		return f.path, f.size, nil
+	}
+	if e.files == nil {
+		e.files = map[int]workloadFile{}
+	}
+	path := filepath.Join(e.work, fmt.Sprintf("workload-%dMiB.txt", mib))
+	started := time.Now()
+	size, err := writeWorkload(path, int64(mib)<<20, e.m)
+	if err != nil {
+		return "", 0, err
+	}
+	logf("workload: %d bytes of build-log lines in %v", size, time.Since(started).Round(time.Millisecond))
+	e.files[mib] = workloadFile{path, size}
+	return path, size, nil
 }
 
 // contender is one way of getting the workload onto a viewer.
@@ -135,7 +161,7 @@ func runTmux(ctx context.Context, e *env) (sample, error) {
 	// fresh tmux server each time, and kill-server leaves no socket behind
 	// once that directory goes.
 	e.seq++
-	sock := filepath.Join(filepath.Dir(e.file), fmt.Sprintf("tmux-%d.sock", e.seq))
+	sock := filepath.Join(e.work, fmt.Sprintf("tmux-%d.sock", e.seq))
 	tmux := func(ctx context.Context, args ...string) *exec.Cmd {
 		c := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
 		c.Env = viewerEnv()
@@ -167,7 +193,7 @@ func runTmux(ctx context.Context, e *env) (sample, error) {
 		return sample{}, err
 	}
 	defer stop()
-	return timeRun(ctx, run{
+	s, err := timeRun(ctx, run{
 		src:       newPtySource(ptmx),
 		sendGo:    func() error { _, err := ptmx.Write([]byte("\r")); return err },
 		abort:     func() { syscall.Kill(-attach.Process.Pid, syscall.SIGKILL) },
@@ -175,6 +201,20 @@ func runTmux(ctx context.Context, e *env) (sample, error) {
 		ownerPid:  serverPid,
 		viewerPid: attach.Process.Pid,
 	}, e.m)
+	if err != nil {
+		// Say whether tmux has the marker on its pane and only never drew
+		// it to the client, or never got that far.
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if out, cerr := tmux(c, "capture-pane", "-p", "-t", "b").Output(); cerr == nil {
+			if bytes.Contains(out, e.m.end) {
+				err = fmt.Errorf("%w (the pane shows the end marker: tmux did not draw it to the attached client)", err)
+			} else {
+				err = fmt.Errorf("%w (the pane does not show the end marker yet)", err)
+			}
+		}
+	}
+	return s, err
 }
 
 // runTermkeepAttach measures the whole path a user sees: holder → log →
@@ -197,7 +237,7 @@ func runTermkeepAttach(ctx context.Context, e *env) (sample, error) {
 		return sample{}, err
 	}
 	defer stop()
-	return timeRun(ctx, run{
+	s, err := timeRun(ctx, run{
 		src:       newPtySource(ptmx),
 		sendGo:    func() error { _, err := ptmx.Write([]byte("\r")); return err },
 		abort:     func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) },
@@ -206,6 +246,8 @@ func runTermkeepAttach(ctx context.Context, e *env) (sample, error) {
 		serverPid: srv.pid(),
 		viewerPid: cmd.Process.Pid,
 	}, e.m)
+	s.termkeep, s.resyncs = true, srv.resyncs()
+	return s, err
 }
 
 // runTermkeepWire is the server path without the attach process and its
@@ -235,7 +277,8 @@ func runTermkeepWire(ctx context.Context, e *env) (sample, error) {
 		ownerPid:  holderPid,
 		serverPid: srv.pid(),
 	}, e.m)
-	s.gaps = src.gaps
+	s.gaps, s.snapshots = src.stats.gaps, src.stats.snapshots
+	s.termkeep, s.resyncs = true, srv.resyncs()
 	return s, err
 }
 
@@ -246,12 +289,14 @@ func derefPid(p *int) int {
 	return *p
 }
 
-// wireSource yields the data of Output frames. A Gap frame means the server
-// skipped output the log no longer retains; it is counted, since a viewer
-// that skips bytes is not moving all of them.
+// wireSource yields the data of Output frames, and of Snapshot frames: a
+// viewer that falls too far behind is skipped to the present with a
+// snapshot of the screen, which is then where the end marker shows. Gap and
+// snapshot frames are counted, since a viewer that skips bytes is not moving
+// all of them.
 type wireSource struct {
-	st   *client.Stream
-	gaps int
+	st    *client.Stream
+	stats frameStats
 }
 
 func (w *wireSource) next() ([]byte, error) {
@@ -260,22 +305,8 @@ func (w *wireSource) next() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch f.Type {
-		case wire.TypeOutput:
-			_, data, err := wire.ParseOutput(f.Payload)
-			if err != nil {
-				return nil, err
-			}
-			if len(data) > 0 {
-				return data, nil
-			}
-		case wire.TypeGap:
-			w.gaps++
-		case wire.TypeExit:
-			return nil, io.EOF
-		case wire.TypeError:
-			code, msg, _ := wire.ParseError(f.Payload)
-			return nil, &wire.RemoteError{Code: code, Message: msg}
+		if data, ok, err := w.stats.terminalBytes(f); err != nil || ok {
+			return data, err
 		}
 	}
 }

@@ -1,13 +1,15 @@
-// Command bench measures termkeep's output throughput against the raw pty
-// (the physical limit on this machine) and tmux, and the memory of idle
-// holders. `make bench` runs it and writes docs/PERFORMANCE.md;
-// `make bench-quick` is a smaller run that prints the table only.
+// Command bench measures termkeep against the raw pty (the physical limit
+// on this machine) and tmux: output throughput, fan-out to WebSocket viewers
+// (and a stalled one), keystroke echo latency, the screen model's own Go
+// benchmarks, and the memory of idle holders. `make bench` runs it and
+// writes docs/PERFORMANCE.md; `make bench-quick` is a smaller run that prints
+// only.
 //
-// Every contender prints the same file with cat into a terminal of the same
-// size and is timed from the keystroke that starts cat until the file's last
-// line reaches the viewer. Contenders run interleaved (A B C D A B C D …) so
-// that the noise of a shared machine lands on all of them alike, and every
-// figure is a median with its min–max, never a single run.
+// Every throughput contender prints the same file with cat into a terminal
+// of the same size and is timed from the keystroke that starts cat until the
+// file's last line reaches the viewer. Contenders run interleaved (A B C D A
+// B C D …) so that the noise of a shared machine lands on all of them alike,
+// and every figure is a median with its min–max, never a single run.
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -30,35 +33,80 @@ const (
 	fullRounds  = 5
 	quickMiB    = 32
 	quickRounds = 3
+
+	fullKeys  = 1000
+	quickKeys = 200
+
+	fullBenchtime  = "1s"
+	quickBenchtime = "200ms"
 )
 
+// sections are the parts of the bench that -skip can leave out.
+var sections = []string{"throughput", "fanout", "latency", "screen", "memory"}
+
 type config struct {
-	bin    string
-	out    string
-	quick  bool
-	mib    int
-	rounds int
-	only   string
-	memory bool
-	args   []string // as given, for the report's "produced by" line
+	bin       string
+	out       string
+	quick     bool
+	mib       int
+	rounds    int
+	fanMiB    int // fan-out file for 1 and 8 viewers (and the stalled case)
+	fan64MiB  int // fan-out file for 64 viewers
+	keys      int // keystrokes per latency round
+	benchtime string
+	only      string
+	skip      map[string]bool
+	memory    bool
+	args      []string // as given, for the report's "produced by" line
 }
+
+func (c config) runs(section string) bool { return !c.skip[section] }
 
 func main() {
 	var cfg config
 	flag.StringVar(&cfg.bin, "bin", "bin", "directory holding the termkeep and termkeep-holder binaries")
 	flag.StringVar(&cfg.out, "out", "", "also write the report as Markdown to this file")
-	flag.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("a %d MiB file and %d rounds instead of %d MiB and %d", quickMiB, quickRounds, fullMiB, fullRounds))
+	flag.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("a %d MiB file, %d rounds, %d keys and -benchtime %s instead of %d MiB, %d, %d and %s", quickMiB, quickRounds, quickKeys, quickBenchtime, fullMiB, fullRounds, fullKeys, fullBenchtime))
 	flag.IntVar(&cfg.mib, "size", 0, "file size in MiB (overrides the mode's)")
 	flag.IntVar(&cfg.rounds, "rounds", 0, "rounds (overrides the mode's)")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated contenders to run (substrings of their names), for experiments")
-	flag.BoolVar(&cfg.memory, "memory", true, "also measure idle holder memory")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated contenders to run (substrings of their names: raw, tmux, termkeep attach, …; fan-out cases ws1, ws1+stalled, ws8, ws64 or fanout; latency for every latency contender), for experiments")
+	flag.IntVar(&cfg.fan64MiB, "fan64-size", 0, "file size in MiB for the 64-viewer fan-out (overrides the mode's)")
+	flag.IntVar(&cfg.keys, "keys", 0, "keystrokes per latency round (overrides the mode's)")
+	flag.StringVar(&cfg.benchtime, "benchtime", "", "-benchtime of the screen model's Go benchmarks (overrides the mode's)")
+	flag.BoolVar(&cfg.memory, "memory", true, "also measure idle holder memory (same as leaving memory out of -skip)")
+	skip := flag.String("skip", "", "comma-separated sections to leave out: "+strings.Join(sections, ", "))
 	flag.Parse()
 	cfg.args = os.Args[1:]
+	pick := func(quick, full int) int { return map[bool]int{true: quick, false: full}[cfg.quick] }
 	if cfg.mib <= 0 {
-		cfg.mib = map[bool]int{true: quickMiB, false: fullMiB}[cfg.quick]
+		cfg.mib = pick(quickMiB, fullMiB)
 	}
 	if cfg.rounds <= 0 {
-		cfg.rounds = map[bool]int{true: quickRounds, false: fullRounds}[cfg.quick]
+		cfg.rounds = pick(quickRounds, fullRounds)
+	}
+	cfg.fanMiB = cfg.mib
+	if cfg.fan64MiB <= 0 {
+		cfg.fan64MiB = cfg.mib
+	}
+	if cfg.keys <= 0 {
+		cfg.keys = pick(quickKeys, fullKeys)
+	}
+	if cfg.benchtime == "" {
+		cfg.benchtime = map[bool]string{true: quickBenchtime, false: fullBenchtime}[cfg.quick]
+	}
+	cfg.skip = map[string]bool{}
+	for _, k := range strings.Split(*skip, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if !slices.Contains(sections, k) {
+			fmt.Fprintf(os.Stderr, "bench: -skip %q: the sections are %s\n", k, strings.Join(sections, ", "))
+			os.Exit(2)
+		}
+		cfg.skip[k] = true
+	}
+	if !cfg.memory {
+		cfg.skip["memory"] = true
 	}
 	os.Exit(bench(cfg))
 }
@@ -86,18 +134,80 @@ func bench(cfg config) int {
 	}
 	defer os.RemoveAll(work)
 
-	e := &env{bin: bin, file: filepath.Join(work, "workload.txt"), m: newMarkers()}
+	e := &env{bin: bin, work: work, m: newMarkers()}
 	started := time.Now()
-	size, err := writeWorkload(e.file, int64(cfg.mib)<<20, e.m)
-	if err != nil {
-		return fail(fmt.Errorf("write the workload: %w", err))
+	interrupted := func() int {
+		logf("interrupted; cleaned up")
+		return 130
 	}
-	logf("workload: %d bytes of build-log lines in %v", size, time.Since(started).Round(time.Millisecond))
+	rep := &report{cfg: cfg, machine: describeMachine()}
 
-	results := selected(cfg.only)
-	if len(results) == 0 {
-		return fail(fmt.Errorf("-only %q matches no contender", cfg.only))
+	if cfg.runs("throughput") {
+		if e.file, rep.size, err = e.workload(cfg.mib); err != nil {
+			return fail(fmt.Errorf("write the workload: %w", err))
+		}
+		results := selected(cfg.only)
+		if len(results) == 0 && cfg.only != "" {
+			logf("throughput: -only %q matches no contender", cfg.only)
+		}
+		rep.results = results
+		if code := runThroughput(ctx, e, cfg, results, rep.size); code != 0 {
+			return code
+		}
 	}
+
+	if cfg.runs("fanout") {
+		rep.fan, err = runFanouts(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+		if err != nil {
+			return fail(fmt.Errorf("fan-out: %w", err))
+		}
+	}
+
+	if cfg.runs("latency") {
+		rep.lat = runLatencies(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	if cfg.runs("screen") {
+		logf("screen model: go test -bench (benchtime %s)", cfg.benchtime)
+		sr := runScreenBench(ctx, cfg.benchtime)
+		rep.screen = &sr
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	rep.idle = idleResult{err: errors.New("not measured (-skip memory)")}
+	if cfg.runs("memory") {
+		logf("idle memory: %d sessions", idleSessions)
+		rep.idle = measureIdle(ctx, bin)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	rep.took = time.Since(started)
+	fmt.Print(rep.text())
+	if cfg.out != "" {
+		if err := os.WriteFile(cfg.out, []byte(rep.markdown()), 0o644); err != nil {
+			return fail(err)
+		}
+		logf("wrote %s", cfg.out)
+	}
+	if rep.anyFailed() {
+		return 1
+	}
+	return 0
+}
+
+// runThroughput runs the throughput contenders, interleaved round by round.
+// It returns an exit code when interrupted, else 0.
+func runThroughput(ctx context.Context, e *env, cfg config, results []*result, size int64) int {
 	// Generous: a contender at 4 MB/s still finishes; one that hangs does
 	// not hold the bench forever.
 	perRun := 30*time.Second + time.Duration(size/4e6)*time.Second
@@ -122,32 +232,12 @@ func bench(cfg config) int {
 				logf("round %d/%d %-22s FAILED: %v", round, cfg.rounds, r.c.name, err)
 			default:
 				r.samples = append(r.samples, s)
-				logf("round %d/%d %-22s %8.1f MB/s", round, cfg.rounds, r.c.name, mbps(size, s.wall))
+				extra := ""
+				if s.snapshots > 0 || s.gaps > 0 {
+					extra = fmt.Sprintf("  (%d snapshots, %d gaps)", s.snapshots, s.gaps)
+				}
+				logf("round %d/%d %-22s %8.1f MB/s%s", round, cfg.rounds, r.c.name, mbps(size, s.wall), extra)
 			}
-		}
-	}
-
-	idle := idleResult{err: errors.New("not measured (-memory=false)")}
-	if cfg.memory {
-		logf("idle memory: %d sessions", idleSessions)
-		idle = measureIdle(ctx, bin)
-		if ctx.Err() != nil {
-			logf("interrupted; cleaned up")
-			return 130
-		}
-	}
-
-	rep := &report{cfg: cfg, size: size, results: results, idle: idle, took: time.Since(started), machine: describeMachine()}
-	fmt.Print(rep.text())
-	if cfg.out != "" {
-		if err := os.WriteFile(cfg.out, []byte(rep.markdown()), 0o644); err != nil {
-			return fail(err)
-		}
-		logf("wrote %s", cfg.out)
-	}
-	for _, r := range results {
-		if r.skipped == "" && len(r.samples) == 0 {
-			return 1
 		}
 	}
 	return 0

@@ -44,11 +44,14 @@ func (p *ptySource) next() ([]byte, error) {
 
 // sample is one timed run of one contender.
 type sample struct {
-	wall    time.Duration
-	viewerB int64 // bytes the viewer received between go and the end marker
-	chunks  int   // reads (or Output frames) those bytes came in
-	cpu     cpuUse
-	gaps    int // wire client only: Gap frames received (output it never saw)
+	wall      time.Duration
+	viewerB   int64 // bytes the viewer received between go and the end marker
+	chunks    int   // reads (or Output frames) those bytes came in
+	cpu       cpuUse
+	gaps      int // wire client only: Gap frames received (output it never saw)
+	snapshots int // wire client only: snapshots received (skipped to the present)
+	resyncs   int // termkeep only: resyncs the server logged (any viewer skipped to the present)
+	termkeep  bool
 }
 
 // cpuUse is the CPU time each process spent during a run; a negative value

@@ -9,7 +9,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+	"unsafe"
 )
 
 // userHZ is the unit of the CPU times in /proc/<pid>/stat: the kernel's
@@ -148,4 +150,25 @@ func firstChild(pid int) int {
 		return c
 	}
 	return 0
+}
+
+// ptyEcho reports whether the terminal of a pty echoes input (ECHO in
+// c_lflag), asked through its master. A program that puts its terminal in
+// raw mode, as tmux attach and termkeep attach do, turns it off.
+func ptyEcho(f *os.File) (bool, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	var t syscall.Termios
+	var errno syscall.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
+	}); err != nil {
+		return false, err
+	}
+	if errno != 0 {
+		return false, errno
+	}
+	return t.Lflag&syscall.ECHO != 0, nil
 }

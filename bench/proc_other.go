@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"time"
 )
 
@@ -26,3 +27,6 @@ func machineBusy() (time.Duration, error) { return 0, errNoProc }
 func kernelWorkers() (time.Duration, error) { return 0, errNoProc }
 
 func firstChild(pid int) int { return 0 }
+
+// ptyEcho cannot tell without the Linux ioctl: assume raw mode is set.
+func ptyEcho(f *os.File) (bool, error) { return false, nil }

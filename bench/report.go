@@ -22,9 +22,33 @@ type report struct {
 	cfg     config
 	size    int64
 	results []*result
+	fan     []*fanResult
+	lat     []*latResult
+	screen  *screenResult
 	idle    idleResult
 	took    time.Duration
 	machine machine
+}
+
+// anyFailed reports whether a contender or case that was not skipped never
+// produced a figure.
+func (rep *report) anyFailed() bool {
+	for _, r := range rep.results {
+		if r.skipped == "" && len(r.samples) == 0 {
+			return true
+		}
+	}
+	for _, r := range rep.fan {
+		if len(r.samples) == 0 {
+			return true
+		}
+	}
+	for _, r := range rep.lat {
+		if r.skipped == "" && len(r.samples) == 0 {
+			return true
+		}
+	}
+	return rep.screen != nil && rep.screen.err != nil
 }
 
 type machine struct {
@@ -91,11 +115,16 @@ func (rep *report) throughputRows() [][]string {
 	for _, r := range rep.results {
 		switch {
 		case r.skipped != "":
-			rows = append(rows, []string{r.c.name, "skipped: " + r.skipped, "", "", ""})
+			rows = append(rows, []string{r.c.name, "skipped: " + r.skipped, "", "", "", "", ""})
 			continue
 		case len(r.samples) == 0:
-			rows = append(rows, []string{r.c.name, "failed", "", "", fmt.Sprintf("0/%d", len(r.errs))})
+			rows = append(rows, []string{r.c.name, "failed", "", "", fmt.Sprintf("0/%d", len(r.errs)), "", ""})
 			continue
+		}
+		bytes := medianOf(r.samples, func(s sample) float64 { return float64(s.viewerB) / float64(rep.size) })
+		resyncs := "–"
+		if r.samples[0].termkeep {
+			resyncs = fmt.Sprintf("%.0f", medianOf(r.samples, func(s sample) float64 { return float64(s.resyncs) }))
 		}
 		xs := r.rates(rep.size)
 		med := median(xs)
@@ -106,6 +135,7 @@ func (rep *report) throughputRows() [][]string {
 		rows = append(rows, []string{
 			r.c.name, fmt.Sprintf("%.1f", med), fmt.Sprintf("%.1f–%.1f", xs[0], xs[len(xs)-1]), ratio,
 			fmt.Sprintf("%d/%d", len(r.samples), len(r.samples)+len(r.errs)),
+			fmt.Sprintf("%.3f×", bytes), resyncs,
 		})
 	}
 	return rows
@@ -156,7 +186,7 @@ func (rep *report) cpuRows() [][]string {
 }
 
 var (
-	throughputHead = []string{"contender", "median MB/s", "min–max MB/s", "ratio to raw pty", "runs"}
+	throughputHead = []string{"contender", "median MB/s", "min–max MB/s", "ratio to raw pty", "runs", "bytes at viewer / file (median)", "resyncs per run (median)"}
 	cpuHead        = []string{"contender", "wall", "cat", "pty owner (holder / tmux server)", "termkeep server", "viewer process", "bench (reading the viewer)", "kernel workers", "all CPUs (other load too)", "bytes at viewer / file", "mean read at viewer"}
 )
 
@@ -189,30 +219,89 @@ func (rep *report) idleLines() []string {
 }
 
 func (rep *report) summary() string {
-	return fmt.Sprintf("%d MiB file (%d bytes), %d rounds, %dx%d terminal; %d CPUs, kernel %s, %s, %s",
-		rep.cfg.mib, rep.size, rep.cfg.rounds, termCols, termRows, rep.machine.nproc, rep.machine.kernel, rep.machine.goVer, rep.machine.tmux)
+	return fmt.Sprintf("%d MiB file, %d rounds, %dx%d terminal; sections %s; %d CPUs, kernel %s, %s, %s",
+		rep.cfg.mib, rep.cfg.rounds, termCols, termRows, rep.sectionsRun(), rep.machine.nproc, rep.machine.kernel, rep.machine.goVer, rep.machine.tmux)
+}
+
+func textTable(b *strings.Builder, head []string, rows [][]string) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, row := range append([][]string{head}, rows...) {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
 }
 
 func (rep *report) text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\ntermkeep bench: %s\n\n", rep.summary())
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	for _, row := range append([][]string{throughputHead}, rep.throughputRows()...) {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	fmt.Fprintf(&b, "\ntermkeep bench: %s\n", rep.summary())
+	if len(rep.results) > 0 {
+		b.WriteString("\nOutput throughput:\n")
+		textTable(&b, throughputHead, rep.throughputRows())
+		b.WriteString("\nCPU per run, median (share of the run's wall time):\n")
+		textTable(&b, cpuHead, rep.cpuRows())
+		b.WriteString(rep.skipNote())
+		b.WriteString(rep.gapNote())
 	}
-	tw.Flush()
-	b.WriteString("\nCPU per run, median (share of the run's wall time):\n")
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	for _, row := range append([][]string{cpuHead}, rep.cpuRows()...) {
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	if len(rep.fan) > 0 {
+		b.WriteString("\nFan-out to WebSocket viewers (time until every viewer has the end marker):\n")
+		textTable(&b, fanHead, rep.fanRows())
+		b.WriteString("\nA stalled viewer:\n")
+		textTable(&b, stallHead, rep.stallRows())
+		b.WriteString(rep.stallVerdict() + "\n")
 	}
-	tw.Flush()
-	b.WriteString(rep.gapNote())
+	if len(rep.lat) > 0 {
+		fmt.Fprintf(&b, "\nKeystroke echo latency (%d keys per round, median over rounds):\n", rep.cfg.keys)
+		textTable(&b, latHead, rep.latRows())
+	}
+	if rep.screen != nil {
+		b.WriteString("\nScreen model: " + rep.screen.command + "\n")
+		if rep.screen.err != nil {
+			b.WriteString("unavailable: " + rep.screen.err.Error() + "\n")
+		} else {
+			textTable(&b, screenHead, rep.screenRows())
+		}
+		for _, l := range rep.screen.memLines {
+			b.WriteString("memory: " + l + "\n")
+		}
+		if rep.screen.memNote != "" {
+			b.WriteString("memory: " + rep.screen.memNote + "\n")
+		}
+	}
 	b.WriteString("\n")
 	for _, l := range rep.idleLines() {
 		b.WriteString(l + "\n")
 	}
+	if f := rep.failures(); len(f) > 0 {
+		b.WriteString("\nFailed runs:\n")
+		for _, l := range f {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "\nTook %v.\n", rep.took.Round(time.Second))
 	return b.String()
+}
+
+// skipNote says which termkeep viewers were skipped past part of the
+// output (resyncs): their MB/s is how soon the end reached them, not the
+// pace at which they received every byte, so it does not compare with a
+// contender that received the whole file.
+func (rep *report) skipNote() string {
+	var parts []string
+	for _, r := range rep.results {
+		if len(r.samples) == 0 || !r.samples[0].termkeep {
+			continue
+		}
+		b := medianOf(r.samples, func(s sample) float64 { return float64(s.viewerB) / float64(rep.size) })
+		if b < 0.99 {
+			parts = append(parts, fmt.Sprintf("%s received %.2f× of the file (median %.0f resyncs per run)", r.c.name, b,
+				medianOf(r.samples, func(s sample) float64 { return float64(s.resyncs) })))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\nNote: " + strings.Join(parts, "; ") + ". Their MB/s is how soon the file's end reached them, " +
+		"not a pace at which they received every byte; it does not compare with a contender that received the whole file.\n"
 }
 
 // gapNote warns when a wire viewer was told output was skipped: its
@@ -250,9 +339,9 @@ func (rep *report) markdown() string {
 	b.WriteString("# termkeep performance\n\n")
 	b.WriteString("Measured figures and the command that produced them. This file is written\n")
 	b.WriteString("by `make bench` (the program in `bench/`); edit the program, not the file.\n")
-	b.WriteString("`make bench-quick` runs a smaller check (32 MiB, 3 rounds) and only prints.\n\n")
+	fmt.Fprintf(&b, "`make bench-quick` runs a smaller check (%d MiB, %d rounds, %d keys, Go benchmarks\n", quickMiB, quickRounds, quickKeys)
+	fmt.Fprintf(&b, "for %s) and only prints.\n\n", quickBenchtime)
 
-	b.WriteString("## Output throughput\n\n")
 	fmt.Fprintf(&b, "- Command: `%s` (took %v)\n", rep.command(), rep.took.Round(time.Second))
 	fmt.Fprintf(&b, "- Date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	cpu := ""
@@ -260,33 +349,92 @@ func (rep *report) markdown() string {
 		cpu = " (" + m.cpu + ")"
 	}
 	fmt.Fprintf(&b, "- Machine: %d CPUs%s, shared; Linux kernel %s; %s; %s\n", m.nproc, cpu, m.kernel, m.goVer, m.tmux)
-	fmt.Fprintf(&b, "- Workload: %d MiB (%d bytes) of text lines shaped like a build log, printed by `cat` into a %d×%d terminal; %d rounds, the contenders interleaved in the order of the table\n\n",
-		rep.cfg.mib, rep.size, termCols, termRows, rep.cfg.rounds)
-	b.WriteString("Each run is timed from the keystroke that starts `cat` (the session waits\n")
-	b.WriteString("for it, so start-up and attach are not counted) until the file's last line, a\n")
-	b.WriteString("unique marker, reaches the viewer. MB/s is 10⁶ bytes of the file per second;\n")
-	b.WriteString("the ratio is the contender's median over the raw pty's median.\n\n")
-	mdTable(&b, throughputHead, rep.throughputRows())
-	b.WriteString("\n")
-	for _, r := range rep.results {
-		fmt.Fprintf(&b, "- **%s**: %s.\n", r.c.name, r.c.note)
-	}
-	b.WriteString("\ntermkeep runs with its defaults (log retention 64 MiB, log fsync at most once\n")
-	b.WriteString("a second), a fresh server and state directory per run. tmux renders: its viewer\n")
-	b.WriteString("receives redraws of the screen, not the child's bytes, and may skip output it\n")
-	b.WriteString("no longer needs to draw; termkeep delivers every byte (see the last column below).\n")
-	b.WriteString(rep.gapNote())
+	fmt.Fprintf(&b, "- Sections: %s; %d rounds each, the contenders of a section interleaved round by round\n", rep.sectionsRun(), rep.cfg.rounds)
+	b.WriteString("\nEvery termkeep figure uses a fresh server and state directory per run, with\n")
+	b.WriteString("the server's defaults (log retention 64 MiB, log fsync at most once a second,\n")
+	b.WriteString("viewer queue 1 MiB) and its browser listener on a free port of 127.0.0.1.\n")
 
-	b.WriteString("\n### Where the CPU goes\n\n")
-	b.WriteString("CPU time per run by process, median over the rounds, with its share of the\n")
-	b.WriteString("median run's wall time (100% is one of the cores kept busy for the whole run).\n")
-	b.WriteString("Sampled from /proc just before the go keystroke and just after the end marker.\n")
-	b.WriteString("\"cat\" is the child's reaped-children time; \"kernel workers\" is every kworker\n")
-	b.WriteString("thread, which is where the kernel moves pty data from the writing side to the\n")
-	b.WriteString("reading side; \"all CPUs\" is the whole machine, other tenants' load included.\n")
-	b.WriteString("A tmux client hands its terminal to the tmux server, which writes to it\n")
-	b.WriteString("directly: hence a viewer process that uses no CPU.\n\n")
-	mdTable(&b, cpuHead, rep.cpuRows())
+	if len(rep.results) > 0 {
+		b.WriteString("\n## Output throughput\n\n")
+		fmt.Fprintf(&b, "Workload: %d MiB (%d bytes) of text lines shaped like a build log, printed by `cat` into a %d×%d terminal.\n",
+			rep.cfg.mib, rep.size, termCols, termRows)
+		b.WriteString("Each run is timed from the keystroke that starts `cat` (the session waits\n")
+		b.WriteString("for it, so start-up and attach are not counted) until the file's last line, a\n")
+		b.WriteString("unique marker, reaches the viewer. MB/s is 10⁶ bytes of the file per second;\n")
+		b.WriteString("the ratio is the contender's median over the raw pty's median.\n\n")
+		mdTable(&b, throughputHead, rep.throughputRows())
+		b.WriteString("\n")
+		for _, r := range rep.results {
+			fmt.Fprintf(&b, "- **%s**: %s.\n", r.c.name, r.c.note)
+		}
+		b.WriteString("\ntmux renders: its viewer receives redraws of the screen, not the child's\n")
+		b.WriteString("bytes, and may skip output it no longer needs to draw. termkeep sends every\n")
+		b.WriteString("byte to a viewer that keeps up; one that falls more than the viewer queue\n")
+		b.WriteString("behind is skipped to the present with a snapshot (a resync; see the last two\n")
+		b.WriteString("columns, and the bytes column below).\n")
+		b.WriteString(rep.skipNote())
+		b.WriteString(rep.gapNote())
+
+		b.WriteString("\n### Where the CPU goes\n\n")
+		b.WriteString("CPU time per run by process, median over the rounds, with its share of the\n")
+		b.WriteString("median run's wall time (100% is one of the cores kept busy for the whole run).\n")
+		b.WriteString("Sampled from /proc just before the go keystroke and just after the end marker.\n")
+		b.WriteString("\"cat\" is the child's reaped-children time; \"kernel workers\" is every kworker\n")
+		b.WriteString("thread, which is where the kernel moves pty data from the writing side to the\n")
+		b.WriteString("reading side; \"all CPUs\" is the whole machine, other tenants' load included.\n")
+		b.WriteString("A tmux client hands its terminal to the tmux server, which writes to it\n")
+		b.WriteString("directly: hence a viewer process that uses no CPU.\n\n")
+		mdTable(&b, cpuHead, rep.cpuRows())
+	}
+
+	if len(rep.fan) > 0 {
+		b.WriteString("\n## Fan-out to WebSocket viewers\n\n")
+		for _, l := range rep.fanMethod() {
+			b.WriteString(l + "\n\n")
+		}
+		mdTable(&b, fanHead, rep.fanRows())
+
+		b.WriteString("\n### A stalled viewer\n\n")
+		for _, l := range rep.stallMethod() {
+			b.WriteString(l + "\n\n")
+		}
+		mdTable(&b, stallHead, rep.stallRows())
+		b.WriteString("\n" + rep.stallVerdict() + "\n")
+	}
+
+	if len(rep.lat) > 0 {
+		b.WriteString("\n## Keystroke echo latency\n\n")
+		for _, l := range rep.latMethod() {
+			b.WriteString(l + "\n\n")
+		}
+		mdTable(&b, latHead, rep.latRows())
+		b.WriteString("\n")
+		for _, r := range rep.lat {
+			fmt.Fprintf(&b, "- **%s**: %s.\n", r.c.name, r.c.note)
+		}
+	}
+
+	if rep.screen != nil {
+		b.WriteString("\n## Screen model\n\n")
+		b.WriteString("The server keeps a model of every session's screen (internal/screen) for\n")
+		b.WriteString("snapshots; it parses all of a session's output. The package's own Go\n")
+		b.WriteString("benchmarks, run from the repository's root with\n\n")
+		fmt.Fprintf(&b, "    %s\n\n", rep.screen.command)
+		b.WriteString("MB/s is output consumed per second (benchmarks that set bytes); every\n")
+		b.WriteString("BenchmarkScreen* line the command printed is listed.\n\n")
+		if rep.screen.err != nil {
+			b.WriteString("Unavailable: " + rep.screen.err.Error() + "\n")
+		} else {
+			mdTable(&b, screenHead, rep.screenRows())
+		}
+		b.WriteString("\nMemory per session, as the package's memory test logs it (`" + rep.screen.memCommand + "`):\n\n")
+		for _, l := range rep.screen.memLines {
+			b.WriteString("- " + l + "\n")
+		}
+		if rep.screen.memNote != "" {
+			b.WriteString("- " + rep.screen.memNote + "\n")
+		}
+	}
 
 	b.WriteString("\n## Idle holder memory\n\n")
 	for _, l := range rep.idleLines() {
@@ -295,5 +443,12 @@ func (rep *report) markdown() string {
 	b.WriteString("\nFigures from /proc/<pid>/smaps_rollup (holder pid from the session's meta.json).\n")
 	b.WriteString("Private is what each additional session costs; Pss also counts a share of the\n")
 	b.WriteString("holder binary's pages, which all holders share.\n")
+
+	if f := rep.failures(); len(f) > 0 {
+		b.WriteString("\n## Failed runs\n\n")
+		for _, l := range f {
+			b.WriteString("- " + l + "\n")
+		}
+	}
 	return b.String()
 }

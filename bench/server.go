@@ -40,13 +40,15 @@ func startServer(ctx context.Context, bin string) (*tkServer, error) {
 		return nil, err
 	}
 	s := &tkServer{bin: bin, dir: statedir.Dir(dir), c: client.New(statedir.Dir(dir))}
-	logf, err := os.Create(filepath.Join(dir, "bench-serve.log"))
+	logf, err := os.Create(filepath.Join(dir, benchServeLog))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
 	defer logf.Close()
-	s.cmd = exec.Command(s.termkeep(), "--state-dir", dir, "serve")
+	// A free port for the browser listener: the default one may be taken
+	// by a server the user runs, and the WebSocket viewers need one.
+	s.cmd = exec.Command(s.termkeep(), "--state-dir", dir, "serve", "--listen", "127.0.0.1:0")
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
@@ -70,6 +72,24 @@ func startServer(ctx context.Context, bin string) (*tkServer, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// benchServeLog is where the bench sends the foreground server's log.
+const benchServeLog = "bench-serve.log"
+
+// resyncMsg is what the server logs each time it skips a viewer that fell
+// behind to the present with a snapshot.
+const resyncMsg = "viewer fell behind; skipped it to the present with a snapshot"
+
+// resyncs counts the server's resyncs so far, from its log (the one the
+// bench captures, and server.log should the server also write one).
+func (s *tkServer) resyncs() int {
+	n := 0
+	for _, p := range []string{filepath.Join(string(s.dir), benchServeLog), s.dir.ServerLog()} {
+		b, _ := os.ReadFile(p)
+		n += strings.Count(string(b), resyncMsg)
+	}
+	return n
 }
 
 // create starts a session and returns it with its holder's pid, which only

@@ -15,6 +15,10 @@ import (
 // viewerChunk bounds one Output frame sent to a viewer.
 const viewerChunk = 256 << 10
 
+// resyncAfter is how long a viewer may stay more than its queue behind
+// before it is skipped to the present.
+const resyncAfter = 250 * time.Millisecond
+
 // Defaults for ViewerOptions.
 const (
 	DefaultViewerQueue  = 1 << 20
@@ -327,6 +331,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		}
 	}()
 	var buf []byte
+	var behindSince time.Time // when the viewer fell more than a queue behind
 	for {
 		if !v.waiter {
 			if err := v.sendViewers(); err != nil {
@@ -341,9 +346,20 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		if v.acking.Load() {
 			drawn = min(v.acked.Load(), off)
 		}
+		// A viewer is resynced when it has stayed more than a queue behind
+		// for a moment: a single late wake-up of this goroutine on a busy
+		// machine is not a slow viewer, and costs nothing to wait out (the
+		// bytes are in the window or the log, not in a buffer of its own).
+		lagging := live && !v.waiter && off < end && end-drawn > queue
+		if !lagging {
+			behindSince = time.Time{}
+		} else if behindSince.IsZero() {
+			behindSince = time.Now()
+		}
 		if off >= end {
 			live = true
-		} else if live && !v.waiter && end-drawn > queue {
+		} else if lagging && time.Since(behindSince) >= resyncAfter {
+			behindSince = time.Time{}
 			at, err := v.resync(end)
 			if err != nil {
 				return err
