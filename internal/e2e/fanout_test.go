@@ -89,3 +89,41 @@ func TestWebFanOutWithStalledViewer(t *testing.T) {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
 }
+
+// Two WebSocket viewers and one CLI viewer of one session receive identical
+// bytes in the same order.
+func TestWebAndCLIViewersIdentical(t *testing.T) {
+	w := newWebEnv(t)
+	const n = 2 * mib
+	id := w.newWriter("mix", 12, n, time.Millisecond, true, "--env", "TK_GO=1")
+	var ws [2]*wsViewer
+	for i := range ws {
+		ws[i] = w.dialViewer("/ws/sessions/" + id + "?from=0")
+		ws[i].c.SetReadLimit(2*wire.MaxPayload + 2*wire.HeaderSize)
+		ws[i].until("welcome", isType(wire.TypeWelcome))
+	}
+	cli := make(chan []byte, 1)
+	go func() { cli <- collect(t, w.c, id, 0, n) }()
+	if err := ws[0].w.Input([]byte("g")); err != nil {
+		t.Fatal(err)
+	}
+	want := pattern(12, n)
+	for i, v := range ws {
+		var got []byte
+		v.until("the whole output", func(f wire.Frame) bool {
+			if f.Type == wire.TypeOutput {
+				off, data, _ := wire.ParseOutput(f.Payload)
+				if off != uint64(len(got)) {
+					t.Fatalf("WebSocket viewer %d: output at %d, want %d", i+1, off, len(got))
+				}
+				got = append(got, data...)
+			}
+			if f.Type == wire.TypeSnapshot || f.Type == wire.TypeGap {
+				t.Fatalf("WebSocket viewer %d replaying from 0 got a %s frame", i+1, f.Type)
+			}
+			return len(got) >= n
+		})
+		checkBytes(t, "WebSocket viewer", got, want)
+	}
+	checkBytes(t, "CLI viewer", <-cli, want)
+}
