@@ -16,7 +16,7 @@ func newNewCmd(g *globals) *cobra.Command {
 	var (
 		name, cwd, workspace, size string
 		sizePolicy                 string
-		env                        []string
+		env, keepEnvNames          []string
 	)
 	cmd := &cobra.Command{
 		Use:   "new [flags] [-- CMD ARGS...]",
@@ -52,7 +52,7 @@ The child gets this command's environment and working directory, plus the
 			}
 			s, err := c.Create(cmd.Context(), api.CreateRequest{
 				Name: name, Command: args, Cwd: dir, Workspace: workspace, Cols: cols, Rows: rows,
-				Env: os.Environ(), SetEnv: env, SizePolicy: sizePolicy,
+				Env: os.Environ(), SetEnv: env, KeepEnv: keepEnvNames, SizePolicy: sizePolicy,
 			})
 			if err != nil {
 				return err
@@ -67,6 +67,7 @@ The child gets this command's environment and working directory, plus the
 	f.StringVar(&workspace, "workspace", "", "workspace the session belongs to")
 	f.StringVar(&size, "size", "80x24", "terminal size COLSxROWS")
 	f.StringArrayVar(&env, "env", nil, "extra environment variable KEY=VALUE (repeatable)")
+	f.StringArrayVar(&keepEnvNames, "keep-env", nil, "also record variable NAME in the session's saved environment (repeatable; secret-looking names never are)")
 	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest or smallest (default: the server's)")
 	return cmd
 }

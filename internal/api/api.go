@@ -44,6 +44,10 @@ type CreateRequest struct {
 	// Env is the caller's environment (KEY=VALUE); SetEnv overrides it.
 	Env    []string `json:"env,omitempty"`
 	SetEnv []string `json:"set_env,omitempty"`
+	// KeepEnv names more variables to record in the session's meta.json
+	// (beyond TERM, LANG, LC_*, SHELL, PATH and the SetEnv ones); a name that
+	// looks secret is never recorded.
+	KeepEnv []string `json:"keep_env,omitempty"`
 	// SizePolicy overrides the server's size policy for this session:
 	// "latest" or "smallest".
 	SizePolicy string `json:"size_policy,omitempty"`

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,4 +41,54 @@ func TestWorkingDirectoryIsTracked(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	e.mustTk("send", id, `printf '\033]7;file://localhost/srv/x%%20y\033\\'; echo`)
 	waitFor(t, 10*time.Second, "the OSC 7 directory", func() bool { return e.session(id).Cwd == "/srv/x y" })
+}
+
+// Secrets in the environment reach the child but never a file of the state
+// directory; the allowlist and --keep-env decide what meta.json keeps.
+func TestEnvironmentSecretsStayOffDisk(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	cmd := exec.Command(tkBin, "--state-dir", e.dir, "--no-autostart", "new", "--name", "env",
+		"--env", "GITHUB_TOKEN=ghp_tokenvalue123", "--env", "VISIBLE=yes", "--keep-env", "EDITOR",
+		"--keep-env", "MY_PASSWORD", "--", "sh")
+	cmd.Env = append(os.Environ(), "AWS_SECRET_ACCESS_KEY=awssecretvalue456", "EDITOR=vi", "MY_PASSWORD=pw789", "UNLISTED=nope")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("new: %v %s", err, out)
+	}
+	// The child has them all.
+	e.mustTk("send", "env", `echo "[$GITHUB_TOKEN|$AWS_SECRET_ACCESS_KEY|$MY_PASSWORD]" | tr a-z A-Z`)
+	if _, errs, code := e.tk("wait", "env", "--output", "[GHP_TOKENVALUE123|AWSSECRETVALUE456|PW789]", "--timeout", "20s"); code != 0 {
+		t.Fatalf("the child lacks its environment: %s", errs)
+	}
+	e.mustTk("shutdown")
+	e.srv.Wait()
+	e.srv = nil
+	// No file of the state directory holds a secret (the output log holds
+	// what the shell printed, upper-cased above so it cannot match).
+	filepath.Walk(e.dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || fi.Mode()&os.ModeSocket != 0 {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for _, secret := range []string{"ghp_tokenvalue123", "awssecretvalue456", "pw789"} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s holds the secret %q", p, secret)
+			}
+		}
+		return nil
+	})
+	matches, _ := filepath.Glob(filepath.Join(e.dir, "sessions", "*"))
+	m, err := holder.ReadMeta(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := strings.Join(m.Env, " ")
+	for _, want := range []string{"VISIBLE=yes", "EDITOR=vi", "TERM=xterm-256color"} {
+		if !strings.Contains(kept, want) {
+			t.Errorf("meta.json env %q lacks %s", kept, want)
+		}
+	}
+	if strings.Contains(kept, "UNLISTED") || strings.Contains(kept, "PASSWORD") || strings.Contains(kept, "TOKEN") {
+		t.Errorf("meta.json env keeps too much: %q", kept)
+	}
 }

@@ -218,7 +218,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 		return fail(http.StatusInternalServerError, fmt.Errorf("create session directory: %w", err))
 	}
 	spec := holder.Spec{
-		ID: id, Dir: dir, Command: command, Env: env, KeepEnv: keepEnv(env, req.SetEnv),
+		ID: id, Dir: dir, Command: command, Env: env, KeepEnv: keepEnv(env, append(req.SetEnv, req.KeepEnv...)),
 		Cwd: req.Cwd, Cols: uint16(req.Cols), Rows: uint16(req.Rows),
 		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync,
 	}

@@ -454,9 +454,8 @@ func checkName(name string) error {
 func keepEnv(env []string, explicit []string) []string {
 	allowed := map[string]bool{"TERM": true, "LANG": true, "SHELL": true, "PATH": true}
 	for _, kv := range explicit {
-		if k, _, ok := strings.Cut(kv, "="); ok {
-			allowed[k] = true
-		}
+		k, _, _ := strings.Cut(kv, "=") // KEY=VALUE from --env, or a bare name from --keep-env
+		allowed[k] = true
 	}
 	var out []string
 	for _, kv := range env {
