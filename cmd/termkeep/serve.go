@@ -13,6 +13,7 @@ import (
 	"termkeep/internal/server"
 	"termkeep/internal/session"
 	"termkeep/internal/statedir"
+	"termkeep/web"
 )
 
 // serveConfig is the server's configuration as the CLI fills it: defaults,
@@ -86,7 +87,7 @@ overrides its variable.`,
 				StateDir: dir, HolderArgv: argv, LogRetention: retention, LogSync: sc.logSync,
 				KillGrace: sc.killGrace, Version: version, Logger: logger,
 				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, SizePolicy: policy,
-				Listen: listenAddr(sc.listen),
+				Listen: listenAddr(sc.listen), WebUI: web.Handler(),
 			})
 			if err != nil {
 				return err

@@ -1,0 +1,268 @@
+// The browser tests' harness: a real termkeep server (bin/termkeep) with
+// its own state directory, Debian's Chromium driven by playwright-core
+// (never a downloaded browser), and small helpers to read the page.
+//
+// Environment: TERMKEEP_BIN (the directory holding termkeep and
+// termkeep-holder; default ../../bin), CHROMIUM (default /usr/bin/chromium),
+// TERMKEEP_ARTIFACTS (screenshots; default ../../test-artifacts/ui).
+
+import { spawn, execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..', '..');
+export const BIN = process.env.TERMKEEP_BIN || join(root, 'bin');
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+export const ARTIFACTS = process.env.TERMKEEP_ARTIFACTS || join(root, 'test-artifacts', 'ui');
+const run = promisify(execFile);
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** waitFor polls fn until it returns a truthy value or the time is up. */
+export async function waitFor(fn, { timeout = 15000, interval = 50, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what} (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+    await sleep(interval);
+  }
+}
+
+/**
+ * Server is `termkeep serve` on its own state directory, listening on
+ * 127.0.0.1 (a free port, or the one given, to restart on the same origin).
+ */
+export class Server {
+  constructor(dir) {
+    this.dir = dir;
+    this.proc = null;
+    this.log = '';
+  }
+
+  static async start({ port = 0, dir } = {}) {
+    const s = new Server(dir ?? mkdtempSync(join(tmpdir(), 'termkeep-ui-')));
+    await s.start(port);
+    return s;
+  }
+
+  async start(port = 0) {
+    rmSync(join(this.dir, 'url'), { force: true });
+    const env = { ...process.env, TERMKEEP_STATE_DIR: this.dir, SHELL: '/bin/bash', HOME: process.env.HOME || '/root' };
+    delete env.TERMKEEP_LISTEN;
+    this.proc = spawn(join(BIN, 'termkeep'), ['serve', '--state-dir', this.dir, '--listen', `127.0.0.1:${port}`, '--holder', join(BIN, 'termkeep-holder')], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((r) => this.proc.once('exit', r));
+    this.exited = exited;
+    this.proc.stdout.on('data', (b) => (this.log += b));
+    this.proc.stderr.on('data', (b) => (this.log += b));
+    const urlFile = join(this.dir, 'url');
+    await waitFor(() => existsSync(urlFile) && readFileSync(urlFile, 'utf8').trim(), { timeout: 15000, what: `the server's url file (log: ${this.log})` });
+    this.url = readFileSync(urlFile, 'utf8').trim();
+    this.port = Number(new URL(this.url).port);
+    this.token = readFileSync(join(this.dir, 'token'), 'utf8').trim();
+    return this;
+  }
+
+  /** login is the address that sets the cookie (the address `termkeep url` prints). */
+  get login() {
+    return `${this.url}?token=${this.token}`;
+  }
+
+  /** kill stops the server the hard way; sessions keep running. */
+  async kill(signal = 'SIGKILL') {
+    if (!this.proc || this.proc.exitCode !== null) return;
+    this.proc.kill(signal);
+    await this.exited;
+  }
+
+  /** cli runs `termkeep ARGS` against this server's state directory. */
+  async cli(...args) {
+    const { stdout } = await run(join(BIN, 'termkeep'), ['--state-dir', this.dir, '--no-autostart', ...args], {
+      env: { ...process.env, TERMKEEP_STATE_DIR: this.dir },
+      maxBuffer: 64 << 20,
+    });
+    return stdout;
+  }
+
+  async api(method, path, body) {
+    const r = await fetch(this.url.replace(/\/$/, '') + path, {
+      method,
+      headers: { Authorization: `Bearer ${this.token}`, 'Content-Type': 'application/json' },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  }
+
+  /** stop ends every session and the server, and removes the state directory. */
+  async stop() {
+    try {
+      if (this.proc && this.proc.exitCode === null) {
+        await this.cli('shutdown', '--sessions').catch(() => {});
+        await Promise.race([this.exited, sleep(5000)]);
+        await this.kill();
+      }
+    } finally {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/**
+ * launch starts headless Chromium with a fresh profile. bfcache keeps the
+ * back/forward cache, which Playwright turns off by default.
+ */
+export async function launch({ bfcache = false } = {}) {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: apt-get install -y chromium (make test does it as root)`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    ignoreDefaultArgs: bfcache ? ['--disable-back-forward-cache'] : [],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
+  });
+}
+
+/** open logs a page in (the token address), and waits for the UI to be up. */
+export async function open(context, server, { tabs = 0 } = {}) {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+  page.on('console', (m) => {
+    if ((m.type() === 'error' || m.type() === 'warning') && !/GL Driver Message|WebSocket connection to .* failed/.test(m.text())) console.error(`page ${m.type()}: ${m.text()}`);
+  });
+  await page.goto(server.login);
+  await ready(page, tabs);
+  return page;
+}
+
+/** ready waits for the UI to show at least `tabs` tabs, the active one live. */
+export async function ready(page, tabs = 0) {
+  await page.waitForFunction(
+    (n) => {
+      const tk = window.__termkeep;
+      if (!tk) return false;
+      const t = tk.tabs();
+      if (t.length < n) return false;
+      if (n === 0) return true;
+      const a = t.find((x) => x.id === tk.active());
+      return a && (a.state === 'live' || a.state === 'ended');
+    },
+    tabs,
+    { timeout: 20000 },
+  );
+}
+
+export async function tabs(page) {
+  return page.evaluate(() => window.__termkeep.tabs());
+}
+
+/** screen is the active terminal's rows, trailing blanks cut. */
+export async function screen(page, id) {
+  return page.evaluate((id) => window.__termkeep.screen(id), id);
+}
+
+/** text is the active terminal's whole buffer, scrollback first. */
+export async function text(page, id) {
+  return page.evaluate((id) => window.__termkeep.text(id), id);
+}
+
+/** trimScreen cuts trailing blank lines (and trailing spaces) for comparisons. */
+export function trimLines(lines) {
+  const out = lines.map((l) => l.replace(/\s+$/, ''));
+  while (out.length && out[out.length - 1] === '') out.pop();
+  return out;
+}
+
+/** typeLine types a command into the active terminal. */
+export async function typeLine(page, line) {
+  await page.keyboard.type(line);
+  await page.keyboard.press('Enter');
+}
+
+/** waitText waits until the active terminal's buffer has a line matching re. */
+export async function waitText(page, re, { timeout = 15000, id } = {}) {
+  return waitFor(
+    async () => {
+      const lines = await text(page, id);
+      return lines && lines.find((l) => re.test(l));
+    },
+    { timeout, what: `${re} in the terminal` },
+  );
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, name);
+  await page.screenshot({ path });
+  return path;
+}
+
+export function writeArtifact(name, data) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  writeFileSync(join(ARTIFACTS, name), data);
+}
+
+/** newSession makes a session through the API (as another device would). */
+export async function newSession(server, name, extra = {}) {
+  return server.api('POST', '/api/sessions', { name, command: ['/bin/bash', '--norc', '--noprofile'], cwd: tmpdir(), ...extra });
+}
+
+/** cellPoint is the page coordinates of a cell of the active terminal's screen (row and column from 0). */
+export async function cellPoint(page, row, col) {
+  return page.evaluate(
+    ([row, col]) => {
+      const el = document.querySelector('.term-host:not([hidden]) .xterm-screen');
+      const r = el.getBoundingClientRect();
+      const { cols, rows } = window.__termkeep.size();
+      return { x: r.left + ((col + 0.5) * r.width) / cols, y: r.top + ((row + 0.5) * r.height) / rows };
+    },
+    [row, col],
+  );
+}
+
+/** captureEquals waits until the page's screen equals `termkeep capture` of the session. */
+export async function captureEquals(page, server, id, { timeout = 15000 } = {}) {
+  let last = null;
+  try {
+    await waitFor(
+      async () => {
+        const cap = trimLines((await server.cli('capture', id)).split('\n'));
+        const scr = trimLines(await screen(page, id));
+        last = { cap, scr };
+        return JSON.stringify(cap) === JSON.stringify(scr);
+      },
+      { timeout, interval: 200, what: 'the page to show what termkeep capture shows' },
+    );
+  } catch (e) {
+    e.message += `\n--- capture ---\n${last?.cap.join('\n')}\n--- page ---\n${last?.scr.join('\n')}`;
+    throw e;
+  }
+  return last.scr;
+}
+
+/** count is how many lines of lines match re. */
+export function count(lines, re) {
+  return lines.filter((l) => re.test(l)).length;
+}
