@@ -66,6 +66,8 @@ type Host struct {
 	policy     SizePolicy
 	resyncs    atomic.Uint64 // viewers skipped to the present with a snapshot
 
+	reqCols, reqRows uint16 // the size last asked of the holder (0: none yet)
+
 	cwdT  cwdTracker       // guarded by mu
 	onCwd func(dir string) // called when the working directory changes
 
@@ -500,7 +502,13 @@ func (h *Host) Resize(cols, rows uint16) error {
 	if err := wire.CheckSize(cols, rows); err != nil {
 		return err
 	}
-	return h.toHolder(func(w *wire.Writer) error { return w.Resize(cols, rows) })
+	err := h.toHolder(func(w *wire.Writer) error { return w.Resize(cols, rows) })
+	if err == nil {
+		h.mu.Lock()
+		h.reqCols, h.reqRows = cols, rows
+		h.mu.Unlock()
+	}
+	return err
 }
 
 // Signal sends a signal to the session's foreground process group.
@@ -685,7 +693,14 @@ func (h *Host) viewerActive(v *viewer) error {
 			cols, rows = o.cols, o.rows
 		}
 	}
-	same := cols == h.cols && rows == h.rows
+	// Compare with the size last asked for, not the one the holder has
+	// confirmed: a quick run of resizes back to an earlier size must not be
+	// skipped while a confirmation is on its way.
+	wantC, wantR := h.reqCols, h.reqRows
+	if wantC == 0 {
+		wantC, wantR = h.cols, h.rows
+	}
+	same := cols == wantC && rows == wantR
 	exited := h.exit != nil
 	h.mu.Unlock()
 	if cols == 0 || rows == 0 || same || exited {
