@@ -16,6 +16,7 @@
 package holder
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -185,6 +186,9 @@ func start(spec Spec) (*holder, error) {
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Command[0], err)
+	}
+	if p, err := pollable(ptmx); err == nil {
+		ptmx = p
 	}
 	h.cmd, h.ptmx = cmd, ptmx
 	h.meta = Meta{
@@ -382,7 +386,7 @@ func (h *holder) close(grace time.Duration) {
 // child's own group; the child is a session leader, so its pid is its group.
 func (h *holder) signalChild(sig syscall.Signal) {
 	pid := h.cmd.Process.Pid
-	if fg, err := unix.IoctlGetInt(int(h.ptmx.Fd()), unix.TIOCGPGRP); err == nil && fg > 0 && fg != pid {
+	if fg, err := foreground(h.ptmx); err == nil && fg > 0 && fg != pid {
 		syscall.Kill(-fg, sig)
 	}
 	if err := syscall.Kill(-pid, sig); err != nil {
@@ -391,7 +395,7 @@ func (h *holder) signalChild(sig syscall.Signal) {
 }
 
 func (h *holder) resize(cols, rows uint16) {
-	if err := pty.Setsize(h.ptmx, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
+	if err := setWinsize(h.ptmx, cols, rows); err != nil {
 		h.log.Warn("resize pty", "err", err)
 		return
 	}
@@ -503,7 +507,10 @@ func (u *upstream) serve() {
 	u.w = wire.NewWriter(u.c)
 	var buf []byte
 	u.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	f, err := wire.ReadFrame(u.c, &buf)
+	// One read per burst of frames rather than two per frame (header, then
+	// payload): keystrokes arrive here one frame at a time.
+	br := bufio.NewReaderSize(u.c, 16<<10)
+	f, err := wire.ReadFrame(br, &buf)
 	if err != nil || f.Type != wire.TypeHello {
 		u.fail(wire.CodeMalformed, "expected a hello frame")
 		close(u.done)
@@ -556,7 +563,7 @@ func (u *upstream) serve() {
 
 	go u.forward(from)
 	for {
-		f, err := wire.ReadFrame(u.c, &buf)
+		f, err := wire.ReadFrame(br, &buf)
 		if err != nil {
 			if errors.Is(err, wire.ErrMalformed) {
 				u.fail(wire.CodeMalformed, err.Error())
