@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"termkeep/internal/atomicfile"
 )
 
 // Meta is a session's meta.json: what the holder knows about its child,
@@ -50,39 +52,16 @@ func ReadMeta(dir string) (Meta, error) {
 	return m, nil
 }
 
-// WriteMeta writes dir/meta.json atomically: a temporary file, fsync, rename,
-// and an fsync of the directory so the rename itself is durable.
+// WriteMeta writes dir/meta.json atomically and durably: a temporary
+// file, fsync, rename, and an fsync of the directory so the rename itself
+// is durable.
 func WriteMeta(dir string, m Meta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("holder: encode meta: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(dir, MetaFile), append(b, '\n'))
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("holder: write %s: %w", path, err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("holder: write %s: %w", path, err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
+	if err := atomicfile.Write(filepath.Join(dir, MetaFile), append(b, '\n'), true); err != nil {
+		return fmt.Errorf("holder: %w", err)
 	}
 	return nil
 }

@@ -11,10 +11,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"termkeep/internal/atomicfile"
 	"termkeep/internal/statedir"
 )
 
@@ -66,34 +66,10 @@ func loadOrCreateToken(dir statedir.Dir) (string, error) {
 		return "", fmt.Errorf("make an owner token: %w", err)
 	}
 	tok := base64.RawURLEncoding.EncodeToString(raw)
-	if err := writePrivate(dir.Token(), []byte(tok+"\n")); err != nil {
+	if err := atomicfile.Write(dir.Token(), []byte(tok+"\n"), false); err != nil {
 		return "", fmt.Errorf("write the owner token: %w", err)
 	}
 	return tok, nil
-}
-
-// writePrivate replaces path with data, mode 0600, atomically: a reader sees
-// the old file or the new one, never part of one.
-func writePrivate(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if err := f.Chmod(0o600); werr == nil {
-		werr = err
-	}
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-	}
-	return werr
 }
 
 // guard checks every request of the TCP listener before it reaches a

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"termkeep/internal/api"
+	"termkeep/internal/atomicfile"
 	"termkeep/internal/session"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -74,7 +75,7 @@ func startGateway(s *Server) *gateway {
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	gd := newGuard(addr, token, g.url)
 	g.http = &http.Server{Handler: gd.wrap(g.routes()), ReadHeaderTimeout: 10 * time.Second}
-	if err := writePrivate(urlFile, []byte(g.url+"\n")); err != nil {
+	if err := atomicfile.Write(urlFile, []byte(g.url+"\n"), false); err != nil {
 		s.log.Warn("write the browser address", "file", urlFile, "err", err)
 	}
 	s.log.Info("listening for browsers", "url", g.url)

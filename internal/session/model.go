@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"termkeep/internal/atomicfile"
 	"termkeep/internal/outlog"
 	"termkeep/internal/screen"
 )
@@ -327,12 +328,8 @@ func writeCheckpoint(dir string, off uint64, data []byte) error {
 	b = binary.BigEndian.AppendUint64(b, uint64(len(data)))
 	b = append(b, data...)
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	path := filepath.Join(dir, CheckpointFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	// No fsync: a checkpoint lost to a crash is rebuilt from the log.
+	return atomicfile.Write(filepath.Join(dir, CheckpointFile), b, false)
 }
 
 func readCheckpoint(dir string) (*screen.Screen, uint64, error) {
