@@ -64,25 +64,41 @@ func IsNotFound(err error) bool {
 // ErrNoServer is returned when no server answers on the socket.
 var ErrNoServer = errors.New("client: no termkeep server is running")
 
-func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
+// send makes a request and returns the server's 2xx answer; any other
+// answer becomes its *Error, and no server on the socket ErrNoServer. The
+// caller closes the body.
+func (c *Client) send(ctx context.Context, method, path string, body io.Reader, hdr http.Header) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, "http://termkeep"+path, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if ctype != "" {
-		req.Header.Set("Content-Type", ctype)
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if isDialError(err) {
-			return ErrNoServer
+			return nil, ErrNoServer
 		}
-		return fmt.Errorf("client: %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("client: %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
+	}
+	return resp, nil
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body io.Reader, ctype string, out any) error {
+	var hdr http.Header
+	if ctype != "" {
+		hdr = http.Header{"Content-Type": {ctype}}
+	}
+	resp, err := c.send(ctx, method, path, body, hdr)
+	if err != nil {
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return decodeError(resp)
-	}
 	if out != nil {
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 			return fmt.Errorf("client: decode answer to %s %s: %w", method, path, err)
@@ -182,21 +198,11 @@ func (c *Client) Screen(ctx context.Context, ref string, ansi bool, scrollback i
 	if scrollback > 0 {
 		q.Set("scrollback", strconv.Itoa(scrollback))
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://termkeep/v1/sessions/"+url.PathEscape(ref)+"/screen?"+q.Encode(), nil)
+	resp, err := c.send(ctx, "GET", "/v1/sessions/"+url.PathEscape(ref)+"/screen?"+q.Encode(), nil, nil)
 	if err != nil {
 		return "", err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if isDialError(err) {
-			return "", ErrNoServer
-		}
-		return "", fmt.Errorf("client: screen: %w", err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", decodeError(resp)
-	}
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
@@ -214,20 +220,9 @@ func (c *Client) Output(ctx context.Context, ref string, from *uint64) (*Output,
 	if from != nil {
 		path += "?from=" + strconv.FormatUint(*from, 10)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://termkeep"+path, nil)
+	resp, err := c.send(ctx, "GET", path, nil, nil)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if isDialError(err) {
-			return nil, ErrNoServer
-		}
-		return nil, fmt.Errorf("client: read output: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		defer resp.Body.Close()
-		return nil, decodeError(resp)
 	}
 	first, _ := strconv.ParseUint(resp.Header.Get(api.HeaderFirst), 10, 64)
 	end, _ := strconv.ParseUint(resp.Header.Get(api.HeaderEnd), 10, 64)

@@ -70,22 +70,11 @@ func (c *Client) events(ctx context.Context, after *int64, follow bool, fn func(
 	if !follow {
 		path += "&follow=0"
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://termkeep"+path, nil)
+	resp, err := c.send(ctx, "GET", path, nil, http.Header{"Accept": {"text/event-stream"}})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if isDialError(err) {
-			return ErrNoServer
-		}
-		return fmt.Errorf("client: events: %w", err)
-	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return decodeError(resp)
-	}
 	return ReadEvents(resp.Body, func(e api.Event) error {
 		if e.ID <= *after {
 			return nil

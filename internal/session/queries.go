@@ -188,15 +188,8 @@ func parseQuery(b []byte) (k queryKind, n int, partial bool) {
 		if len(b) < 6 {
 			return qNone, 0, true
 		}
-		var kind queryKind
-		switch b[3] {
-		case '0':
-			kind = qFg
-		case '1':
-			kind = qBg
-		case '2':
-			kind = qCursorColor
-		default:
+		kind := oscColorKind(b[3])
+		if kind == qNone {
 			return qNone, 0, false
 		}
 		if b[4] != ';' || b[5] != '?' {
@@ -312,15 +305,8 @@ func parseAnswer(b []byte) (k queryKind, n int, key bool) {
 		if len(b) < 5 || b[2] != '1' || b[4] != ';' {
 			return qNone, 0, false
 		}
-		var kind queryKind
-		switch b[3] {
-		case '0':
-			kind = qFg
-		case '1':
-			kind = qBg
-		case '2':
-			kind = qCursorColor
-		default:
+		kind := oscColorKind(b[3])
+		if kind == qNone {
 			return qNone, 0, false
 		}
 		for i := 5; i < len(b) && i < 128; i++ {
@@ -390,4 +376,18 @@ func (h *Host) answerFromModel(k queryKind, end uint64) {
 		return // a viewer arrived and answered meanwhile
 	}
 	h.Input(ans)
+}
+
+// oscColorKind maps the digit after "OSC 1" to the color it is about:
+// 10 foreground, 11 background, 12 cursor.
+func oscColorKind(d byte) queryKind {
+	switch d {
+	case '0':
+		return qFg
+	case '1':
+		return qBg
+	case '2':
+		return qCursorColor
+	}
+	return qNone
 }
