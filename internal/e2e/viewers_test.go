@@ -202,7 +202,9 @@ func TestStalledViewerIsResynced(t *testing.T) {
 	// The other viewer gets everything, at full speed.
 	got := collect(t, e.c, id, 0, n)
 	checkBytes(t, "the reading viewer", got, pattern(6, n))
-	// Now the stalled one reads: it gets a snapshot and then the present.
+	// The stalled one stays stalled a while longer (its pending write is
+	// blocked all along), then reads: it gets a snapshot and then the present.
+	time.Sleep(time.Second)
 	go stalled.read()
 	snap := false
 	seen := map[wire.Type]int{}

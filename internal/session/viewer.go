@@ -332,6 +332,19 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 	}()
 	var buf []byte
 	var behindSince time.Time // when the viewer fell more than a queue behind
+	// When the last output write began, if it blocked for a moment: the
+	// viewer stopped reading then, and that is time spent behind even though
+	// this loop could not look at the output's end meanwhile.
+	var blockedAt time.Time
+	sendOutput := func(fn func(*wire.Writer) error) error {
+		t0 := time.Now()
+		err := v.send(fn)
+		blockedAt = time.Time{}
+		if time.Since(t0) >= resyncAfter {
+			blockedAt = t0
+		}
+		return err
+	}
 	for {
 		if !v.waiter {
 			if err := v.sendViewers(); err != nil {
@@ -355,6 +368,9 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 			behindSince = time.Time{}
 		} else if behindSince.IsZero() {
 			behindSince = time.Now()
+			if !blockedAt.IsZero() {
+				behindSince = blockedAt
+			}
 		}
 		if off >= end {
 			live = true
@@ -388,7 +404,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 			for _, p := range parts {
 				n += len(p)
 			}
-			if err := v.send(func(w *wire.Writer) error { return w.OutputParts(off, parts) }); err != nil {
+			if err := sendOutput(func(w *wire.Writer) error { return w.OutputParts(off, parts) }); err != nil {
 				return err
 			}
 			off += uint64(n)
@@ -405,7 +421,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 			n, err := cur.Read(buf[:min(uint64(len(buf)), end-off)])
 			switch {
 			case n > 0:
-				if err := v.send(func(w *wire.Writer) error { return w.Output(off, buf[:n]) }); err != nil {
+				if err := sendOutput(func(w *wire.Writer) error { return w.Output(off, buf[:n]) }); err != nil {
 					return err
 				}
 				off += uint64(n)
