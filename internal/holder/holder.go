@@ -51,6 +51,11 @@ type Spec struct {
 	Cols    uint16   `json:"cols"`
 	Rows    uint16   `json:"rows"`
 
+	// Banner is written into the log, as termkeep's own bytes (a mark
+	// record), before the child starts: a restore's line between the old
+	// screen and the new process.
+	Banner string `json:"banner,omitempty"`
+
 	LogRetention int64  `json:"log_retention,omitempty"`
 	LogSync      string `json:"log_sync,omitempty"` // "interval" (default), "always", "never"
 }
@@ -58,9 +63,12 @@ type Spec struct {
 // Ready is the holder's one-line answer on its standard output: the child's
 // pid once it runs, or why it could not start.
 type Ready struct {
-	Pid       int    `json:"pid,omitempty"`
-	HolderPid int    `json:"holder_pid,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Pid       int `json:"pid,omitempty"`
+	HolderPid int `json:"holder_pid,omitempty"`
+	// Start is the log offset this holder's output (its banner first)
+	// begins at: 0 for a new session, the old log's end for a restore.
+	Start uint64 `json:"start"`
+	Error string `json:"error,omitempty"`
 }
 
 // File names inside a session directory.
@@ -84,7 +92,7 @@ func Main() int {
 		json.NewEncoder(os.Stdout).Encode(Ready{Error: err.Error()})
 		return 1
 	}
-	json.NewEncoder(os.Stdout).Encode(Ready{Pid: h.cmd.Process.Pid, HolderPid: os.Getpid()})
+	json.NewEncoder(os.Stdout).Encode(Ready{Pid: h.cmd.Process.Pid, HolderPid: os.Getpid(), Start: h.start})
 	detachStdio(h.logf)
 	return h.run()
 }
@@ -111,6 +119,9 @@ type holder struct {
 	ptmx *os.File
 	cmd  *exec.Cmd
 	ln   *net.UnixListener
+	// start is the log's end when this holder began: where its output
+	// (banner first) starts.
+	start uint64
 
 	metaMu sync.Mutex // serializes writes of meta.json
 
@@ -165,6 +176,7 @@ func start(spec Spec) (*holder, error) {
 	if err := h.out.SetSize(spec.Cols, spec.Rows); err != nil {
 		return nil, err
 	}
+	h.start = h.out.End()
 
 	// Listen before starting the child so that a server can connect the moment
 	// it learns the pid.
@@ -191,6 +203,14 @@ func start(spec Spec) (*holder, error) {
 		ptmx = p
 	}
 	h.cmd, h.ptmx = cmd, ptmx
+	// The banner goes in once the child runs (a restore that cannot start
+	// leaves no line saying it did), and before the pty is first read, so
+	// it precedes every byte of the child's.
+	if spec.Banner != "" {
+		if _, err := h.out.AppendMark([]byte(spec.Banner)); err != nil {
+			h.log.Error("write banner", "err", err)
+		}
+	}
 	h.meta = Meta{
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,

@@ -913,10 +913,50 @@ type SizeChange struct {
 // one) are included; applying them is harmless. Offsets below First are
 // skipped.
 func (l *Log) Sizes(lo, hi uint64) ([]SizeChange, error) {
+	var out []SizeChange
+	err := l.scanRange(lo, hi, func(rec *record, at uint64) {
+		if rec.typ == recSize {
+			c, r := rec.size()
+			out = append(out, SizeChange{Offset: at, Cols: c, Rows: r})
+		}
+	})
+	return out, err
+}
+
+// Range is the bytes [Start, End) of the stream.
+type Range struct{ Start, End uint64 }
+
+// Marks returns the ranges of bytes in [lo, hi) that termkeep itself wrote
+// (AppendMark), such as a restore's banner, in order: an export or a replay
+// tells them apart from what the programs printed. Adjacent marks are
+// merged; a mark that straddles lo or hi is clipped.
+func (l *Log) Marks(lo, hi uint64) ([]Range, error) {
+	var out []Range
+	err := l.scanRange(lo, hi, func(rec *record, at uint64) {
+		if rec.typ != recMark {
+			return
+		}
+		r := Range{max(at, lo), min(at+uint64(rec.n), hi)}
+		if r.Start >= r.End {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].End == r.Start {
+			out[n-1].End = r.End
+			return
+		}
+		out = append(out, r)
+	})
+	return out, err
+}
+
+// scanRange calls fn for every record of the segments that hold [lo, hi),
+// with the offset of its first byte, from the record at or before lo up to
+// the first record at or after hi. Offsets below First are skipped.
+func (l *Log) scanRange(lo, hi uint64, fn func(rec *record, at uint64)) error {
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	lo = max(lo, l.firstLocked())
 	hi = min(hi, l.end)
@@ -928,15 +968,13 @@ func (l *Log) Sizes(lo, hi uint64) ([]SizeChange, error) {
 		}
 	}
 	l.mu.RUnlock()
-	var out []SizeChange
 	for _, seg := range segs {
 		err := l.scanSegment(seg, func(rec *record, at uint64) bool {
 			if at >= hi {
 				return false
 			}
-			if rec.typ == recSize && at >= lo {
-				c, r := rec.size()
-				out = append(out, SizeChange{Offset: at, Cols: c, Rows: r})
+			if at >= lo || (isData(rec.typ) && at+uint64(rec.n) > lo) {
+				fn(rec, at)
 			}
 			return true
 		})
@@ -944,8 +982,8 @@ func (l *Log) Sizes(lo, hi uint64) ([]SizeChange, error) {
 			continue // dropped by retention meanwhile
 		}
 		if err != nil {
-			return out, fmt.Errorf("outlog: scan segment %s: %w", segName(seg), err)
+			return fmt.Errorf("outlog: scan segment %s: %w", segName(seg), err)
 		}
 	}
-	return out, nil
+	return nil
 }

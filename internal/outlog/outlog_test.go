@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -819,5 +820,42 @@ func TestSizes(t *testing.T) {
 		if s.Offset < want[2].Offset || s.Offset >= want[3].Offset {
 			t.Fatalf("size %v outside the window", s)
 		}
+	}
+}
+
+func TestMarks(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{SegmentSize: 64 << 10, Retention: 1 << 30, Cols: 80, Rows: 24})
+	defer l.Close()
+	var want []Range
+	data := make([]byte, 10000)
+	for i := range 30 {
+		l.Append(data)
+		if i%9 == 4 {
+			start := l.End()
+			l.AppendMark([]byte("── restored ──\r\n"))
+			l.AppendMark([]byte("second line\r\n")) // adjacent: merged
+			want = append(want, Range{start, l.End()})
+		}
+	}
+	got, err := l.Marks(0, l.End())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("marks %v, want %v", got, want)
+	}
+	// A window that cuts into a mark is clipped to it.
+	m := want[1]
+	clipped, err := l.Marks(m.Start+3, m.End-2)
+	if err != nil || len(clipped) != 1 || clipped[0] != (Range{m.Start + 3, m.End - 2}) {
+		t.Fatalf("clipped marks %v (%v), want [{%d %d}]", clipped, err, m.Start+3, m.End-2)
+	}
+	// The mark bytes read back like any output.
+	cur := l.Cursor(m.Start)
+	defer cur.Close()
+	buf := make([]byte, m.End-m.Start)
+	if _, err := io.ReadFull(cur, buf); err != nil || string(buf) != "── restored ──\r\nsecond line\r\n" {
+		t.Fatalf("mark bytes %q, %v", buf, err)
 	}
 }

@@ -44,6 +44,22 @@ var migrations = []string{
 	CREATE INDEX events_session ON events(session, id);`,
 	// 3: a session's own size policy ("" = the server's).
 	`ALTER TABLE sessions ADD COLUMN size_policy TEXT NOT NULL DEFAULT '';`,
+	// 4: what a restore runs: the command instead of the original (a shell
+	// command line, "" = the original), whether the server restores the
+	// session by itself after a reboot, and whether shell integration is on.
+	`ALTER TABLE sessions ADD COLUMN restore_command TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN auto_restore INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE sessions ADD COLUMN shell_integration INTEGER NOT NULL DEFAULT 1;`,
+	// 5: workspaces, named groups of sessions with a directory.
+	`CREATE TABLE workspaces (
+		name         TEXT NOT NULL PRIMARY KEY,
+		dir          TEXT NOT NULL,
+		paused       INTEGER NOT NULL DEFAULT 0,
+		auto_restore INTEGER NOT NULL DEFAULT 0,
+		created_at   TEXT NOT NULL,
+		updated_at   TEXT NOT NULL
+	) STRICT;
+	CREATE INDEX sessions_workspace ON sessions(workspace);`,
 }
 
 // migrate applies the migrations the file lacks, each in its own transaction

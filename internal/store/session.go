@@ -62,10 +62,18 @@ type Session struct {
 	// SizePolicy is how the session's size follows its viewers ("latest",
 	// "smallest"); "" means the server's default.
 	SizePolicy string
+	// RestoreCommand is the shell command line a restore runs instead of
+	// Command ("" = Command again); AutoRestore has the server restore the
+	// session by itself when it finds it interrupted; ShellIntegration is
+	// whether a shell in it gets termkeep's integration.
+	RestoreCommand   string
+	AutoRestore      bool
+	ShellIntegration bool
 }
 
 const sessionCols = `id, name, workspace, command, cwd, cols, "rows", owner, state,
-	exit_code, reason, pid, holder_pid, created_at, ended_at, updated_at, size_policy`
+	exit_code, reason, pid, holder_pid, created_at, ended_at, updated_at, size_policy,
+	restore_command, auto_restore, shell_integration`
 
 // CreateSession records a new session. A zero CreatedAt or UpdatedAt is set
 // from the clock, an empty State means running, and an ended session without
@@ -105,11 +113,12 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		endedAt = sql.NullString{String: formatTime(*sess.EndedAt), Valid: true}
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sess.ID, nullString(sess.Name), sess.Workspace, string(cmdJSON), sess.Cwd,
 		sess.Cols, sess.Rows, sess.Owner, string(sess.State),
 		nullIntPtr(sess.ExitCode), sess.Reason, nullInt(sess.Pid), nullInt(sess.HolderPid),
-		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt), sess.SizePolicy)
+		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt), sess.SizePolicy,
+		sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration)
 	switch {
 	case isUnique(err, "sessions.name"):
 		return wrap(op, ErrNameTaken)
@@ -302,7 +311,8 @@ func scanSession(sc scanner) (Session, error) {
 		createdAt, updatedAt  string
 	)
 	err := sc.Scan(&sess.ID, &name, &sess.Workspace, &cmd, &sess.Cwd, &sess.Cols, &sess.Rows,
-		&sess.Owner, &state, &exitCode, &sess.Reason, &pid, &holder, &createdAt, &endedAt, &updatedAt, &sess.SizePolicy)
+		&sess.Owner, &state, &exitCode, &sess.Reason, &pid, &holder, &createdAt, &endedAt, &updatedAt, &sess.SizePolicy,
+		&sess.RestoreCommand, &sess.AutoRestore, &sess.ShellIntegration)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, ErrNotFound
 	}
