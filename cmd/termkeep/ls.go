@@ -4,18 +4,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"termkeep/internal/api"
 )
 
 func newLsCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON    bool
+		workspace string
+	)
 	cmd := &cobra.Command{
 		Use:   "ls",
-		Short: "List sessions",
+		Short: "List sessions, by workspace",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.connect(cmd.Context())
@@ -26,6 +32,11 @@ func newLsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("workspace") {
+				list = slices.DeleteFunc(list, func(s api.Session) bool { return s.Workspace != workspace })
+			}
+			// By workspace (sessions without one first), oldest first within.
+			slices.SortStableFunc(list, func(a, b api.Session) int { return strings.Compare(a.Workspace, b.Workspace) })
 			if asJSON {
 				enc := json.NewEncoder(os.Stdout)
 				enc.SetIndent("", "  ")
@@ -36,7 +47,7 @@ func newLsCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tSTATE\tPID\tSIZE\tCREATED\tCWD\tCOMMAND")
+			fmt.Fprintln(tw, "ID\tNAME\tWORKSPACE\tSTATE\tPID\tSIZE\tCREATED\tCWD\tCOMMAND")
 			for _, s := range list {
 				state := s.State
 				if s.ExitCode != nil {
@@ -50,13 +61,18 @@ func newLsCmd(g *globals) *cobra.Command {
 				if name == "" {
 					name = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%dx%d\t%s\t%s\t%s\n", s.ID, name, state, pid, s.Cols, s.Rows,
+				ws := s.Workspace
+				if ws == "" {
+					ws = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%dx%d\t%s\t%s\t%s\n", s.ID, name, ws, state, pid, s.Cols, s.Rows,
 					ago(s.CreatedAt), s.Cwd, strings.Join(s.Command, " "))
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "only the sessions of this workspace (\"\" for those of none)")
 	return cmd
 }
 

@@ -15,7 +15,8 @@ import (
 func newNewCmd(g *globals) *cobra.Command {
 	var (
 		name, cwd, workspace, size string
-		sizePolicy                 string
+		sizePolicy, restoreCommand string
+		autoRestore, noShellInit   bool
 		env, keepEnvNames          []string
 	)
 	cmd := &cobra.Command{
@@ -23,7 +24,10 @@ func newNewCmd(g *globals) *cobra.Command {
 		Short: "Start a session and print its id",
 		Long: `Start a session running CMD (default: $SHELL, else /bin/sh) and print its id.
 The child gets this command's environment and working directory, plus the
---env values and TERM=xterm-256color.`,
+--env values and TERM=xterm-256color. In bash, zsh and fish, termkeep's shell
+integration reports the working directory and prompts and keeps the session's
+own history file, which a restore reads back; --no-shell-integration turns it
+off.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cols, rows, err := parseSize(size)
 			if err != nil {
@@ -53,6 +57,7 @@ The child gets this command's environment and working directory, plus the
 			s, err := c.Create(cmd.Context(), api.CreateRequest{
 				Name: name, Command: args, Cwd: dir, Workspace: workspace, Cols: cols, Rows: rows,
 				Env: os.Environ(), SetEnv: env, KeepEnv: keepEnvNames, SizePolicy: sizePolicy,
+				RestoreCommand: restoreCommand, AutoRestore: autoRestore, NoShellIntegration: noShellInit,
 			})
 			if err != nil {
 				return err
@@ -68,6 +73,9 @@ The child gets this command's environment and working directory, plus the
 	f.StringVar(&size, "size", "80x24", "terminal size COLSxROWS")
 	f.StringArrayVar(&env, "env", nil, "extra environment variable KEY=VALUE (repeatable)")
 	f.StringArrayVar(&keepEnvNames, "keep-env", nil, "also record variable NAME in the session's saved environment (repeatable; secret-looking names never are)")
+	f.StringVar(&restoreCommand, "restore-command", "", "shell command a restore runs instead of CMD (e.g. 'claude --continue')")
+	f.BoolVar(&autoRestore, "auto-restore", false, "restore the session by itself when the server finds it interrupted (after a reboot)")
+	f.BoolVar(&noShellInit, "no-shell-integration", false, "no working-directory reports, prompt marks or session history for bash, zsh and fish")
 	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest or smallest (default: the server's)")
 	return cmd
 }

@@ -29,6 +29,8 @@ type serveConfig struct {
 	holder       string
 	logLevel     string
 	listen       string
+	orphanGrace  string
+	idleTimeout  string
 }
 
 func envOr(name, def string) string {
@@ -78,6 +80,14 @@ overrides its variable.`,
 			if err != nil {
 				return usageErr("--size-policy: %v", err)
 			}
+			orphanGrace, err := policyFlag(cmd, "orphan-grace", "TERMKEEP_ORPHAN_GRACE", sc.orphanGrace)
+			if err != nil {
+				return err
+			}
+			idleTimeout, err := policyFlag(cmd, "idle-timeout", "TERMKEEP_IDLE_TIMEOUT", sc.idleTimeout)
+			if err != nil {
+				return err
+			}
 			level := slog.LevelInfo
 			if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
 				return usageErr("--log-level: %v", err)
@@ -88,6 +98,7 @@ overrides its variable.`,
 				KillGrace: sc.killGrace, Version: version, Logger: logger,
 				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, SizePolicy: policy,
 				Listen: listenAddr(sc.listen), WebUI: web.Handler(),
+				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout,
 			})
 			if err != nil {
 				return err
@@ -117,6 +128,8 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.DurationVar(&sc.pongTimeout, "pong-timeout", pong, "a viewer silent this long after a ping is dropped (env TERMKEEP_PONG_TIMEOUT)")
 	f.StringVar(&sc.sizePolicy, "size-policy", envOr("TERMKEEP_SIZE_POLICY", "latest"), "whose size a session takes when viewers differ: latest (the last to type or resize) or smallest (env TERMKEEP_SIZE_POLICY)")
 	f.StringVar(&sc.listen, "listen", envOr("TERMKEEP_LISTEN", "127.0.0.1:7420"), "TCP address for browsers (port 0: any free port; off: none); termkeep url prints the address to open (env TERMKEEP_LISTEN)")
+	f.StringVar(&sc.orphanGrace, "orphan-grace", envOr("TERMKEEP_ORPHAN_GRACE", "0"), "end a session this long after its last viewer left, e.g. 10m or 600 (seconds); 0: never (env TERMKEEP_ORPHAN_GRACE)")
+	f.StringVar(&sc.idleTimeout, "idle-timeout", envOr("TERMKEEP_IDLE_TIMEOUT", "0"), "end a session with no output and no input for this long, e.g. 1h; 0: never (env TERMKEEP_IDLE_TIMEOUT)")
 	f.StringVar(&sc.logLevel, "log-level", envOr("TERMKEEP_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env TERMKEEP_LOG_LEVEL)")
 	return cmd
 }
@@ -148,4 +161,17 @@ func listenAddr(v string) string {
 		return ""
 	}
 	return strings.TrimSpace(v)
+}
+
+// policyFlag reads a session policy's duration from its flag, or from its
+// variable when the flag was not given, and names whichever was wrong.
+func policyFlag(cmd *cobra.Command, flag, env, v string) (time.Duration, error) {
+	d, err := server.ParsePolicyDuration(v)
+	if err == nil {
+		return d, nil
+	}
+	if cmd.Flags().Changed(flag) {
+		return 0, usageErr("--%s: %v", flag, err)
+	}
+	return 0, usageErr("%s: %v", env, err)
 }

@@ -31,6 +31,12 @@ type Session struct {
 	Resyncs uint64 `json:"resyncs"`
 	// SizePolicy is the session's own size policy ("" = the server's).
 	SizePolicy string `json:"size_policy,omitempty"`
+	// RestoreCommand is what a restore runs instead of Command ("" = the
+	// same command); AutoRestore whether the server restores the session by
+	// itself when it finds it interrupted.
+	RestoreCommand   string `json:"restore_command,omitempty"`
+	AutoRestore      bool   `json:"auto_restore,omitempty"`
+	ShellIntegration bool   `json:"shell_integration"`
 }
 
 // CreateRequest asks for a new session.
@@ -51,6 +57,29 @@ type CreateRequest struct {
 	// SizePolicy overrides the server's size policy for this session:
 	// "latest" or "smallest".
 	SizePolicy string `json:"size_policy,omitempty"`
+	// RestoreCommand is a shell command line (run with /bin/sh -c) that a
+	// restore runs instead of Command, e.g. "claude --continue".
+	RestoreCommand string `json:"restore_command,omitempty"`
+	// AutoRestore has the server restore the session by itself when it
+	// finds it interrupted (after a reboot).
+	AutoRestore bool `json:"auto_restore,omitempty"`
+	// NoShellIntegration turns off termkeep's integration for bash, zsh and
+	// fish (working directory, prompt marks, the session's history file).
+	NoShellIntegration bool `json:"no_shell_integration,omitempty"`
+}
+
+// RestoreRequest asks for a new process in an ended or paused session.
+type RestoreRequest struct {
+	// Env is the caller's environment (KEY=VALUE), under the variables the
+	// session saved; empty means the server's own.
+	Env []string `json:"env,omitempty"`
+}
+
+// Restored answers a restore: the session as it now runs, and what the
+// restore had to do differently (a directory that is gone, say).
+type Restored struct {
+	Session Session  `json:"session"`
+	Notices []string `json:"notices,omitempty"`
 }
 
 // Error is the body of every non-2xx answer.
@@ -80,3 +109,30 @@ const (
 // UpgradeProto is the Upgrade token for a wire-protocol stream over the
 // unix-socket API.
 const UpgradeProto = "termkeep-wire"
+
+// Workspace is a named group of sessions with a directory, as
+// `termkeep workspace ls --json` prints it.
+type Workspace struct {
+	Name        string    `json:"name"`
+	Dir         string    `json:"dir"`
+	Paused      bool      `json:"paused"`
+	AutoRestore bool      `json:"auto_restore"`
+	Sessions    int       `json:"sessions"` // how many belong to it
+	Running     int       `json:"running"`  // how many of those run now
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// WorkspaceRequest creates a workspace (POST /v1/workspaces).
+type WorkspaceRequest struct {
+	Name        string `json:"name"`
+	Dir         string `json:"dir"` // absolute, an existing directory
+	AutoRestore bool   `json:"auto_restore,omitempty"`
+}
+
+// WorkspaceChange answers a pause or a resume: the workspace and its
+// sessions after it, and what could not be done for some of them.
+type WorkspaceChange struct {
+	Workspace Workspace `json:"workspace"`
+	Sessions  []Session `json:"sessions"`
+	Errors    []string  `json:"errors,omitempty"`
+}

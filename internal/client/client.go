@@ -169,6 +169,41 @@ func (c *Client) Kill(ctx context.Context, ref string) (api.Session, error) {
 	return s, err
 }
 
+// Restore starts a new process in an ended or paused session, with env (the
+// caller's environment) under the variables the session saved.
+func (c *Client) Restore(ctx context.Context, ref string, env []string) (api.Restored, error) {
+	var r api.Restored
+	err := c.doJSON(ctx, "POST", "/v1/sessions/"+url.PathEscape(ref)+"/restore", api.RestoreRequest{Env: env}, &r)
+	return r, err
+}
+
+// Workspaces returns every workspace.
+func (c *Client) Workspaces(ctx context.Context) ([]api.Workspace, error) {
+	var out []api.Workspace
+	err := c.doJSON(ctx, "GET", "/v1/workspaces", nil, &out)
+	return out, err
+}
+
+// CreateWorkspace records a new workspace.
+func (c *Client) CreateWorkspace(ctx context.Context, req api.WorkspaceRequest) (api.Workspace, error) {
+	var out api.Workspace
+	err := c.doJSON(ctx, "POST", "/v1/workspaces", req, &out)
+	return out, err
+}
+
+// ChangeWorkspace pauses (action "pause") or resumes ("resume") a workspace.
+func (c *Client) ChangeWorkspace(ctx context.Context, name, action string) (api.WorkspaceChange, error) {
+	var out api.WorkspaceChange
+	err := c.doJSON(ctx, "POST", "/v1/workspaces/"+url.PathEscape(name)+"/"+action, nil, &out)
+	return out, err
+}
+
+// RemoveWorkspace ends a workspace's sessions, deletes their data and the
+// workspace.
+func (c *Client) RemoveWorkspace(ctx context.Context, name string) error {
+	return c.doJSON(ctx, "DELETE", "/v1/workspaces/"+url.PathEscape(name), nil, nil)
+}
+
 // Remove deletes an ended session and its data; force kills a running one first.
 func (c *Client) Remove(ctx context.Context, ref string, force bool) error {
 	q := ""

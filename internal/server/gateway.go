@@ -112,6 +112,8 @@ func (g *gateway) routes() http.Handler {
 	mux.HandleFunc("GET /api/sessions/{ref}", s.withSession(s.handleGet))
 	mux.HandleFunc("PATCH /api/sessions/{ref}", s.withSession(g.handleRename))
 	mux.HandleFunc("DELETE /api/sessions/{ref}", s.withSession(g.handleClose))
+	mux.HandleFunc("POST /api/sessions/{ref}/restore", s.withSession(s.handleRestore))
+	mux.HandleFunc("GET /api/workspaces", s.handleWorkspaces)
 	mux.HandleFunc("GET /api/events", s.handleEvents)
 	mux.HandleFunc("GET /ws/sessions/{ref}", s.withSession(g.handleWS))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

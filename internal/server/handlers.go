@@ -38,6 +38,13 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{ref}/output", s.withSession(s.handleOutput))
 	mux.HandleFunc("GET /v1/sessions/{ref}/attach", s.withSession(s.handleAttach))
 	mux.HandleFunc("GET /v1/sessions/{ref}/screen", s.withSession(s.handleScreen))
+	mux.HandleFunc("POST /v1/sessions/{ref}/restore", s.withSession(s.handleRestore))
+	mux.HandleFunc("GET /v1/workspaces", s.handleWorkspaces)
+	mux.HandleFunc("POST /v1/workspaces", s.handleWorkspaceCreate)
+	mux.HandleFunc("GET /v1/workspaces/{name}", s.withWorkspace(s.handleWorkspaceGet))
+	mux.HandleFunc("POST /v1/workspaces/{name}/pause", s.withWorkspace(s.handleWorkspacePause))
+	mux.HandleFunc("POST /v1/workspaces/{name}/resume", s.withWorkspace(s.handleWorkspaceResume))
+	mux.HandleFunc("DELETE /v1/workspaces/{name}", s.withWorkspace(s.handleWorkspaceRemove))
 	mux.HandleFunc("POST /v1/shutdown", s.handleShutdown)
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
 	return mux
@@ -105,6 +112,7 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		out.Pid = &pid
 	}
 	out.SizePolicy = sess.SizePolicy
+	out.RestoreCommand, out.AutoRestore, out.ShellIntegration = sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration
 	if h != nil {
 		out.Viewers = len(h.Viewers().Viewers)
 		out.Resyncs = h.Resyncs()
@@ -126,8 +134,12 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
+	ws, byWorkspace := r.URL.Query()["workspace"]
 	out := make([]api.Session, 0, len(all))
 	for _, sess := range all {
+		if byWorkspace && sess.Workspace != ws[0] {
+			continue
+		}
 		out = append(out, s.view(sess, s.host(sess.ID)))
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -195,12 +207,18 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 		command = []string{sh}
 	}
 
+	if req.Workspace != "" {
+		if status, err := s.joinWorkspace(ctx, req.Workspace, req.Cwd); err != nil {
+			return store.Session{}, status, err
+		}
+	}
 	id := newID()
 	env = mergeEnv(env, []string{"TERMKEEP_SESSION=" + id})
 	sess := store.Session{
 		ID: id, Name: req.Name, Workspace: req.Workspace, Command: command, Cwd: req.Cwd,
 		Cols: req.Cols, Rows: req.Rows, Owner: currentUser(), State: store.StateRunning,
-		SizePolicy: req.SizePolicy,
+		SizePolicy: req.SizePolicy, RestoreCommand: req.RestoreCommand, AutoRestore: req.AutoRestore,
+		ShellIntegration: !req.NoShellIntegration,
 	}
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		if errors.Is(err, store.ErrNameTaken) {
@@ -217,31 +235,13 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fail(http.StatusInternalServerError, fmt.Errorf("create session directory: %w", err))
 	}
-	spec := holder.Spec{
-		ID: id, Dir: dir, Command: command, Env: env, KeepEnv: keepEnv(env, append(req.SetEnv, req.KeepEnv...)),
-		Cwd: req.Cwd, Cols: uint16(req.Cols), Rows: uint16(req.Rows),
-		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync,
-	}
-	proc, err := holder.Spawn(s.cfg.HolderArgv, spec, 10*time.Second)
+	proc, _, err := s.start(sess, launch{
+		command: command, cwd: req.Cwd, env: env, keepEnv: keepEnv(env, append(req.SetEnv, req.KeepEnv...)),
+	}, func(pid, holderPid int) error { return s.store.SetPids(ctx, id, pid, holderPid) })
 	if err != nil {
 		return fail(http.StatusBadRequest, fmt.Errorf("cannot start session: %w", err))
 	}
-	go proc.Wait() // reap the holder when it exits while we live
-	if err := s.store.SetPids(ctx, id, proc.Pid, proc.HolderPid); err != nil {
-		s.log.Error("record pids", "session", id, "err", err)
-	}
 	sess.Pid, sess.HolderPid = proc.Pid, proc.HolderPid
-	h := s.newHost(id, req.SizePolicy)
-	s.mu.Lock()
-	s.hosts[id] = h
-	s.mu.Unlock()
-	if err := h.Connect(0); err != nil {
-		// The holder started but cannot be reached: it may have exited at
-		// once (a command that fails immediately). Let the host decide.
-		s.log.Warn("connect to new holder", "session", id, "err", err)
-		time.Sleep(100 * time.Millisecond)
-		h.MarkEnded(h.Resolve())
-	}
 	got, err := s.store.Session(ctx, id)
 	if err == nil {
 		sess = got

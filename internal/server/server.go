@@ -64,6 +64,10 @@ type Config struct {
 	// WebUI serves the browser UI's pages on the TCP listener, behind the
 	// token; nil serves a short placeholder.
 	WebUI http.Handler
+	// OrphanGrace ends a session this long after its last viewer left, and
+	// IdleTimeout one with no output and no input for this long (0: never;
+	// see policy.go).
+	OrphanGrace, IdleTimeout time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -83,6 +87,8 @@ type Server struct {
 
 	mu    sync.Mutex // guards hosts
 	hosts map[string]*session.Host
+
+	restoreMu sync.Mutex // one restore (or pause) at a time
 
 	done     chan struct{} // closed by Shutdown
 	doneOnce sync.Once
@@ -277,15 +283,24 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.gw != nil {
 		go s.gw.serve()
 	}
+	stopPolicies := s.startPolicies()
+	// Sessions that asked for it come back by themselves after a reboot;
+	// the server answers meanwhile.
+	restored := make(chan struct{})
+	go func() { defer close(restored); s.autoRestore(ctx) }()
 	select {
 	case <-ctx.Done():
 	case <-s.done:
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
+			stopPolicies()
+			<-restored
 			s.close()
 			return fmt.Errorf("server: serve: %w", err)
 		}
 	}
+	stopPolicies()
+	<-restored
 	if s.endSess {
 		s.killAll()
 	}

@@ -12,6 +12,7 @@
 package session
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,10 @@ type Host struct {
 	up      *holderConn   // nil while disconnected
 	ended   chan struct{} // closed when exit is set
 	closing bool          // a Close was sent: the end is on purpose
+
+	// For the server's policies (activity.go), also guarded by mu.
+	closeReason string   // why, when the server closed it on its own (SetCloseReason)
+	act         activity // use and viewers
 
 	viewers    map[*viewer]struct{}
 	viewerSeq  int
@@ -115,6 +120,7 @@ func New(cfg Config) *Host {
 	return &Host{
 		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd,
 		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
+		act: newActivity(time.Now()),
 	}
 }
 
@@ -306,7 +312,7 @@ func (h *Host) readHolder(up *holderConn) {
 				e.State = "closed"
 			}
 			if e.State == "closed" && e.Reason == "" {
-				e.Reason = "the session was closed (termkeep kill, or closed in the browser)"
+				e.Reason = cmp.Or(h.closeReason, "the session was closed (termkeep kill, or closed in the browser)")
 			}
 			h.mu.Unlock()
 			up.c.Close()
@@ -378,6 +384,7 @@ func (h *Host) appendOutput(off uint64, data []byte) {
 		h.recent = h.recent[1:]
 	}
 	h.end = off + uint64(len(data))
+	h.act.output = time.Now()
 	close(h.changed)
 	h.changed = make(chan struct{})
 }
@@ -478,6 +485,9 @@ func (h *Host) finish(e wire.Exit) {
 	if e.End < h.end {
 		e.End = h.end
 	}
+	if e.State == "closed" && e.Reason == "" {
+		e.Reason = h.closeReason // closed by SIGTERM to the holder: the reason is ours
+	}
 	// Bytes the holder logged after the last frame we saw are on disk; the
 	// viewers read them from there.
 	h.end = e.End
@@ -494,6 +504,7 @@ func (h *Host) finish(e wire.Exit) {
 
 // Input sends bytes to the session's pty.
 func (h *Host) Input(p []byte) error {
+	h.stampInput()
 	return h.toHolder(func(w *wire.Writer) error { return w.Input(p) })
 }
 
@@ -513,6 +524,7 @@ func (h *Host) Resize(cols, rows uint16) error {
 
 // Signal sends a signal to the session's foreground process group.
 func (h *Host) Signal(sig uint8) error {
+	h.stampInput()
 	return h.toHolder(func(w *wire.Writer) error { return w.Signal(sig) })
 }
 
@@ -640,12 +652,14 @@ func (h *Host) addViewer(v *viewer) {
 	h.viewerSeq++
 	v.id = h.viewerSeq
 	h.viewers[v] = struct{}{}
+	h.act.viewersChanged(len(h.viewers), time.Now())
 	h.viewersChangedLocked()
 }
 
 func (h *Host) removeViewer(v *viewer) {
 	h.mu.Lock()
 	delete(h.viewers, v)
+	h.act.viewersChanged(len(h.viewers), time.Now())
 	if h.sizeOwner == v {
 		// The size passes to the most recently active writable viewer left.
 		h.sizeOwner = nil

@@ -373,12 +373,8 @@ func (h *Host) Snapshot(min uint64, scrollback int) (data []byte, off uint64, co
 // with up to scrollback lines above it, once the model has caught up with
 // everything the server has received.
 func (h *Host) Screen(ansi bool, scrollback int) (string, error) {
-	end := h.Info().End
-	if e := h.Exit(); e != nil {
-		end = max(end, e.End)
-	}
 	var out string
-	err := h.startModel().at(end, 10*time.Second, func(scr *screen.Screen, _ uint64) {
+	err := h.current(func(scr *screen.Screen) {
 		if ansi {
 			out = scr.ANSI(scrollback)
 		} else {
@@ -386,4 +382,23 @@ func (h *Host) Screen(ansi bool, scrollback int) (string, error) {
 		}
 	})
 	return out, err
+}
+
+// AltScreen reports whether the session's screen is the alternate one (a
+// full-screen program's) once the model has caught up with everything the
+// server has received.
+func (h *Host) AltScreen() bool {
+	alt := false
+	h.current(func(scr *screen.Screen) { alt = scr.AltScreen() })
+	return alt
+}
+
+// current calls fn with the screen once the model has caught up with
+// everything the server has received.
+func (h *Host) current(fn func(scr *screen.Screen)) error {
+	end := h.Info().End
+	if e := h.Exit(); e != nil {
+		end = max(end, e.End)
+	}
+	return h.startModel().at(end, 10*time.Second, func(scr *screen.Screen, _ uint64) { fn(scr) })
 }

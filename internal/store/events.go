@@ -20,6 +20,10 @@ const (
 	EventSessionClosed      = "session.closed"      // ended on purpose (kill, close)
 	EventProcessExited      = "process.exited"      // the child exited on its own
 	EventSessionInterrupted = "session.interrupted" // the holder or the machine died
+	EventSessionRestored    = "session.restored"    // a new process in an ended or paused session
+	EventSessionPaused      = "session.paused"      // its workspace was paused
+	EventWorkspaceCreated   = "workspace.created"
+	EventWorkspaceRemoved   = "workspace.removed" // with its sessions
 )
 
 // Event is one entry of the registry's history. IDs grow strictly and are

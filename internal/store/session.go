@@ -14,7 +14,8 @@ import (
 )
 
 // State is where a session is in its life. States only move forward, from
-// running (or paused) to one of the ended states; Restart is the one way back.
+// running to paused or to one of the ended states; Restart is the one way
+// back to running.
 type State string
 
 const (
@@ -22,7 +23,7 @@ const (
 	StateExited      State = "exited"      // the child ended, status known
 	StateInterrupted State = "interrupted" // holder or machine died, no status
 	StateClosed      State = "closed"      // ended on purpose (kill, policy)
-	StatePaused      State = "paused"      // arrives with workspaces; accepted but unused now
+	StatePaused      State = "paused"      // its workspace was paused: ended on purpose, to be resumed
 )
 
 // Ended reports whether s is a final state: exited, interrupted or closed.
@@ -178,9 +179,10 @@ func (s *Store) list(ctx context.Context, query string, args ...any) ([]Session,
 	return out, nil
 }
 
-// End moves a running (or paused) session to the ended state st, once: it
-// returns changed=false and no error when the session had already ended (the
-// first ending wins, and its state, code and reason stay). It sets exit_code,
+// End moves a running session to the ended state st, once: it returns
+// changed=false and no error when the session had already ended (the first
+// ending wins, and its state, code and reason stay) or was paused (a pause
+// is the end of its process, already recorded). It sets exit_code,
 // reason and ended_at (clock) and clears pid; holder_pid is kept.
 func (s *Store) End(ctx context.Context, id string, st State, exitCode *int, reason string) (changed bool, err error) {
 	op := "end session " + id
@@ -192,7 +194,7 @@ func (s *Store) End(ctx context.Context, id string, st State, exitCode *int, rea
 		if err != nil {
 			return err
 		}
-		if cur != StateRunning && cur != StatePaused {
+		if cur != StateRunning {
 			return nil
 		}
 		now := s.nowText()

@@ -270,7 +270,9 @@ func TestEnd(t *testing.T) {
 		{"exited", StateRunning, []end{{StateExited, intp(0), "", true}}, end{StateExited, intp(0), "", false}},
 		{"interrupted", StateRunning, []end{{StateInterrupted, nil, "reboot", true}}, end{StateInterrupted, nil, "reboot", false}},
 		{"closed", StateRunning, []end{{StateClosed, intp(129), "killed", true}}, end{StateClosed, intp(129), "killed", false}},
-		{"from paused", StatePaused, []end{{StateClosed, nil, "deleted", true}}, end{StateClosed, nil, "deleted", false}},
+		// A pause already ended the process: the late report of its end
+		// leaves the session paused.
+		{"paused stays", StatePaused, []end{{StateClosed, intp(129), "killed", false}}, end{StatePaused, nil, "", false}},
 		{"first wins", StateRunning, []end{
 			{StateExited, intp(130), "", true},
 			{StateClosed, intp(1), "killed", false},

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"termkeep/internal/holder"
+)
+
+// reboot simulates a machine restart: the server, every holder and every
+// child are SIGKILLed (nothing gets to write an exit status), then a new
+// server starts on the same state directory.
+func (e *env) reboot() {
+	e.t.Helper()
+	e.killServer()
+	metas, _ := filepath.Glob(filepath.Join(e.dir, "sessions", "*", holder.MetaFile))
+	for _, p := range metas {
+		m, err := holder.ReadMeta(filepath.Dir(p))
+		if err != nil || m.EndedAt != nil {
+			continue
+		}
+		syscall.Kill(m.HolderPid, syscall.SIGKILL)
+		syscall.Kill(-m.Pid, syscall.SIGKILL) // the child leads its own process group
+		syscall.Kill(m.Pid, syscall.SIGKILL)
+	}
+	for _, p := range metas {
+		m, _ := holder.ReadMeta(filepath.Dir(p))
+		waitFor(e.t, 10*time.Second, "the killed holder to be gone", func() bool {
+			return m.HolderPid == 0 || syscall.Kill(m.HolderPid, 0) != nil
+		})
+	}
+	e.startServer()
+}
+
+// shellEnv is the environment flags of a test shell: its own empty home, so
+// no rc file of the machine's changes what it prints.
+func shellEnv(t *testing.T) []string {
+	home := t.TempDir()
+	return []string{"--env", "HOME=" + home, "--env", "PS1=$ ", "--env", "HISTFILE=" + filepath.Join(home, ".bash_history")}
+}
+
+// The reboot case: every process SIGKILLed; the next server lists the
+// session interrupted, and restore starts bash in the directory it was in,
+// with its history, its old screen above the restore line, and offsets
+// going on from the old log's end.
+func TestRestoreAfterReboot(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	e := newEnv(t)
+	e.startServer()
+	base := t.TempDir()
+	work := filepath.Join(base, "a b")
+	if err := os.MkdirAll(filepath.Join(work, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"new", "--name", "r", "--cwd", work}, shellEnv(t)...)
+	id := strings.TrimSpace(e.mustTk(append(args, "--", "bash")...))
+	e.mustTk("send", id, "cd sub && echo first-marker-$((6*7))")
+	if _, errs, code := e.tk("wait", id, "--output", "first-marker-42", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	sub := filepath.Join(work, "sub")
+	waitFor(t, 10*time.Second, "the registry to show the new directory", func() bool {
+		return e.session(id).Cwd == sub
+	})
+	before := e.session(id)
+	old := collect(t, e.c, id, 0, before.End)
+
+	e.reboot()
+	waitFor(t, 10*time.Second, "the session to be interrupted", func() bool { return e.session(id).State == "interrupted" })
+
+	out, errs, code := e.tk("restore", "r")
+	if code != 0 || strings.TrimSpace(out) != id {
+		t.Fatalf("restore: exit %d, %q %q", code, out, errs)
+	}
+	s := e.session(id)
+	if s.State != "running" {
+		t.Fatalf("after restore: %+v", s)
+	}
+	// The pattern does not match this command line itself.
+	e.mustTk("send", id, `pwd; history | grep -c "first-marker-[$]"`)
+	if _, errs, code := e.tk("wait", id, "--output", sub, "--timeout", "20s"); code != 0 {
+		t.Fatalf("pwd after restore: %s\n%s", errs, e.mustTk("capture", id))
+	}
+	screen := e.mustTk("capture", id, "--scrollback", "100")
+	iOld := strings.Index(screen, "first-marker-42")
+	iLine := strings.Index(screen, "restored after reboot at")
+	iNew := strings.LastIndex(screen, sub)
+	if iOld < 0 || iLine < iOld || iNew < iLine {
+		t.Fatalf("want the old screen, then the restore line, then the new shell:\n%s", screen)
+	}
+	// The history of the first shell is in the new one's (shell integration).
+	if _, errs, code := e.tk("wait", id, "--output", "\n1\r", "--timeout", "20s"); code != 0 {
+		t.Fatalf("the restored shell's history lacks the earlier command: %s\n%s", errs, screen)
+	}
+	// Offsets go on from the old log: the bytes before are unchanged, and
+	// the restore line follows them.
+	after := collect(t, e.c, id, 0, e.session(id).End)
+	if !bytes.HasPrefix(after, old) {
+		t.Fatalf("the log's first %d bytes changed across the restore", len(old))
+	}
+	if !bytes.Contains(after[len(old):], []byte("restored after reboot at")) {
+		t.Fatalf("no restore line after the old output: %q", tail(after[len(old):], 400))
+	}
+}
+
+// --restore-command: a restore runs it instead of the original command.
+func TestRestoreCommand(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	id := strings.TrimSpace(e.mustTk("new", "--name", "agent", "--restore-command", `sh -c "echo resumed; exec cat"`,
+		"--", "sh", "-c", "echo original; exec sleep 600"))
+	if _, errs, code := e.tk("wait", id, "--output", "original", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	e.reboot()
+	waitFor(t, 10*time.Second, "the session to be interrupted", func() bool { return e.session(id).State == "interrupted" })
+	e.mustTk("restore", "agent")
+	if _, errs, code := e.tk("wait", id, "--output", "resumed", "--timeout", "20s"); code != 0 {
+		t.Fatalf("the restore command did not run: %s\n%s", errs, e.mustTk("capture", id))
+	}
+	// A running session is not restored again.
+	if _, errs, code := e.tk("restore", "agent"); code == 0 || !strings.Contains(errs, "running") {
+		t.Fatalf("restore of a running session: exit %d %q", code, errs)
+	}
+	// An exited session restores on request only, and says how it ended.
+	e.mustTk("kill", "agent")
+	e.mustTk("restore", "agent")
+	if _, errs, code := e.tk("wait", id, "--output", "previous process was ended", "--timeout", "20s"); code != 0 {
+		t.Fatalf("restart line: %s\n%s", errs, e.mustTk("capture", id))
+	}
+}
+
+// A directory that is gone: restore falls back to home and says so.
+func TestRestoreFallbackDirectory(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	gone := filepath.Join(t.TempDir(), "project")
+	os.MkdirAll(gone, 0o755)
+	home := t.TempDir()
+	id := strings.TrimSpace(e.mustTk("new", "--cwd", gone, "--env", "HOME="+home, "--no-shell-integration", "--", "sh"))
+	e.reboot()
+	waitFor(t, 10*time.Second, "the session to be interrupted", func() bool { return e.session(id).State == "interrupted" })
+	os.RemoveAll(gone)
+	out, errs, code := e.tk("restore", id)
+	if code != 0 || !strings.Contains(errs, gone+" no longer exists; starting in "+home) {
+		t.Fatalf("restore: exit %d, %q %q; want a notice of the fallback", code, out, errs)
+	}
+	e.mustTk("send", id, "pwd")
+	if _, errs, code := e.tk("wait", id, "--output", "\n"+home, "--timeout", "20s"); code != 0 {
+		t.Fatalf("pwd: %s\n%s", errs, e.mustTk("capture", id))
+	}
+	if !strings.Contains(e.mustTk("capture", id), "no longer exists") {
+		t.Fatal("the restore banner does not say the directory is gone")
+	}
+}
+
+// --auto-restore: the server restores the session by itself after a reboot;
+// a session without it stays interrupted.
+func TestAutoRestore(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	auto := strings.TrimSpace(e.mustTk("new", "--auto-restore", "--", "sh", "-c", "echo run-$$; exec sleep 600"))
+	manual := strings.TrimSpace(e.mustTk("new", "--", "sleep", "600"))
+	if _, errs, code := e.tk("wait", auto, "--output", "run-", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	e.reboot()
+	waitFor(t, 20*time.Second, "the auto-restore session to run again", func() bool { return e.session(auto).State == "running" })
+	if _, errs, code := e.tk("wait", auto, "--output", "restored after reboot", "--timeout", "20s"); code != 0 {
+		t.Fatalf("no restore line: %s", errs)
+	}
+	if st := e.session(manual).State; st != "interrupted" {
+		t.Fatalf("the session without --auto-restore is %s, want interrupted", st)
+	}
+}

@@ -1,0 +1,259 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"termkeep/internal/api"
+	"termkeep/internal/holder"
+	"termkeep/internal/session"
+	"termkeep/internal/store"
+)
+
+// HistoryFile is the name of a session's shell history file in its
+// directory: shell integration appends to it after every command, and a
+// restored shell reads it back.
+const HistoryFile = "history"
+
+// launch is what starting a session's process needs beyond its registry row.
+type launch struct {
+	command []string
+	cwd     string
+	env     []string // the whole environment of the child
+	keepEnv []string // the subset recorded in meta.json
+	banner  string   // written into the log before the child's output
+}
+
+// start spawns sess's holder for l, has record write its pids to the
+// registry, and connects a new host to it from the holder's first offset.
+// The host replaces any other of the session's.
+func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid int) error) (*holder.Process, *session.Host, error) {
+	dir := s.cfg.StateDir.Session(sess.ID)
+	argv, env := l.command, l.env
+	if sess.ShellIntegration {
+		a, add, ok, err := integrateShell(argv, dir, filepath.Join(dir, HistoryFile), env)
+		switch {
+		case err != nil:
+			s.log.Warn("shell integration is off for this session", "session", sess.ID, "err", err)
+		case ok:
+			argv, env = a, mergeEnv(env, add)
+		}
+	}
+	spec := holder.Spec{
+		ID: sess.ID, Dir: dir, Command: argv, Env: env, KeepEnv: l.keepEnv,
+		Cwd: l.cwd, Cols: uint16(sess.Cols), Rows: uint16(sess.Rows), Banner: l.banner,
+		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync,
+	}
+	proc, err := holder.Spawn(s.cfg.HolderArgv, spec, 10*time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	go proc.Wait() // reap the holder when it exits while we live
+	if err := record(proc.Pid, proc.HolderPid); err != nil {
+		s.log.Error("record pids", "session", sess.ID, "err", err)
+	}
+	h := s.newHost(sess.ID, sess.SizePolicy)
+	s.mu.Lock()
+	s.hosts[sess.ID] = h
+	s.mu.Unlock()
+	if err := h.Connect(int64(proc.Start)); err != nil {
+		// The holder started but cannot be reached: it may have exited at
+		// once (a command that fails immediately). Let the host decide.
+		s.log.Warn("connect to new holder", "session", sess.ID, "err", err)
+		time.Sleep(100 * time.Millisecond)
+		h.MarkEnded(h.Resolve())
+	}
+	return proc, h, nil
+}
+
+// errRunning is returned by restore for a session that runs.
+var errRunning = errors.New("the session is running")
+
+// restore starts a new process in an ended or paused session: in its last
+// working directory (else its workspace's, else home, saying so), at its
+// size, with its saved environment over env (the caller's, or the
+// server's), its history file, and its restore command when it has one. The
+// log goes on at the next offset, after a banner line that says what
+// happened. It returns the notices to show the user.
+func (s *Server) restore(ctx context.Context, sess store.Session, env []string) (store.Session, []string, error) {
+	s.restoreMu.Lock()
+	defer s.restoreMu.Unlock()
+	// The registry may have moved on while this call waited for the lock.
+	sess, err := s.store.Session(ctx, sess.ID)
+	if err != nil {
+		return sess, nil, err
+	}
+	old := s.host(sess.ID)
+	if sess.State == store.StateRunning || (old != nil && old.Exit() == nil) {
+		return sess, nil, errRunning
+	}
+	dir := s.cfg.StateDir.Session(sess.ID)
+	meta, _ := holder.ReadMeta(dir) // a missing meta.json leaves the registry's view
+
+	if len(env) == 0 {
+		env = os.Environ()
+	}
+	env = mergeEnv(env, meta.Env)
+	env = mergeEnv(env, []string{"TERM=xterm-256color", "TERMKEEP_SESSION=" + sess.ID})
+
+	var notices []string
+	cwd := sess.Cwd
+	if !isDir(cwd) {
+		fallback := ""
+		if sess.Workspace != "" {
+			if w, err := s.store.Workspace(ctx, sess.Workspace); err == nil && isDir(w.Dir) {
+				fallback = w.Dir
+			}
+		}
+		if home := envValue(env, "HOME"); fallback == "" && isDir(home) {
+			fallback = home
+		}
+		if fallback == "" {
+			if home, err := os.UserHomeDir(); err == nil && isDir(home) {
+				fallback = home
+			} else {
+				fallback = "/"
+			}
+		}
+		if cwd == "" {
+			cwd = "(unknown)"
+		}
+		notices = append(notices, fmt.Sprintf("%s no longer exists; starting in %s", cwd, fallback))
+		cwd = fallback
+	}
+
+	command := sess.Command
+	if sess.RestoreCommand != "" {
+		command = []string{"/bin/sh", "-c", sess.RestoreCommand}
+	}
+	if len(command) == 0 {
+		command = []string{"/bin/sh"}
+	}
+	if sess.Cols < 1 || sess.Rows < 1 {
+		sess.Cols, sess.Rows = 80, 24
+	}
+
+	banner := restoreBanner(sess, old != nil && old.AltScreen(), s.cfg.Now(), notices)
+	if old != nil {
+		// The old host writes its last checkpoint; the new one starts from
+		// it and the log after it.
+		old.Close()
+	}
+	proc, _, err := s.start(sess, launch{
+		command: command, cwd: cwd, env: env, keepEnv: keepEnv(env, meta.Env), banner: banner,
+	}, func(pid, holderPid int) error { return s.store.Restart(ctx, sess.ID, pid, holderPid) })
+	if err != nil {
+		// Put back a host for the ended session, so it stays readable.
+		nh := s.newHost(sess.ID, sess.SizePolicy)
+		nh.MarkEnded(exitFromStore(sess))
+		s.mu.Lock()
+		s.hosts[sess.ID] = nh
+		s.mu.Unlock()
+		return sess, notices, fmt.Errorf("cannot restore session %s: %w", ref(sess), err)
+	}
+	if err := s.store.SetCwd(ctx, sess.ID, cwd); err != nil {
+		s.log.Warn("record working directory", "session", sess.ID, "err", err)
+	}
+	from := sess.State
+	if got, err := s.store.Session(ctx, sess.ID); err == nil {
+		sess = got
+	}
+	s.log.Info("session restored", "session", sess.ID, "was", from, "command", command, "cwd", cwd, "pid", proc.Pid)
+	s.events.emit(store.EventSessionRestored, sess.ID, map[string]any{
+		"was": string(from), "command": command, "cwd": cwd, "pid": proc.Pid, "offset": proc.Start, "notices": notices,
+	})
+	return sess, notices, nil
+}
+
+// restoreBanner is the line between the old screen and the new process. It
+// first puts the terminal back in a plain state (the old program may have
+// left the alternate screen, a scroll region, mouse reporting or hidden the
+// cursor), then says what happened, dimmed, on lines of its own.
+func restoreBanner(sess store.Session, altScreen bool, now time.Time, notices []string) string {
+	var b strings.Builder
+	if altScreen {
+		b.WriteString("\x1b[?1049l")
+	}
+	// Mouse tracking, focus events, bracketed paste off; then DECSTR (soft
+	// reset: cursor shown, margins, modes, attributes).
+	b.WriteString("\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[?2004l\x1b[!p")
+	at := now.Local().Format("15:04")
+	var what string
+	switch sess.State {
+	case store.StateInterrupted:
+		what = "restored after reboot at " + at + ", previous process ended"
+	case store.StatePaused:
+		what = "resumed at " + at
+		if sess.Workspace != "" {
+			what += " (workspace " + sess.Workspace + " was paused)"
+		}
+	case store.StateExited:
+		what = "restarted at " + at + ", previous process exited"
+		if sess.ExitCode != nil {
+			what += fmt.Sprintf(" with status %d", *sess.ExitCode)
+		}
+	default:
+		what = "restarted at " + at + ", previous process was ended"
+	}
+	b.WriteString("\r\n\x1b[2m── " + what + " ──\x1b[0m\r\n")
+	for _, n := range notices {
+		b.WriteString("\x1b[2m── " + n + " ──\x1b[0m\r\n")
+	}
+	return b.String()
+}
+
+// handleRestore is POST /v1/sessions/{ref}/restore (and /api/…).
+func (s *Server) handleRestore(w http.ResponseWriter, r *http.Request, sess store.Session, _ *session.Host) {
+	var req api.RestoreRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(r, &req); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
+			return
+		}
+	}
+	got, notices, err := s.restore(r.Context(), sess, req.Env)
+	switch {
+	case errors.Is(err, errRunning):
+		writeError(w, http.StatusConflict, "session %s is running; only an ended or paused session can be restored", ref(sess))
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.Restored{Session: s.view(got, s.host(got.ID)), Notices: notices})
+}
+
+// autoRestore restores, in the background, every interrupted session that
+// asks for it (its own --auto-restore, or its workspace's).
+func (s *Server) autoRestore(ctx context.Context) {
+	list, err := s.store.SessionsInState(ctx, store.StateInterrupted)
+	if err != nil {
+		s.log.Error("auto-restore: list sessions", "err", err)
+		return
+	}
+	wsAuto := map[string]bool{}
+	if all, err := s.store.Workspaces(ctx); err == nil {
+		for _, w := range all {
+			wsAuto[w.Name] = w.AutoRestore && !w.Paused
+		}
+	}
+	for _, sess := range list {
+		if !sess.AutoRestore && !wsAuto[sess.Workspace] {
+			continue
+		}
+		if _, _, err := s.restore(ctx, sess, nil); err != nil {
+			s.log.Error("auto-restore", "session", sess.ID, "err", err)
+		}
+	}
+}
+
+// integrateShell is shellinit.Setup (wired in once that package lands).
+func integrateShell(command []string, dir, history string, env []string) ([]string, []string, bool, error) {
+	return nil, nil, false, nil
+}
