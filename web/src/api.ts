@@ -67,6 +67,9 @@ export const api = {
   create: (req: { name?: string; cwd?: string; cols?: number; rows?: number }) =>
     call<Session>('POST', '/api/sessions', req),
   rename: (id: string, name: string) => call<Session>('PATCH', `/api/sessions/${encodeURIComponent(id)}`, { name }),
+  /** restore starts a new process in an ended session, where it was. */
+  restore: (id: string) =>
+    call<{ session: Session; notices?: string[] }>('POST', `/api/sessions/${encodeURIComponent(id)}/restore`),
   /** close ends the session and removes it with its output log. */
   close: (id: string) => call<void>('DELETE', `/api/sessions/${encodeURIComponent(id)}?remove=1`),
 };

@@ -30,6 +30,8 @@ const EVENT_KINDS = [
   'session.closed',
   'process.exited',
   'session.interrupted',
+  'session.restored',
+  'session.paused',
   'session.removed',
   'viewer.attached',
   'viewer.detached',
@@ -95,10 +97,12 @@ function shortPath(p: string): string {
 
 /** badge is a tab's state as a word and a class. */
 function badge(ts: TermSession): { cls: string; text: string; title: string } {
-  const state = ts.exit?.state ?? (ts.info.state === 'running' ? null : ts.info.state);
+  // A paused session's process was closed by the pause: the registry's word wins.
+  const state = ts.info.state === 'paused' ? 'paused' : (ts.exit?.state ?? (ts.info.state === 'running' ? null : ts.info.state));
   if (state) {
     const code = ts.exit ? ts.exit.exit_code : ts.info.exit_code;
     const reason = ts.exit?.reason ?? ts.info.reason ?? '';
+    if (state === 'paused') return { cls: 'closed', text: 'paused', title: ts.info.reason || 'its workspace is paused' };
     if (state === 'interrupted') return { cls: 'interrupted', text: 'interrupted', title: reason || 'the session was interrupted (its holder or the machine stopped)' };
     if (state === 'closed') return { cls: 'closed', text: 'closed', title: 'the session was closed' };
     const word = code === null || code === undefined ? 'exited' : `exited ${code}`;
@@ -661,6 +665,25 @@ export class App {
 
   // ---- the stage: overlay, banner, empty state --------------------------
 
+  /** restoreSession starts an ended session again and follows it. */
+  private async restoreSession(id: string): Promise<void> {
+    const ts = this.sessions.get(id);
+    if (!ts) return;
+    const btn = $('banner-restore') as HTMLButtonElement;
+    btn.disabled = true;
+    try {
+      const r = await api.restore(id);
+      ts.revive(r.session);
+      this.renderTab(ts);
+      if (r.notices?.length) this.toast(r.notices.join('\n'));
+    } catch (e) {
+      this.toast(`Could not restore: ${(e as Error).message}`);
+    } finally {
+      btn.disabled = false;
+      this.renderStage();
+    }
+  }
+
   private renderStage(): void {
     const empty = this.booted && this.sessions.size === 0;
     $('empty').hidden = !empty;
@@ -672,6 +695,7 @@ export class App {
       const code = ts.exit ? ts.exit.exit_code : ts.info.exit_code;
       let text: string;
       if (b.cls === 'interrupted') text = `Interrupted${ts.exit?.reason || ts.info.reason ? `: ${ts.exit?.reason || ts.info.reason}` : ''}.`;
+      else if (b.text === 'paused') text = `Paused${ts.info.reason ? `: ${ts.info.reason}` : ''}.`;
       else if (b.cls === 'closed') text = 'This session was closed.';
       else text = code === null || code === undefined ? 'The process exited.' : `The process exited with status ${code}.`;
       $('banner-text').textContent = text;
@@ -736,6 +760,9 @@ export class App {
     });
     $('banner-close').addEventListener('click', () => {
       if (this.activeId) void this.closeSession(this.activeId);
+    });
+    $('banner-restore').addEventListener('click', () => {
+      if (this.activeId) void this.restoreSession(this.activeId);
     });
 
     const input = $('search-input') as HTMLInputElement;
@@ -1075,6 +1102,18 @@ export class App {
     if (e.kind === 'session.removed') {
       this.removeSession(e.session);
       return;
+    }
+    if (e.kind === 'session.restored') {
+      // Restored elsewhere (the CLI, another tab): follow the new process.
+      const ts = this.sessions.get(e.session);
+      if (ts?.exit) {
+        void api.get(e.session).then((s) => {
+          ts.revive(s);
+          this.renderTab(ts);
+          this.renderStage();
+        }, () => this.refreshSoon());
+        return;
+      }
     }
     if (e.kind === 'viewer.attached' || e.kind === 'viewer.detached') {
       // A connected tab learns its viewers from its own connection.

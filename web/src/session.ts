@@ -556,6 +556,21 @@ export class TermSession {
     }
   }
 
+  /**
+   * revive follows a session that was restored after it ended: the output
+   * goes on from where this terminal stopped (the restore line, then the new
+   * process).
+   */
+  revive(info: Session): void {
+    if (this.disposed || !this.exit) return;
+    this.exit = null;
+    this.info = info;
+    this.term.options.cursorBlink = true;
+    this.attempt = 0;
+    this.setState('connecting');
+    this.connect();
+  }
+
   private setState(s: ConnState): void {
     if (this.state === s) return;
     this.state = s;
