@@ -13,6 +13,7 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/holder"
 	"termkeep/internal/session"
+	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
 )
 
@@ -37,7 +38,7 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 	dir := s.cfg.StateDir.Session(sess.ID)
 	argv, env := l.command, l.env
 	if sess.ShellIntegration {
-		a, add, ok, err := integrateShell(argv, dir, filepath.Join(dir, HistoryFile), env)
+		a, add, ok, err := shellinit.Setup(argv, dir, filepath.Join(dir, HistoryFile), env)
 		switch {
 		case err != nil:
 			s.log.Warn("shell integration is off for this session", "session", sess.ID, "err", err)
@@ -251,9 +252,4 @@ func (s *Server) autoRestore(ctx context.Context) {
 			s.log.Error("auto-restore", "session", sess.ID, "err", err)
 		}
 	}
-}
-
-// integrateShell is shellinit.Setup (wired in once that package lands).
-func integrateShell(command []string, dir, history string, env []string) ([]string, []string, bool, error) {
-	return nil, nil, false, nil
 }
