@@ -39,10 +39,35 @@ const (
 
 	fullBenchtime  = "1s"
 	quickBenchtime = "200ms"
+
+	// Reattach: the long history behind the session, and how many fresh
+	// viewers of each kind are timed (interleaved).
+	fullReattachMiB    = 1024
+	quickReattachMiB   = 64
+	fullReattachTries  = 15
+	quickReattachTries = 7
+
+	// Server restart: sessions, the output each printed, and restarts.
+	fullRestartSessions  = 100
+	quickRestartSessions = 20
+	fullRestartMiB       = 16
+	quickRestartMiB      = 8
+	fullRestartRounds    = 5
+	quickRestartRounds   = 3
+
+	// Memory at 100 sessions: rounds of every contender and case.
+	fullMemRounds  = 3
+	quickMemRounds = 1
+
+	// Scale: sessions (one viewer each) and how long they print.
+	fullScaleSessions  = 500
+	quickScaleSessions = 50
+	fullScaleSeconds   = 60
+	quickScaleSeconds  = 10
 )
 
 // sections are the parts of the bench that -skip can leave out.
-var sections = []string{"throughput", "fanout", "latency", "screen", "memory"}
+var sections = []string{"throughput", "fanout", "latency", "screen", "memory", "reattach", "restart", "memory100", "scale"}
 
 type config struct {
 	bin       string
@@ -58,9 +83,38 @@ type config struct {
 	skip      map[string]bool
 	memory    bool
 	args      []string // as given, for the report's "produced by" line
+
+	reattachMiB     int // the long history behind the reattached session
+	reattachTries   int // fresh viewers timed per contender and history
+	restartSessions int
+	restartMiB      int // output each session printed before the restarts
+	restartRounds   int
+	memSessions     int
+	memRounds       int
+	scaleSessions   int
+	scaleSeconds    int
 }
 
-func (c config) runs(section string) bool { return !c.skip[section] }
+// runs reports whether a section is measured: not skipped, and, when -only
+// is given, named by it (the section's name, or a contender or case of it).
+func (c config) runs(section string, names ...string) bool {
+	if c.skip[section] {
+		return false
+	}
+	if c.only == "" {
+		return true
+	}
+	subs := strings.Split(c.only, ",")
+	if matchesAny(section, subs) {
+		return true
+	}
+	for _, n := range names {
+		if matchesAny(n, subs) {
+			return true
+		}
+	}
+	return false
+}
 
 func main() {
 	var cfg config
@@ -69,11 +123,18 @@ func main() {
 	flag.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("a %d MiB file, %d rounds, %d keys and -benchtime %s instead of %d MiB, %d, %d and %s", quickMiB, quickRounds, quickKeys, quickBenchtime, fullMiB, fullRounds, fullKeys, fullBenchtime))
 	flag.IntVar(&cfg.mib, "size", 0, "file size in MiB (overrides the mode's)")
 	flag.IntVar(&cfg.rounds, "rounds", 0, "rounds (overrides the mode's)")
-	flag.StringVar(&cfg.only, "only", "", "comma-separated contenders to run (substrings of their names: raw, tmux, termkeep attach, …; fan-out cases ws1, ws1+stalled, ws8, ws64 or fanout; latency for every latency contender), for experiments")
+	flag.StringVar(&cfg.only, "only", "", "comma-separated sections or contenders to run, for experiments: a section's name runs all of it ("+strings.Join(sections, ", ")+"); a contender's name (a substring: raw, tmux, termkeep attach, …; fan-out cases ws1, ws1+stalled, ws8, ws64) runs that contender of throughput, fanout or latency")
 	flag.IntVar(&cfg.fan64MiB, "fan64-size", 0, "file size in MiB for the 64-viewer fan-out (overrides the mode's)")
 	flag.IntVar(&cfg.keys, "keys", 0, "keystrokes per latency round (overrides the mode's)")
 	flag.StringVar(&cfg.benchtime, "benchtime", "", "-benchtime of the screen model's Go benchmarks (overrides the mode's)")
 	flag.BoolVar(&cfg.memory, "memory", true, "also measure idle holder memory (same as leaving memory out of -skip)")
+	flag.IntVar(&cfg.reattachMiB, "reattach-size", 0, fmt.Sprintf("history behind the reattached session in MiB (default %d, quick %d)", fullReattachMiB, quickReattachMiB))
+	flag.IntVar(&cfg.restartSessions, "restart-sessions", 0, fmt.Sprintf("sessions for the server restart (default %d, quick %d)", fullRestartSessions, quickRestartSessions))
+	flag.IntVar(&cfg.restartMiB, "restart-size", 0, fmt.Sprintf("output each restarted session printed, in MiB (default %d, quick %d)", fullRestartMiB, quickRestartMiB))
+	flag.IntVar(&cfg.restartRounds, "restart-rounds", 0, fmt.Sprintf("server restarts (default %d, quick %d)", fullRestartRounds, quickRestartRounds))
+	flag.IntVar(&cfg.memSessions, "memory-sessions", 0, fmt.Sprintf("sessions for the memory comparison (default %d)", memSessions))
+	flag.IntVar(&cfg.scaleSessions, "scale-sessions", 0, fmt.Sprintf("sessions for the scale run, one viewer each (default %d, quick %d)", fullScaleSessions, quickScaleSessions))
+	flag.IntVar(&cfg.scaleSeconds, "scale-seconds", 0, fmt.Sprintf("seconds the scale run prints (default %d, quick %d)", fullScaleSeconds, quickScaleSeconds))
 	skip := flag.String("skip", "", "comma-separated sections to leave out: "+strings.Join(sections, ", "))
 	flag.Parse()
 	cfg.args = os.Args[1:]
@@ -94,6 +155,20 @@ func main() {
 	if cfg.benchtime == "" {
 		cfg.benchtime = map[bool]string{true: quickBenchtime, false: fullBenchtime}[cfg.quick]
 	}
+	def := func(v *int, quick, full int) {
+		if *v <= 0 {
+			*v = pick(quick, full)
+		}
+	}
+	def(&cfg.reattachMiB, quickReattachMiB, fullReattachMiB)
+	def(&cfg.reattachTries, quickReattachTries, fullReattachTries)
+	def(&cfg.restartSessions, quickRestartSessions, fullRestartSessions)
+	def(&cfg.restartMiB, quickRestartMiB, fullRestartMiB)
+	def(&cfg.restartRounds, quickRestartRounds, fullRestartRounds)
+	def(&cfg.memSessions, memSessions, memSessions)
+	def(&cfg.memRounds, quickMemRounds, fullMemRounds)
+	def(&cfg.scaleSessions, quickScaleSessions, fullScaleSessions)
+	def(&cfg.scaleSeconds, quickScaleSeconds, fullScaleSeconds)
 	cfg.skip = map[string]bool{}
 	for _, k := range strings.Split(*skip, ",") {
 		if k = strings.TrimSpace(k); k == "" {
@@ -142,21 +217,22 @@ func bench(cfg config) int {
 	}
 	rep := &report{cfg: cfg, machine: describeMachine()}
 
-	if cfg.runs("throughput") {
+	ran := func(section string) { rep.ran = append(rep.ran, section) }
+
+	if cfg.runs("throughput", contenderNames()...) {
+		ran("throughput")
 		if e.file, rep.size, err = e.workload(cfg.mib); err != nil {
 			return fail(fmt.Errorf("write the workload: %w", err))
 		}
 		results := selected(cfg.only)
-		if len(results) == 0 && cfg.only != "" {
-			logf("throughput: -only %q matches no contender", cfg.only)
-		}
 		rep.results = results
 		if code := runThroughput(ctx, e, cfg, results, rep.size); code != 0 {
 			return code
 		}
 	}
 
-	if cfg.runs("fanout") {
+	if cfg.runs("fanout", fanCaseNames(cfg)...) {
+		ran("fanout")
 		rep.fan, err = runFanouts(ctx, e, cfg)
 		if ctx.Err() != nil {
 			return interrupted()
@@ -166,7 +242,8 @@ func bench(cfg config) int {
 		}
 	}
 
-	if cfg.runs("latency") {
+	if cfg.runs("latency", latContenderNames()...) {
+		ran("latency")
 		rep.lat = runLatencies(ctx, e, cfg)
 		if ctx.Err() != nil {
 			return interrupted()
@@ -174,6 +251,7 @@ func bench(cfg config) int {
 	}
 
 	if cfg.runs("screen") {
+		ran("screen")
 		logf("screen model: go test -bench (benchtime %s)", cfg.benchtime)
 		sr := runScreenBench(ctx, cfg.benchtime)
 		rep.screen = &sr
@@ -182,10 +260,44 @@ func bench(cfg config) int {
 		}
 	}
 
-	rep.idle = idleResult{err: errors.New("not measured (-skip memory)")}
+	rep.idle = idleResult{err: errors.New("not measured in this run")}
 	if cfg.runs("memory") {
+		ran("memory")
 		logf("idle memory: %d sessions", idleSessions)
 		rep.idle = measureIdle(ctx, bin)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	if cfg.runs("reattach") {
+		ran("reattach")
+		rep.reattach = runReattach(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	if cfg.runs("restart") {
+		ran("restart")
+		rep.restart = runRestart(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	if cfg.runs("memory100") {
+		ran("memory100")
+		logf("memory at %d sessions: termkeep, tmux, dtach", cfg.memSessions)
+		rep.mem100 = runMemory100(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	if cfg.runs("scale") {
+		ran("scale")
+		rep.scale = runScale(ctx, e, cfg)
 		if ctx.Err() != nil {
 			return interrupted()
 		}
@@ -253,8 +365,9 @@ type result struct {
 
 func selected(only string) []*result {
 	var out []*result
+	all := only == "" || matchesAny("throughput", strings.Split(only, ","))
 	for _, c := range contenders() {
-		if only != "" && !matchesAny(c.name, strings.Split(only, ",")) {
+		if !all && !matchesAny(c.name, strings.Split(only, ",")) {
 			continue
 		}
 		out = append(out, &result{c: c})
@@ -278,4 +391,28 @@ func logf(format string, args ...any) {
 func fail(err error) int {
 	fmt.Fprintln(os.Stderr, "bench:", err)
 	return 1
+}
+
+func contenderNames() []string {
+	var out []string
+	for _, c := range contenders() {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+func latContenderNames() []string {
+	var out []string
+	for _, c := range latContenders() {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+func fanCaseNames(cfg config) []string {
+	var out []string
+	for _, c := range fanCases(cfg) {
+		out = append(out, c.name)
+	}
+	return out
 }

@@ -172,3 +172,24 @@ func ptyEcho(f *os.File) (bool, error) {
 	}
 	return t.Lflag&syscall.ECHO != 0, nil
 }
+
+// pidsWithCmdline returns every process whose command line contains sub:
+// the daemons a command such as `dtach -n` leaves behind, which the bench
+// did not start as its own children.
+func pidsWithCmdline(sub string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if strings.Contains(procCmdline(pid), sub) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

@@ -30,3 +30,5 @@ func firstChild(pid int) int { return 0 }
 
 // ptyEcho cannot tell without the Linux ioctl: assume raw mode is set.
 func ptyEcho(f *os.File) (bool, error) { return false, nil }
+
+func pidsWithCmdline(sub string) []int { return nil }

@@ -26,6 +26,13 @@ type report struct {
 	lat     []*latResult
 	screen  *screenResult
 	idle    idleResult
+	ran     []string // the sections measured, in order
+
+	reattach *reattachReport
+	restart  *restartReport
+	mem100   *memReport
+	scale    *scaleReport
+
 	took    time.Duration
 	machine machine
 }
@@ -48,7 +55,7 @@ func (rep *report) anyFailed() bool {
 			return true
 		}
 	}
-	return rep.screen != nil && rep.screen.err != nil
+	return rep.screen != nil && rep.screen.err != nil || rep.sessionsFailed()
 }
 
 type machine struct {
@@ -267,10 +274,13 @@ func (rep *report) text() string {
 			b.WriteString("memory: " + rep.screen.memNote + "\n")
 		}
 	}
-	b.WriteString("\n")
-	for _, l := range rep.idleLines() {
-		b.WriteString(l + "\n")
+	if slices.Contains(rep.ran, "memory") {
+		b.WriteString("\n")
+		for _, l := range rep.idleLines() {
+			b.WriteString(l + "\n")
+		}
 	}
+	rep.sessionsText(&b)
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\nFailed runs:\n")
 		for _, l := range f {
@@ -340,7 +350,9 @@ func (rep *report) markdown() string {
 	b.WriteString("Measured figures and the command that produced them. This file is written\n")
 	b.WriteString("by `make bench` (the program in `bench/`); edit the program, not the file.\n")
 	fmt.Fprintf(&b, "`make bench-quick` runs a smaller check (%d MiB, %d rounds, %d keys, Go benchmarks\n", quickMiB, quickRounds, quickKeys)
-	fmt.Fprintf(&b, "for %s) and only prints.\n\n", quickBenchtime)
+	fmt.Fprintf(&b, "for %s; reattach at %d MiB of history, a restart of %d sessions of %d MiB, %d scale sessions for %d s)\n",
+		quickBenchtime, quickReattachMiB, quickRestartSessions, quickRestartMiB, quickScaleSessions, quickScaleSeconds)
+	b.WriteString("and only prints. `-only SECTION` runs one section (see each section's command).\n\n")
 
 	fmt.Fprintf(&b, "- Command: `%s` (took %v)\n", rep.command(), rep.took.Round(time.Second))
 	fmt.Fprintf(&b, "- Date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
@@ -436,13 +448,17 @@ func (rep *report) markdown() string {
 		}
 	}
 
-	b.WriteString("\n## Idle holder memory\n\n")
-	for _, l := range rep.idleLines() {
-		b.WriteString("- " + l + "\n")
+	if slices.Contains(rep.ran, "memory") {
+		b.WriteString("\n## Idle holder memory\n\n")
+		for _, l := range rep.idleLines() {
+			b.WriteString("- " + l + "\n")
+		}
+		b.WriteString("\nFigures from /proc/<pid>/smaps_rollup (holder pid from the session's meta.json).\n")
+		b.WriteString("Private is what each additional session costs; Pss also counts a share of the\n")
+		b.WriteString("holder binary's pages, which all holders share.\n")
 	}
-	b.WriteString("\nFigures from /proc/<pid>/smaps_rollup (holder pid from the session's meta.json).\n")
-	b.WriteString("Private is what each additional session costs; Pss also counts a share of the\n")
-	b.WriteString("holder binary's pages, which all holders share.\n")
+
+	rep.sessionsMarkdown(&b)
 
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\n## Failed runs\n\n")

@@ -232,7 +232,7 @@ func (rep *report) failures() []string {
 	for _, r := range rep.lat {
 		add("latency, "+r.c.name, r.errs)
 	}
-	return out
+	return append(out, rep.sessionsFailures()...)
 }
 
 func (rep *report) fanMethod() []string {
@@ -280,11 +280,5 @@ func (rep *report) latMethod() []string {
 
 // sectionsRun says which sections this run measured.
 func (rep *report) sectionsRun() string {
-	var on []string
-	for _, s := range sections {
-		if rep.cfg.runs(s) {
-			on = append(on, s)
-		}
-	}
-	return strings.Join(on, ", ")
+	return strings.Join(rep.ran, ", ")
 }

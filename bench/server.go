@@ -24,6 +24,9 @@ type tkServer struct {
 	dir statedir.Dir
 	cmd *exec.Cmd
 	c   *client.Client
+	// exited is closed once the current cmd has exited (a goroutine waits
+	// for it from spawn on).
+	exited chan struct{}
 }
 
 func (s *tkServer) termkeep() string { return filepath.Join(s.bin, "termkeep") }
@@ -40,37 +43,76 @@ func startServer(ctx context.Context, bin string) (*tkServer, error) {
 		return nil, err
 	}
 	s := &tkServer{bin: bin, dir: statedir.Dir(dir), c: client.New(statedir.Dir(dir))}
-	logf, err := os.Create(filepath.Join(dir, benchServeLog))
-	if err != nil {
+	if err := s.spawn(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
+	}
+	if err := s.waitHealthy(ctx, 15*time.Second); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// spawn starts `termkeep serve` in the server's state directory, its log
+// appended to benchServeLog, and returns without waiting for it to answer.
+func (s *tkServer) spawn() error {
+	logf, err := os.OpenFile(filepath.Join(string(s.dir), benchServeLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
 	}
 	defer logf.Close()
 	// A free port for the browser listener: the default one may be taken
 	// by a server the user runs, and the WebSocket viewers need one.
-	s.cmd = exec.Command(s.termkeep(), "--state-dir", dir, "serve", "--listen", "127.0.0.1:0")
+	s.cmd = exec.Command(s.termkeep(), "--state-dir", string(s.dir), "serve", "--listen", "127.0.0.1:0")
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s.exited = make(chan struct{})
 	if err := s.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start termkeep serve: %w", err)
+		return fmt.Errorf("start termkeep serve: %w", err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	go func(cmd *exec.Cmd, exited chan struct{}) { cmd.Wait(); close(exited) }(s.cmd, s.exited)
+	return nil
+}
+
+// waitHealthy polls the server until it answers, every 2 ms (a dial of a
+// unix socket nobody listens on fails at once).
+func (s *tkServer) waitHealthy(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for {
 		hctx, cancel := context.WithTimeout(ctx, time.Second)
 		_, err := s.c.Health(hctx)
 		cancel()
 		if err == nil {
-			return s, nil
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("termkeep serve exited at start (see its log in %s)", s.dir)
+		default:
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
-			s.close()
 			if ctx.Err() != nil {
 				err = ctx.Err()
 			}
-			return nil, fmt.Errorf("termkeep serve did not answer (see its log in %s): %w", dir, err)
+			return fmt.Errorf("termkeep serve did not answer (see its log in %s): %w", s.dir, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// stop sends the server sig and waits (up to timeout) for it to exit,
+// leaving the sessions' holders running. It returns how long the exit took.
+func (s *tkServer) stop(sig syscall.Signal, timeout time.Duration) (time.Duration, error) {
+	t0 := time.Now()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		return 0, fmt.Errorf("signal termkeep serve: %w", err)
+	}
+	select {
+	case <-s.exited:
+		return time.Since(t0), nil
+	case <-time.After(timeout):
+		return time.Since(t0), fmt.Errorf("termkeep serve did not exit within %v of %v", timeout, sig)
 	}
 }
 
@@ -138,13 +180,13 @@ func (s *tkServer) close() {
 	defer cancel()
 	shutErr := s.c.Shutdown(ctx, true)
 
-	exited := make(chan struct{})
-	go func() { s.cmd.Wait(); close(exited) }()
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-exited
+	if s.exited != nil {
+		select {
+		case <-s.exited:
+		case <-time.After(10 * time.Second):
+			s.cmd.Process.Kill()
+			<-s.exited
+		}
 	}
 
 	ids, _ := os.ReadDir(s.dir.SessionsDir())

@@ -64,27 +64,7 @@ func writeWorkload(path string, size int64, m markers) (int64, error) {
 	var line []byte
 	last := size - int64(len(m.end)) - 1
 	for i := 0; n < last; i++ {
-		line = line[:0]
-		line = append(line, '[')
-		line = strconv.AppendInt(line, int64(i), 10)
-		line = append(line, "] "...)
-		switch i % 17 {
-		case 0:
-			line = append(line, "warning: unused variable 'tmp"...)
-			line = strconv.AppendInt(line, int64(i%977), 10)
-			line = append(line, "' [-Wunused-variable]"...)
-		case 5:
-			line = append(line, "LINK build/bin/tool"...)
-			line = strconv.AppendInt(line, int64(i%31), 10)
-		default:
-			line = append(line, "CC   src/pkg"...)
-			line = strconv.AppendInt(line, int64(i%113), 10)
-			line = append(line, "/file_"...)
-			line = strconv.AppendInt(line, int64(i), 16)
-			line = append(line, ".c -O2 -g -Wall -Wextra -fPIC -DNDEBUG -Iinclude -o build/obj/"...)
-			line = strconv.AppendInt(line, int64(i), 16)
-			line = append(line, ".o"...)
-		}
+		line = appendWorkloadLine(line[:0], i)
 		line = append(line, '\n')
 		if rem := last - n; int64(len(line)) > rem {
 			line = append(line[:max(rem-1, 0)], '\n')
@@ -99,6 +79,56 @@ func writeWorkload(path string, size int64, m markers) (int64, error) {
 		return 0, err
 	}
 	return n, f.Close()
+}
+
+// appendWorkloadLine appends line i of the workload, without its newline.
+func appendWorkloadLine(line []byte, i int) []byte {
+	line = append(line, '[')
+	line = strconv.AppendInt(line, int64(i), 10)
+	line = append(line, "] "...)
+	switch i % 17 {
+	case 0:
+		line = append(line, "warning: unused variable 'tmp"...)
+		line = strconv.AppendInt(line, int64(i%977), 10)
+		line = append(line, "' [-Wunused-variable]"...)
+	case 5:
+		line = append(line, "LINK build/bin/tool"...)
+		line = strconv.AppendInt(line, int64(i%31), 10)
+	default:
+		line = append(line, "CC   src/pkg"...)
+		line = strconv.AppendInt(line, int64(i%113), 10)
+		line = append(line, "/file_"...)
+		line = strconv.AppendInt(line, int64(i), 16)
+		line = append(line, ".c -O2 -g -Wall -Wextra -fPIC -DNDEBUG -Iinclude -o build/obj/"...)
+		line = strconv.AppendInt(line, int64(i), 16)
+		line = append(line, ".o"...)
+	}
+	return line
+}
+
+// writeLines writes n lines: n-1 workload lines, then the end marker line.
+// It returns the file's size.
+func writeLines(path string, n int, m markers) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	var size int64
+	var line []byte
+	for i := 0; i < n-1; i++ {
+		line = append(appendWorkloadLine(line[:0], i), '\n')
+		w.Write(line)
+		size += int64(len(line))
+	}
+	w.Write(m.end)
+	w.WriteByte('\n')
+	size += int64(len(m.end)) + 1
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	return size, f.Close()
 }
 
 // scanner finds a pattern in a stream that arrives in arbitrary chunks: it

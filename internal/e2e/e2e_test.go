@@ -176,6 +176,8 @@ type env struct {
 	// serverArgs are extra flags for `termkeep serve`.
 	serverArgs []string
 	c          *client.Client
+	// serverEnv are extra KEY=VALUE variables for `termkeep serve`.
+	serverEnv []string
 }
 
 func newEnv(t *testing.T) *env {
@@ -259,6 +261,7 @@ func (e *env) startServer() {
 	for time.Now().Before(deadline) {
 		cmd := exec.Command(tkBin, append([]string{"serve", "--state-dir", e.dir, "--kill-grace", "1s", "--listen", "127.0.0.1:0"}, e.serverArgs...)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.Env = append(os.Environ(), e.serverEnv...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			e.t.Fatal(err)
