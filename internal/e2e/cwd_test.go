@@ -92,3 +92,39 @@ func TestEnvironmentSecretsStayOffDisk(t *testing.T) {
 		t.Errorf("meta.json env keeps too much: %q", kept)
 	}
 }
+
+// `cd` into a directory with a space in bash, zsh and fish, with shell
+// integration (OSC 7) and without it (/proc): the registry follows.
+func TestShellsReportTheirDirectory(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	base := t.TempDir()
+	spaced := filepath.Join(base, "a b")
+	os.Mkdir(spaced, 0o755)
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		path, err := exec.LookPath(sh)
+		if err != nil {
+			t.Logf("%s is not installed (make test installs it): skipped", sh)
+			continue
+		}
+		for _, integration := range []bool{true, false} {
+			args := append([]string{"new", "--cwd", base}, shellEnv(t)...)
+			if !integration {
+				args = append(args, "--no-shell-integration")
+			}
+			id := strings.TrimSpace(e.mustTk(append(args, "--", path)...))
+			if s := e.session(id); s.ShellIntegration != integration {
+				t.Fatalf("%s: shell_integration %v, want %v", sh, s.ShellIntegration, integration)
+			}
+			e.mustTk("send", id, "cd '"+spaced+"'")
+			waitFor(t, 10*time.Second, sh+" in "+spaced, func() bool { return e.session(id).Cwd == spaced })
+			if integration {
+				// The shell said so itself: OSC 7 is in its output.
+				if out := e.mustTk("capture", "--raw", id); !strings.Contains(out, "a%20b") {
+					t.Fatalf("%s with integration printed no OSC 7 for %s", sh, spaced)
+				}
+			}
+			e.mustTk("kill", id)
+		}
+	}
+}
