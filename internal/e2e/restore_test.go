@@ -181,3 +181,51 @@ func TestAutoRestore(t *testing.T) {
 		t.Fatalf("the session without --auto-restore is %s, want interrupted", st)
 	}
 }
+
+// A server stopped with SIGTERM leaves every session running; the next one
+// has each screen as it was (model from the checkpoint and the log after
+// it); `shutdown --sessions` is the explicit way to end them all.
+func TestServerRestartIsInvisible(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	var ids []string
+	for i := range 5 {
+		id := strings.TrimSpace(e.mustTk("new", "--no-shell-integration", "--", "sh", "-c",
+			`i=0; while [ $i -lt 3000 ]; do echo "line $i of `+string(rune('a'+i))+`"; i=$((i+1)); done; printf '\033[31mred\033[0m\n'; exec cat`))
+		ids = append(ids, id)
+	}
+	screens := map[string]string{}
+	for _, id := range ids {
+		if _, errs, code := e.tk("wait", id, "--output", "red", "--timeout", "20s"); code != 0 {
+			t.Fatalf("wait: %s", errs)
+		}
+		screens[id] = e.mustTk("capture", "--ansi", "--scrollback", "50", id)
+	}
+	pids := map[string]int{}
+	for _, id := range ids {
+		pids[id] = *e.session(id).Pid
+	}
+	e.srv.cmd.Process.Signal(syscall.SIGTERM)
+	e.srv.Wait()
+	e.srv = nil
+	for id, pid := range pids {
+		if syscall.Kill(pid, 0) != nil {
+			t.Fatalf("session %s's process %d died with the server", id, pid)
+		}
+	}
+	e.startServer()
+	for _, id := range ids {
+		if s := e.session(id); s.State != "running" {
+			t.Fatalf("after restart: %+v", s)
+		}
+		if got := e.mustTk("capture", "--ansi", "--scrollback", "50", id); got != screens[id] {
+			t.Fatalf("session %s's screen changed across the restart:\n%s\nwant\n%s", id, got, screens[id])
+		}
+	}
+	e.mustTk("shutdown", "--sessions")
+	e.srv.Wait()
+	e.srv = nil
+	for id, pid := range pids {
+		waitFor(t, 10*time.Second, "session "+id+"'s process to end", func() bool { return syscall.Kill(pid, 0) != nil })
+	}
+}
