@@ -19,6 +19,7 @@ import (
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
 	"termkeep/internal/session"
+	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
 )
@@ -307,6 +308,9 @@ func (s *Server) remove(ctx context.Context, sess store.Session, h *session.Host
 		return http.StatusInternalServerError, err
 	}
 	s.events.emit(store.EventSessionRemoved, sess.ID, map[string]any{"name": sess.Name})
+	if err := shellinit.Forget(filepath.Join(s.cfg.StateDir.Session(sess.ID), HistoryFile), os.Environ()); err != nil {
+		s.log.Warn("remove the session's fish history", "session", sess.ID, "err", err)
+	}
 	if err := os.RemoveAll(s.cfg.StateDir.Session(sess.ID)); err != nil {
 		return http.StatusInternalServerError, fmt.Errorf("remove session data: %v", err)
 	}

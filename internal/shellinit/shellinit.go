@@ -48,7 +48,9 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,11 +196,49 @@ func setup(kind string, command []string, dir, history string, env []string) (ar
 		if err := install("init.fish", script); err != nil {
 			return nil, nil, err
 		}
-		sum := sha256.Sum256([]byte(history))
 		argv = append(slices.Clone(command), "--init-command", "source "+fishQuote(script))
-		addEnv = append(addEnv, envFishHistory+"=termkeep_"+hex.EncodeToString(sum[:8]))
+		addEnv = append(addEnv, envFishHistory+"="+fishHistoryName(history))
 	}
 	return argv, addEnv, nil
+}
+
+// fishHistoryName is the name fish keeps a session's history under.
+func fishHistoryName(history string) string {
+	sum := sha256.Sum256([]byte(history))
+	return "termkeep_" + hex.EncodeToString(sum[:8])
+}
+
+// Forget deletes what integration kept outside the session directory for
+// the session whose history file is history: fish's own copy of its
+// history, under $XDG_DATA_HOME/fish (default ~/.local/share/fish), found
+// from env. The session directory itself is the caller's to delete.
+func Forget(history string, env []string) error {
+	if abs, err := filepath.Abs(history); err == nil {
+		history = abs
+	}
+	data := envLookup(env, "XDG_DATA_HOME")
+	if data == "" {
+		home := envLookup(env, "HOME")
+		if home == "" {
+			return nil
+		}
+		data = filepath.Join(home, ".local", "share")
+	}
+	err := os.Remove(filepath.Join(data, "fish", fishHistoryName(history)+"_history"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+func envLookup(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // install writes the embedded script name to path.

@@ -311,8 +311,12 @@ func testShell(t *testing.T, sc shellCase) {
 		if len(native) != 1 {
 			t.Fatalf("fish history files %q, want one termkeep_*_history", native)
 		}
-		if err := os.Remove(native[0]); err != nil {
+		// Forget (what removing the session does) deletes it.
+		if err := Forget(hist, []string{"HOME=" + home}); err != nil {
 			t.Fatal(err)
+		}
+		if _, err := os.Stat(native[0]); !os.IsNotExist(err) {
+			t.Fatalf("Forget left %s: %v", native[0], err)
 		}
 	}
 
