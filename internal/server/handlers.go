@@ -24,8 +24,9 @@ import (
 	"termkeep/internal/wire"
 )
 
-// maxJSONBody bounds JSON request bodies.
-const maxJSONBody = 1 << 20
+// maxJSONBody bounds JSON request bodies: room for an environment of
+// MaxEnvBytes and its JSON quoting.
+const maxJSONBody = 2 << 20
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
@@ -48,7 +49,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /v1/workspaces/{name}", s.withWorkspace(s.handleWorkspaceRemove))
 	mux.HandleFunc("POST /v1/shutdown", s.handleShutdown)
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
-	return mux
+	s.accessRoutes(mux)
+	return asOwner(mux)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -62,9 +64,13 @@ func writeError(w http.ResponseWriter, code int, format string, args ...any) {
 }
 
 func decodeJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxJSONBody))
+	lr := &io.LimitedReader{R: r.Body, N: maxJSONBody + 1}
+	dec := json.NewDecoder(lr)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if lr.N <= 0 {
+			return fmt.Errorf("request body larger than %d MiB", maxJSONBody>>20)
+		}
 		return fmt.Errorf("bad request body: %v", err)
 	}
 	return nil
@@ -81,6 +87,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 func (s *Server) withSession(fn func(http.ResponseWriter, *http.Request, store.Session, *session.Host)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ref := r.PathValue("ref")
+		if !validRef(ref) {
+			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", ref)
+			return
+		}
 		sess, err := s.store.Resolve(r.Context(), ref)
 		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", ref)
@@ -91,7 +101,9 @@ func (s *Server) withSession(fn func(http.ResponseWriter, *http.Request, store.S
 			return
 		}
 		h := s.host(sess.ID)
-		if h == nil {
+		// A session the principal may not see is answered as one that
+		// does not exist.
+		if h == nil || !principalOf(r.Context()).sees(sess) {
 			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", ref)
 			return
 		}
@@ -136,9 +148,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws, byWorkspace := r.URL.Query()["workspace"]
+	p := principalOf(r.Context())
 	out := make([]api.Session, 0, len(all))
 	for _, sess := range all {
-		if byWorkspace && sess.Workspace != ws[0] {
+		if (byWorkspace && sess.Workspace != ws[0]) || !p.sees(sess) {
 			continue
 		}
 		out = append(out, s.view(sess, s.host(sess.ID)))
@@ -192,6 +205,9 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 	if !isDir(req.Cwd) {
 		return store.Session{}, http.StatusBadRequest, fmt.Errorf("working directory %s does not exist or is not a directory", req.Cwd)
 	}
+	if err := checkEnv(req.Env, req.SetEnv, req.KeepEnv); err != nil {
+		return store.Session{}, http.StatusBadRequest, err
+	}
 	for _, kv := range req.SetEnv {
 		if k, _, ok := splitEnv(kv); !ok || k == "" {
 			return store.Session{}, http.StatusBadRequest, fmt.Errorf("--env %q is not KEY=VALUE", kv)
@@ -208,6 +224,15 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 		command = []string{sh}
 	}
 
+	// The session belongs to whoever asks: the owner on the unix socket,
+	// a user through its token on the TCP listener.
+	owner := principalOf(ctx).user
+	if owner == "" {
+		return store.Session{}, http.StatusForbidden, errors.New("this request acts as no user and cannot create sessions")
+	}
+	if status, err := s.underQuota(ctx, owner); err != nil {
+		return store.Session{}, status, err
+	}
 	if req.Workspace != "" {
 		if status, err := s.joinWorkspace(ctx, req.Workspace, req.Cwd); err != nil {
 			return store.Session{}, status, err
@@ -217,15 +242,12 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 	env = mergeEnv(env, []string{"TERMKEEP_SESSION=" + id})
 	sess := store.Session{
 		ID: id, Name: req.Name, Workspace: req.Workspace, Command: command, Cwd: req.Cwd,
-		Cols: req.Cols, Rows: req.Rows, Owner: currentUser(), State: store.StateRunning,
+		Cols: req.Cols, Rows: req.Rows, Owner: owner, State: store.StateRunning,
 		SizePolicy: req.SizePolicy, RestoreCommand: req.RestoreCommand, AutoRestore: req.AutoRestore,
 		ShellIntegration: !req.NoShellIntegration,
 	}
-	if err := s.store.CreateSession(ctx, sess); err != nil {
-		if errors.Is(err, store.ErrNameTaken) {
-			return sess, http.StatusConflict, fmt.Errorf("a session named %q already exists", req.Name)
-		}
-		return sess, http.StatusInternalServerError, err
+	if status, err := s.claimSession(ctx, sess); err != nil { // limits.go
+		return sess, status, err
 	}
 	dir := s.cfg.StateDir.Session(id)
 	fail := func(status int, err error) (store.Session, int, error) {
@@ -353,13 +375,18 @@ func endedMessage(sess store.Session, e *wire.Exit) string {
 	if e == nil {
 		return fmt.Sprintf("session %s has ended", ref(sess))
 	}
+	hint := " (termkeep restore " + ref(sess) + " starts it again)"
 	switch {
+	case sess.State == store.StatePaused:
+		return fmt.Sprintf("session %s is paused: %s%s", ref(sess), sess.Reason, hint)
 	case e.State == "interrupted":
-		return fmt.Sprintf("session %s was interrupted: %s", ref(sess), e.Reason)
+		return fmt.Sprintf("session %s was interrupted: %s%s", ref(sess), e.Reason, hint)
+	case e.State == "closed" && e.Reason != "":
+		return fmt.Sprintf("session %s was closed: %s%s", ref(sess), e.Reason, hint)
 	case e.ExitCode != nil:
-		return fmt.Sprintf("session %s has %s (status %d)", ref(sess), e.State, *e.ExitCode)
+		return fmt.Sprintf("session %s has %s (status %d)%s", ref(sess), e.State, *e.ExitCode, hint)
 	}
-	return fmt.Sprintf("session %s has %s", ref(sess), e.State)
+	return fmt.Sprintf("session %s has %s%s", ref(sess), e.State, hint)
 }
 
 // handleOutput streams the logged bytes from ?from= (default: the oldest
