@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -18,10 +19,12 @@ import (
 	"termkeep/internal/statedir"
 )
 
-// The owner token guards the TCP listener. The unix socket needs none: only
-// the server's own uid can reach it (peerCheckListener).
+// The owner token guards the TCP listener, and so do the registry's tokens
+// of users (principal.go): the owner token may do everything, a registry
+// token what its user and scope allow. The unix socket needs none: only the
+// server's own uid can reach it (peerCheckListener).
 //
-// A browser proves it holds the token with a cookie, set when it opens a
+// A browser proves it holds a token with a cookie, set when it opens a
 // page with ?token=; other clients send Authorization: Bearer. Everything a
 // browser can be tricked into by another page is refused separately: a
 // foreign Origin (cross-site WebSocket and fetch), a foreign Host (DNS
@@ -29,7 +32,7 @@ import (
 // without the custom header a form or a simple request cannot set (CSRF).
 
 const (
-	// TokenCookie is the cookie a browser carries the owner token in.
+	// TokenCookie is the cookie a browser carries its token in.
 	TokenCookie = "termkeep_token"
 	// CSRFHeader must accompany state-changing requests authenticated by
 	// the cookie: a page on another origin cannot set it without a CORS
@@ -84,13 +87,23 @@ type guard struct {
 	origins map[string]bool
 	// home is the URL the refusals point to.
 	home string
+	// secure: the listener serves TLS, so the cookie is Secure (tls.go).
+	secure bool
+	// limiter counts wrong tokens per address (loginlimit.go); nil: no limit.
+	limiter *loginLimiter
+	// owner is who the owner token acts as.
+	owner principal
+	// lookup finds an active registry token by its secret (nil: the owner
+	// token only); conns ends a token's requests when it is revoked.
+	lookup func(ctx context.Context, secret string) (principal, bool)
+	conns  *tokenConns
 }
 
 // newGuard returns the guard for a listener on addr (its actual address,
 // port resolved) serving token.
 func newGuard(addr *net.TCPAddr, token string, home string) *guard {
 	port := fmt.Sprint(addr.Port)
-	g := &guard{token: []byte(token), hosts: map[string]bool{}, origins: map[string]bool{}, home: home}
+	g := &guard{token: []byte(token), hosts: map[string]bool{}, origins: map[string]bool{}, home: home, owner: ownerPrincipal()}
 	names := []string{"localhost", "127.0.0.1"}
 	if !addr.IP.IsUnspecified() {
 		names = append(names, addr.IP.String())
@@ -138,51 +151,65 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			g.login(w, r, q)
 			return
 		}
-		bearer, ok := g.check(r)
+		bearer, p, ok := g.check(r)
 		if !ok {
-			g.refuse(w, r)
+			g.deny(w, r)
 			return
 		}
 		if !bearer && !safeMethod(r.Method) && r.Header.Get(CSRFHeader) != "1" {
 			writeError(w, http.StatusForbidden, "a %s request needs the header %s: 1 (or Authorization: Bearer <token>)", r.Method, CSRFHeader)
 			return
 		}
-		next.ServeHTTP(w, r)
+		if p.readOnly && !safeMethod(r.Method) {
+			writeError(w, http.StatusForbidden, "this access token is read-only: it can watch sessions, not change them")
+			return
+		}
+		g.serveAs(w, r, p, next)
 	})
 }
 
-// check reports whether r carries the token, and whether it came in the
-// Authorization header. A malformed or wrong Authorization header fails
-// even with a good cookie: the client meant the header.
-func (g *guard) check(r *http.Request) (bearer, ok bool) {
+// check reports whether r carries a valid token, who it acts as, and
+// whether it came in the Authorization header. A malformed or wrong
+// Authorization header fails even with a good cookie: the client meant the
+// header.
+func (g *guard) check(r *http.Request) (bearer bool, p principal, ok bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, found := strings.Cut(h, " ")
 		if !found || !strings.EqualFold(scheme, "Bearer") {
-			return true, false
+			return true, principal{}, false
 		}
-		return true, g.match(strings.TrimSpace(tok))
+		p, ok := g.authenticate(r.Context(), strings.TrimSpace(tok))
+		return true, p, ok
 	}
 	if c, err := r.Cookie(TokenCookie); err == nil {
-		return false, g.match(c.Value)
+		p, ok := g.authenticate(r.Context(), c.Value)
+		return false, p, ok
 	}
-	return false, false
+	return false, principal{}, false
 }
 
 func (g *guard) match(tok string) bool {
 	return subtle.ConstantTimeCompare([]byte(tok), g.token) == 1
 }
 
-// login answers a page opened with ?token=: it sets the cookie and sends
-// the browser to the same address without the token, so it drops out of
-// the address bar and the history.
+// login answers a page opened with ?token=: it sets the cookie to that
+// token (the owner's or a registry token, which then lasts no longer than
+// the token) and sends the browser to the same address without the token,
+// so it drops out of the address bar and the history.
 func (g *guard) login(w http.ResponseWriter, r *http.Request, q url.Values) {
-	if !g.match(q.Get("token")) {
-		g.refuse(w, r)
+	tok := q.Get("token")
+	p, ok := g.authenticate(r.Context(), tok)
+	if !ok {
+		g.deny(w, r)
 		return
 	}
+	maxAge := 365 * 24 * time.Hour
+	if p.expires != nil {
+		maxAge = min(maxAge, time.Until(*p.expires)+time.Second)
+	}
 	http.SetCookie(w, &http.Cookie{
-		Name: TokenCookie, Value: string(g.token), Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int((365 * 24 * time.Hour).Seconds()),
+		Name: TokenCookie, Value: tok, Path: "/",
+		HttpOnly: true, Secure: g.secure, SameSite: http.SameSiteStrictMode, MaxAge: int(maxAge.Seconds()),
 	})
 	q.Del("token")
 	// Never a protocol-relative Location ("//evil.example"): that would

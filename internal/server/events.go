@@ -130,6 +130,7 @@ func apiEvent(e store.Event) api.Event {
 // ?follow=0 it ends after the stored events, else it stays open for new
 // ones.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	var after int64
 	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
@@ -165,7 +166,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	flush()
 
+	show := s.eventFilter(ctx)
 	send := func(e store.Event) error {
+		if show != nil && !show(e) {
+			return nil
+		}
 		data, err := json.Marshal(apiEvent(e))
 		if err != nil {
 			return err
@@ -175,7 +180,6 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	keepalive := time.NewTicker(20 * time.Second)
 	defer keepalive.Stop()
-	ctx := r.Context()
 	for {
 		// Subscribe before reading the registry: an event is then either
 		// in what the registry returns or in the channel (or both, and the

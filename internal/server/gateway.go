@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,9 @@ type gateway struct {
 	// stops (the HTTP server does not track hijacked connections).
 	ctx    context.Context
 	cancel context.CancelFunc
+	// conns are the requests in flight of registry tokens, ended when
+	// their token is revoked.
+	conns tokenConns
 }
 
 // startGateway listens on cfg.Listen and writes the address to the state
@@ -67,13 +71,19 @@ func startGateway(s *Server) *gateway {
 		return nil
 	}
 	addr := ln.Addr().(*net.TCPAddr)
-	host := "127.0.0.1"
-	if !addr.IP.IsUnspecified() {
-		host = addr.IP.String()
+	if s.gwTLS != nil {
+		ln = tls.NewListener(ln, s.gwTLS)
+	} else if !addr.IP.IsLoopback() {
+		s.log.Warn("INSECURE: serving plain HTTP on a non-loopback address (--insecure-no-tls): anyone on the network path "+
+			"can read the access token and every keystroke; give --tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS proxy",
+			"addr", addr.String())
 	}
-	g := &gateway{s: s, ln: ln, token: token, url: "http://" + net.JoinHostPort(host, strconv.Itoa(addr.Port)) + "/"}
+	g := &gateway{s: s, ln: ln, token: token, url: gatewayURL(addr, s.gwTLS != nil, s.origins)}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	gd := newGuard(addr, token, g.url)
+	gd.configure(s.gwTLS != nil, addr.Port, s.origins) // tls.go
+	gd.limiter = newLoginLimiter(s.cfg.Now, s.log)     // loginlimit.go
+	gd.lookup, gd.conns = s.lookupToken, &g.conns
 	g.http = &http.Server{Handler: gd.wrap(g.routes()), ReadHeaderTimeout: 10 * time.Second}
 	if err := atomicfile.Write(urlFile, []byte(g.url+"\n"), false); err != nil {
 		s.log.Warn("write the browser address", "file", urlFile, "err", err)
@@ -113,7 +123,7 @@ func (g *gateway) routes() http.Handler {
 	mux.HandleFunc("PATCH /api/sessions/{ref}", s.withSession(g.handleRename))
 	mux.HandleFunc("DELETE /api/sessions/{ref}", s.withSession(g.handleClose))
 	mux.HandleFunc("POST /api/sessions/{ref}/restore", s.withSession(s.handleRestore))
-	mux.HandleFunc("GET /api/workspaces", s.handleWorkspaces)
+	mux.HandleFunc("GET /api/workspaces", g.handleWorkspaces)
 	mux.HandleFunc("GET /api/events", s.handleEvents)
 	mux.HandleFunc("GET /ws/sessions/{ref}", s.withSession(g.handleWS))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
@@ -144,6 +154,10 @@ func (g *gateway) handleCreate(w http.ResponseWriter, r *http.Request) {
 	var req api.CreateRequest
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if status, err := principalOf(r.Context()).scopeCreate(&req); err != nil {
+		writeError(w, status, "%v", err)
 		return
 	}
 	if len(req.Env) == 0 {
@@ -275,7 +289,8 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	readOnly := false
+	// A read-only token's viewers are read-only whatever the mode asks.
+	readOnly := principalOf(r.Context()).readOnly
 	switch q.Get("mode") {
 	case "", "control":
 	case "view":
@@ -292,8 +307,10 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	}
 	ctx, cancel := context.WithCancel(g.ctx)
 	defer cancel()
-	nc := websocket.NetConn(ctx, c, websocket.MessageBinary)
-	c.SetReadLimit(wsReadLimit) // after NetConn, which lifts the limit
+	// The request's context ends when its token expires or is revoked
+	// (guard.serveAs); so does the viewer.
+	defer context.AfterFunc(r.Context(), cancel)()
+	nc := newWSConn(ctx, c, wsReadLimit) // wsconn.go
 	hello.ReadOnly = readOnly
 	detached := g.s.viewerEvents(sess.ID, hello, "web", readOnly, r.RemoteAddr)
 	defer detached()

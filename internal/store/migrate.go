@@ -60,6 +60,26 @@ var migrations = []string{
 		updated_at   TEXT NOT NULL
 	) STRICT;
 	CREATE INDEX sessions_workspace ON sessions(workspace);`,
+	// 6: users besides the owner, and their access tokens (see users.go):
+	// only a token's SHA-256 is kept, never its secret.
+	`CREATE TABLE users (
+		name       TEXT NOT NULL PRIMARY KEY,
+		created_at TEXT NOT NULL
+	) STRICT;
+	CREATE TABLE tokens (
+		id           TEXT NOT NULL PRIMARY KEY,
+		name         TEXT NOT NULL DEFAULT '',
+		"user"       TEXT NOT NULL,
+		hash         TEXT NOT NULL UNIQUE,
+		session      TEXT NOT NULL DEFAULT '',
+		workspace    TEXT NOT NULL DEFAULT '',
+		read_only    INTEGER NOT NULL DEFAULT 0,
+		expires_at   TEXT,
+		created_at   TEXT NOT NULL,
+		last_used_at TEXT,
+		revoked_at   TEXT
+	) STRICT;
+	CREATE INDEX tokens_user ON tokens("user");`,
 }
 
 // migrate applies the migrations the file lacks, each in its own transaction

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"termkeep/internal/api"
+)
+
+func newTokenCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Access tokens for the browser listener: create, ls, revoke",
+		Long: `An access token lets a browser (or any HTTP client) in through the server's
+browser listener as a user, narrowed to what the token allows: one session
+(a share link), one workspace, read only, until it expires. The owner token
+(` + "`termkeep url`" + `) keeps full access.
+
+A token's secret is printed once, when it is made: the server keeps only its
+SHA-256 and cannot show it again. Revoking a token disconnects its viewers.`,
+	}
+	cmd.AddCommand(newTokenCreateCmd(g), newTokenLsCmd(g), newTokenRevokeCmd(g))
+	return cmd
+}
+
+func newTokenCreateCmd(g *globals) *cobra.Command {
+	var (
+		req     api.TokenRequest
+		expires string
+		asJSON  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Make an access token and print its secret and address (once)",
+		Long: `Make an access token and print its secret and the address that opens
+termkeep in a browser with it. Without --user the token is yours (the
+owner's), or with --session the session owner's. Without --session or
+--workspace it reaches every session of its user; with --read-only its
+viewers can watch but not type, and it cannot create, rename, close or
+restore sessions.`,
+		Example: `  termkeep token create --session web --read-only --expires 2h   # a share link
+  termkeep token create --user alice --workspace api --name "alice's laptop"`,
+		Args: exactArgs(0, "no arguments (see the flags)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if req.Session != "" && req.Workspace != "" {
+				return usageErr("give --session or --workspace, not both: a token reaches one session or one workspace")
+			}
+			if expires != "" {
+				d, err := parseLifetime(expires)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				req.ExpiresIn = int64(math.Ceil(d.Seconds()))
+			}
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			t, err := c.CreateToken(cmd.Context(), req)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(t)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 1, ' ', 0)
+			fmt.Fprintf(tw, "id:\t%s\n", t.ID)
+			fmt.Fprintf(tw, "user:\t%s\n", t.User)
+			fmt.Fprintf(tw, "reaches:\t%s, %s\n", tokenScope(t.Token), tokenMode(t.Token))
+			fmt.Fprintf(tw, "expires:\t%s\n", tokenExpiry(t.Token))
+			fmt.Fprintf(tw, "secret:\t%s\n", t.Secret)
+			if t.URL != "" {
+				fmt.Fprintf(tw, "url:\t%s\n", t.URL)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "The secret is shown only this once: termkeep keeps its hash. `termkeep token revoke %s` revokes it.\n", t.ID)
+			if t.URL == "" {
+				fmt.Fprintln(os.Stderr, "The server has no browser listener now (see `termkeep serve --help`, --listen); send the secret as Authorization: Bearer once it has.")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.User, "user", "", "whose sessions the token reaches (default: yours, or the --session's owner)")
+	f.StringVar(&req.Session, "session", "", "reach this one session only (id or name): a share link")
+	f.StringVar(&req.Workspace, "workspace", "", "reach the sessions of this workspace only")
+	f.BoolVar(&req.ReadOnly, "read-only", false, "watch only: read-only viewers, no changes")
+	f.StringVar(&expires, "expires", "", "lifetime, e.g. 30m, 2h, 7d (default: never)")
+	f.StringVar(&req.Name, "name", "", "a label to tell tokens apart in `termkeep token ls`")
+	f.BoolVar(&asJSON, "json", false, "print the token, secret and url as JSON")
+	return cmd
+}
+
+// parseLifetime reads a Go duration, or a whole number of days ("7d").
+func parseLifetime(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if days, err := strconv.Atoi(n); err == nil && days > 0 {
+			return time.Duration(days) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("--expires %q is not a lifetime: use e.g. 90s, 30m, 2h or 7d", s)
+	}
+	return d, nil
+}
+
+func newTokenLsCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List access tokens (never their secrets)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list, err := c.Tokens(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(os.Stderr, "no access tokens (make one with `termkeep token create`)")
+				return nil
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tUSER\tSCOPE\tMODE\tSTATE\tEXPIRES\tLAST USED")
+			for _, t := range list {
+				name, used := t.Name, "never"
+				if name == "" {
+					name = "-"
+				}
+				if t.LastUsedAt != nil {
+					used = ago(*t.LastUsedAt)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, t.User, tokenScope(t), tokenMode(t),
+					t.State, tokenExpiry(t), used)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func newTokenRevokeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke ID...",
+		Short: "Revoke access tokens and disconnect their viewers",
+		Args:  minArgs(1, "the ID of a token (see `termkeep token ls`)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, id := range args {
+				t, err := c.RevokeToken(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				fmt.Println(t.ID)
+			}
+			return nil
+		},
+	}
+}
+
+func tokenScope(t api.Token) string {
+	switch {
+	case t.Session != "" && t.SessionName != "":
+		return "session " + t.SessionName
+	case t.Session != "":
+		return "session " + t.Session
+	case t.Workspace != "":
+		return "workspace " + t.Workspace
+	}
+	return "all of " + t.User + "'s sessions"
+}
+
+func tokenMode(t api.Token) string {
+	if t.ReadOnly {
+		return "read-only"
+	}
+	return "control"
+}
+
+func tokenExpiry(t api.Token) string {
+	if t.ExpiresAt == nil {
+		return "never"
+	}
+	d := time.Until(*t.ExpiresAt)
+	if d <= 0 {
+		return "expired " + ago(*t.ExpiresAt)
+	}
+	return t.ExpiresAt.Local().Format("2006-01-02 15:04") + " (in " + d.Round(time.Second).String() + ")"
+}

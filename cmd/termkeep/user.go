@@ -1,0 +1,83 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+func newUserCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "user",
+		Short: "Users who reach their own sessions from a browser: add, ls",
+		Long: `Users other than you (the owner, the OS user running the server) reach the
+server only through its browser listener, with the tokens you make for them
+(` + "`termkeep token create --user NAME`" + `). A user sees and controls only the
+sessions it created there. Users are names for access, not OS accounts: their
+sessions run as you.`,
+	}
+	cmd.AddCommand(newUserAddCmd(g), newUserLsCmd(g))
+	return cmd
+}
+
+func newUserAddCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "add NAME",
+		Short: "Add a user",
+		Args:  exactArgs(1, "a user NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			u, err := c.AddUser(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Println(u.Name)
+			return nil
+		},
+	}
+}
+
+func newUserLsCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List users, the owner first",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list, err := c.Users(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(list)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tROLE\tACTIVE TOKENS\tADDED")
+			for _, u := range list {
+				role, added := "user", "-"
+				if u.Owner {
+					role = "owner"
+				}
+				if u.CreatedAt != nil {
+					added = ago(*u.CreatedAt)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", u.Name, role, u.Tokens, added)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}

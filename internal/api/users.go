@@ -1,0 +1,65 @@
+package api
+
+import "time"
+
+// User is a user as `termkeep user ls --json` prints it. The owner (the OS
+// user running the server) is always listed, first, with Owner set.
+type User struct {
+	Name      string     `json:"name"`
+	Owner     bool       `json:"owner,omitempty"`
+	CreatedAt *time.Time `json:"created_at,omitempty"` // nil for the owner
+	// Tokens is how many of the user's tokens let requests in now.
+	Tokens int `json:"tokens"`
+}
+
+// UserRequest adds a user (POST /v1/users).
+type UserRequest struct {
+	Name string `json:"name"`
+}
+
+// Token states.
+const (
+	TokenActive  = "active"
+	TokenExpired = "expired"
+	TokenRevoked = "revoked"
+)
+
+// Token is an access token as the server shows it: never its secret.
+type Token struct {
+	ID          string     `json:"id"`
+	Name        string     `json:"name,omitempty"`
+	User        string     `json:"user"`
+	Session     string     `json:"session,omitempty"`      // the one session it reaches, by id
+	SessionName string     `json:"session_name,omitempty"` // that session's name now, if any
+	Workspace   string     `json:"workspace,omitempty"`    // the one workspace it reaches
+	ReadOnly    bool       `json:"read_only"`
+	State       string     `json:"state"` // active, expired or revoked
+	ExpiresAt   *time.Time `json:"expires_at"`
+	CreatedAt   time.Time  `json:"created_at"`
+	LastUsedAt  *time.Time `json:"last_used_at"`
+	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+}
+
+// TokenRequest creates a token (POST /v1/tokens). Session and Workspace
+// are exclusive.
+type TokenRequest struct {
+	Name string `json:"name,omitempty"`
+	// User is whose sessions the token reaches; "" is the session's owner
+	// when Session is set, else the owner.
+	User      string `json:"user,omitempty"`
+	Session   string `json:"session,omitempty"` // an id or a name
+	Workspace string `json:"workspace,omitempty"`
+	ReadOnly  bool   `json:"read_only,omitempty"`
+	// ExpiresIn is the token's lifetime in seconds; 0 means it never
+	// expires.
+	ExpiresIn int64 `json:"expires_in,omitempty"`
+}
+
+// TokenCreated answers a TokenRequest: the token, its secret (shown this
+// once: the server keeps only its hash) and, when the server listens for
+// browsers, the address that logs a browser in with it.
+type TokenCreated struct {
+	Token
+	Secret string `json:"secret"`
+	URL    string `json:"url,omitempty"`
+}

@@ -1,0 +1,649 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"termkeep/internal/api"
+	"termkeep/internal/wire"
+)
+
+// Attacks on the browser listener with users' tokens: each is refused and
+// changes nothing.
+
+// token makes an access token with `termkeep token create --json`.
+func (w *webEnv) newToken(args ...string) api.TokenCreated {
+	w.t.Helper()
+	var t api.TokenCreated
+	out := w.mustTk(append([]string{"token", "create", "--json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), &t); err != nil {
+		w.t.Fatalf("token create --json printed %q: %v", out, err)
+	}
+	if t.Secret == "" || t.ID == "" || t.URL != w.base+"/?token="+t.Secret {
+		w.t.Fatalf("token create: %+v", t)
+	}
+	return t
+}
+
+// as returns the same env acting with another token.
+func (w *webEnv) as(secret string) *webEnv {
+	return &webEnv{env: w.env, base: w.base, token: secret}
+}
+
+// do sends a request with auth as the Authorization header (none when
+// empty) and returns the status and the body.
+func (w *webEnv) do(method, path, auth string, body any, hdr ...string) (int, []byte) {
+	w.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, w.base+path, rd)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		w.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// dialStatus tries a WebSocket viewer with auth and returns the handshake's
+// status (101 when it was accepted; the connection is then closed).
+func (w *webEnv) dialStatus(path, auth string) int {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h := http.Header{}
+	if auth != "" {
+		h.Set("Authorization", auth)
+	}
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(w.base, "http")+path, &websocket.DialOptions{HTTPHeader: h})
+	if err == nil {
+		c.CloseNow()
+		return http.StatusSwitchingProtocols
+	}
+	if resp == nil {
+		w.t.Fatalf("dial %s: %v", path, err)
+	}
+	return resp.StatusCode
+}
+
+func (w *webEnv) list(secret string) []api.Session {
+	w.t.Helper()
+	var out []api.Session
+	w.as(secret).api("GET", "/api/sessions", nil, 200, &out)
+	return out
+}
+
+func ids(list []api.Session) string {
+	var out []string
+	for _, s := range list {
+		out = append(out, refOf(s))
+	}
+	return strings.Join(out, " ")
+}
+
+func refOf(s api.Session) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.ID
+}
+
+func bearer(secret string) string { return "Bearer " + secret }
+
+// expectNothingChanged checks that the owner still sees exactly the
+// sessions want, each running.
+func (w *webEnv) expectRunning(want ...string) {
+	w.t.Helper()
+	got := w.list(w.token)
+	if ids(got) != strings.Join(want, " ") {
+		w.t.Fatalf("sessions %q, want %q", ids(got), strings.Join(want, " "))
+	}
+	for _, s := range got {
+		if s.State != "running" {
+			w.t.Errorf("session %s is %s", refOf(s), s.State)
+		}
+	}
+}
+
+// No token, a wrong one, an expired one and a revoked one are all the same
+// 401, on every kind of request, and change nothing.
+func TestAuthRefusals(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("new", "--name", "victim", "--", "cat")
+	expired := w.newToken("--expires", "1s", "--name", "short")
+	revoked := w.newToken()
+	live := w.newToken("--expires", "1h")
+
+	// The revoked token works until it is revoked, and its viewer is
+	// disconnected then.
+	if got := ids(w.list(revoked.Secret)); got != "victim" {
+		t.Fatalf("before revocation the token lists %q", got)
+	}
+	v := w.as(revoked.Secret).dialViewer("/ws/sessions/victim")
+	v.until("welcome", isType(wire.TypeWelcome))
+	w.mustTk("token", "revoke", revoked.ID)
+	for range v.frames {
+	}
+	if ids(w.list(live.Secret)) != "victim" {
+		t.Fatal("a token with an hour to live does not work")
+	}
+	time.Sleep(2 * time.Second) // the short token expires
+
+	var states []api.Token
+	json.Unmarshal([]byte(w.mustTk("token", "ls", "--json")), &states)
+	byID := map[string]string{}
+	for _, s := range states {
+		byID[s.ID] = s.State
+	}
+	if byID[expired.ID] != "expired" || byID[revoked.ID] != "revoked" || byID[live.ID] != "active" {
+		t.Fatalf("token states %v", byID)
+	}
+
+	refusals := []struct{ what, auth string }{
+		{"no token", ""},
+		{"a wrong token", bearer("x" + w.token[1:])},
+		{"a wrong token shaped like a registry token", bearer(revoked.Secret[:len(revoked.Secret)-1] + "A")},
+		{"an expired token", bearer(expired.Secret)},
+		{"a revoked token", bearer(revoked.Secret)},
+		{"a malformed header", "Basic " + live.Secret},
+	}
+	// Each is the same 401 as a wrong token. (Fewer wrong tokens than the
+	// per-address limit; past it, they are 429.)
+	var want []byte
+	for _, c := range refusals[1:] {
+		code, b := w.do("GET", "/api/sessions", c.auth, nil)
+		if want == nil {
+			want = b
+		}
+		if code != http.StatusUnauthorized || !bytes.Equal(b, want) {
+			t.Errorf("%s: answered %d %s, want 401 %s", c.what, code, b, want)
+		}
+	}
+	refused := func(code int) bool { return code == http.StatusUnauthorized || code == http.StatusTooManyRequests }
+	for _, c := range refusals {
+		for _, r := range []struct{ method, path string }{
+			{"GET", "/api/sessions"}, {"GET", "/api/sessions/victim"}, {"GET", "/api/events?follow=0"},
+			{"GET", "/api/workspaces"}, {"POST", "/api/sessions"}, {"DELETE", "/api/sessions/victim"},
+			{"PATCH", "/api/sessions/victim"}, {"POST", "/api/sessions/victim/restore"},
+		} {
+			var body any
+			switch r.method {
+			case "POST":
+				body = map[string]any{"name": "intruder", "command": []string{"cat"}, "cwd": "/"}
+			case "PATCH":
+				body = map[string]any{"name": "renamed"}
+			}
+			code, b := w.do(r.method, r.path, c.auth, body)
+			if !refused(code) || !strings.Contains(string(b), "access token") {
+				t.Errorf("%s: %s %s answered %d %s", c.what, r.method, r.path, code, b)
+			}
+		}
+		if code := w.dialStatus("/ws/sessions/victim", c.auth); !refused(code) {
+			t.Errorf("%s: WebSocket viewer answered %d", c.what, code)
+		}
+	}
+	// Nor does a refused token log a browser in.
+	for _, secret := range []string{expired.Secret, revoked.Secret, "nope"} {
+		resp, err := noRedirect.Get(w.base + "/?token=" + secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if !refused(resp.StatusCode) || len(resp.Cookies()) != 0 {
+			t.Errorf("opening /?token= with a refused token: %s, cookies %v", resp.Status, resp.Cookies())
+		}
+	}
+	w.expectRunning("victim")
+}
+
+// A user sees only its own sessions; another user's answer 404 exactly as
+// one that does not exist, for every path, and is left alone.
+func TestAuthUserIsolation(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("user", "add", "alice")
+	w.mustTk("user", "add", "bob")
+	alice := w.newToken("--user", "alice")
+	bob := w.newToken("--user", "bob")
+	w.mustTk("new", "--name", "owners", "--", "cat")
+
+	var a1 api.Session
+	w.as(alice.Secret).api("POST", "/api/sessions", map[string]any{"name": "a1", "command": []string{"cat"}, "cwd": "/"}, 201, &a1)
+	if a1.Owner != "alice" {
+		t.Fatalf("alice's session is owned by %q", a1.Owner)
+	}
+	if got := ids(w.list(alice.Secret)); got != "a1" {
+		t.Errorf("alice lists %q, want only a1", got)
+	}
+	if got := ids(w.list(bob.Secret)); got != "" {
+		t.Errorf("bob lists %q, want nothing", got)
+	}
+	if got := ids(w.list(w.token)); got != "owners a1" {
+		t.Errorf("the owner lists %q, want every session", got)
+	}
+
+	// The answer for a session bob may not see is the answer for one that
+	// does not exist, byte for byte but for the name.
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s?remove=1"},
+		{"PATCH", "/api/sessions/%s"}, {"POST", "/api/sessions/%s/restore"},
+	} {
+		var body any
+		if r.method == "PATCH" {
+			body = map[string]any{"name": "stolen"}
+		}
+		nCode, nBody := w.do(r.method, strings.Replace(r.path, "%s", "no-such-one", 1), bearer(bob.Secret), body)
+		for _, target := range []string{"a1", a1.ID, "owners"} {
+			code, b := w.do(r.method, strings.Replace(r.path, "%s", target, 1), bearer(bob.Secret), body)
+			if code != http.StatusNotFound || code != nCode ||
+				string(b) != strings.Replace(string(nBody), "no-such-one", target, 1) {
+				t.Errorf("bob: %s %s answered %d %s; a session that does not exist: %d %s",
+					r.method, strings.Replace(r.path, "%s", target, 1), code, b, nCode, nBody)
+			}
+		}
+	}
+	for _, target := range []string{"a1", a1.ID, "owners"} {
+		if code := w.dialStatus("/ws/sessions/"+target, bearer(bob.Secret)); code != http.StatusNotFound {
+			t.Errorf("bob's viewer of %s answered %d", target, code)
+		}
+	}
+	// Nor does alice reach the owner's session.
+	if code, _ := w.do("GET", "/api/sessions/owners", bearer(alice.Secret), nil); code != http.StatusNotFound {
+		t.Errorf("alice: GET the owner's session answered %d", code)
+	}
+
+	// Bob's own session is his, and alice does not see it either.
+	var b1 api.Session
+	w.as(bob.Secret).api("POST", "/api/sessions", map[string]any{"name": "b1", "command": []string{"cat"}, "cwd": "/"}, 201, &b1)
+	if got := ids(w.list(alice.Secret)); got != "a1" {
+		t.Errorf("alice lists %q after bob made b1", got)
+	}
+
+	// The event stream carries only the sessions one sees.
+	for _, c := range []struct {
+		secret string
+		sees   []string
+		hidden []string
+	}{{alice.Secret, []string{a1.ID}, []string{b1.ID}}, {bob.Secret, []string{b1.ID}, []string{a1.ID}}} {
+		_, b := w.do("GET", "/api/events?follow=0", bearer(c.secret), nil)
+		for _, id := range c.sees {
+			if !strings.Contains(string(b), `"session":"`+id+`"`) {
+				t.Errorf("the event stream lacks %s:\n%s", id, b)
+			}
+		}
+		for _, id := range c.hidden {
+			if strings.Contains(string(b), id) {
+				t.Errorf("the event stream shows another user's session %s:\n%s", id, b)
+			}
+		}
+		if strings.Contains(string(b), "owners") || strings.Contains(string(b), "workspace.") {
+			t.Errorf("the event stream shows the owner's:\n%s", b)
+		}
+	}
+	w.expectRunning("owners", "a1", "b1")
+	if s := w.session("a1"); s.Name != "a1" || s.Owner != "alice" {
+		t.Errorf("after bob's attempts a1 is %+v", s)
+	}
+}
+
+// A read-only token's viewers cannot type or resize, and it cannot change
+// anything over REST.
+func TestAuthReadOnly(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("user", "add", "alice")
+	full := w.newToken("--user", "alice")
+	ro := w.newToken("--user", "alice", "--read-only")
+	var sess api.Session
+	w.as(full.Secret).api("POST", "/api/sessions", map[string]any{
+		"name": "ro", "command": []string{"cat"}, "cwd": "/", "cols": 80, "rows": 24}, 201, &sess)
+
+	// Even a viewer that asks for control, with a size, is read-only.
+	v := w.as(ro.Secret).dialViewer("/ws/sessions/ro?mode=control&cols=120&rows=40")
+	v.until("welcome", isType(wire.TypeWelcome))
+	if err := v.w.Input([]byte("ro-typed\r")); err != nil {
+		t.Fatal(err)
+	}
+	f := v.until("error frame for input", isType(wire.TypeError))
+	if code, msg, _ := wire.ParseError(f.Payload); code != wire.CodeForbidden || !strings.Contains(msg, "read-only") {
+		t.Errorf("input answered with %d %q", code, msg)
+	}
+	if err := v.w.Resize(132, 50); err != nil {
+		t.Fatal(err)
+	}
+	f = v.until("error frame for resize", isType(wire.TypeError))
+	if code, _, _ := wire.ParseError(f.Payload); code != wire.CodeForbidden {
+		t.Errorf("resize answered with code %d", code)
+	}
+	// What the owner types arrives; what the read-only viewer typed did not.
+	ctl := w.as(full.Secret).dialViewer("/ws/sessions/ro")
+	ctl.until("welcome", isType(wire.TypeWelcome))
+	ctl.w.Input([]byte("marker\r"))
+	v.untilText("marker\r\nmarker")
+	ctl.untilText("marker\r\nmarker")
+	if strings.Contains(v.text.String()+ctl.text.String(), "ro-typed") {
+		t.Error("the read-only viewer's input reached the session")
+	}
+	if s := w.session("ro"); s.Cols != 80 || s.Rows != 24 {
+		t.Errorf("the read-only viewer resized the session to %dx%d", s.Cols, s.Rows)
+	}
+	// Its attach is recorded as a viewer in view mode.
+	_, evs := w.sessionEvents(sess.ID)
+	var d map[string]any
+	json.Unmarshal(evs[1].Detail, &d)
+	if evs[1].Kind != "viewer.attached" || d["mode"] != "view" {
+		t.Errorf("the read-only viewer's attach: %s %s", evs[1].Kind, evs[1].Detail)
+	}
+
+	// Every state-changing call is refused, by bearer or by cookie.
+	resp, err := noRedirect.Get(ro.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cookie := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookie) != 1 {
+		t.Fatalf("opening the read-only token's address: %s %v", resp.Status, cookie)
+	}
+	for _, r := range []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", "/api/sessions", map[string]any{"name": "more", "command": []string{"cat"}, "cwd": "/"}},
+		{"DELETE", "/api/sessions/ro", nil},
+		{"DELETE", "/api/sessions/ro?remove=1", nil},
+		{"PATCH", "/api/sessions/ro", map[string]any{"name": "renamed"}},
+		{"POST", "/api/sessions/ro/restore", nil},
+	} {
+		if code, b := w.do(r.method, r.path, bearer(ro.Secret), r.body); code != http.StatusForbidden || !strings.Contains(string(b), "read-only") {
+			t.Errorf("bearer: %s %s answered %d %s", r.method, r.path, code, b)
+		}
+		if code, b := w.do(r.method, r.path, "", r.body, "Cookie", cookie[0].Name+"="+cookie[0].Value, "X-Termkeep", "1"); code != http.StatusForbidden {
+			t.Errorf("cookie: %s %s answered %d %s", r.method, r.path, code, b)
+		}
+	}
+	w.expectRunning("ro")
+}
+
+// A share link reaches its session only: another is 404, the list has its
+// session only, and it creates nothing. Opening it logs a browser in with
+// a cookie carrying the token.
+func TestAuthShareLink(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("new", "--name", "shared", "--", "cat")
+	w.mustTk("new", "--name", "private", "--", "cat")
+	link := w.newToken("--session", "shared", "--read-only", "--expires", "2h")
+	if link.User == "" || link.Session == "" || link.SessionName != "shared" || !link.ReadOnly || link.ExpiresAt == nil {
+		t.Fatalf("share link %+v", link)
+	}
+
+	resp, err := noRedirect.Get(link.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cs := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || len(cs) != 1 {
+		t.Fatalf("opening the link: %s, Location %q, cookies %v", resp.Status, resp.Header.Get("Location"), cs)
+	}
+	c := cs[0]
+	if c.Value != link.Secret || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.MaxAge <= 0 || c.MaxAge > 2*3600+1 {
+		t.Errorf("cookie %+v: want the token, HttpOnly, SameSite=Strict, for at most the token's 2h", c)
+	}
+	cookie := c.Name + "=" + c.Value
+	code, b := w.do("GET", "/api/sessions", "", nil, "Cookie", cookie)
+	var list []api.Session
+	json.Unmarshal(b, &list)
+	if code != 200 || ids(list) != "shared" {
+		t.Errorf("the link lists %d %s", code, b)
+	}
+	for _, auth := range [][]string{{"Cookie", cookie}, {"Authorization", bearer(link.Secret)}} {
+		if code, _ := w.do("GET", "/api/sessions/private", "", nil, auth...); code != http.StatusNotFound {
+			t.Errorf("%s: GET another session answered %d", auth[0], code)
+		}
+		if code, _ := w.do("GET", "/api/sessions/shared", "", nil, auth...); code != http.StatusOK {
+			t.Errorf("%s: GET its session answered %d", auth[0], code)
+		}
+	}
+	if code := w.dialStatus("/ws/sessions/private", bearer(link.Secret)); code != http.StatusNotFound {
+		t.Errorf("a viewer of another session answered %d", code)
+	}
+	v := w.as(link.Secret).dialViewer("/ws/sessions/shared")
+	v.until("welcome", isType(wire.TypeWelcome))
+
+	// A share link that may type still creates nothing.
+	ctl := w.newToken("--session", "shared")
+	if code, b := w.do("POST", "/api/sessions", bearer(ctl.Secret),
+		map[string]any{"name": "extra", "command": []string{"cat"}, "cwd": "/"}); code != http.StatusForbidden {
+		t.Errorf("create with a share link answered %d %s", code, b)
+	}
+	if code, _ := w.do("DELETE", "/api/sessions/private", bearer(ctl.Secret), nil); code != http.StatusNotFound {
+		t.Errorf("closing another session with a share link answered %d", code)
+	}
+	w.expectRunning("shared", "private")
+}
+
+// A workspace token reaches the sessions of its workspace, and creates
+// sessions there only.
+func TestAuthWorkspaceToken(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("new", "--name", "in-a", "--workspace", "wa", "--", "cat")
+	w.mustTk("new", "--name", "in-b", "--workspace", "wb", "--", "cat")
+	w.mustTk("new", "--name", "loose", "--", "cat")
+	tok := w.newToken("--workspace", "wa")
+
+	if got := ids(w.list(tok.Secret)); got != "in-a" {
+		t.Errorf("the workspace token lists %q", got)
+	}
+	for _, target := range []string{"in-b", "loose"} {
+		if code, _ := w.do("GET", "/api/sessions/"+target, bearer(tok.Secret), nil); code != http.StatusNotFound {
+			t.Errorf("GET %s answered %d", target, code)
+		}
+		if code := w.dialStatus("/ws/sessions/"+target, bearer(tok.Secret)); code != http.StatusNotFound {
+			t.Errorf("viewer of %s answered %d", target, code)
+		}
+	}
+	var made api.Session
+	w.as(tok.Secret).api("POST", "/api/sessions", map[string]any{"name": "new-a", "command": []string{"cat"}, "cwd": "/"}, 201, &made)
+	if made.Workspace != "wa" {
+		t.Errorf("a session the workspace token made is in %q", made.Workspace)
+	}
+	if code, b := w.do("POST", "/api/sessions", bearer(tok.Secret),
+		map[string]any{"name": "sneak", "command": []string{"cat"}, "cwd": "/", "workspace": "wb"}); code != http.StatusForbidden {
+		t.Errorf("create in another workspace answered %d %s", code, b)
+	}
+	var wss []api.Workspace
+	w.as(tok.Secret).api("GET", "/api/workspaces", nil, 200, &wss)
+	if len(wss) != 1 || wss[0].Name != "wa" || wss[0].Sessions != 2 {
+		t.Errorf("the workspace token's workspaces: %+v", wss)
+	}
+	w.expectRunning("in-a", "in-b", "loose", "new-a")
+}
+
+// The CLI: users, tokens listed without secrets, and the refusals a user
+// can meet.
+func TestAuthTokenCLI(t *testing.T) {
+	w := newWebEnv(t)
+	if out := w.mustTk("user", "add", "alice"); strings.TrimSpace(out) != "alice" {
+		t.Errorf("user add printed %q", out)
+	}
+	if _, errs, code := w.tk("user", "add", "alice"); code != 1 || !strings.Contains(errs, "already exists") {
+		t.Errorf("adding alice twice: exit %d %q", code, errs)
+	}
+	if _, errs, code := w.tk("user", "add", "no/slash"); code != 1 || !strings.Contains(errs, "not allowed") {
+		t.Errorf("a bad user name: exit %d %q", code, errs)
+	}
+	var users []api.User
+	json.Unmarshal([]byte(w.mustTk("user", "ls", "--json")), &users)
+	if len(users) != 2 || !users[0].Owner || users[1].Name != "alice" {
+		t.Fatalf("user ls: %+v", users)
+	}
+	if _, errs, code := w.tk("user", "add", users[0].Name); code != 1 || !strings.Contains(errs, "owner") {
+		t.Errorf("adding the owner: exit %d %q", code, errs)
+	}
+
+	out := w.mustTk("token", "create", "--user", "alice", "--name", "laptop", "--expires", "7d")
+	var secret, url string
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "secret:"); ok {
+			secret = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(line, "url:"); ok {
+			url = strings.TrimSpace(v)
+		}
+	}
+	if len(secret) < 40 || url != w.base+"/?token="+secret {
+		t.Fatalf("token create printed:\n%s", out)
+	}
+	table := w.mustTk("token", "ls")
+	if strings.Contains(table, secret) || !strings.Contains(table, "laptop") || !strings.Contains(table, "alice") {
+		t.Errorf("token ls:\n%s", table)
+	}
+	js := w.mustTk("token", "ls", "--json")
+	if strings.Contains(js, secret) {
+		t.Errorf("token ls --json shows the secret:\n%s", js)
+	}
+	// Using it is recorded.
+	w.list(secret)
+	var toks []api.Token
+	json.Unmarshal([]byte(w.mustTk("token", "ls", "--json")), &toks)
+	if len(toks) != 1 || toks[0].LastUsedAt == nil || toks[0].ExpiresAt == nil || toks[0].State != "active" {
+		t.Errorf("token ls after use: %+v", toks)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"--user", "nobody"}, 1, "termkeep user add nobody"},
+		{[]string{"--session", "nope"}, 1, "no session"},
+		{[]string{"--workspace", "nope"}, 1, "no workspace"},
+		{[]string{"--session", "a", "--workspace", "b"}, 2, "not both"},
+		{[]string{"--expires", "soon"}, 2, "not a lifetime"},
+	} {
+		if _, errs, code := w.tk(append([]string{"token", "create"}, c.args...)...); code != c.code || !strings.Contains(errs, c.says) {
+			t.Errorf("token create %v: exit %d %q, want %d and %q", c.args, code, errs, c.code, c.says)
+		}
+	}
+	// A session of alice's is shared as alice's; one of the owner's
+	// cannot be given to alice.
+	w.mustTk("new", "--name", "mine", "--", "cat")
+	if _, errs, code := w.tk("token", "create", "--user", "alice", "--session", "mine"); code != 1 || !strings.Contains(errs, "belongs to") {
+		t.Errorf("a token of alice for the owner's session: exit %d %q", code, errs)
+	}
+	if _, errs, code := w.tk("token", "revoke", "nope"); code != 1 || !strings.Contains(errs, "no token") {
+		t.Errorf("revoking an unknown token: exit %d %q", code, errs)
+	}
+	if _, errs, code := w.tk("token", "revoke", toks[0].ID); code != 0 {
+		t.Errorf("revoke: exit %d %q", code, errs)
+	}
+	if code, _ := w.do("GET", "/api/sessions", bearer(secret), nil); code != http.StatusUnauthorized {
+		t.Errorf("a revoked token answered %d", code)
+	}
+}
+
+// After a whole session of use, no registry token's secret is anywhere in
+// the state directory (registry, logs, server log), and the owner token only
+// in its own file and on the line `termkeep serve` prints it.
+func TestAuthSecretsNotStored(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("user", "add", "alice")
+	full := w.newToken("--user", "alice", "--name", "everyday")
+	ro := w.newToken("--user", "alice", "--read-only", "--expires", "1h")
+	w.as(full.Secret).api("POST", "/api/sessions", map[string]any{"name": "work", "command": []string{"cat"}, "cwd": "/"}, 201, nil)
+	link := w.newToken("--session", "work", "--read-only")
+	short := w.newToken("--user", "alice", "--expires", "1s")
+
+	var secrets []string
+	for _, tk := range []api.TokenCreated{full, ro, link, short} {
+		secrets = append(secrets, tk.Secret)
+		// Log in through the address, use the cookie, use the bearer
+		// header, try a refused call, open a viewer.
+		resp, err := noRedirect.Get(tk.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		w.do("GET", "/api/sessions", "", nil, "Cookie", "termkeep_token="+tk.Secret)
+		w.do("GET", "/api/sessions/work", bearer(tk.Secret), nil)
+		w.do("DELETE", "/api/sessions/nope", bearer(tk.Secret), nil)
+		w.do("GET", "/api/sessions?token="+tk.Secret, bearer(tk.Secret), nil)
+		w.do("GET", "/api/events?follow=0", bearer(tk.Secret), nil)
+		w.dialStatus("/ws/sessions/work?from=-1", bearer(tk.Secret))
+		w.dialStatus("/ws/sessions/work?token="+tk.Secret, "")
+	}
+	time.Sleep(2 * time.Second)
+	w.do("GET", "/api/sessions", bearer(short.Secret), nil) // expired
+	w.mustTk("token", "revoke", ro.ID)
+	w.do("GET", "/api/sessions", bearer(ro.Secret), nil) // revoked
+	w.mustTk("token", "ls")
+	w.mustTk("user", "ls")
+	// The owner token, used the same ways.
+	w.do("GET", "/api/sessions?token="+w.token, bearer(w.token), nil)
+	w.do("DELETE", "/api/sessions/nope", bearer(w.token), nil)
+	// Stop the server, so everything it would write is written.
+	w.mustTk("shutdown")
+	w.srv.Wait()
+
+	found := false
+	err := filepath.WalkDir(w.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		found = found || strings.HasSuffix(p, ".db")
+		for i, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("token %d's secret is in %s", i, p)
+			}
+		}
+		n := bytes.Count(b, []byte(w.token))
+		switch rel, _ := filepath.Rel(w.dir, p); rel {
+		case "token":
+			if n != 1 {
+				t.Errorf("the owner token file holds the token %d times", n)
+			}
+		case "server.log":
+			// Only the line `termkeep serve` prints it on.
+			if n != 1 || !bytes.Contains(b, []byte("open "+w.base+"/?token="+w.token+" in a browser")) {
+				t.Errorf("the owner token is %d times in the server log", n)
+			}
+		default:
+			if n != 0 {
+				t.Errorf("the owner token is in %s", p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !found {
+		t.Fatalf("no registry file under %s", w.dir)
+	}
+}

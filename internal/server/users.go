@@ -1,0 +1,292 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode"
+
+	"termkeep/internal/api"
+	"termkeep/internal/store"
+)
+
+// Users and their tokens are managed on the unix socket only, that is by
+// the owner: /v1/users and /v1/tokens. A token's secret is made here, shown
+// once in the answer to its creation, and never stored or logged: the
+// registry keeps its SHA-256.
+
+// maxTokenLife bounds --expires, far beyond any use, so the arithmetic
+// cannot overflow.
+const maxTokenLife = 100 * 365 * 24 * time.Hour
+
+func (s *Server) accessRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/users", ownerOnly(s.handleUsers))
+	mux.HandleFunc("POST /v1/users", ownerOnly(s.handleUserAdd))
+	mux.HandleFunc("GET /v1/tokens", ownerOnly(s.handleTokens))
+	mux.HandleFunc("POST /v1/tokens", ownerOnly(s.handleTokenCreate))
+	mux.HandleFunc("DELETE /v1/tokens/{id}", ownerOnly(s.handleTokenRevoke))
+}
+
+// ownerOnly refuses fn to anyone but the owner. The routes are the unix
+// socket's, whose requests all act as the owner; this keeps them so if one
+// is ever mounted elsewhere.
+func ownerOnly(fn http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !principalOf(r.Context()).owner {
+			writeError(w, http.StatusForbidden, "only the owner manages users and tokens (with the termkeep command, on the machine that runs the server)")
+			return
+		}
+		fn(w, r)
+	}
+}
+
+func checkUserName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("user name %q is not allowed: use 1-64 letters, digits, '.', '_', '-', '@' or '+', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// userExists reports whether name is the owner or a registered user.
+func (s *Server) userExists(ctx context.Context, name string) (bool, error) {
+	if name == currentUser() {
+		return true, nil
+	}
+	_, err := s.store.User(ctx, name)
+	if errors.Is(err, store.ErrUserNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	users, err := s.store.Users(ctx)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	tokens, err := s.store.Tokens(ctx)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	now := s.cfg.Now()
+	active := map[string]int{}
+	for _, t := range tokens {
+		if t.Active(now) {
+			active[t.User]++
+		}
+	}
+	owner := currentUser()
+	out := []api.User{{Name: owner, Owner: true, Tokens: active[owner]}}
+	for _, u := range users {
+		if u.Name == owner {
+			continue
+		}
+		at := u.CreatedAt
+		out = append(out, api.User{Name: u.Name, CreatedAt: &at, Tokens: active[u.Name]})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleUserAdd(w http.ResponseWriter, r *http.Request) {
+	var req api.UserRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if err := checkUserName(req.Name); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if req.Name == currentUser() {
+		writeError(w, http.StatusConflict, "%s is the owner, a user already (the OS user running the server)", req.Name)
+		return
+	}
+	err := s.store.CreateUser(r.Context(), req.Name)
+	if errors.Is(err, store.ErrUserExists) {
+		writeError(w, http.StatusConflict, "user %s already exists (see `termkeep user ls`)", req.Name)
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	u, err := s.store.User(r.Context(), req.Name)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	s.log.Info("user added", "user", u.Name)
+	writeJSON(w, http.StatusCreated, api.User{Name: u.Name, CreatedAt: &u.CreatedAt})
+}
+
+func (s *Server) tokenView(ctx context.Context, t store.Token, now time.Time) api.Token {
+	out := api.Token{
+		ID: t.ID, Name: t.Name, User: t.User, Session: t.Session, Workspace: t.Workspace, ReadOnly: t.ReadOnly,
+		ExpiresAt: t.ExpiresAt, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt,
+	}
+	switch {
+	case t.RevokedAt != nil:
+		out.State = api.TokenRevoked
+	case !t.Active(now):
+		out.State = api.TokenExpired
+	default:
+		out.State = api.TokenActive
+	}
+	if t.Session != "" {
+		if sess, err := s.store.Session(ctx, t.Session); err == nil {
+			out.SessionName = sess.Name
+		}
+	}
+	return out
+}
+
+func (s *Server) handleTokens(w http.ResponseWriter, r *http.Request) {
+	list, err := s.store.Tokens(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	now := s.cfg.Now()
+	out := make([]api.Token, 0, len(list))
+	for _, t := range list {
+		out = append(out, s.tokenView(r.Context(), t, now))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleTokenCreate makes a token. A session-scoped token reaches the
+// session by id, so it follows the session through renames; its user is
+// the session's owner unless given, and must be.
+func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	var req api.TokenRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if err := checkTokenLabel(req.Name); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if req.Session != "" && req.Workspace != "" {
+		writeError(w, http.StatusBadRequest, "a token reaches one session or one workspace, not both: give --session or --workspace")
+		return
+	}
+	if req.ExpiresIn < 0 || time.Duration(req.ExpiresIn) > maxTokenLife/time.Second {
+		writeError(w, http.StatusBadRequest, "expires_in %d is not a lifetime in seconds (0 = never, at most %d)", req.ExpiresIn, int64(maxTokenLife/time.Second))
+		return
+	}
+	t := store.Token{ID: newID(), Name: req.Name, User: req.User, Workspace: req.Workspace, ReadOnly: req.ReadOnly}
+	if req.Session != "" {
+		sess, err := s.store.Resolve(ctx, req.Session)
+		if errors.Is(err, store.ErrNotFound) {
+			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", req.Session)
+			return
+		}
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+		if t.User == "" {
+			t.User = sess.Owner
+		}
+		if sess.Owner != t.User {
+			writeError(w, http.StatusBadRequest, "session %s belongs to %s, so a token of %s cannot reach it; leave out --user to make one of %s",
+				ref(sess), sess.Owner, t.User, sess.Owner)
+			return
+		}
+		t.Session = sess.ID
+	}
+	if t.User == "" {
+		t.User = currentUser()
+	}
+	if ok, err := s.userExists(ctx, t.User); err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	} else if !ok {
+		writeError(w, http.StatusNotFound, "no user %q: add one with `termkeep user add %s`", t.User, t.User)
+		return
+	}
+	if t.Workspace != "" {
+		if _, err := s.store.Workspace(ctx, t.Workspace); errors.Is(err, store.ErrWorkspaceNotFound) {
+			writeError(w, http.StatusNotFound, "no workspace %q (see `termkeep workspace ls`)", t.Workspace)
+			return
+		} else if err != nil {
+			writeError(w, http.StatusInternalServerError, "%v", err)
+			return
+		}
+	}
+	now := s.cfg.Now()
+	if req.ExpiresIn > 0 {
+		exp := now.Add(time.Duration(req.ExpiresIn) * time.Second)
+		t.ExpiresAt = &exp
+	}
+	t.CreatedAt = now
+	secret, err := newSecret()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	got, err := s.store.CreateToken(ctx, t, secret)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	s.log.Info("access token created", "token", got.ID, "user", got.User, "session", got.Session,
+		"workspace", got.Workspace, "read_only", got.ReadOnly)
+	out := api.TokenCreated{Token: s.tokenView(ctx, got, now), Secret: secret}
+	if s.gw != nil {
+		out.URL = s.gw.url + "?token=" + secret
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// handleTokenRevoke revokes a token and ends its requests in flight: its
+// viewers are disconnected and its event streams end.
+func (s *Server) handleTokenRevoke(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	err := s.store.RevokeToken(r.Context(), id)
+	if errors.Is(err, store.ErrTokenNotFound) {
+		writeError(w, http.StatusNotFound, "no token %q (see `termkeep token ls`)", id)
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	if s.gw != nil {
+		s.gw.conns.cut(id)
+	}
+	t, err := s.store.Token(r.Context(), id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	s.log.Info("access token revoked", "token", id, "user", t.User)
+	writeJSON(w, http.StatusOK, s.tokenView(r.Context(), t, s.cfg.Now()))
+}
+
+func checkTokenLabel(name string) error {
+	if len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return fmt.Errorf("token name %q is not allowed: use at most 64 printable characters", name)
+	}
+	return nil
+}
+
+// newSecret returns a token's secret: 32 random bytes, base64url, as the
+// owner token.
+func newSecret() (string, error) {
+	raw := make([]byte, tokenBytes)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("make a token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(raw), nil
+}
