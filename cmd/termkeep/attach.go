@@ -79,7 +79,9 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 	}
 	size := func() {
 		if c, r, err := term.GetSize(int(out.Fd())); err == nil && c > 0 && r > 0 {
-			f.cols, f.rows = uint16(c), uint16(r)
+			// The server takes 1..wire.MaxDim each; a wider terminal
+			// shows the session in its top-left corner.
+			f.cols, f.rows = uint16(min(c, wire.MaxDim)), uint16(min(r, wire.MaxDim))
 		}
 	}
 	size()

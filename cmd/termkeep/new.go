@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"termkeep/internal/api"
+	"termkeep/internal/wire"
 )
 
 func newNewCmd(g *globals) *cobra.Command {
@@ -85,8 +86,8 @@ func parseSize(s string) (int, int, error) {
 	cs, rs, ok := strings.Cut(strings.ToLower(s), "x")
 	cols, err1 := strconv.Atoi(cs)
 	rows, err2 := strconv.Atoi(rs)
-	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols > 4096 || rows > 4096 {
-		return 0, 0, fmt.Errorf("%q is not COLSxROWS (e.g. 120x40)", s)
+	if !ok || err1 != nil || err2 != nil || cols < 1 || rows < 1 || cols > wire.MaxDim || rows > wire.MaxDim {
+		return 0, 0, fmt.Errorf("%q is not COLSxROWS (e.g. 120x40, each 1..%d)", s, wire.MaxDim)
 	}
 	return cols, rows, nil
 }

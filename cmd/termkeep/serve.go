@@ -31,6 +31,11 @@ type serveConfig struct {
 	listen       string
 	orphanGrace  string
 	idleTimeout  string
+	// The TCP listener's security and the sessions per user (docs/security.md).
+	tlsCert, tlsKey string
+	insecureNoTLS   bool
+	allowedOrigins  []string
+	maxSessions     string
 }
 
 func envOr(name, def string) string {
@@ -88,6 +93,16 @@ overrides its variable.`,
 			if err != nil {
 				return err
 			}
+			if err := listenSecurity(cmd, &sc); err != nil {
+				return err
+			}
+			maxSessions, err := strconv.Atoi(sc.maxSessions)
+			if err != nil || maxSessions < 1 {
+				if cmd.Flags().Changed("max-sessions") {
+					return usageErr("--max-sessions must be a number of sessions, at least 1, not %q", sc.maxSessions)
+				}
+				return usageErr("TERMKEEP_MAX_SESSIONS must be a number of sessions, at least 1, not %q", sc.maxSessions)
+			}
 			level := slog.LevelInfo
 			if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
 				return usageErr("--log-level: %v", err)
@@ -99,6 +114,8 @@ overrides its variable.`,
 				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, SizePolicy: policy,
 				Listen: listenAddr(sc.listen), WebUI: web.Handler(),
 				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout,
+				TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, InsecureNoTLS: sc.insecureNoTLS,
+				AllowedOrigins: sc.allowedOrigins, MaxSessions: maxSessions,
 			})
 			if err != nil {
 				return err
@@ -130,6 +147,11 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.StringVar(&sc.listen, "listen", envOr("TERMKEEP_LISTEN", "127.0.0.1:7420"), "TCP address for browsers (port 0: any free port; off: none); termkeep url prints the address to open (env TERMKEEP_LISTEN)")
 	f.StringVar(&sc.orphanGrace, "orphan-grace", envOr("TERMKEEP_ORPHAN_GRACE", "0"), "end a session this long after its last viewer left, e.g. 10m or 600 (seconds); 0: never (env TERMKEEP_ORPHAN_GRACE)")
 	f.StringVar(&sc.idleTimeout, "idle-timeout", envOr("TERMKEEP_IDLE_TIMEOUT", "0"), "end a session with no output and no input for this long, e.g. 1h; 0: never (env TERMKEEP_IDLE_TIMEOUT)")
+	f.StringVar(&sc.tlsCert, "tls-cert", os.Getenv("TERMKEEP_TLS_CERT"), "PEM certificate (chain) file: the listener serves HTTPS and WSS; needs --tls-key (env TERMKEEP_TLS_CERT)")
+	f.StringVar(&sc.tlsKey, "tls-key", os.Getenv("TERMKEEP_TLS_KEY"), "PEM private key file of --tls-cert (env TERMKEEP_TLS_KEY)")
+	f.BoolVar(&sc.insecureNoTLS, "insecure-no-tls", false, "allow plain HTTP on a --listen address that is not loopback: the token and keystrokes cross the network readable (env TERMKEEP_INSECURE_NO_TLS=1)")
+	f.StringArrayVar(&sc.allowedOrigins, "allowed-origin", splitList(os.Getenv("TERMKEEP_ALLOWED_ORIGINS")), "another origin whose pages may use the listener, e.g. https://term.example.com (a proxy or DNS name in front); repeatable (env TERMKEEP_ALLOWED_ORIGINS, comma-separated)")
+	f.StringVar(&sc.maxSessions, "max-sessions", envOr("TERMKEEP_MAX_SESSIONS", "1000"), "running sessions one user may have; a create beyond it is refused (env TERMKEEP_MAX_SESSIONS)")
 	f.StringVar(&sc.logLevel, "log-level", envOr("TERMKEEP_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env TERMKEEP_LOG_LEVEL)")
 	return cmd
 }
@@ -174,4 +196,28 @@ func policyFlag(cmd *cobra.Command, flag, env, v string) (time.Duration, error) 
 		return 0, usageErr("--%s: %v", flag, err)
 	}
 	return 0, usageErr("%s: %v", env, err)
+}
+
+// listenSecurity fills in --insecure-no-tls from its variable when the flag
+// was not given.
+func listenSecurity(cmd *cobra.Command, sc *serveConfig) error {
+	if v := os.Getenv("TERMKEEP_INSECURE_NO_TLS"); v != "" && !cmd.Flags().Changed("insecure-no-tls") {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return usageErr("TERMKEEP_INSECURE_NO_TLS must be 1 or 0 (true or false), not %q", v)
+		}
+		sc.insecureNoTLS = b
+	}
+	return nil
+}
+
+// splitList splits a comma-separated variable, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

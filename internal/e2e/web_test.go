@@ -27,6 +27,9 @@ type webEnv struct {
 	*env
 	base  string // "http://127.0.0.1:PORT"
 	token string
+	// client makes the requests and WebSocket dials (nil: the default
+	// client); a server with TLS needs one that trusts its certificate.
+	client *http.Client
 }
 
 func newWebEnv(t *testing.T) *webEnv {
@@ -55,7 +58,11 @@ func (w *webEnv) api(method, path string, body any, want int, out any) {
 	}
 	req, _ := http.NewRequest(method, w.base+path, rd)
 	req.Header.Set("Authorization", "Bearer "+w.token)
-	resp, err := http.DefaultClient.Do(req)
+	hc := w.client
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		w.t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -101,7 +108,7 @@ func (w *webEnv) dialViewer(path string) *wsViewer {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(w.base, "http")+path, &websocket.DialOptions{
-		HTTPHeader: http.Header{"Authorization": {"Bearer " + w.token}},
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + w.token}}, HTTPClient: w.client,
 	})
 	if err != nil {
 		status := ""

@@ -218,6 +218,10 @@ func (s *Server) handleRestore(w http.ResponseWriter, r *http.Request, sess stor
 			return
 		}
 	}
+	if err := checkEnv(req.Env); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
 	got, notices, err := s.restore(r.Context(), sess, req.Env)
 	switch {
 	case errors.Is(err, errRunning):

@@ -13,11 +13,13 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,8 +61,20 @@ type Config struct {
 	Version string
 	// Listen is the TCP address browsers reach the server on, e.g.
 	// "127.0.0.1:7420" (port 0: any free port); "" means no TCP listener.
-	// An address that cannot be listened on is logged, not fatal.
+	// An address that cannot be listened on is logged, not fatal. One that
+	// is not loopback needs TLSCert and TLSKey, or InsecureNoTLS (tls.go).
 	Listen string
+	// TLSCert and TLSKey are PEM files: with them the listener serves HTTPS
+	// and WSS, and the login cookie is Secure.
+	TLSCert, TLSKey string
+	// InsecureNoTLS allows plain HTTP on a non-loopback Listen address.
+	InsecureNoTLS bool
+	// AllowedOrigins are more origins ("https://term.example.com") whose
+	// pages may use the listener, and whose hosts it answers to.
+	AllowedOrigins []string
+	// MaxSessions is how many running sessions one user may have
+	// (0: DefaultMaxSessions).
+	MaxSessions int
 	// WebUI serves the browser UI's pages on the TCP listener, behind the
 	// token; nil serves a short placeholder.
 	WebUI http.Handler
@@ -89,6 +103,12 @@ type Server struct {
 	hosts map[string]*session.Host
 
 	restoreMu sync.Mutex // one restore (or pause) at a time
+	quota     sessionQuota
+
+	// gwTLS is the listener's TLS configuration (nil: plain HTTP) and
+	// origins the allowed origins, both checked by New (tls.go).
+	gwTLS   *tls.Config
+	origins []*url.URL
 
 	done     chan struct{} // closed by Shutdown
 	doneOnce sync.Once
@@ -114,6 +134,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if len(cfg.HolderArgv) == 0 {
 		return nil, errors.New("server: no holder command configured")
 	}
+	gwTLS, origins, err := gatewayTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if err := cfg.StateDir.Ensure(); err != nil {
 		return nil, err
 	}
@@ -136,6 +160,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
+		gwTLS: gwTLS, origins: origins,
 	}
 	s.events = newEventHub(ctx, st, s.log)
 	if err := s.recover(ctx); err != nil {
@@ -458,8 +483,8 @@ func checkName(name string) error {
 	if name == "" {
 		return nil
 	}
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("session name %q is not allowed: use 1-64 letters, digits, '.', '_', '-', '@' or '+', starting with a letter or digit", name)
+	if p := nameProblem(name); p != "" {
+		return fmt.Errorf("session name %q is not allowed: %s", name, p)
 	}
 	return nil
 }

@@ -18,8 +18,8 @@ import (
 // Removing one ends its sessions and deletes their data.
 
 func checkWorkspaceName(name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("workspace name %q is not allowed: use 1-64 letters, digits, '.', '_', '-', '@' or '+', starting with a letter or digit", name)
+	if p := nameProblem(name); p != "" {
+		return fmt.Errorf("workspace name %q is not allowed: %s", name, p)
 	}
 	return nil
 }
@@ -68,6 +68,10 @@ func (s *Server) workspaceView(ctx context.Context, w store.Workspace) api.Works
 func (s *Server) withWorkspace(fn func(http.ResponseWriter, *http.Request, store.Workspace)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
+		if !validRef(name) {
+			writeError(w, http.StatusNotFound, "no workspace %q (see `termkeep workspace ls`)", name)
+			return
+		}
 		ws, err := s.store.Workspace(r.Context(), name)
 		if errors.Is(err, store.ErrWorkspaceNotFound) {
 			writeError(w, http.StatusNotFound, "no workspace %q (see `termkeep workspace ls`)", name)

@@ -71,6 +71,12 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
 	}
 	v.lastHeard.Store(time.Now().UnixNano())
+	if hello.Cols != 0 || hello.Rows != 0 {
+		if err := wire.CheckSize(hello.Cols, hello.Rows); err != nil {
+			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, "hello: "+err.Error()) })
+			return err
+		}
+	}
 
 	l, err := h.outlog()
 	if err != nil {
@@ -195,6 +201,7 @@ func (v *viewer) readLoop() {
 	defer v.leave()
 	r := v.rw
 	var buf []byte
+	lim := newInputLimiter(time.Now()) // ratelimit.go
 	for {
 		f, err := wire.ReadFrame(r, &buf)
 		if err != nil {
@@ -206,6 +213,9 @@ func (v *viewer) readLoop() {
 		v.lastHeard.Store(time.Now().UnixNano())
 		if err := wire.Validate(f); err != nil {
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, err.Error()) })
+			return
+		}
+		if !v.throttle(lim, f) {
 			return
 		}
 		var opErr error

@@ -3,10 +3,10 @@
 package statedir
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Dir is a resolved state directory.
@@ -48,25 +48,65 @@ func Resolve(flag string) (Dir, error) {
 	return Dir(abs), nil
 }
 
-// Ensure creates the directory (and sessions/) with mode 0700 and tightens
-// the mode of an existing one that is looser.
+// Ensure creates the directory (and sessions/) with mode 0700, and checks
+// an existing one before anything in it is trusted: it must be a directory
+// owned by the current user and writable by nobody else, or another user
+// could have put a socket, a registry or a token of their own in it. Such a
+// directory is refused with a sentence saying how to fix it; one that is
+// only readable by others is tightened to 0700.
 func (d Dir) Ensure() error {
 	for _, p := range []string{string(d), d.SessionsDir()} {
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			return fmt.Errorf("statedir: create %s: %w", p, err)
 		}
-		st, err := os.Stat(p)
+		st, err := os.Lstat(p)
 		if err != nil {
 			return fmt.Errorf("statedir: %w", err)
 		}
-		if !st.IsDir() {
-			return errors.New("statedir: " + p + " is not a directory")
+		if st.Mode()&os.ModeSymlink != 0 {
+			// A link is followed only when it is the user's own: one that
+			// another user owns could be pointed elsewhere at any time.
+			if err := checkOwner(p, st); err != nil {
+				return err
+			}
+			if st, err = os.Stat(p); err != nil {
+				return fmt.Errorf("statedir: %w", err)
+			}
+		}
+		if err := checkDir(p, st); err != nil {
+			return err
 		}
 		if st.Mode().Perm()&0o077 != 0 {
 			if err := os.Chmod(p, 0o700); err != nil {
 				return fmt.Errorf("statedir: restrict %s to 0700: %w", p, err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkDir refuses a state directory (or its sessions/) that another user
+// controls or could write to.
+func checkDir(p string, st os.FileInfo) error {
+	if !st.IsDir() {
+		return fmt.Errorf("statedir: %s is not a directory; "+
+			"move it away or pick another state directory with --state-dir or %s", p, EnvVar)
+	}
+	if err := checkOwner(p, st); err != nil {
+		return err
+	}
+	if mode := st.Mode().Perm(); mode&0o022 != 0 {
+		return fmt.Errorf("statedir: %s is writable by other users (mode %04o), so its contents cannot be trusted; "+
+			"run `chmod 700 %s` and check that nothing in it is foreign, then start again", p, mode, p)
+	}
+	return nil
+}
+
+func checkOwner(p string, st os.FileInfo) error {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
+		return fmt.Errorf("statedir: %s belongs to uid %d, not to you (uid %d); "+
+			"use a state directory of your own (--state-dir or %s), or `chown %d %s` if it is yours",
+			p, sys.Uid, os.Getuid(), EnvVar, os.Getuid(), p)
 	}
 	return nil
 }

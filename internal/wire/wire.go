@@ -116,6 +116,7 @@ const (
 	CodeUnavailable uint16 = 4 // the session cannot serve this request now
 	CodeForbidden   uint16 = 5 // the peer may not do this
 	CodeInternal    uint16 = 6
+	CodeTooFast     uint16 = 7 // the peer sends faster than allowed: its frames are slowed down, not dropped
 )
 
 // Frame is one decoded frame. Payload aliases the reader's buffer and is valid
@@ -474,8 +475,10 @@ func ParseResize(p []byte) (cols, rows uint16, err error) {
 	return cols, rows, nil
 }
 
-// MaxDim bounds a terminal's columns and rows.
-const MaxDim = 4096
+// MaxDim bounds a terminal's columns and rows: every size termkeep accepts,
+// from a viewer, a create request or a holder, is 1..MaxDim each. A larger
+// terminal costs memory and snapshot time out of proportion to any use.
+const MaxDim = 1000
 
 // CheckSize reports whether cols x rows is a size termkeep accepts.
 func CheckSize(cols, rows uint16) error {

@@ -306,8 +306,9 @@ export class TermSession {
     if (!this.opened || this.el.hidden) return;
     const d = this.fit.proposeDimensions();
     if (!d || !Number.isFinite(d.cols) || !Number.isFinite(d.rows) || d.cols < 2 || d.rows < 1) return;
-    const cols = Math.min(d.cols, 4096);
-    const rows = Math.min(d.rows, 4096);
+    // The server accepts 1..1000 each (wire.MaxDim).
+    const cols = Math.min(d.cols, 1000);
+    const rows = Math.min(d.rows, 1000);
     this.want = { cols, rows };
     if (this.term.cols !== cols || this.term.rows !== rows) this.term.resize(cols, rows);
     this.sendSize();

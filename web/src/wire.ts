@@ -28,7 +28,7 @@ export const T = {
 export const HEADER = 5;
 
 // Error frame codes.
-export const Code = { Malformed: 1, Version: 2, NotFound: 3, Unavailable: 4, Forbidden: 5, Internal: 6 } as const;
+export const Code = { Malformed: 1, Version: 2, NotFound: 3, Unavailable: 4, Forbidden: 5, Internal: 6, TooFast: 7 } as const;
 
 export interface Welcome {
   version: number;

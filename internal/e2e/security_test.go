@@ -1,0 +1,641 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/binary"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"termkeep/internal/api"
+	"termkeep/internal/client"
+	"termkeep/internal/wire"
+)
+
+// newWebEnvWith is newWebEnv for a server started with extra flags and
+// variables.
+func newWebEnvWith(t *testing.T, args []string, vars ...string) *webEnv {
+	t.Helper()
+	e := newEnv(t)
+	e.serverArgs, e.serverEnv = args, vars
+	e.startServer()
+	u, err := os.ReadFile(filepath.Join(e.dir, "url"))
+	if err != nil {
+		t.Fatalf("the server wrote no url file: %v", err)
+	}
+	tok, err := os.ReadFile(filepath.Join(e.dir, "token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &webEnv{env: e, base: strings.TrimSuffix(strings.TrimSpace(string(u)), "/"), token: strings.TrimSpace(string(tok))}
+}
+
+// runServe runs `termkeep serve` on dir with args and expects it to exit by
+// itself (a refusal) within a generous time.
+func runServe(t *testing.T, dir string, args ...string) (stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(tkBin, append([]string{"serve", "--state-dir", dir}, args...)...)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		code = 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return errb.String(), code
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("termkeep serve %v kept running; want a refusal (stderr: %s)", args, errb.String())
+		return "", 0
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and localhost
+// and its key into dir, and returns their files and a pool that trusts it.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: "termkeep test"},
+		NotBefore:    time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:        true, BasicConstraintsValid: true,
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// A listener that is not loopback refuses plain HTTP unless told in as
+// many words, and then says so loudly in its log.
+func TestSecurityPlainHTTPOffLoopback(t *testing.T) {
+	e := newEnv(t)
+	errs, code := runServe(t, e.dir, "--listen", "0.0.0.0:0")
+	if code == 0 || !strings.Contains(errs, "not a loopback address") || !strings.Contains(errs, "--tls-cert") ||
+		!strings.Contains(errs, "--insecure-no-tls") {
+		t.Fatalf("serve on 0.0.0.0 without TLS: exit %d, %q; want a refusal naming --tls-cert and --insecure-no-tls", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "server.sock")); err == nil {
+		t.Error("the refused server left a socket")
+	}
+	// A certificate without its key is refused too.
+	if errs, code := runServe(t, e.dir, "--listen", "127.0.0.1:0", "--tls-cert", "/nonexistent.pem"); code == 0 || !strings.Contains(errs, "--tls-key") {
+		t.Errorf("--tls-cert alone: exit %d, %q", code, errs)
+	}
+
+	e.serverArgs = []string{"--listen", "0.0.0.0:0", "--insecure-no-tls"}
+	e.startServer()
+	log, _ := os.ReadFile(filepath.Join(e.dir, "server.log"))
+	if !strings.Contains(string(log), "INSECURE") {
+		t.Errorf("no loud warning in the log of a plain-HTTP server on 0.0.0.0:\n%s", log)
+	}
+	u, err := client.BrowserURL(e.c.Dir())
+	if err != nil || !strings.HasPrefix(u, "http://") {
+		t.Errorf("browser URL %q, %v", u, err)
+	}
+}
+
+// With a certificate the listener serves HTTPS and WSS, the login cookie is
+// Secure, and `termkeep url` says https.
+func TestTLSServesHTTPSAndWSS(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t, t.TempDir())
+	w := newWebEnvWith(t, []string{"--listen", "0.0.0.0:0"}, "TERMKEEP_TLS_CERT="+certFile, "TERMKEEP_TLS_KEY="+keyFile)
+	w.client = &http.Client{
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	if !strings.HasPrefix(w.base, "https://127.0.0.1:") {
+		t.Fatalf("url file says %q, want https://127.0.0.1:PORT", w.base)
+	}
+	u := strings.TrimSpace(w.mustTk("url"))
+	if u != w.base+"/?token="+w.token {
+		t.Errorf("termkeep url = %q, want %s/?token=…", u, w.base)
+	}
+
+	resp, err := w.client.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("login over HTTPS: %s, cookies %v", resp.Status, resp.Header["Set-Cookie"])
+	}
+	if c := resp.Cookies()[0]; !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+		t.Errorf("cookie over HTTPS %q: want Secure, HttpOnly, SameSite=Strict", resp.Header.Get("Set-Cookie"))
+	}
+
+	// Plain HTTP on the same port gets nothing.
+	plain := "http://" + strings.TrimPrefix(w.base, "https://") + "/api/sessions"
+	if resp, err := http.Get(plain); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Errorf("plain HTTP on the TLS port answered 200: %s", b)
+		}
+	}
+
+	var sess api.Session
+	w.api("POST", "/api/sessions", map[string]any{"name": "tls", "command": []string{"cat"}, "cwd": "/"}, 201, &sess)
+	v := w.dialViewer("/ws/sessions/tls")
+	v.until("welcome", isType(wire.TypeWelcome))
+	v.w.Input([]byte("over-wss\r"))
+	v.untilText("over-wss\r\nover-wss")
+}
+
+// A WebSocket from a foreign page is refused; an origin the server is told
+// to allow (a proxy or DNS name in front of it) is accepted, and its host too.
+func TestOriginAllowedByFlag(t *testing.T) {
+	dial := func(w *webEnv, origin, host string) (int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		hdr := http.Header{"Authorization": {"Bearer " + w.token}, "Origin": {origin}}
+		c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(w.base, "http")+"/ws/sessions/o?from=-1",
+			&websocket.DialOptions{HTTPHeader: hdr, Host: host})
+		if c != nil {
+			c.CloseNow()
+		}
+		if resp == nil {
+			return 0, err
+		}
+		return resp.StatusCode, err
+	}
+
+	plain := newWebEnv(t)
+	plain.mustTk("new", "--name", "o", "--", "cat")
+	if code, err := dial(plain, "https://evil.example", ""); code != http.StatusForbidden {
+		t.Errorf("upgrade from https://evil.example: %d %v, want 403", code, err)
+	}
+
+	w := newWebEnvWith(t, []string{"--allowed-origin", "https://evil.example"})
+	w.mustTk("new", "--name", "o", "--", "cat")
+	if code, err := dial(w, "https://evil.example", ""); code != http.StatusSwitchingProtocols {
+		t.Errorf("upgrade from an allowed origin: %d %v, want 101", code, err)
+	}
+	if code, err := dial(w, "https://evil.example", "evil.example"); code != http.StatusSwitchingProtocols {
+		t.Errorf("upgrade for the allowed origin's host: %d %v, want 101", code, err)
+	}
+	if code, err := dial(w, "https://other.example", ""); code != http.StatusForbidden {
+		t.Errorf("upgrade from an origin not allowed: %d %v, want 403", code, err)
+	}
+	// The variable works as the flag does.
+	v := newWebEnvWith(t, nil, "TERMKEEP_ALLOWED_ORIGINS=https://a.example, https://evil.example")
+	v.mustTk("new", "--name", "o", "--", "cat")
+	if code, err := dial(v, "https://evil.example", ""); code != http.StatusSwitchingProtocols {
+		t.Errorf("upgrade from an origin allowed by TERMKEEP_ALLOWED_ORIGINS: %d %v, want 101", code, err)
+	}
+}
+
+// Ids and names that read as paths, or carry NUL or newlines, are refused
+// or unknown, and nothing is created or touched.
+func TestLimitNamesAndIDs(t *testing.T) {
+	w := newWebEnv(t)
+	victim := filepath.Join(filepath.Dir(w.dir), filepath.Base(w.dir)+"-victim")
+	os.Mkdir(victim, 0o700)
+	defer os.RemoveAll(victim)
+	rel := "..%2F..%2F" + url.PathEscape(filepath.Base(victim))
+
+	for _, p := range []string{"/api/sessions/..%2F..%2Fetc", "/api/sessions/" + rel, "/api/sessions/a%00b", "/api/sessions/a%0Ab"} {
+		w.api("GET", p, nil, 404, nil)
+		w.api("DELETE", p+"?remove=1", nil, 404, nil)
+	}
+	if _, err := w.c.Get(context.Background(), "../../etc"); err == nil || !strings.Contains(err.Error(), "no session") {
+		t.Errorf("unix socket, get ../../etc: %v", err)
+	}
+	if err := w.c.Remove(context.Background(), "../"+filepath.Base(victim), true); err == nil {
+		t.Error("unix socket, remove ../victim succeeded")
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatalf("the directory beside the state directory is gone: %v", err)
+	}
+
+	for _, name := range []string{"a\x00b", "a\nb", "../x", "a/b", "a..b", ".hidden", strings.Repeat("n", 65)} {
+		var e api.Error
+		w.api("POST", "/api/sessions", map[string]any{"name": name, "command": []string{"cat"}, "cwd": "/"}, 400, &e)
+		if !strings.Contains(e.Error, "not allowed") {
+			t.Errorf("name %q refused with %q", name, e.Error)
+		}
+		if _, err := w.c.CreateWorkspace(context.Background(), api.WorkspaceRequest{Name: name, Dir: "/"}); err == nil {
+			t.Errorf("workspace %q created", name)
+		}
+	}
+	if err := w.c.RemoveWorkspace(context.Background(), "../../etc"); err == nil || !strings.Contains(err.Error(), "no workspace") {
+		t.Errorf("unix socket, remove workspace ../../etc: %v", err)
+	}
+	var list []api.Session
+	w.api("GET", "/api/sessions", nil, 200, &list)
+	ws, _ := w.c.Workspaces(context.Background())
+	if len(list) != 0 || len(ws) != 0 {
+		t.Errorf("after refusals: sessions %+v, workspaces %+v", list, ws)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(w.dir, "sessions")); len(entries) != 0 {
+		t.Errorf("session directories after refusals: %v", entries)
+	}
+
+	// A rename to a bad name changes nothing.
+	w.api("POST", "/api/sessions", map[string]any{"name": "good", "command": []string{"cat"}, "cwd": "/"}, 201, nil)
+	w.api("PATCH", "/api/sessions/good", map[string]any{"name": "../bad"}, 400, nil)
+	w.api("PATCH", "/api/sessions/good", map[string]any{"name": "bad\nname"}, 400, nil)
+	w.api("GET", "/api/sessions/good", nil, 200, nil)
+}
+
+// An environment of 5,000 variables, or a variable with no valid name, is
+// refused, on both transports, and nothing is created.
+func TestLimitEnv(t *testing.T) {
+	w := newWebEnv(t)
+	env := make([]string, 5000)
+	for i := range env {
+		env[i] = fmt.Sprintf("V%d=x", i)
+	}
+	var e api.Error
+	w.api("POST", "/api/sessions", map[string]any{"name": "env", "command": []string{"cat"}, "cwd": "/", "env": env}, 400, &e)
+	if !strings.Contains(e.Error, "at most 1000") {
+		t.Errorf("5,000 variables refused with %q", e.Error)
+	}
+	_, err := w.c.Create(context.Background(), api.CreateRequest{Name: "env", Command: []string{"cat"}, Cwd: "/", Env: env})
+	if err == nil || !strings.Contains(err.Error(), "at most 1000") {
+		t.Errorf("unix socket, 5,000 variables: %v", err)
+	}
+	big := []string{"BIG=" + strings.Repeat("x", 1<<20)}
+	if _, err := w.c.Create(context.Background(), api.CreateRequest{Command: []string{"cat"}, Cwd: "/", Env: big}); err == nil || !strings.Contains(err.Error(), "1 MiB") {
+		t.Errorf("a 1 MiB variable: %v", err)
+	}
+	for _, bad := range []string{"A B=1", "=1", "NOEQUALS\x00=1", "A=b\x00c"} {
+		if _, err := w.c.Create(context.Background(), api.CreateRequest{Command: []string{"cat"}, Cwd: "/", SetEnv: []string{bad}}); err == nil {
+			t.Errorf("variable %q accepted", bad)
+		}
+	}
+	var list []api.Session
+	w.api("GET", "/api/sessions", nil, 200, &list)
+	if len(list) != 0 {
+		t.Errorf("sessions after refusals: %+v", list)
+	}
+	// An ordinary environment still works.
+	w.api("POST", "/api/sessions", map[string]any{"name": "env", "command": []string{"cat"}, "cwd": "/", "env": os.Environ()}, 201, nil)
+}
+
+// Sizes are 1..1000 everywhere: a create out of range is refused, and a
+// viewer's resize out of range is an error that leaves the size as it was.
+func TestLimitResize(t *testing.T) {
+	w := newWebEnv(t)
+	for _, size := range [][2]int{{0, 10}, {1001, 24}, {80, 1001}, {70000, 24}} {
+		var e api.Error
+		w.api("POST", "/api/sessions", map[string]any{"command": []string{"cat"}, "cwd": "/", "cols": size[0], "rows": size[1]}, 400, &e)
+		if !strings.Contains(e.Error, "1..1000") {
+			t.Errorf("size %v refused with %q", size, e.Error)
+		}
+	}
+	if _, errs, code := w.tk("new", "--size", "1001x24", "--", "cat"); code == 0 || !strings.Contains(errs, "1..1000") {
+		t.Errorf("termkeep new --size 1001x24: exit %d %q", code, errs)
+	}
+	w.api("POST", "/api/sessions", map[string]any{"name": "rs", "command": []string{"cat"}, "cwd": "/", "cols": 80, "rows": 24}, 201, nil)
+
+	for _, size := range [][2]uint16{{0, 24}, {1001, 24}, {80, 0}, {80, 1001}} {
+		v := w.dialViewer("/ws/sessions/rs?from=-1")
+		v.until("welcome", isType(wire.TypeWelcome))
+		v.w.Frame(wire.TypeResize, binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, size[0]), size[1]))
+		f := v.until("error frame", isType(wire.TypeError))
+		if code, msg, _ := wire.ParseError(f.Payload); code != wire.CodeMalformed || !strings.Contains(msg, "1..1000") {
+			t.Errorf("resize %v answered %d %q", size, code, msg)
+		}
+		for range v.frames { // and the connection ends
+		}
+		if s := w.session("rs"); s.Cols != 80 || s.Rows != 24 {
+			t.Errorf("after a refused resize to %v the session is %dx%d", size, s.Cols, s.Rows)
+		}
+	}
+	// The unix socket's viewers are held to the same bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := w.c.Attach(ctx, "rs", wire.Hello{From: wire.FromEnd, Cols: 1001, Rows: 24}); err == nil || !strings.Contains(err.Error(), "1..1000") {
+		t.Errorf("attach with a hello of 1001x24: %v", err)
+	}
+	s, err := w.c.Attach(ctx, "rs", wire.Hello{From: wire.FromEnd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Resize(1001, 24)
+	for {
+		f, err := s.Next()
+		if err != nil {
+			t.Fatalf("the stream ended without an error frame: %v", err)
+		}
+		if f.Type == wire.TypeError {
+			break
+		}
+	}
+	s.Close()
+	// A size in range is taken.
+	v := w.dialViewer("/ws/sessions/rs?from=-1")
+	v.until("welcome", isType(wire.TypeWelcome))
+	v.w.Resize(1000, 50)
+	waitFor(t, 20*time.Second, "the session to take 1000x50", func() bool {
+		s := w.session("rs")
+		return s.Cols == 1000 && s.Rows == 50
+	})
+}
+
+// A WebSocket message above the read limit, and a frame whose header
+// claims more than the largest payload, each end that connection with an
+// error; the server and the session carry on.
+func TestLimitOversizedMessages(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("new", "--name", "big", "--", "cat")
+
+	// A frame header claiming MaxPayload+1 bytes, in a small message.
+	v := w.dialViewer("/ws/sessions/big?from=-1")
+	v.until("welcome", isType(wire.TypeWelcome))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	hdr := binary.BigEndian.AppendUint32([]byte{byte(wire.TypeInput)}, wire.MaxPayload+1)
+	v.c.Write(ctx, websocket.MessageBinary, append(hdr, "xxxx"...))
+	f := v.until("error frame", isType(wire.TypeError))
+	if code, msg, _ := wire.ParseError(f.Payload); code != wire.CodeMalformed || !strings.Contains(msg, "larger than") {
+		t.Errorf("oversized frame answered %d %q", code, msg)
+	}
+	for range v.frames {
+	}
+
+	// A message above the WebSocket read limit (2 MiB).
+	v = w.dialViewer("/ws/sessions/big?from=-1")
+	v.until("welcome", isType(wire.TypeWelcome))
+	v.c.Write(ctx, websocket.MessageBinary, make([]byte, 3<<20))
+	for range v.frames {
+	}
+	v.mu.Lock()
+	err := v.err
+	v.mu.Unlock()
+	if err == nil {
+		t.Error("the connection survived a 3 MiB message")
+	} else if st := websocket.CloseStatus(err); st != -1 && st != websocket.StatusMessageTooBig {
+		t.Errorf("closed with %v, want %v", err, websocket.StatusMessageTooBig)
+	}
+
+	// The server answers on both transports and the session works.
+	if _, err := w.c.Health(context.Background()); err != nil {
+		t.Fatalf("server stopped answering: %v", err)
+	}
+	ok := w.dialViewer("/ws/sessions/big?from=-1")
+	ok.until("welcome", isType(wire.TypeWelcome))
+	ok.w.Input([]byte("still-here\r"))
+	ok.untilText("still-here\r\nstill-here")
+}
+
+// A viewer sending 10,000 tiny input frames as fast as it can is slowed
+// down and told so; a viewer of another session meanwhile gets its echo.
+func TestLimitInputRate(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("new", "--name", "flood", "--", "cat")
+	w.mustTk("new", "--name", "calm", "--", "cat")
+
+	flood := w.dialViewer("/ws/sessions/flood?from=-1")
+	flood.until("welcome", isType(wire.TypeWelcome))
+	calm := w.dialViewer("/ws/sessions/calm?from=-1")
+	calm.until("welcome", isType(wire.TypeWelcome))
+
+	var sent atomic.Int64
+	go func() {
+		for i := 0; i < 10000; i++ {
+			if flood.w.Input([]byte{'x'}) != nil {
+				return
+			}
+			sent.Add(1)
+		}
+	}()
+	f := flood.until("a too-fast error frame", isType(wire.TypeError))
+	if code, msg, _ := wire.ParseError(f.Payload); code != wire.CodeTooFast || !strings.Contains(msg, "slowed down") {
+		t.Errorf("flood answered %d %q", code, msg)
+	}
+	if n := sent.Load(); n < 2000 { // the burst (session.InputFrameBurst) passes unslowed
+		t.Errorf("slowed after only %d frames", n)
+	}
+	calm.w.Input([]byte("calm-echo\r"))
+	calm.untilText("calm-echo\r\ncalm-echo")
+	if _, err := w.c.Health(context.Background()); err != nil {
+		t.Fatalf("server stopped answering during the flood: %v", err)
+	}
+	flood.c.CloseNow()
+}
+
+// Each user may run --max-sessions sessions; one more is refused with a
+// sentence and nothing is created, and ending one makes room.
+func TestLimitSessionsPerUser(t *testing.T) {
+	w := newWebEnvWith(t, []string{"--max-sessions", "2"})
+	w.mustTk("new", "--name", "one", "--", "cat")
+	w.mustTk("new", "--name", "two", "--", "cat")
+	_, errs, code := w.tk("new", "--name", "three", "--", "cat")
+	if code == 0 || !strings.Contains(errs, "--max-sessions") {
+		t.Fatalf("third session: exit %d %q", code, errs)
+	}
+	var e api.Error
+	w.api("POST", "/api/sessions", map[string]any{"name": "three", "command": []string{"cat"}, "cwd": "/", "workspace": "ws"}, 409, &e)
+	if !strings.Contains(e.Error, "2 running sessions") {
+		t.Errorf("over the limit: %q", e.Error)
+	}
+	if len(w.ls()) != 2 {
+		t.Errorf("sessions after the refusal: %+v", w.ls())
+	}
+	if ws, _ := w.c.Workspaces(context.Background()); len(ws) != 0 {
+		t.Errorf("the refused create made a workspace: %+v", ws)
+	}
+	w.mustTk("kill", "one")
+	w.mustTk("new", "--name", "three", "--", "cat")
+}
+
+// Wrong tokens from one address are answered 429 once there were too many
+// this minute; a right token still gets in.
+func TestSecurityLoginAttempts(t *testing.T) {
+	w := newWebEnv(t)
+	var codes []int
+	for i := 0; i < 20; i++ {
+		req, _ := http.NewRequest("GET", w.base+"/api/sessions", nil)
+		req.Header.Set("Authorization", "Bearer wrong-"+strconv.Itoa(i))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+	}
+	if codes[0] != 401 || codes[19] != 429 {
+		t.Fatalf("statuses of 20 wrong tokens: %v; want 401 first, 429 at the end", codes)
+	}
+	// The ?token= page and the cookie count as tries too.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(w.base + "/?token=wrong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 {
+		t.Errorf("?token=wrong after the limit: %s", resp.Status)
+	}
+	// The right token is let through from the same address.
+	w.api("GET", "/api/sessions", nil, 200, nil)
+	resp, err = noRedirect.Get(w.base + "/?token=" + w.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("login with the right token after the limit: %s", resp.Status)
+	}
+	log, _ := os.ReadFile(filepath.Join(w.dir, "server.log"))
+	if !strings.Contains(string(log), "too many wrong access tokens") {
+		t.Error("the server did not log the guesser")
+	}
+}
+
+// Another user reaches the API socket (its mode opened on purpose) and is
+// refused by the peer's uid.
+func TestPermSocketOtherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as nobody")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no user nobody: %v", err)
+	}
+	uid, _ := strconv.Atoi(nobody.Uid)
+	gid, _ := strconv.Atoi(nobody.Gid)
+	e := newEnv(t)
+	e.startServer()
+	// The client binary where nobody can run it.
+	bin, err := os.MkdirTemp("", "tkbin-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(bin)
+	os.Chmod(bin, 0o755)
+	data, err := os.ReadFile(tkBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "termkeep"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Open the fences the mode bits make, so the uid check alone decides.
+	os.Chmod(e.dir, 0o711)
+	os.Chmod(filepath.Join(e.dir, "server.sock"), 0o666)
+	defer os.Chmod(e.dir, 0o700)
+
+	cmd := exec.Command(filepath.Join(bin, "termkeep"), "--state-dir", e.dir, "--no-autostart", "ls")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	cmd.Env = []string{"HOME=/", "PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("termkeep ls as nobody succeeded: %s", out)
+	}
+	log, _ := os.ReadFile(filepath.Join(e.dir, "server.log"))
+	if !strings.Contains(string(log), "refused a connection from another user") {
+		t.Errorf("the server did not refuse nobody by uid (client said %q):\n%s", out, log)
+	}
+	if _, err := e.c.Health(context.Background()); err != nil {
+		t.Errorf("the owner is refused after nobody: %v", err)
+	}
+}
+
+// The state directory is 0700 and everything in it 0600 (no bits for group
+// or others); a directory others may write to is refused with the fix.
+func TestPermStateDir(t *testing.T) {
+	e := newEnv(t)
+	os.Chmod(e.dir, 0o777)
+	errs, code := runServe(t, e.dir, "--listen", "127.0.0.1:0")
+	if code == 0 || !strings.Contains(errs, "chmod 700 "+e.dir) {
+		t.Fatalf("serve on a 0777 state directory: exit %d, %q; want a refusal saying chmod 700", code, errs)
+	}
+	if entries, _ := os.ReadDir(e.dir); len(entries) != 0 {
+		t.Errorf("the refused server wrote %v", entries)
+	}
+	os.Chmod(e.dir, 0o755) // readable by others, not writable: tightened, not refused
+	e.startServer()
+	id := strings.TrimSpace(e.mustTk("new", "--name", "p", "--", "sh", "-c", "echo hi; exec cat"))
+	e.mustTk("wait", "p", "--output", "hi", "--timeout", "20s")
+	e.mustTk("url")
+	var checked int
+	filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // a file that went away meanwhile
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		checked++
+		mode := st.Mode()
+		switch {
+		case mode.IsDir() && mode.Perm() != 0o700:
+			t.Errorf("%s: directory mode %04o, want 0700", p, mode.Perm())
+		case !mode.IsDir() && mode.Perm()&0o077 != 0:
+			t.Errorf("%s: mode %04o (%s), want 0600 or tighter", p, mode.Perm(), mode.Type())
+		}
+		return nil
+	})
+	if checked < 8 {
+		t.Errorf("only %d entries checked in %s", checked, e.dir)
+	}
+	for _, p := range []string{"server.sock", "token", "url", "termkeep.db", filepath.Join("sessions", id, "holder.sock"), filepath.Join("sessions", id, "meta.json")} {
+		if st, err := os.Stat(filepath.Join(e.dir, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		} else if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %04o, want 0600", p, st.Mode().Perm())
+		}
+	}
+	var list []json.RawMessage
+	json.Unmarshal([]byte(e.mustTk("ls", "--json")), &list)
+	if len(list) != 1 {
+		t.Errorf("ls after the permission checks: %d sessions", len(list))
+	}
+}
