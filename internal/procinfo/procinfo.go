@@ -11,3 +11,6 @@ var ErrUnsupported = errors.New("procinfo: not supported on this system")
 
 // Cwd returns the working directory of process pid.
 func Cwd(pid int) (string, error) { return cwd(pid) }
+
+// Cmdline returns the arguments process pid was started with.
+func Cmdline(pid int) ([]string, error) { return cmdline(pid) }

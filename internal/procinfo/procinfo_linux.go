@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 func cwd(pid int) (string, error) {
@@ -12,4 +13,12 @@ func cwd(pid int) (string, error) {
 		return "", fmt.Errorf("procinfo: working directory of %d: %w", pid, err)
 	}
 	return p, nil
+}
+
+func cmdline(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return nil, fmt.Errorf("procinfo: command line of %d: %w", pid, err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }

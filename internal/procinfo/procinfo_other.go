@@ -3,3 +3,5 @@
 package procinfo
 
 func cwd(int) (string, error) { return "", ErrUnsupported }
+
+func cmdline(int) ([]string, error) { return nil, ErrUnsupported }

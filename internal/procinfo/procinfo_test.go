@@ -22,3 +22,13 @@ func TestCwd(t *testing.T) {
 		t.Fatal("no error for a process that does not exist")
 	}
 }
+
+func TestCmdline(t *testing.T) {
+	argv, err := Cmdline(os.Getpid())
+	if err != nil {
+		t.Skipf("not supported here: %v", err)
+	}
+	if len(argv) != len(os.Args) || argv[0] != os.Args[0] {
+		t.Fatalf("Cmdline = %q, want %q", argv, os.Args)
+	}
+}

@@ -30,6 +30,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"termkeep/internal/holder"
+	"termkeep/internal/procinfo"
 	"termkeep/internal/session"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
@@ -397,7 +398,8 @@ func (s *Server) kill(h *session.Host) error {
 	if err := h.Kill(s.cfg.KillGrace); err != nil && !errors.Is(err, session.ErrEnded) {
 		// The holder is unreachable right now: ask its process directly; it
 		// closes the session gracefully on SIGTERM.
-		if m, merr := holder.ReadMeta(s.cfg.StateDir.Session(h.ID)); merr == nil && m.HolderPid > 0 {
+		// Only when that pid is still a holder: pids are reused.
+		if m, merr := holder.ReadMeta(s.cfg.StateDir.Session(h.ID)); merr == nil && m.HolderPid > 0 && isHolder(m.HolderPid) {
 			unix.Kill(m.HolderPid, unix.SIGTERM)
 		}
 	}
@@ -553,4 +555,16 @@ func envValue(env []string, key string) string {
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
+}
+
+// isHolder reports whether process pid runs a termkeep holder (the
+// termkeep-holder binary, or termkeep in its hidden holder mode). Where the
+// system cannot tell, it says no: a signal to a stranger is worse than a
+// session left to end by itself.
+func isHolder(pid int) bool {
+	argv, err := procinfo.Cmdline(pid)
+	if err != nil || len(argv) == 0 {
+		return false
+	}
+	return filepath.Base(argv[0]) == "termkeep-holder" || (len(argv) > 1 && argv[1] == "__holder")
 }
