@@ -44,20 +44,22 @@ const (
 	// viewers of each kind are timed (interleaved).
 	fullReattachMiB    = 1024
 	quickReattachMiB   = 64
-	fullReattachTries  = 15
-	quickReattachTries = 7
+	fullReattachTries  = 9
+	quickReattachTries = 5
 
 	// Server restart: sessions, the output each printed, and restarts.
 	fullRestartSessions  = 100
 	quickRestartSessions = 20
-	fullRestartMiB       = 16
+	fullRestartMiB       = 8
 	quickRestartMiB      = 8
 	fullRestartRounds    = 5
 	quickRestartRounds   = 3
 
-	// Memory at 100 sessions: rounds of every contender and case.
-	fullMemRounds  = 3
-	quickMemRounds = 1
+	// Memory at 100 sessions: sessions, and rounds of every case.
+	fullMemSessions  = 100
+	quickMemSessions = 50
+	fullMemRounds    = 2
+	quickMemRounds   = 1
 
 	// Scale: sessions (one viewer each) and how long they print.
 	fullScaleSessions  = 500
@@ -132,7 +134,7 @@ func main() {
 	flag.IntVar(&cfg.restartSessions, "restart-sessions", 0, fmt.Sprintf("sessions for the server restart (default %d, quick %d)", fullRestartSessions, quickRestartSessions))
 	flag.IntVar(&cfg.restartMiB, "restart-size", 0, fmt.Sprintf("output each restarted session printed, in MiB (default %d, quick %d)", fullRestartMiB, quickRestartMiB))
 	flag.IntVar(&cfg.restartRounds, "restart-rounds", 0, fmt.Sprintf("server restarts (default %d, quick %d)", fullRestartRounds, quickRestartRounds))
-	flag.IntVar(&cfg.memSessions, "memory-sessions", 0, fmt.Sprintf("sessions for the memory comparison (default %d)", memSessions))
+	flag.IntVar(&cfg.memSessions, "memory-sessions", 0, fmt.Sprintf("sessions for the memory comparison (default %d, quick %d)", fullMemSessions, quickMemSessions))
 	flag.IntVar(&cfg.scaleSessions, "scale-sessions", 0, fmt.Sprintf("sessions for the scale run, one viewer each (default %d, quick %d)", fullScaleSessions, quickScaleSessions))
 	flag.IntVar(&cfg.scaleSeconds, "scale-seconds", 0, fmt.Sprintf("seconds the scale run prints (default %d, quick %d)", fullScaleSeconds, quickScaleSeconds))
 	skip := flag.String("skip", "", "comma-separated sections to leave out: "+strings.Join(sections, ", "))
@@ -165,7 +167,7 @@ func main() {
 	def(&cfg.restartSessions, quickRestartSessions, fullRestartSessions)
 	def(&cfg.restartMiB, quickRestartMiB, fullRestartMiB)
 	def(&cfg.restartRounds, quickRestartRounds, fullRestartRounds)
-	def(&cfg.memSessions, memSessions, memSessions)
+	def(&cfg.memSessions, quickMemSessions, fullMemSessions)
 	def(&cfg.memRounds, quickMemRounds, fullMemRounds)
 	def(&cfg.scaleSessions, quickScaleSessions, fullScaleSessions)
 	def(&cfg.scaleSeconds, quickScaleSeconds, fullScaleSeconds)

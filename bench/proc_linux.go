@@ -193,3 +193,33 @@ func pidsWithCmdline(sub string) []int {
 	}
 	return out
 }
+
+// procRuntime returns the time a live process's threads have spent on a
+// CPU, summed from each thread's /proc/<pid>/task/<tid>/schedstat (in
+// nanoseconds): unlike the tick counts of /proc/<pid>/stat, which round
+// each process down to 10 ms, it adds up over hundreds of processes that
+// each ran for a few milliseconds. Threads that have already ended are not
+// counted.
+func procRuntime(pid int) (time.Duration, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, e := range ents {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, e.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			continue
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("proc: schedstat of pid %d: %w", pid, err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
+}

@@ -32,3 +32,5 @@ func firstChild(pid int) int { return 0 }
 func ptyEcho(f *os.File) (bool, error) { return false, nil }
 
 func pidsWithCmdline(sub string) []int { return nil }
+
+func procRuntime(pid int) (time.Duration, error) { return 0, errNoProc }

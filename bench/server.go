@@ -134,13 +134,14 @@ func (s *tkServer) resyncs() int {
 	return n
 }
 
-// create starts a session and returns it with its holder's pid, which only
-// meta.json records.
-func (s *tkServer) create(ctx context.Context, name string, argv []string) (api.Session, int, error) {
+// create starts a session, its child's environment the bench's with TERM
+// and setEnv (KEY=VALUE) set, and returns it with its holder's pid, which
+// only meta.json records.
+func (s *tkServer) create(ctx context.Context, name string, argv []string, setEnv ...string) (api.Session, int, error) {
 	cwd, _ := os.Getwd()
 	sess, err := s.c.Create(ctx, api.CreateRequest{
 		Name: name, Command: argv, Cwd: cwd, Cols: termCols, Rows: termRows,
-		Env: os.Environ(), SetEnv: []string{"TERM=xterm-256color"},
+		Env: os.Environ(), SetEnv: append([]string{"TERM=xterm-256color"}, setEnv...),
 	})
 	if err != nil {
 		return sess, 0, fmt.Errorf("create session %s: %w", name, err)

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Memory at 100 sessions: what each idle session costs, as PSS (a process's
+// private pages plus its share of the pages it shares), for termkeep, tmux
+// and dtach, each hosting the same 100 idle `sh`s. The shells themselves
+// are left out: they are the same in all three.
+//
+//   - termkeep: (server PSS with the sessions − server PSS with none) / N,
+//     plus the median holder's PSS.
+//   - tmux: one server with N sessions: its PSS / N (no client attached).
+//   - dtach: N `dtach -n` masters: the median master's PSS.
+//
+// A second case has each session print 10,000 lines first, so that
+// termkeep's screen model has its default scrollback full (10,000 lines);
+// tmux keeps its default history-limit (2,000 lines) of them, dtach none.
+
+const (
+	memScrollLines  = 10000
+	memGoalKiB      = 1024            // an idle session's PSS, termkeep
+	memGoalFullKiB  = 2048            // with a full scrollback
+	memSettleBefore = 2 * time.Second // a fresh server before its empty figure
+)
+
+// memCase is one of the two cases.
+type memCase struct {
+	name   string
+	scroll bool // each session prints memScrollLines lines first
+}
+
+var memCases = []memCase{{"idle", false}, {"full scrollback", true}}
+
+// memFigure is one contender's figures in one round: KiB per session, and
+// the parts they were computed from.
+type memFigure struct {
+	perPss, perPrivate float64 // KiB per session
+	parts              string  // how the figure was made, for the log
+}
+
+type memResult struct {
+	contender string
+	c         memCase
+	samples   []memFigure
+	errs      []string
+	skipped   string
+}
+
+type memReport struct {
+	sessions int
+	results  []*memResult
+	err      error
+}
+
+// memContender sets up n sessions (start returns once every session is up
+// and, with a file, has printed it) and returns how to read their memory
+// and how to end them. The three contenders of a case are set up side by
+// side and read after one settle time.
+type memContender struct {
+	name  string
+	start func(ctx context.Context, e *env, n int, file string) (measure func() (memFigure, error), stop func(), err error)
+}
+
+func memContenders() []memContender {
+	return []memContender{
+		{"termkeep", memTermkeep},
+		{"tmux", memTmux},
+		{"dtach", memDtach},
+	}
+}
+
+func runMemory100(ctx context.Context, e *env, cfg config) *memReport {
+	rep := &memReport{sessions: cfg.memSessions}
+	path := filepath.Join(e.work, fmt.Sprintf("lines-%d.txt", memScrollLines))
+	if _, err := writeLines(path, memScrollLines, e.m); err != nil {
+		rep.err = err
+		return rep
+	}
+	for _, c := range memCases {
+		for _, mc := range memContenders() {
+			rep.results = append(rep.results, &memResult{contender: mc.name, c: c})
+		}
+	}
+	for round := 1; round <= cfg.memRounds; round++ {
+		for _, c := range memCases {
+			if err := memRound(ctx, e, cfg, rep, c, path, round); err != nil {
+				rep.err = err
+				return rep
+			}
+		}
+	}
+	return rep
+}
+
+// memRound sets up every contender of case c, lets them settle, and reads
+// them. It returns an error only when interrupted.
+func memRound(ctx context.Context, e *env, cfg config, rep *memReport, c memCase, path string, round int) error {
+	file := ""
+	if c.scroll {
+		file = path
+	}
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	type running struct {
+		r       *memResult
+		measure func() (memFigure, error)
+	}
+	var all []running
+	fail := func(r *memResult, err error) {
+		switch {
+		case errors.Is(err, errSkipped):
+			r.skipped = strings.TrimPrefix(err.Error(), errSkipped.Error()+": ")
+			logf("memory100 %-8s skipped: %s", r.contender, r.skipped)
+		default:
+			r.errs = append(r.errs, err.Error())
+			logf("memory100 %d/%d %-8s %-15s FAILED: %v", round, cfg.memRounds, r.contender, c.name, err)
+		}
+	}
+	for _, mc := range memContenders() {
+		var r *memResult
+		for _, x := range rep.results {
+			if x.contender == mc.name && x.c == c {
+				r = x
+			}
+		}
+		if r.skipped != "" {
+			continue
+		}
+		measure, stop, err := mc.start(rctx, e, cfg.memSessions, file)
+		if ctx.Err() != nil {
+			if stop != nil {
+				stop()
+			}
+			return ctx.Err()
+		}
+		if err != nil {
+			fail(r, err)
+			continue
+		}
+		defer stop()
+		all = append(all, running{r, measure})
+	}
+	if err := sleepCtx(ctx, idleSettle); err != nil {
+		return err
+	}
+	for _, x := range all {
+		f, err := x.measure()
+		if err != nil {
+			fail(x.r, err)
+			continue
+		}
+		x.r.samples = append(x.r.samples, f)
+		logf("memory100 %d/%d %-8s %-15s %6.0f KiB PSS per session (%s)", round, cfg.memRounds, x.r.contender, c.name, f.perPss, f.parts)
+	}
+	return nil
+}
+
+// memCommand is each session's command: an interactive sh, after printing
+// the file when there is one.
+func memCommand(file string) []string {
+	if file == "" {
+		return []string{"sh"}
+	}
+	return []string{"sh", "-c", "cat " + shellQuote(file) + "; exec sh"}
+}
+
+func memTermkeep(ctx context.Context, e *env, n int, file string) (func() (memFigure, error), func(), error) {
+	srv, err := startServer(ctx, e.bin)
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(err error) (func() (memFigure, error), func(), error) { srv.close(); return nil, nil, err }
+	if err := sleepCtx(ctx, memSettleBefore); err != nil {
+		return fail(err)
+	}
+	base, err := procMemory(srv.pid())
+	if err != nil {
+		return fail(err)
+	}
+	ids := make([]string, n)
+	holders := make([]int, n)
+	err = forEach(ctx, n, 8, func(i int) error {
+		sess, hp, err := srv.create(ctx, fmt.Sprintf("m%d", i), memCommand(file))
+		ids[i], holders[i] = sess.ID, hp
+		return err
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if file != "" {
+		// The model has the whole file once the end marker is on screen.
+		err := forEach(ctx, n, 4, func(i int) error {
+			for deadline := time.Now().Add(time.Minute); ; {
+				text, err := srv.c.Screen(ctx, ids[i], false, 0)
+				if err == nil && strings.Contains(text, string(e.m.end)) {
+					return nil
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("session %d: the file never reached its screen (%v)", i, err)
+				}
+				if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+					return err
+				}
+			}
+		})
+		if err != nil {
+			return fail(err)
+		}
+	}
+	measure := func() (memFigure, error) {
+		full, err := procMemory(srv.pid())
+		if err != nil {
+			return memFigure{}, err
+		}
+		var pss, priv []float64
+		for _, pid := range holders {
+			m, err := procMemory(pid)
+			if err != nil {
+				return memFigure{}, fmt.Errorf("holder %d: %w", pid, err)
+			}
+			pss = append(pss, float64(m.Pss))
+			priv = append(priv, float64(m.Private))
+		}
+		hp, hv := median(pss), median(priv)
+		sp := float64(full.Pss-base.Pss) / float64(n)
+		sv := float64(full.Private-base.Private) / float64(n)
+		return memFigure{
+			perPss: sp + hp, perPrivate: sv + hv,
+			parts: fmt.Sprintf("server %d → %d KiB PSS: %.0f KiB per session; median holder %.0f KiB", base.Pss, full.Pss, sp, hp),
+		}, nil
+	}
+	return measure, srv.close, nil
+}
+
+func memTmux(ctx context.Context, e *env, n int, file string) (func() (memFigure, error), func(), error) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		return nil, nil, fmt.Errorf("%w: tmux is not installed", errSkipped)
+	}
+	e.seq++
+	sock := filepath.Join(e.work, fmt.Sprintf("tmux-%d.sock", e.seq))
+	tmux := func(ctx context.Context, args ...string) *exec.Cmd {
+		c := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
+		c.Env = viewerEnv()
+		return c
+	}
+	stop := func() {
+		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		tmux(c, "kill-server").Run()
+		os.Remove(sock)
+	}
+	fail := func(err error) (func() (memFigure, error), func(), error) { stop(); return nil, nil, err }
+	// Sessions are made 20 to a tmux command, each the size of the others'.
+	cmd := strings.Join(memCommand(file), " ")
+	if file != "" {
+		cmd = memCommand(file)[2]
+	}
+	for i := 0; i < n; i += 20 {
+		var args []string
+		for j := i; j < min(i+20, n); j++ {
+			if j > i {
+				args = append(args, ";")
+			}
+			args = append(args, "new-session", "-d", "-s", fmt.Sprintf("m%d", j), "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows), cmd)
+		}
+		if out, err := tmux(ctx, args...).CombinedOutput(); err != nil {
+			return fail(fmt.Errorf("tmux new-session: %v: %s", err, out))
+		}
+	}
+	if file != "" {
+		// Every pane's history is full: tmux drops a tenth of the
+		// history-limit at a time once it is reached, so a full pane
+		// holds between nine tenths of it and all of it.
+		out, err := tmux(ctx, "show-options", "-gv", "history-limit").Output()
+		if err != nil {
+			return fail(fmt.Errorf("tmux show-options: %w", err))
+		}
+		limit, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+		want := min(limit*9/10, memScrollLines-termRows)
+		for deadline := time.Now().Add(time.Minute); ; {
+			out, err := tmux(ctx, "list-panes", "-a", "-F", "#{history_size}").Output()
+			if err != nil {
+				return fail(fmt.Errorf("tmux list-panes: %w", err))
+			}
+			full := 0
+			for _, f := range strings.Fields(string(out)) {
+				if h, _ := strconv.Atoi(f); h >= want {
+					full++
+				}
+			}
+			if full == n {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fail(fmt.Errorf("only %d of %d tmux panes have %d lines of history", full, n, want))
+			}
+			if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	out, err := tmux(ctx, "display-message", "-p", "-t", "m0", "#{pid}").Output()
+	if err != nil {
+		return fail(fmt.Errorf("tmux display-message: %w", err))
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return fail(fmt.Errorf("tmux display-message: %q", out))
+	}
+	measure := func() (memFigure, error) {
+		m, err := procMemory(pid)
+		if err != nil {
+			return memFigure{}, err
+		}
+		return memFigure{
+			perPss: float64(m.Pss) / float64(n), perPrivate: float64(m.Private) / float64(n),
+			parts: fmt.Sprintf("server %d KiB PSS", m.Pss),
+		}, nil
+	}
+	return measure, stop, nil
+}
+
+func memDtach(ctx context.Context, e *env, n int, file string) (func() (memFigure, error), func(), error) {
+	if _, err := exec.LookPath("dtach"); err != nil {
+		return nil, nil, fmt.Errorf("%w: dtach is not installed (apt-get install dtach)", errSkipped)
+	}
+	e.seq++
+	dir := filepath.Join(e.work, fmt.Sprintf("dtach-%d", e.seq))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	// Every master, and its child, is ended however this goes.
+	stop := func() {
+		for _, pid := range pidsWithCmdline(dir + "/") {
+			if c := firstChild(pid); c > 0 {
+				syscall.Kill(c, syscall.SIGKILL)
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		os.RemoveAll(dir)
+	}
+	for i := range n {
+		// -n detaches at once; stdin is not a terminal, so the session's
+		// pty gets dtach's defaults. -E: no detach key, -z: no suspend key
+		// (no client will ever send one).
+		args := append([]string{"-n", filepath.Join(dir, fmt.Sprintf("s%d", i)), "-E", "-z"}, memCommand(file)...)
+		c := exec.CommandContext(ctx, "dtach", args...)
+		c.Env = viewerEnv()
+		if out, err := c.CombinedOutput(); err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("dtach -n: %v: %s", err, out)
+		}
+	}
+	measure := func() (memFigure, error) {
+		pids := pidsWithCmdline(dir + "/")
+		if len(pids) != n {
+			return memFigure{}, fmt.Errorf("%d dtach masters running, want %d", len(pids), n)
+		}
+		var pss, priv []float64
+		for _, pid := range pids {
+			m, err := procMemory(pid)
+			if err != nil {
+				return memFigure{}, err
+			}
+			pss = append(pss, float64(m.Pss))
+			priv = append(priv, float64(m.Private))
+		}
+		slices.Sort(pss)
+		return memFigure{
+			perPss: median(pss), perPrivate: median(priv),
+			parts: fmt.Sprintf("masters %.0f–%.0f KiB PSS", pss[0], pss[len(pss)-1]),
+		}, nil
+	}
+	return measure, stop, nil
+}
