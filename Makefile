@@ -8,7 +8,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # private) is small, and nothing of the CLI or the registry linked in.
 HOLDER_LDFLAGS := -s -w
 
-.PHONY: all build run test test-short test-web web chromium fuzz bench bench-quick deps clean
+.PHONY: all build run test test-short test-web web chromium fuzz bench bench-quick soak deps clean
 
 all: build
 
@@ -89,10 +89,34 @@ fuzz: deps
 	$(GO) test -run='^$$' -fuzz=FuzzReadFrame -fuzztime=$(FUZZTIME) ./internal/wire/
 	$(GO) test -run='^$$' -fuzz=FuzzOpen -fuzztime=$(FUZZTIME) ./internal/outlog/
 	$(GO) test -run='^$$' -fuzz=FuzzAppendRead -fuzztime=$(FUZZTIME) ./internal/outlog/
+	$(GO) test -run='^$$' -fuzz=FuzzHTTPBodies -fuzztime=$(FUZZTIME) ./internal/server/
 
-# Throughput against the raw pty (and tmux), written to docs/PERFORMANCE.md.
+# The long versions of the chaos and soak tests (`make test` runs their
+# short ones): the server SIGKILLed 100 times and hung 5 times for 5 s while
+# a session prints, 20 holders killed while writing meta.json, and 500
+# sessions with two viewers each for an hour (TK_SOAK_SESSIONS,
+# TK_SOAK_DURATION, TK_SOAK_WARMUP; TK_SOAK_MAX_RSS in MiB stops a server
+# whose memory runs away). Without the race detector, so the figures are the
+# product's. The whole output goes to test-artifacts/soak.log, the figures
+# to test-artifacts/soak-summary.txt (docs/reliability.md quotes them).
+SOAK_RUN ?= CrashLoop|HolderKilledMidWrite|Soak
+soak: deps
+	@mkdir -p test-artifacts
+	@echo "soak: $(SOAK_RUN), output in test-artifacts/soak.log (an hour or more)"
+	@{ TK_SOAK=1 $(GO) test -race=false -count=1 -v -timeout 3h -run '$(SOAK_RUN)' ./internal/e2e/ 2>&1; echo $$? > test-artifacts/soak.status; } \
+		| tee test-artifacts/soak.log | grep --line-buffered -E '^(=== RUN|--- |ok|FAIL)|_test\.go:[0-9]+: '; \
+	{ echo "# make soak, $$(date -u +%Y-%m-%dT%H:%MZ), $$($(GO) version), $$(nproc) cores"; \
+		grep -h 'SUMMARY' test-artifacts/soak.log | sed 's/^ *[a-z_]*_test\.go:[0-9]*: SUMMARY //'; } > test-artifacts/soak-summary.txt; \
+	cat test-artifacts/soak-summary.txt; \
+	exit $$(cat test-artifacts/soak.status)
+
+# Throughput, latency, reattach, restart, memory and scale against the raw
+# pty, tmux and dtach, written to docs/PERFORMANCE.md. Debian's tmux and
+# dtach are installed when missing (as root); without them their rows say
+# skipped.
 bench: build
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || true
+	@command -v dtach >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq dtach) || true
 	$(GO) run ./bench -bin $(BIN) -out docs/PERFORMANCE.md
 
 bench-quick: build

@@ -173,7 +173,8 @@ type viewer struct {
 	gone     chan struct{} // closed when the viewer's side has ended
 	once     sync.Once
 
-	lastHeard atomic.Int64 // unix nanoseconds of the last frame from the viewer
+	lastHeard atomic.Int64  // unix nanoseconds of the last frame from the viewer
+	pingDue   atomic.Uint64 // a ping the pinger left for the writer (0: none)
 
 	// A viewer that sends Ack frames (a browser) says how far it has drawn.
 	// The server then sends at most a queue beyond that, and resyncs it
@@ -192,7 +193,12 @@ type viewer struct {
 func (v *viewer) send(fn func(*wire.Writer) error) error {
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
-	return fn(v.w)
+	err := fn(v.w)
+	if seq := v.pingDue.Swap(0); seq != 0 && err == nil {
+		// The pinger found a write in progress: the ping goes right after it.
+		err = v.w.Uint64(wire.TypeServerPing, seq)
+	}
+	return err
 }
 
 func (v *viewer) leave() { v.once.Do(func() { close(v.gone); v.rw.Close() }) }
@@ -320,10 +326,22 @@ func (v *viewer) pinger() {
 			v.leave()
 			return
 		}
+		// The pinger never waits behind a write (a stalled viewer must still
+		// be found silent): while one is in progress, the writer sends the
+		// ping when it is done.
+		seq++
 		if v.wmu.TryLock() {
-			seq++
 			v.w.Uint64(wire.TypeServerPing, seq)
 			v.wmu.Unlock()
+		} else {
+			v.pingDue.Store(seq)
+			// That write may have ended before it could see the ping.
+			if v.wmu.TryLock() {
+				if s := v.pingDue.Swap(0); s != 0 {
+					v.w.Uint64(wire.TypeServerPing, s)
+				}
+				v.wmu.Unlock()
+			}
 		}
 	}
 }
