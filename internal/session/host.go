@@ -12,6 +12,7 @@
 package session
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -375,6 +376,11 @@ func (h *Host) appendOutput(off uint64, data []byte) {
 	} else if off < h.end {
 		data = data[h.end-off:]
 		off = h.end
+	}
+	if cap(data) > 2*len(data) {
+		// A short chunk in a large frame buffer would pin all of it: the
+		// window's cap counts what it holds, not what it keeps alive.
+		data = bytes.Clone(data)
 	}
 	h.recent = append(h.recent, chunk{off: off, data: data})
 	h.recentN += len(data)

@@ -513,7 +513,7 @@ func (v *viewer) resync(end uint64) (uint64, error) {
 		return 0, err
 	}
 	v.h.resyncs.Add(1)
-	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", "viewer", v.id, "behind", end-at, "offset", at)
+	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", "viewer", v.id, "offset", at)
 	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
 		return 0, err
 	}
