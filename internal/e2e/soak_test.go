@@ -1,0 +1,355 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"termkeep/internal/api"
+	"termkeep/internal/holder"
+)
+
+// Soak: many sessions each printing 20 lines a second, each followed by a
+// viewer that keeps up and by a slow one (a browser on a bad link: it acks
+// what it read and stops reading for a while), for a duration. Short here
+// (50 sessions, 30 s); `make soak` runs 500 sessions for an hour
+// (TK_SOAK_SESSIONS and TK_SOAK_DURATION change both versions;
+// TK_SOAK_WARMUP the time before memory counts as steady). No line is lost
+// or repeated in any log or at any keeping-up viewer; the slow viewers are
+// skipped to the present with snapshots and get exact bytes between them;
+// the server's fds do not grow and its RSS slope after warm-up is reported
+// (asserted loosely). The server has no debug endpoint for goroutines: its
+// thread count from /proc stands in for them.
+func TestSoak(t *testing.T) {
+	skipShort(t)
+	sessions, duration := 50, 30*time.Second
+	if soakMode() {
+		sessions, duration = 500, time.Hour
+	}
+	if v := os.Getenv("TK_SOAK_SESSIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("TK_SOAK_SESSIONS=%q is not a number of sessions", v)
+		}
+		sessions = n
+	}
+	if v := os.Getenv("TK_SOAK_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			t.Fatalf("TK_SOAK_DURATION=%q is not a duration (e.g. 30s, 1h)", v)
+		}
+		duration = d
+	}
+	const (
+		pad     = 80                              // 101-byte lines
+		perSec  = 20 * (10 + 1 + pad + 1 + 8 + 2) // bytes a second per session
+		window  = 1 << 20                         // the server's in-memory window per session (docs/architecture.md)
+		queue   = 32 << 10                        // --viewer-queue: 16 s of one session's output
+		readFor = 5 * time.Second                 // the slow viewer reads this long,
+		pause   = 20 * time.Second                // then stops reading this long (past its queue)
+	)
+	// The queue is small enough that every pause of the slow viewer ends in
+	// a snapshot, and large enough that a keeping-up viewer is never taken
+	// for a slow one, even starved for seconds on a loaded machine.
+	//
+	// Memory grows until every session's window is full; after that it
+	// should be flat.
+	fill := time.Duration(window / perSec * float64(time.Second))
+	warm := min(duration/3, fill+2*time.Minute)
+	if v := os.Getenv("TK_SOAK_WARMUP"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d >= duration {
+			t.Fatalf("TK_SOAK_WARMUP=%q is not a duration shorter than the soak", v)
+		}
+		warm = d
+	}
+	sample := max(duration/60, time.Second)
+	// A server whose memory runs away is stopped before it takes the
+	// machine down with it (TK_SOAK_MAX_RSS, in MiB).
+	maxRSS := int64(6 << 10)
+	if v := os.Getenv("TK_SOAK_MAX_RSS"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			t.Fatalf("TK_SOAK_MAX_RSS=%q is not a number of MiB", v)
+		}
+		maxRSS = n
+	}
+
+	e := newEnv(t)
+	e.serverArgs = []string{"--viewer-queue", strconv.Itoa(queue)}
+	e.startServer()
+	pid := e.srv.cmd.Process.Pid
+	wd, _ := os.Getwd()
+
+	t0 := time.Now()
+	ids := make([]string, sessions)
+	parallel(t, sessions, 8, func(i int) error {
+		s, err := e.c.Create(context.Background(), api.CreateRequest{
+			Name: fmt.Sprintf("soak%04d", i), Command: []string{selfBin}, Cwd: wd, Env: os.Environ(),
+			SetEnv: []string{"TK_CHILD=lines", "TK_EVERY=50ms", "TK_PAD=" + strconv.Itoa(pad)},
+		})
+		ids[i] = s.ID
+		return err
+	})
+	created := time.Since(t0)
+	pids := map[string]int{}
+	for _, s := range e.ls() {
+		if s.Pid != nil {
+			pids[s.ID] = *s.Pid
+		}
+	}
+	keep := make([]*follower, sessions)
+	slow := make([]*follower, sessions)
+	for i, id := range ids {
+		keep[i] = startFollower(e.c, id, 0)
+		slow[i] = slowFollower(e.c, id, 0, readFor, pause)
+	}
+	defer func() {
+		var wg sync.WaitGroup
+		for i := range ids {
+			wg.Add(2)
+			go func() { keep[i].stop(); wg.Done() }()
+			go func() { slow[i].stop(); wg.Done() }()
+		}
+		wg.Wait()
+	}()
+	t.Logf("%d sessions created in %s, 2 viewers each; running %s (warm-up %s, a sample every %s)", sessions, created.Round(time.Millisecond), duration, warm, sample)
+
+	// The run: sample the server's memory, threads and fds; fail early if
+	// a keeping-up viewer or a slow one finds a fault.
+	start := time.Now()
+	var samples []rssSample
+	var fds0, thr0 int
+	steady := false
+	for time.Since(start) < duration {
+		time.Sleep(sample)
+		st, err := readProc(pid)
+		if err != nil {
+			t.Fatalf("the server (pid %d): %v", pid, err)
+		}
+		at := time.Since(start)
+		samples = append(samples, rssSample{at, st.rssKiB})
+		if st.rssKiB > maxRSS<<10 {
+			t.Fatalf("after %s the server's RSS is %d MiB, past TK_SOAK_MAX_RSS (%d MiB); samples so far: %s",
+				at.Round(time.Second), st.rssKiB>>10, maxRSS, formatSamples(samples))
+		}
+		if !steady && at >= warm {
+			steady, fds0, thr0 = true, st.fds, st.threads
+		}
+		for i := range ids {
+			for _, f := range []*follower{keep[i], slow[i]} {
+				if _, _, err := f.state(); err != nil {
+					t.Fatalf("viewer of %s after %s: %v", f.ref, at.Round(time.Second), err)
+				}
+			}
+		}
+		if soakMode() && len(samples)%6 == 0 {
+			t.Logf("%s: server RSS %d KiB, %d threads, %d fds", at.Round(time.Second), st.rssKiB, st.threads, st.fds)
+		}
+	}
+	end, err := readProc(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdersKiB, holdersN := 0, 0
+	for _, id := range ids {
+		if m, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", id)); err == nil {
+			if st, err := readProc(m.HolderPid); err == nil {
+				holdersKiB += int(st.rssKiB)
+				holdersN++
+			}
+		}
+	}
+
+	// Every child stops and prints its count; every keeping-up viewer
+	// reaches that line; every log holds every line once.
+	parallel(t, sessions, 16, func(i int) error { return e.c.Input(context.Background(), ids[i], []byte("s")) })
+	for i := range ids {
+		waitFollower(t, keep[i], "the END line", 2*time.Minute, func(_ uint64, ended bool) bool { return ended })
+	}
+	var lines, logBytes, snapshots uint64
+	resynced := 0
+	for i, id := range ids {
+		log, logEnd := checkLog(t, e.c, id)
+		if log.err != nil || !log.ended {
+			t.Fatalf("the log of %s: %v (END line: %v)", id, log.err, log.ended)
+		}
+		f := keep[i]
+		next, _, _ := f.state()
+		f.mu.Lock()
+		flines := f.check.lines
+		f.mu.Unlock()
+		if flines != log.lines || next != logEnd {
+			t.Fatalf("the keeping-up viewer of %s saw %d lines up to %d; the log holds %d lines up to %d", id, flines, next, log.lines, logEnd)
+		}
+		lines += log.lines
+		logBytes += logEnd
+		slow[i].mu.Lock()
+		snapshots += uint64(slow[i].snapshots)
+		if slow[i].snapshots > 0 {
+			resynced++
+		}
+		slow[i].mu.Unlock()
+	}
+	for _, s := range e.ls() {
+		if s.State != "running" || s.Pid == nil || *s.Pid != pids[s.ID] {
+			t.Fatalf("after the soak %s is %s with pid %v, want running with pid %d", s.ID, s.State, s.Pid, pids[s.ID])
+		}
+	}
+
+	// Steady state: fds flat, memory slope.
+	var post []rssSample
+	for _, s := range samples {
+		if s.at >= warm {
+			post = append(post, s)
+		}
+	}
+	slope := slopeKiBPerMin(post)
+	growth := 0.0
+	if len(post) > 1 {
+		growth = slope * (post[len(post)-1].at - post[0].at).Minutes()
+	}
+	lo, hi := samples[0].rssKiB, samples[0].rssKiB
+	for _, s := range samples {
+		lo, hi = min(lo, s.rssKiB), max(hi, s.rssKiB)
+	}
+	filling := ""
+	if warm < fill {
+		filling = fmt.Sprintf(" (the windows are still filling, %s to fill: about %.0f KiB/min of that slope is them, by design)",
+			fill.Round(time.Second), float64(sessions*perSec)*60/1024)
+	}
+	t.Logf("SUMMARY %s (%s, %d sessions x 20 lines/s, %s, %s): %d lines (%.1f MiB) logged, none lost or repeated in any log or at any of %d keeping-up viewers; "+
+		"%d slow viewers resynced %d times in all (%d of them at least once), exact between snapshots; "+
+		"server RSS %d..%d KiB, slope after warm-up %.0f KiB/min over %d samples (fit growth %.1f MiB)%s; "+
+		"fds %d -> %d, threads %d -> %d; holders' RSS %d KiB on average",
+		t.Name(), mode(), sessions, duration, raceMode(), lines, float64(logBytes)/mib, sessions,
+		sessions, snapshots, resynced, lo, hi, slope, len(post), growth/1024, filling,
+		fds0, end.fds, thr0, end.threads, holdersKiB/max(holdersN, 1))
+	if end.fds > fds0+16 {
+		t.Errorf("the server's fds grew from %d to %d in steady state", fds0, end.fds)
+	}
+	if end.threads > 2*thr0+16 {
+		t.Errorf("the server's threads grew from %d to %d in steady state", thr0, end.threads)
+	}
+	// Loose: the race detector roughly doubles the server's memory.
+	bound := 50.0
+	if raceEnabled {
+		bound = 100
+	}
+	if growth > bound*1024 {
+		t.Errorf("the server's memory grew %.1f MiB after warm-up (%.0f KiB/min); samples: %s", growth/1024, slope, formatSamples(samples))
+	}
+	if resynced == 0 {
+		t.Errorf("no slow viewer was ever resynced: the soak did not exercise the slow path")
+	}
+}
+
+func mode() string {
+	if soakMode() {
+		return "soak"
+	}
+	return "short"
+}
+
+func raceMode() string {
+	if raceEnabled {
+		return "-race"
+	}
+	return "no -race"
+}
+
+// parallel runs fn(0..n-1), at most k at a time, and fails the test with
+// the first error.
+func parallel(t *testing.T, n, k int, fn func(i int) error) {
+	t.Helper()
+	sem := make(chan struct{}, k)
+	errs := make(chan error, n)
+	for i := range n {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			errs <- fn(i)
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// procStat is what /proc says about a process.
+type procStat struct {
+	rssKiB  int64
+	threads int
+	fds     int
+}
+
+func readProc(pid int) (procStat, error) {
+	var st procStat
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return st, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		switch k {
+		case "VmRSS":
+			st.rssKiB, _ = strconv.ParseInt(f[0], 10, 64)
+		case "Threads":
+			st.threads, _ = strconv.Atoi(f[0])
+		}
+	}
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return st, err
+	}
+	st.fds = len(ents)
+	return st, nil
+}
+
+type rssSample struct {
+	at     time.Duration // since the run began
+	rssKiB int64
+}
+
+// slopeKiBPerMin fits rss = a + b·t by least squares and returns b.
+func slopeKiBPerMin(s []rssSample) float64 {
+	if len(s) < 2 {
+		return 0
+	}
+	var sx, sy, sxx, sxy float64
+	for _, p := range s {
+		x, y := p.at.Minutes(), float64(p.rssKiB)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	n := float64(len(s))
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
+}
+
+// formatSamples lists samples as "seconds:MiB", at most 40 of them.
+func formatSamples(s []rssSample) string {
+	step := max(len(s)/40, 1)
+	var b strings.Builder
+	for i := 0; i < len(s); i += step {
+		fmt.Fprintf(&b, "%.0fs:%.0f ", s[i].at.Seconds(), float64(s[i].rssKiB)/1024)
+	}
+	return strings.TrimSpace(b.String()) + " (MiB)"
+}
