@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"termkeep/internal/api"
+	"termkeep/internal/client"
 )
 
 func newTokenCmd(g *globals) *cobra.Command {
@@ -118,47 +119,20 @@ func parseLifetime(s string) (time.Duration, error) {
 }
 
 func newTokenLsCmd(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "ls",
-		Short: "List access tokens (never their secrets)",
-		Args:  exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
+	return newListCmd(g, "List access tokens (never their secrets)", (*client.Client).Tokens, table[api.Token]{
+		header: []string{"ID", "NAME", "USER", "SCOPE", "MODE", "STATE", "EXPIRES", "LAST USED"},
+		empty:  "no access tokens (make one with `termkeep token create`)",
+		row: func(t api.Token) []string {
+			name, used := t.Name, "never"
+			if name == "" {
+				name = "-"
 			}
-			list, err := c.Tokens(cmd.Context())
-			if err != nil {
-				return err
+			if t.LastUsedAt != nil {
+				used = ago(*t.LastUsedAt)
 			}
-			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(list)
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(os.Stderr, "no access tokens (make one with `termkeep token create`)")
-				return nil
-			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tUSER\tSCOPE\tMODE\tSTATE\tEXPIRES\tLAST USED")
-			for _, t := range list {
-				name, used := t.Name, "never"
-				if name == "" {
-					name = "-"
-				}
-				if t.LastUsedAt != nil {
-					used = ago(*t.LastUsedAt)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, name, t.User, tokenScope(t), tokenMode(t),
-					t.State, tokenExpiry(t), used)
-			}
-			return tw.Flush()
+			return []string{t.ID, name, t.User, tokenScope(t), tokenMode(t), t.State, tokenExpiry(t), used}
 		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
-	return cmd
+	})
 }
 
 func newTokenRevokeCmd(g *globals) *cobra.Command {

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"text/tabwriter"
+	"termkeep/internal/api"
+	"termkeep/internal/client"
 
 	"github.com/spf13/cobra"
 )
@@ -44,40 +43,17 @@ func newUserAddCmd(g *globals) *cobra.Command {
 }
 
 func newUserLsCmd(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "ls",
-		Short: "List users, the owner first",
-		Args:  exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
+	return newListCmd(g, "List users, the owner first", (*client.Client).Users, table[api.User]{
+		header: []string{"NAME", "ROLE", "ACTIVE TOKENS", "ADDED"},
+		row: func(u api.User) []string {
+			role, added := "user", "-"
+			if u.Owner {
+				role = "owner"
 			}
-			list, err := c.Users(cmd.Context())
-			if err != nil {
-				return err
+			if u.CreatedAt != nil {
+				added = ago(*u.CreatedAt)
 			}
-			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(list)
-			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tROLE\tACTIVE TOKENS\tADDED")
-			for _, u := range list {
-				role, added := "user", "-"
-				if u.Owner {
-					role = "owner"
-				}
-				if u.CreatedAt != nil {
-					added = ago(*u.CreatedAt)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", u.Name, role, u.Tokens, added)
-			}
-			return tw.Flush()
+			return []string{u.Name, role, fmt.Sprint(u.Tokens), added}
 		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
-	return cmd
+	})
 }

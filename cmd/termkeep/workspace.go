@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"termkeep/internal/api"
+	"termkeep/internal/client"
 )
 
 func newWorkspaceCmd(g *globals) *cobra.Command {
@@ -70,43 +70,17 @@ func newWorkspaceAddCmd(g *globals) *cobra.Command {
 }
 
 func newWorkspaceLsCmd(g *globals) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "ls",
-		Short: "List workspaces",
-		Args:  exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
+	return newListCmd(g, "List workspaces", (*client.Client).Workspaces, table[api.Workspace]{
+		header: []string{"NAME", "STATE", "SESSIONS", "RUNNING", "DIR"},
+		empty:  "no workspaces (create one with `termkeep workspace add NAME DIR`)",
+		row: func(w api.Workspace) []string {
+			state := "active"
+			if w.Paused {
+				state = "paused"
 			}
-			list, err := c.Workspaces(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(list)
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(os.Stderr, "no workspaces (create one with `termkeep workspace add NAME DIR`)")
-				return nil
-			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATE\tSESSIONS\tRUNNING\tDIR")
-			for _, w := range list {
-				state := "active"
-				if w.Paused {
-					state = "paused"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", w.Name, state, w.Sessions, w.Running, w.Dir)
-			}
-			return tw.Flush()
+			return []string{w.Name, state, fmt.Sprint(w.Sessions), fmt.Sprint(w.Running), w.Dir}
 		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
-	return cmd
+	})
 }
 
 func newWorkspaceChangeCmd(g *globals, action, short string) *cobra.Command {

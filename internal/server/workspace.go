@@ -130,18 +130,28 @@ func (s *Server) handleWorkspaceGet(w http.ResponseWriter, r *http.Request, ws s
 	writeJSON(w, http.StatusOK, s.workspaceView(r.Context(), ws))
 }
 
+// markWorkspace records whether ws is paused and returns its sessions, or
+// answers the error and returns false.
+func (s *Server) markWorkspace(w http.ResponseWriter, r *http.Request, ws store.Workspace, paused bool) ([]store.Session, bool) {
+	if err := s.store.SetWorkspacePaused(r.Context(), ws.Name, paused); err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return nil, false
+	}
+	list, err := s.store.SessionsInWorkspace(r.Context(), ws.Name)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return nil, false
+	}
+	return list, true
+}
+
 // handleWorkspacePause ends the processes of every running session of the
 // workspace, all at once, each SIGHUP then SIGKILL after the grace; they
 // become paused.
 func (s *Server) handleWorkspacePause(w http.ResponseWriter, r *http.Request, ws store.Workspace) {
 	ctx := r.Context()
-	if err := s.store.SetWorkspacePaused(ctx, ws.Name, true); err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	list, err := s.store.SessionsInWorkspace(ctx, ws.Name)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
+	list, ok := s.markWorkspace(w, r, ws, true)
+	if !ok {
 		return
 	}
 	var (
@@ -181,13 +191,8 @@ func (s *Server) handleWorkspacePause(w http.ResponseWriter, r *http.Request, ws
 // handleWorkspaceResume restores every paused session of the workspace.
 func (s *Server) handleWorkspaceResume(w http.ResponseWriter, r *http.Request, ws store.Workspace) {
 	ctx := r.Context()
-	if err := s.store.SetWorkspacePaused(ctx, ws.Name, false); err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	list, err := s.store.SessionsInWorkspace(ctx, ws.Name)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
+	list, ok := s.markWorkspace(w, r, ws, false)
+	if !ok {
 		return
 	}
 	var errs []string

@@ -279,6 +279,12 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // update runs a statement on one session row; ErrNotFound if none matched.
 func (s *Store) update(ctx context.Context, query string, args ...any) error {
+	return s.updateRow(ctx, ErrNotFound, query, args...)
+}
+
+// updateRow runs a statement meant to change one row; notFound if none
+// matched.
+func (s *Store) updateRow(ctx context.Context, notFound error, query string, args ...any) error {
 	res, err := s.db.ExecContext(ctx, query, args...)
 	if err != nil {
 		return err
@@ -288,7 +294,7 @@ func (s *Store) update(ctx context.Context, query string, args ...any) error {
 		return err
 	}
 	if n == 0 {
-		return ErrNotFound
+		return notFound
 	}
 	return nil
 }

@@ -196,16 +196,7 @@ func (s *Store) RevokeToken(ctx context.Context, id string) error {
 }
 
 func (s *Store) updateToken(ctx context.Context, query string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return ErrTokenNotFound
-	}
-	return nil
+	return s.updateRow(ctx, ErrTokenNotFound, query, args...)
 }
 
 func scanToken(sc scanner) (Token, error) {

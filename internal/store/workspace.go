@@ -114,16 +114,7 @@ func (s *Store) Pause(ctx context.Context, id, reason string) error {
 }
 
 func (s *Store) updateWorkspace(ctx context.Context, query string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return ErrWorkspaceNotFound
-	}
-	return nil
+	return s.updateRow(ctx, ErrWorkspaceNotFound, query, args...)
 }
 
 func scanWorkspace(sc scanner) (Workspace, error) {
