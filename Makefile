@@ -90,6 +90,7 @@ fuzz: deps
 	$(GO) test -run='^$$' -fuzz=FuzzOpen -fuzztime=$(FUZZTIME) ./internal/outlog/
 	$(GO) test -run='^$$' -fuzz=FuzzAppendRead -fuzztime=$(FUZZTIME) ./internal/outlog/
 	$(GO) test -run='^$$' -fuzz=FuzzHTTPBodies -fuzztime=$(FUZZTIME) ./internal/server/
+	$(GO) test -run='^$$' -fuzz=FuzzWSFrames -fuzztime=$(FUZZTIME) ./internal/server/
 
 # The long versions of the chaos and soak tests (`make test` runs their
 # short ones): the server SIGKILLed 100 times and hung 5 times for 5 s while

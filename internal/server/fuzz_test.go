@@ -40,7 +40,13 @@ func safeHolder() int {
 		json.NewEncoder(os.Stdout).Encode(holder.Ready{Error: "read spec: " + err.Error()})
 		return 1
 	}
-	spec.Command = []string{"/bin/true"}
+	// "__cat" asks for a session that stays up (a fuzzed command line
+	// never runs: everything else is /bin/true).
+	if len(spec.Command) == 1 && spec.Command[0] == "__cat" {
+		spec.Command = []string{"/bin/cat"}
+	} else {
+		spec.Command = []string{"/bin/true"}
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return 1
