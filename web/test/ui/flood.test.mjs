@@ -88,6 +88,9 @@ test('cat of 100 MiB: the page stays responsive and ends showing the last line',
       }
       finished = (await screen(p, flood.id)).some((l) => /^flood-done-42$/.test(l));
     }
+    // Each latency is recorded in the frame after the switch, which may come
+    // after the test saw the switch: wait for the page to record them all.
+    await p.waitForFunction((n) => window.__latency.length >= n, waits.length, { polling: 50, timeout: 10000 }).catch(() => {});
     const latency = await p.evaluate(() => window.__latency);
     console.log(`tab switches during the flood, click to frame in the page (ms): ${latency.join(' ')}`);
     console.log(`the same seen from the test, through the browser's remote protocol (ms): ${waits.join(' ')}`);
