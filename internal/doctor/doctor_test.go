@@ -1,0 +1,368 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"termkeep/internal/holder"
+	"termkeep/internal/outlog"
+	"termkeep/internal/statedir"
+	"termkeep/internal/store"
+)
+
+// newState makes a state directory with an empty registry.
+func newState(t *testing.T) statedir.Dir {
+	t.Helper()
+	d := statedir.Dir(t.TempDir())
+	if err := d.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), d.DB(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	return d
+}
+
+// addSession makes sessions/<id> with a meta.json whose holder is not
+// running (the holder pid is this test process, which is not a holder), a
+// log holding some output, and, when register is set, a registry row.
+func addSession(t *testing.T, d statedir.Dir, id string, exit *int, register bool) {
+	t.Helper()
+	dir := d.Session(id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m := holder.Meta{ID: id, HolderPid: os.Getpid(), Pid: os.Getpid(), Command: []string{"sh", "-c", id},
+		Cwd: "/tmp", Cols: 100, Rows: 30, StartedAt: time.Now().UTC(), ExitCode: exit}
+	if exit != nil {
+		now := time.Now().UTC()
+		m.EndedAt = &now
+	}
+	if err := holder.WriteMeta(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	l, err := outlog.Open(filepath.Join(dir, holder.LogDir), outlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := l.Append([]byte(fmt.Sprintf("line %d of %s\r\n", i, id))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if register {
+		st := openStore(t, d)
+		defer st.Close()
+		if err := st.CreateSession(context.Background(), store.Session{ID: id, Command: m.Command, State: store.StateRunning}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func openStore(t *testing.T, d statedir.Dir) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), d.DB(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func run(t *testing.T, d statedir.Dir, opts Options) Report {
+	t.Helper()
+	rep, err := Run(context.Background(), d, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		t.Log(f)
+	}
+	return rep
+}
+
+// find returns the findings of check whose subject contains subj.
+func find(rep Report, check, subj string) []Finding {
+	var out []Finding
+	for _, f := range rep.Findings {
+		if f.Check == check && f.Severity != OK && strings.Contains(f.Subject, subj) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func perm(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	st, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Mode().Perm()
+}
+
+func TestHealthy(t *testing.T) {
+	d := newState(t)
+	addSession(t, d, "s1", nil, true)
+	code := 0
+	addSession(t, d, "s2", &code, true)
+	rep := run(t, d, Options{})
+	for _, f := range rep.Findings {
+		if f.Severity == Error {
+			t.Errorf("a healthy directory: %v", f)
+		}
+	}
+	if rep.Failed() {
+		t.Error("Failed on a healthy directory")
+	}
+}
+
+func TestPermissions(t *testing.T) {
+	d := newState(t)
+	addSession(t, d, "s1", nil, true)
+	meta := filepath.Join(d.Session("s1"), holder.MetaFile)
+	os.Chmod(string(d), 0o755)
+	os.Chmod(meta, 0o666)
+	rep := run(t, d, Options{})
+	if f := find(rep, "permissions", ""); len(f) != 2 || f[0].Subject != "." || f[0].Severity != Warn {
+		t.Errorf("state dir 0755: %v", f)
+	}
+	if f := find(rep, "permissions", "sessions/s1/meta.json"); len(f) != 1 || f[0].Severity != Error {
+		t.Errorf("meta.json 0666: %v", f)
+	}
+	if !rep.Failed() || perm(t, meta) != 0o666 {
+		t.Fatalf("a check must report a failure and change nothing")
+	}
+	rep = run(t, d, Options{Repair: true})
+	if rep.Failed() {
+		t.Error("Failed after repair")
+	}
+	if m := perm(t, string(d)); m != 0o700 {
+		t.Errorf("state dir %04o after repair", m)
+	}
+	if m := perm(t, meta); m != 0o600 {
+		t.Errorf("meta.json %04o after repair", m)
+	}
+	if f := find(run(t, d, Options{}), "permissions", ""); len(f) != 0 {
+		t.Errorf("after repair: %v", f)
+	}
+}
+
+func TestOrphanSocket(t *testing.T) {
+	d := newState(t)
+	addSession(t, d, "s1", nil, true)
+	sock := filepath.Join(d.Session("s1"), holder.SocketFile)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	os.Chmod(sock, 0o600)
+	rep := run(t, d, Options{})
+	if f := find(rep, "sockets", "s1/holder.sock"); len(f) != 1 || f[0].Fixed {
+		t.Fatalf("orphaned socket: %v", f)
+	}
+	if _, err := os.Lstat(sock); err != nil {
+		t.Fatal("a check removed the socket")
+	}
+	rep = run(t, d, Options{Repair: true})
+	if f := find(rep, "sockets", "s1/holder.sock"); len(f) != 1 || !f[0].Fixed {
+		t.Errorf("repair: %v", f)
+	}
+	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket still there after repair: %v", err)
+	}
+}
+
+func TestTornLog(t *testing.T) {
+	d := newState(t)
+	addSession(t, d, "s1", nil, true)
+	logDir := filepath.Join(d.Session("s1"), holder.LogDir)
+	segs, _ := filepath.Glob(filepath.Join(logDir, "*.seg"))
+	if len(segs) == 0 {
+		t.Fatal("no segment")
+	}
+	f, err := os.OpenFile(segs[len(segs)-1], os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("\x01\x00\x00\x00\x40garbage that is no record"))
+	f.Close()
+	before, _ := os.Stat(segs[len(segs)-1])
+
+	rep := run(t, d, Options{})
+	got := find(rep, "logs", "s1/log")
+	if len(got) != 1 || got[0].Severity != Error || !strings.Contains(got[0].Problem, "torn tail") {
+		t.Fatalf("torn tail: %v", got)
+	}
+	if !rep.Failed() {
+		t.Error("a torn tail must fail the check")
+	}
+	if after, _ := os.Stat(segs[len(segs)-1]); after.Size() != before.Size() {
+		t.Fatal("a check changed the segment")
+	}
+
+	rep = run(t, d, Options{Repair: true})
+	if got := find(rep, "logs", "s1/log"); len(got) != 1 || !got[0].Fixed || rep.Failed() {
+		t.Fatalf("repair: %v (failed %v)", got, rep.Failed())
+	}
+	l, err := outlog.Open(logDir, outlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if n := l.Recovered(); n != 0 {
+		t.Errorf("after repair, Open still recovered %d bytes", n)
+	}
+	if got := find(run(t, d, Options{}), "logs", ""); len(got) != 0 {
+		t.Errorf("after repair: %v", got)
+	}
+}
+
+func TestRegistryMismatch(t *testing.T) {
+	d := newState(t)
+	addSession(t, d, "both", nil, true)
+	addSession(t, d, "stray", nil, false)
+	st := openStore(t, d)
+	if err := st.CreateSession(context.Background(), store.Session{ID: "nodir", Command: []string{"x"}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	tmp := filepath.Join(d.Session("both"), "."+holder.MetaFile+".12345")
+	os.WriteFile(tmp, []byte("{"), 0o600)
+
+	rep := run(t, d, Options{})
+	if f := find(rep, "registry", "nodir"); len(f) != 1 || f[0].Severity != Error {
+		t.Errorf("row without a directory: %v", f)
+	}
+	if f := find(rep, "registry", "stray"); len(f) != 1 || f[0].Severity != Warn {
+		t.Errorf("directory without a row: %v", f)
+	}
+	if f := find(rep, "registry", "session both"); len(f) != 1 || !strings.Contains(f[0].Problem, "holder is gone") {
+		t.Errorf("running row without a holder: %v", f)
+	}
+	if f := find(rep, "registry", ".meta.json.12345"); len(f) != 1 {
+		t.Errorf("temp file: %v", f)
+	}
+	if !rep.Failed() {
+		t.Error("a row without a directory must fail the check")
+	}
+
+	rep = run(t, d, Options{Repair: true, Rebuild: true})
+	if rep.Failed() {
+		t.Error("Failed after --repair --rebuild")
+	}
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("temp file still there: %v", err)
+	}
+	st = openStore(t, d)
+	defer st.Close()
+	all, err := st.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]store.State{}
+	for _, s := range all {
+		states[s.ID] = s.State
+	}
+	want := map[string]store.State{"both": store.StateRunning, "stray": store.StateInterrupted}
+	if fmt.Sprint(states) != fmt.Sprint(want) {
+		t.Errorf("registry after repair: %v, want %v", states, want)
+	}
+}
+
+func TestRebuildCorruptRegistry(t *testing.T) {
+	d := newState(t)
+	zero, three := 0, 3
+	addSession(t, d, "run1", nil, true)
+	addSession(t, d, "ok1", &zero, true)
+	addSession(t, d, "bad1", &three, false)
+	os.WriteFile(d.DB(), []byte(strings.Repeat("this is not a database ", 400)), 0o600)
+	os.Remove(d.DB() + "-wal")
+	os.Remove(d.DB() + "-shm")
+
+	rep := run(t, d, Options{})
+	if f := find(rep, "registry", "termkeep.db"); len(f) != 1 || f[0].Severity != Error {
+		t.Fatalf("corrupt registry: %v", f)
+	}
+	if !rep.Failed() {
+		t.Error("a corrupt registry must fail the check")
+	}
+	if _, err := Run(context.Background(), d, Options{Repair: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	rep = run(t, d, Options{Rebuild: true})
+	if rep.Failed() || !rep.Rebuilt || rep.Recovered != 3 {
+		t.Fatalf("rebuild: failed %v, rebuilt %v, recovered %d", rep.Failed(), rep.Rebuilt, rep.Recovered)
+	}
+	if aside, _ := filepath.Glob(d.DB() + ".broken-*"); len(aside) != 1 {
+		t.Errorf("moved-aside registry: %v", aside)
+	}
+	st := openStore(t, d)
+	defer st.Close()
+	all, err := st.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range all {
+		code := "-"
+		if s.ExitCode != nil {
+			code = fmt.Sprint(*s.ExitCode)
+		}
+		got[s.ID] = fmt.Sprintf("%s %s %v %dx%d", s.State, code, s.Command, s.Cols, s.Rows)
+	}
+	want := map[string]string{
+		"run1": "interrupted - [sh -c run1] 100x30",
+		"ok1":  "exited 0 [sh -c ok1] 100x30",
+		"bad1": "exited 3 [sh -c bad1] 100x30",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rebuilt registry:\n got %v\nwant %v", got, want)
+	}
+}
+
+// A server holding the lock refuses repairs and leaves checks read-only.
+func TestServerRunning(t *testing.T) {
+	d := newState(t)
+	addSession(t, d, "s1", nil, true)
+	os.Chmod(string(d), 0o755)
+	lock, err := os.OpenFile(d.ServerLock(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(lock, "%d\n", 4242)
+
+	_, err = Run(context.Background(), d, Options{Repair: true})
+	var sre *ServerRunningError
+	if !errors.As(err, &sre) || sre.Pid != 4242 ||
+		err.Error() != "a server is running (pid 4242): stop it first (termkeep shutdown)" {
+		t.Fatalf("repair beside a server: %v", err)
+	}
+	rep := run(t, d, Options{})
+	if !rep.ReadOnly || rep.ServerPid != 4242 {
+		t.Errorf("check beside a server: read-only %v, pid %d", rep.ReadOnly, rep.ServerPid)
+	}
+	if m := perm(t, string(d)); m != 0o755 {
+		t.Errorf("a read-only check changed the mode to %04o", m)
+	}
+}

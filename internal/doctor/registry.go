@@ -1,0 +1,197 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"termkeep/internal/holder"
+	"termkeep/internal/store"
+)
+
+// registry compares the registry with the session directories, tidies
+// leftover meta.json temporary files, and rebuilds a registry that is
+// missing or cannot be opened.
+func (c *checker) registry(ctx context.Context) {
+	n := len(c.rep.Findings)
+	c.tempFiles()
+	db := c.dir.DB()
+	st, err := c.openRegistry(ctx, db)
+	if err != nil {
+		f := Finding{Severity: Error, Check: "registry", Subject: filepath.Base(db), Problem: err.Error(),
+			Fix: "move it aside and rebuild it from the sessions' meta.json", Flag: "--rebuild"}
+		if c.opts.Rebuild && !c.rep.ReadOnly {
+			if rerr := c.rebuild(ctx, db); rerr != nil {
+				f.Problem += "; rebuild failed: " + rerr.Error()
+			} else {
+				f.Fixed = true
+				f.Fix = fmt.Sprintf("rebuilt from meta.json: %d session(s) recovered", c.rep.Recovered)
+			}
+		}
+		c.add(f)
+		return
+	}
+	defer st.Close()
+	rows, err := st.Sessions(ctx)
+	if err != nil {
+		c.add(Finding{Severity: Error, Check: "registry", Subject: filepath.Base(db), Problem: "cannot list sessions: " + err.Error()})
+		return
+	}
+	byID := make(map[string]*sessDir, len(c.dirs))
+	for _, sd := range c.dirs {
+		byID[sd.id] = sd
+	}
+	known := make(map[string]bool, len(rows))
+	for _, row := range rows {
+		known[row.ID] = true
+		sd := byID[row.ID]
+		if sd == nil {
+			f := Finding{Severity: Error, Check: "registry", Subject: "session " + row.ID,
+				Problem: fmt.Sprintf("registered (%s) but its directory is missing", row.State),
+				Fix:     "remove the row: there is no log or holder left to reach", Flag: "--repair"}
+			if c.opts.Repair && !c.rep.ReadOnly {
+				if err := st.Delete(ctx, row.ID); err != nil {
+					f.Problem += "; remove failed: " + err.Error()
+				} else {
+					f.Fixed = true
+				}
+			}
+			c.add(f)
+			continue
+		}
+		if row.State == store.StateRunning && !sd.holder && !c.holderRuns(row.HolderPid) {
+			c.add(Finding{Severity: Warn, Check: "registry", Subject: "session " + row.ID,
+				Problem: "registered running but its holder is gone; the next server marks it interrupted"})
+		}
+	}
+	for _, sd := range c.dirs {
+		if known[sd.id] {
+			continue
+		}
+		f := Finding{Severity: Warn, Check: "registry", Subject: "session " + sd.id,
+			Problem: "directory not in the registry"}
+		sess, err := sd.session()
+		if err != nil {
+			f.Problem += "; it cannot be adopted: " + err.Error()
+			c.add(f)
+			continue
+		}
+		f.Fix, f.Flag = "adopt it from meta.json", "--rebuild"
+		if c.opts.Rebuild && !c.rep.ReadOnly {
+			if err := st.CreateSession(ctx, sess); err != nil {
+				f.Problem += "; adopt failed: " + err.Error()
+			} else {
+				f.Fixed = true
+				f.Fix = "adopted as " + string(sess.State)
+			}
+		}
+		c.add(f)
+	}
+	if len(c.rep.Findings) == n {
+		c.add(Finding{Severity: OK, Check: "registry", Problem: fmt.Sprintf("%d session(s), each with its directory", len(rows))})
+	}
+}
+
+// openRegistry opens the registry without creating it: a missing file is
+// an error here, not an empty registry.
+func (c *checker) openRegistry(ctx context.Context, db string) (*store.Store, error) {
+	if _, err := os.Stat(db); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errors.New("the registry is missing")
+		}
+		return nil, err
+	}
+	return store.Open(ctx, db, c.opts.Now)
+}
+
+// rebuild moves the registry at db aside, with its -wal and -shm (renamed
+// together, so SQLite would still pair them), and makes a new one holding
+// every session directory whose meta.json can be read.
+func (c *checker) rebuild(ctx context.Context, db string) error {
+	aside := db + ".broken-" + c.opts.Now().UTC().Format("20060102T150405.000000000Z")
+	for _, sfx := range []string{"", "-wal", "-shm"} {
+		if err := os.Rename(db+sfx, aside+sfx); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("move the registry aside: %w", err)
+		}
+	}
+	st, err := store.Open(ctx, db, c.opts.Now)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	c.rep.Rebuilt = true
+	for _, sd := range c.dirs {
+		sess, err := sd.session()
+		if err != nil {
+			c.add(Finding{Severity: Warn, Check: "registry", Subject: "session " + sd.id,
+				Problem: "not recovered: " + err.Error()})
+			continue
+		}
+		if err := st.CreateSession(ctx, sess); err != nil {
+			c.add(Finding{Severity: Warn, Check: "registry", Subject: "session " + sd.id,
+				Problem: "not recovered: " + err.Error()})
+			continue
+		}
+		c.rep.Recovered++
+	}
+	return nil
+}
+
+// session is the registry row a directory's meta.json describes: running
+// while its holder runs, else exited (or closed) with the status meta.json
+// recorded, else interrupted.
+func (sd *sessDir) session() (store.Session, error) {
+	m := sd.meta
+	switch {
+	case sd.metaErr != nil:
+		return store.Session{}, sd.metaErr
+	case m.ID != sd.id:
+		return store.Session{}, fmt.Errorf("meta.json names session %q, not %q", m.ID, sd.id)
+	}
+	sess := store.Session{
+		ID: m.ID, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
+		Owner: currentUser(), CreatedAt: m.StartedAt,
+	}
+	switch {
+	case sd.holder:
+		sess.State, sess.Pid, sess.HolderPid = store.StateRunning, m.Pid, m.HolderPid
+	case m.ExitCode != nil:
+		sess.State, sess.ExitCode, sess.EndedAt = store.StateExited, m.ExitCode, m.EndedAt
+		if m.Closed {
+			sess.State = store.StateClosed
+		}
+	default:
+		sess.State = store.StateInterrupted
+		sess.Reason = fmt.Sprintf("holder pid %d is gone (found by termkeep doctor)", m.HolderPid)
+	}
+	return sess, nil
+}
+
+// tempFiles finds the temporary files an interrupted meta.json write left.
+// A running holder's are left alone: it may be about to rename one.
+func (c *checker) tempFiles() {
+	for _, sd := range c.dirs {
+		tmps, _ := filepath.Glob(filepath.Join(sd.path, "."+holder.MetaFile+".*"))
+		for _, p := range tmps {
+			f := Finding{Severity: Warn, Check: "registry", Subject: c.rel(p),
+				Problem: "leftover temporary file of a meta.json write", Fix: "delete it", Flag: "--repair"}
+			if sd.holder {
+				if st, err := os.Stat(p); err != nil || time.Since(st.ModTime()) < time.Minute {
+					continue // being written
+				}
+			}
+			if c.opts.Repair && !c.rep.ReadOnly {
+				if err := os.Remove(p); err != nil {
+					f.Problem += "; delete failed: " + err.Error()
+				} else {
+					f.Fixed = true
+				}
+			}
+			c.add(f)
+		}
+	}
+}
