@@ -36,7 +36,6 @@ import (
 
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
-	"termkeep/internal/procinfo"
 	"termkeep/internal/statedir"
 )
 
@@ -236,9 +235,7 @@ func (c *checker) holderRuns(pid int) bool {
 	if v, ok := c.alive[pid]; ok {
 		return v
 	}
-	argv, err := procinfo.Cmdline(pid)
-	v := err == nil && len(argv) > 0 &&
-		(filepath.Base(argv[0]) == "termkeep-holder" || len(argv) > 1 && argv[1] == "__holder")
+	v := holder.IsHolder(pid)
 	c.alive[pid] = v
 	return v
 }

@@ -102,13 +102,7 @@ func (s *Server) runPolicies(ctx context.Context, p policies, wg *sync.WaitGroup
 			return
 		case <-tick.C:
 		}
-		s.mu.Lock()
-		hosts := make([]*session.Host, 0, len(s.hosts))
-		for _, h := range s.hosts {
-			hosts = append(hosts, h)
-		}
-		s.mu.Unlock()
-		for _, h := range hosts {
+		for _, h := range s.allHosts() {
 			if ctx.Err() != nil {
 				return
 			}

@@ -30,7 +30,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"termkeep/internal/holder"
-	"termkeep/internal/procinfo"
 	"termkeep/internal/session"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
@@ -103,7 +102,7 @@ type Server struct {
 	mu    sync.Mutex // guards hosts
 	hosts map[string]*session.Host
 
-	restoreMu sync.Mutex // one restore (or pause) at a time
+	restoreMu sync.Mutex // one restore at a time
 	quota     sessionQuota
 
 	// gwTLS is the listener's TLS configuration (nil: plain HTTP) and
@@ -358,29 +357,29 @@ func (s *Server) close() {
 	s.lock.Close()
 }
 
-func (s *Server) closeHosts() {
+// allHosts returns every session's host at this moment.
+func (s *Server) allHosts() []*session.Host {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	hosts := make([]*session.Host, 0, len(s.hosts))
 	for _, h := range s.hosts {
 		hosts = append(hosts, h)
 	}
-	s.mu.Unlock()
-	for _, h := range hosts {
+	return hosts
+}
+
+func (s *Server) closeHosts() {
+	for _, h := range s.allHosts() {
 		h.Close()
 	}
 }
 
 func (s *Server) killAll() {
-	s.mu.Lock()
-	var hosts []*session.Host
-	for _, h := range s.hosts {
-		if h.Exit() == nil {
-			hosts = append(hosts, h)
-		}
-	}
-	s.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, h := range hosts {
+	for _, h := range s.allHosts() {
+		if h.Exit() != nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -399,7 +398,7 @@ func (s *Server) kill(h *session.Host) error {
 		// The holder is unreachable right now: ask its process directly; it
 		// closes the session gracefully on SIGTERM.
 		// Only when that pid is still a holder: pids are reused.
-		if m, merr := holder.ReadMeta(s.cfg.StateDir.Session(h.ID)); merr == nil && m.HolderPid > 0 && isHolder(m.HolderPid) {
+		if m, merr := holder.ReadMeta(s.cfg.StateDir.Session(h.ID)); merr == nil && m.HolderPid > 0 && holder.IsHolder(m.HolderPid) {
 			unix.Kill(m.HolderPid, unix.SIGTERM)
 		}
 	}
@@ -555,16 +554,4 @@ func envValue(env []string, key string) string {
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
-}
-
-// isHolder reports whether process pid runs a termkeep holder (the
-// termkeep-holder binary, or termkeep in its hidden holder mode). Where the
-// system cannot tell, it says no: a signal to a stranger is worse than a
-// session left to end by itself.
-func isHolder(pid int) bool {
-	argv, err := procinfo.Cmdline(pid)
-	if err != nil || len(argv) == 0 {
-		return false
-	}
-	return filepath.Base(argv[0]) == "termkeep-holder" || (len(argv) > 1 && argv[1] == "__holder")
 }
