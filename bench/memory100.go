@@ -33,6 +33,11 @@ const (
 	memGoalKiB      = 1024            // an idle session's PSS, termkeep
 	memGoalFullKiB  = 2048            // with a full scrollback
 	memSettleBefore = 2 * time.Second // a fresh server before its empty figure
+	// memSettle is how long the sessions sit before their memory is read:
+	// past the 5 s after which a quiet session's server keeps only 64 KiB
+	// of its recent output in memory (the rest is on disk), so the figure
+	// is an idle session's.
+	memSettle = 8 * time.Second
 )
 
 // memCase is one of the two cases.
@@ -152,7 +157,7 @@ func memRound(ctx context.Context, e *env, cfg config, rep *memReport, c memCase
 		defer stop()
 		all = append(all, running{r, measure})
 	}
-	if err := sleepCtx(ctx, idleSettle); err != nil {
+	if err := sleepCtx(ctx, memSettle); err != nil {
 		return err
 	}
 	for _, x := range all {

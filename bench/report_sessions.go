@@ -226,7 +226,7 @@ func (rep *report) memMethod() []string {
 			"the same everywhere. termkeep: (the server's PSS with the sessions − its PSS before the first, read %v after it "+
 			"started) / %d, plus the median holder's PSS. tmux: the server's PSS / %d. dtach: the median master's PSS. "+
 			"Private is the same sum over Private_Clean + Private_Dirty.",
-			rep.mem100.sessions, rep.mem100.sessions, termCols, termRows, rep.mem100.sessions, idleSettle, memSettleBefore,
+			rep.mem100.sessions, rep.mem100.sessions, termCols, termRows, rep.mem100.sessions, memSettle, memSettleBefore,
 			rep.mem100.sessions, rep.mem100.sessions),
 		fmt.Sprintf("\"full scrollback\": each session first prints %s lines of the throughput workload (`cat`, then `exec sh`), "+
 			"so termkeep's screen model holds its default 10,000 lines of scrollback; tmux keeps its default history-limit "+

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"termkeep/internal/keys"
 	"termkeep/internal/wire"
 )
 
@@ -56,10 +57,8 @@ func parseDetachKey(s string) (int, bool) {
 	if strings.EqualFold(s, "none") || s == "" {
 		return -1, true
 	}
-	if rest, ok := cutCtrl(s); ok {
-		if b, ok := ctrlByte(rest); ok {
-			return int(b), true
-		}
+	if b, err := keys.Bytes(s); err == nil && len(b) == 1 && (b[0] < 0x20 || b[0] == 0x7f) {
+		return int(b[0]), true
 	}
 	return 0, false
 }
@@ -99,6 +98,7 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 	say := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "\r\n[termkeep: "+format+"]\r\n", args...)
 	}
+	logStopped := false // as last said
 	for {
 		s, err := f.open(ctx, func() { say("connection lost; reconnecting (Ctrl-\\ detaches)") })
 		if err != nil {
@@ -142,6 +142,16 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 				case wire.TypeError:
 					_, msg, _ := wire.ParseError(fr.Payload)
 					say("%s", msg)
+				case wire.TypeLog:
+					var st wire.LogState
+					wire.ParseJSON(fr.Payload, &st)
+					switch {
+					case st.Stopped && !logStopped:
+						say("log stopped: %s; the output is shown but not saved until the log can write again", st.Reason)
+					case !st.Stopped && logStopped:
+						say("log resumed; the output in between was not saved")
+					}
+					logStopped = st.Stopped
 				}
 			}
 		}()

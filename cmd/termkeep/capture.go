@@ -70,6 +70,10 @@ oldest byte still retained) to its current end.`,
 			if err != nil {
 				return fmt.Errorf("read output: %w", err)
 			}
+			for _, g := range out.Gaps() {
+				fmt.Fprintf(os.Stderr, "termkeep: bytes %d-%d were never logged (%s); the output skips them\n", g.Start, g.End, g.Reason)
+				want -= g.End - g.Start
+			}
 			if uint64(n) != want {
 				return fmt.Errorf("output cut short: got %d of %d bytes (the log was trimmed or is damaged; see the server log)", n, want)
 			}

@@ -53,6 +53,9 @@ func newLsCmd(g *globals) *cobra.Command {
 				if s.ExitCode != nil {
 					state = fmt.Sprintf("%s(%d)", s.State, *s.ExitCode)
 				}
+				if s.LogStopped != nil {
+					state += ", log stopped: " + s.LogStopped.Reason
+				}
 				pid := "-"
 				if s.Pid != nil {
 					pid = fmt.Sprint(*s.Pid)

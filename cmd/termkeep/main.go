@@ -101,6 +101,8 @@ func newRoot() *cobra.Command {
 		newServeCmd(g), newNewCmd(g), newLsCmd(g), newAttachCmd(g), newSendCmd(g),
 		newCaptureCmd(g), newWaitCmd(g), newKillCmd(g), newRmCmd(g), newShutdownCmd(g),
 		newURLCmd(g), newEventsCmd(g), newRestoreCmd(g), newWorkspaceCmd(g), newUserCmd(g), newTokenCmd(g), newDoctorCmd(g),
+		newStatsCmd(g), newExportCmd(g), newGrepCmd(g),
+		newMCPCmd(g), // mcp.go
 	)
 	return root
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"termkeep/internal/agents"
 	"termkeep/internal/api"
+	"termkeep/internal/client"
 	"termkeep/internal/wire"
 )
 
@@ -17,18 +20,25 @@ func newNewCmd(g *globals) *cobra.Command {
 	var (
 		name, cwd, workspace, size string
 		sizePolicy, restoreCommand string
+		agent                      string
 		autoRestore, noShellInit   bool
 		env, keepEnvNames          []string
 	)
 	cmd := &cobra.Command{
-		Use:   "new [flags] [-- CMD ARGS...]",
+		Use:   "new [flags] [-- CMD ARGS...] | --agent AGENT [flags] [-- AGENT ARGS...]",
 		Short: "Start a session and print its id",
 		Long: `Start a session running CMD (default: $SHELL, else /bin/sh) and print its id.
 The child gets this command's environment and working directory, plus the
 --env values and TERM=xterm-256color. In bash, zsh and fish, termkeep's shell
 integration reports the working directory and prompts and keeps the session's
 own history file, which a restore reads back; --no-shell-integration turns it
-off.`,
+off.
+
+--agent AGENT (` + strings.Join(agents.Names(), ", ") + `) starts that AI coding agent
+with ARGS, in the --workspace's directory when one is given (else the current
+one), and records its resume command (claude --continue, codex resume --last,
+...) as the session's --restore-command: a restore after a reboot continues
+the conversation. See docs/agents.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cols, rows, err := parseSize(size)
 			if err != nil {
@@ -37,6 +47,21 @@ off.`,
 			for _, kv := range env {
 				if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
 					return usageErr("--env %q is not KEY=VALUE", kv)
+				}
+			}
+			var launch agents.Launch
+			if agent != "" {
+				// Before anything is started: a missing agent is the whole answer.
+				p, err := agents.Lookup(agent)
+				if err != nil {
+					return usageErr("--agent: %v", err)
+				}
+				if launch, err = p.Plan(args, nil); err != nil {
+					return err
+				}
+				args = launch.Command
+				if !cmd.Flags().Changed("restore-command") {
+					restoreCommand = launch.Restore
 				}
 			}
 			dir := cwd
@@ -54,6 +79,14 @@ off.`,
 			c, err := g.connect(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if agent != "" && cwd == "" && workspace != "" {
+				// An agent works in its workspace's directory.
+				if wsDir, err := workspaceDir(cmd.Context(), c, workspace); err != nil {
+					return err
+				} else if wsDir != "" {
+					dir = wsDir
+				}
 			}
 			s, err := c.Create(cmd.Context(), api.CreateRequest{
 				Name: name, Command: args, Cwd: dir, Workspace: workspace, Cols: cols, Rows: rows,
@@ -77,8 +110,24 @@ off.`,
 	f.StringVar(&restoreCommand, "restore-command", "", "shell command a restore runs instead of CMD (e.g. 'claude --continue')")
 	f.BoolVar(&autoRestore, "auto-restore", false, "restore the session by itself when the server finds it interrupted (after a reboot)")
 	f.BoolVar(&noShellInit, "no-shell-integration", false, "no working-directory reports, prompt marks or session history for bash, zsh and fish")
+	f.StringVar(&agent, "agent", "", "start an AI coding agent ("+strings.Join(agents.Names(), ", ")+") that a restore resumes")
 	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest or smallest (default: the server's)")
 	return cmd
+}
+
+// workspaceDir returns the directory of workspace name, or "" when there is
+// no such workspace yet (creating the session creates it).
+func workspaceDir(ctx context.Context, c *client.Client, name string) (string, error) {
+	list, err := c.Workspaces(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range list {
+		if w.Name == name {
+			return w.Dir, nil
+		}
+	}
+	return "", nil
 }
 
 // parseSize reads COLSxROWS.

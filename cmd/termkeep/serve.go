@@ -28,9 +28,11 @@ type serveConfig struct {
 	killGrace    time.Duration
 	holder       string
 	logLevel     string
+	logFormat    string
 	listen       string
 	orphanGrace  string
 	idleTimeout  string
+	quietAfter   string
 	// The TCP listener's security and the sessions per user (docs/security.md).
 	tlsCert, tlsKey string
 	insecureNoTLS   bool
@@ -93,6 +95,13 @@ overrides its variable.`,
 			if err != nil {
 				return err
 			}
+			quietAfter, err := policyFlag(cmd, "quiet-after", "TERMKEEP_QUIET_AFTER", sc.quietAfter)
+			if err != nil {
+				return err
+			}
+			if quietAfter == 0 {
+				quietAfter = -1 // 0 turns it off here; server.Config's 0 is the default
+			}
 			if err := listenSecurity(cmd, &sc); err != nil {
 				return err
 			}
@@ -103,17 +112,19 @@ overrides its variable.`,
 				}
 				return usageErr("TERMKEEP_MAX_SESSIONS must be a number of sessions, at least 1, not %q", sc.maxSessions)
 			}
-			level := slog.LevelInfo
-			if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
-				return usageErr("--log-level: %v", err)
+			logger, err := newLogger(sc.logFormat, sc.logLevel)
+			if err != nil {
+				return err
 			}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			// The standard log package too (net/http's own complaints): every
+			// line on stderr is in the one format.
+			slog.SetDefault(logger)
 			srv, err := server.New(cmd.Context(), server.Config{
 				StateDir: dir, HolderArgv: argv, LogRetention: retention, LogSync: sc.logSync,
 				KillGrace: sc.killGrace, Version: version, Logger: logger,
 				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, SizePolicy: policy,
 				Listen: listenAddr(sc.listen), WebUI: web.Handler(),
-				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout,
+				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout, QuietAfter: quietAfter,
 				TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, InsecureNoTLS: sc.insecureNoTLS,
 				AllowedOrigins: sc.allowedOrigins, MaxSessions: maxSessions,
 			})
@@ -147,13 +158,41 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.StringVar(&sc.listen, "listen", envOr("TERMKEEP_LISTEN", "127.0.0.1:7420"), "TCP address for browsers (port 0: any free port; off: none); termkeep url prints the address to open (env TERMKEEP_LISTEN)")
 	f.StringVar(&sc.orphanGrace, "orphan-grace", envOr("TERMKEEP_ORPHAN_GRACE", "0"), "end a session this long after its last viewer left, e.g. 10m or 600 (seconds); 0: never (env TERMKEEP_ORPHAN_GRACE)")
 	f.StringVar(&sc.idleTimeout, "idle-timeout", envOr("TERMKEEP_IDLE_TIMEOUT", "0"), "end a session with no output and no input for this long, e.g. 1h; 0: never (env TERMKEEP_IDLE_TIMEOUT)")
+	f.StringVar(&sc.quietAfter, "quiet-after", envOr("TERMKEEP_QUIET_AFTER", "2s"), "a session that prints nothing this long is quiet, likely waiting for input (quiet_since, the session.quiet event); 0: never (env TERMKEEP_QUIET_AFTER)")
 	f.StringVar(&sc.tlsCert, "tls-cert", os.Getenv("TERMKEEP_TLS_CERT"), "PEM certificate (chain) file: the listener serves HTTPS and WSS; needs --tls-key (env TERMKEEP_TLS_CERT)")
 	f.StringVar(&sc.tlsKey, "tls-key", os.Getenv("TERMKEEP_TLS_KEY"), "PEM private key file of --tls-cert (env TERMKEEP_TLS_KEY)")
 	f.BoolVar(&sc.insecureNoTLS, "insecure-no-tls", false, "allow plain HTTP on a --listen address that is not loopback: the token and keystrokes cross the network readable (env TERMKEEP_INSECURE_NO_TLS=1)")
 	f.StringArrayVar(&sc.allowedOrigins, "allowed-origin", splitList(os.Getenv("TERMKEEP_ALLOWED_ORIGINS")), "another origin whose pages may use the listener, e.g. https://term.example.com (a proxy or DNS name in front); repeatable (env TERMKEEP_ALLOWED_ORIGINS, comma-separated)")
 	f.StringVar(&sc.maxSessions, "max-sessions", envOr("TERMKEEP_MAX_SESSIONS", "1000"), "running sessions one user may have; a create beyond it is refused (env TERMKEEP_MAX_SESSIONS)")
 	f.StringVar(&sc.logLevel, "log-level", envOr("TERMKEEP_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env TERMKEEP_LOG_LEVEL)")
+	f.StringVar(&sc.logFormat, "log-format", envOr("TERMKEEP_LOG_FORMAT", "text"), "log format on stderr: text (key=value) or json (one object a line) (env TERMKEEP_LOG_FORMAT)")
 	return cmd
+}
+
+// newLogger is the server's logger on stderr: format text or json, at
+// level debug, info, warn or error.
+func newLogger(format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	switch strings.ToLower(strings.TrimSpace(level)) {
+	case "debug":
+		lv = slog.LevelDebug
+	case "info", "":
+		lv = slog.LevelInfo
+	case "warn", "warning":
+		lv = slog.LevelWarn
+	case "error":
+		lv = slog.LevelError
+	default:
+		return nil, usageErr("--log-level must be debug, info, warn or error, not %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(strings.TrimSpace(format)) {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, usageErr("--log-format must be text or json, not %q", format)
 }
 
 // parseBytes reads sizes like 64MiB, 1GiB, 512KiB, 1000000.

@@ -2,7 +2,12 @@
 // server and its clients. docs/protocol.md describes the endpoints.
 package api
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Session is a session as the API shows it; `termkeep ls --json` prints a
 // list of these.
@@ -37,6 +42,12 @@ type Session struct {
 	RestoreCommand   string `json:"restore_command,omitempty"`
 	AutoRestore      bool   `json:"auto_restore,omitempty"`
 	ShellIntegration bool   `json:"shell_integration"`
+	// LogStopped is set while the session's output cannot be logged.
+	LogStopped *LogStop `json:"log_stopped,omitempty"`
+	// QuietSince is when a running session last printed, once it has
+	// printed nothing for the server's quiet threshold (2 s by default):
+	// it is likely waiting for input. Nil while output flows.
+	QuietSince *time.Time `json:"quiet_since"`
 }
 
 // CreateRequest asks for a new session.
@@ -104,6 +115,9 @@ type ShutdownRequest struct {
 const (
 	HeaderFirst = "Termkeep-First-Offset"
 	HeaderEnd   = "Termkeep-End-Offset"
+	// HeaderGaps is a trailer of the output stream: the ranges of bytes
+	// that were never logged (FormatGap), comma separated.
+	HeaderGaps = "Termkeep-Gaps"
 )
 
 // UpgradeProto is the Upgrade token for a wire-protocol stream over the
@@ -135,4 +149,38 @@ type WorkspaceChange struct {
 	Workspace Workspace `json:"workspace"`
 	Sessions  []Session `json:"sessions"`
 	Errors    []string  `json:"errors,omitempty"`
+}
+
+// Gap is a range of a session's output that was never logged.
+type Gap struct {
+	Start, End uint64
+	Reason     string
+}
+
+// FormatGap writes a gap as it appears in HeaderGaps: "START-END REASON".
+func FormatGap(start, end uint64, reason string) string {
+	return strings.TrimSpace(fmt.Sprintf("%d-%d %s", start, end, strings.ReplaceAll(reason, ",", ";")))
+}
+
+// ParseGaps reads a HeaderGaps value; it skips what it cannot read.
+func ParseGaps(h string) []Gap {
+	var out []Gap
+	for _, part := range strings.Split(h, ",") {
+		rng, reason, _ := strings.Cut(strings.TrimSpace(part), " ")
+		a, b, ok := strings.Cut(rng, "-")
+		start, err1 := strconv.ParseUint(a, 10, 64)
+		end, err2 := strconv.ParseUint(b, 10, 64)
+		if ok && err1 == nil && err2 == nil && start <= end {
+			out = append(out, Gap{Start: start, End: end, Reason: reason})
+		}
+	}
+	return out
+}
+
+// LogStop says that a running session's output is not being logged, since
+// which offset and why (for instance "disk full"); its output still reaches
+// viewers.
+type LogStop struct {
+	At     uint64 `json:"at"`
+	Reason string `json:"reason"`
 }

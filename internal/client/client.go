@@ -246,6 +246,14 @@ func (c *Client) Screen(ctx context.Context, ref string, ansi bool, scrollback i
 type Output struct {
 	io.ReadCloser
 	First, End uint64 // the log's oldest retained offset and its end at the request
+	trailer    http.Header
+}
+
+// Gaps returns the ranges of the output that were never logged (a full
+// disk), which the stream skipped. It is known once the stream was read to
+// its end.
+func (o *Output) Gaps() []api.Gap {
+	return api.ParseGaps(o.trailer.Get(api.HeaderGaps))
 }
 
 // Output returns the logged bytes from offset from (nil: the oldest
@@ -261,7 +269,7 @@ func (c *Client) Output(ctx context.Context, ref string, from *uint64) (*Output,
 	}
 	first, _ := strconv.ParseUint(resp.Header.Get(api.HeaderFirst), 10, 64)
 	end, _ := strconv.ParseUint(resp.Header.Get(api.HeaderEnd), 10, 64)
-	return &Output{ReadCloser: resp.Body, First: first, End: end}, nil
+	return &Output{ReadCloser: resp.Body, First: first, End: end, trailer: resp.Trailer}, nil
 }
 
 // Stream is an attached wire-protocol connection to a session. Next is for

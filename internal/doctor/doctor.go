@@ -460,6 +460,9 @@ func scanLog(dir string) (lost uint64, ranges int, err error) {
 			cur.Seek(to)
 		case errors.Is(err, outlog.ErrCompacted):
 			cur.Seek(l.First())
+		case errors.Is(err, outlog.ErrGap):
+			// Recorded on purpose (the disk was full): not damage. The
+			// cursor is past it.
 		case errors.Is(err, io.EOF):
 			return lost, ranges, nil
 		default:

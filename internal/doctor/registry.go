@@ -21,6 +21,17 @@ func (c *checker) registry(ctx context.Context) {
 	c.tempFiles()
 	db := c.dir.DB()
 	st, err := c.openRegistry(ctx, db)
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		// Nothing is wrong with the file: a rebuild would lose what it holds.
+		c.add(Finding{Severity: Error, Check: "registry", Subject: filepath.Base(db), Problem: err.Error(),
+			Fix: "stop the process that holds it in a transaction (see /proc/locks or fuser), then run doctor again"})
+		return
+	case errors.Is(err, store.ErrReadOnly):
+		c.add(Finding{Severity: Error, Check: "registry", Subject: filepath.Base(db), Problem: err.Error(),
+			Fix: "make it and its directory writable (a read-only mount: remount it read-write), then run doctor again"})
+		return
+	}
 	if err != nil {
 		f := Finding{Severity: Error, Check: "registry", Subject: filepath.Base(db), Problem: err.Error(),
 			Fix: "move it aside and rebuild it from the sessions' meta.json", Flag: "--rebuild"}
@@ -82,7 +93,7 @@ func (c *checker) registry(ctx context.Context) {
 		}
 		f.Fix, f.Flag = "adopt it from meta.json", "--rebuild"
 		if c.opts.Rebuild && !c.rep.ReadOnly {
-			if err := st.CreateSession(ctx, sess); err != nil {
+			if err := c.recreate(ctx, st, sess); err != nil {
 				f.Problem += "; adopt failed: " + err.Error()
 			} else {
 				f.Fixed = true
@@ -90,6 +101,9 @@ func (c *checker) registry(ctx context.Context) {
 			}
 		}
 		c.add(f)
+	}
+	if c.opts.Rebuild && !c.rep.ReadOnly {
+		c.workspaces(ctx, st)
 	}
 	if len(c.rep.Findings) == n {
 		c.add(Finding{Severity: OK, Check: "registry", Problem: fmt.Sprintf("%d session(s), each with its directory", len(rows))})
@@ -131,14 +145,58 @@ func (c *checker) rebuild(ctx context.Context, db string) error {
 				Problem: "not recovered: " + err.Error()})
 			continue
 		}
-		if err := st.CreateSession(ctx, sess); err != nil {
+		if err := c.recreate(ctx, st, sess); err != nil {
 			c.add(Finding{Severity: Warn, Check: "registry", Subject: "session " + sd.id,
 				Problem: "not recovered: " + err.Error()})
 			continue
 		}
 		c.rep.Recovered++
 	}
+	c.workspaces(ctx, st)
 	return nil
+}
+
+// recreate puts a session recovered from meta.json in the registry, with
+// its name unless another session has taken it meanwhile (then without,
+// saying so).
+func (c *checker) recreate(ctx context.Context, st *store.Store, sess store.Session) error {
+	err := st.CreateSession(ctx, sess)
+	if errors.Is(err, store.ErrNameTaken) {
+		c.add(Finding{Severity: Warn, Check: "registry", Subject: "session " + sess.ID,
+			Problem: fmt.Sprintf("its name %q belongs to another session: recovered without a name", sess.Name)})
+		sess.Name = ""
+		err = st.CreateSession(ctx, sess)
+	}
+	return err
+}
+
+// workspaces makes sure every workspace a session names is in the
+// registry. One that is not (a rebuilt registry has none) is made again
+// with the directory of its first session, as a create that names a new
+// workspace does, and said so: what meta.json cannot tell (the workspace's
+// own directory, pause and auto-restore settings) is lost.
+func (c *checker) workspaces(ctx context.Context, st *store.Store) {
+	rows, err := st.Sessions(ctx)
+	if err != nil {
+		return
+	}
+	for _, sess := range rows {
+		if sess.Workspace == "" {
+			continue
+		}
+		if _, err := st.Workspace(ctx, sess.Workspace); !errors.Is(err, store.ErrWorkspaceNotFound) {
+			continue
+		}
+		f := Finding{Severity: Warn, Check: "registry", Subject: "workspace " + sess.Workspace,
+			Problem: fmt.Sprintf("named by session %s but not in the registry", sess.ID)}
+		if err := st.CreateWorkspace(ctx, store.Workspace{Name: sess.Workspace, Dir: sess.Cwd}); err != nil {
+			f.Problem += "; making it again failed: " + err.Error()
+		} else {
+			f.Fixed = true
+			f.Fix = fmt.Sprintf("made again with directory %s (from the session; its own directory, pause and auto-restore settings were not kept)", sess.Cwd)
+		}
+		c.add(f)
+	}
 }
 
 // session is the registry row a directory's meta.json describes: running
@@ -153,8 +211,8 @@ func (sd *sessDir) session() (store.Session, error) {
 		return store.Session{}, fmt.Errorf("meta.json names session %q, not %q", m.ID, sd.id)
 	}
 	sess := store.Session{
-		ID: m.ID, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
-		Owner: currentUser(), CreatedAt: m.StartedAt,
+		ID: m.ID, Name: m.Name, Workspace: m.Workspace, Command: m.Command, Cwd: m.Cwd,
+		Cols: int(m.Cols), Rows: int(m.Rows), Owner: currentUser(), CreatedAt: m.StartedAt,
 	}
 	switch {
 	case sd.holder:

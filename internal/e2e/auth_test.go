@@ -131,6 +131,7 @@ func (w *webEnv) expectRunning(want ...string) {
 // No token, a wrong one, an expired one and a revoked one are all the same
 // 401, on every kind of request, and change nothing.
 func TestAuthRefusals(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	w := newWebEnv(t)
 	w.mustTk("new", "--name", "victim", "--", "cat")
 	expired := w.newToken("--expires", "1s", "--name", "short")
@@ -222,6 +223,7 @@ func TestAuthRefusals(t *testing.T) {
 // A user sees only its own sessions; another user's answer 404 exactly as
 // one that does not exist, for every path, and is left alone.
 func TestAuthUserIsolation(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	w := newWebEnv(t)
 	w.mustTk("user", "add", "alice")
 	w.mustTk("user", "add", "bob")
@@ -484,6 +486,7 @@ func TestAuthWorkspaceToken(t *testing.T) {
 // The CLI: users, tokens listed without secrets, and the refusals a user
 // can meet.
 func TestAuthTokenCLI(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	w := newWebEnv(t)
 	if out := w.mustTk("user", "add", "alice"); strings.TrimSpace(out) != "alice" {
 		t.Errorf("user add printed %q", out)
@@ -568,6 +571,7 @@ func TestAuthTokenCLI(t *testing.T) {
 // the state directory (registry, logs, server log), and the owner token only
 // in its own file and on the line `termkeep serve` prints it.
 func TestAuthSecretsNotStored(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	w := newWebEnv(t)
 	w.mustTk("user", "add", "alice")
 	full := w.newToken("--user", "alice", "--name", "everyday")

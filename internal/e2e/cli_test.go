@@ -18,6 +18,7 @@ import (
 
 // Errors a user meets: one clear line on stderr and the documented exit code.
 func TestCLIErrorsAndExitCodes(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	// No server and --no-autostart: a clear error.
 	if _, errs, code := e.tk("ls"); code != 1 || !strings.Contains(errs, "no termkeep server is running") {
@@ -85,6 +86,7 @@ func TestCLIErrorsAndExitCodes(t *testing.T) {
 // new passes the caller's environment and directory, --env, TERM and the
 // size; send types text, keys and stdin; wait finds text already printed.
 func TestNewSendWait(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	dir := t.TempDir()

@@ -14,6 +14,7 @@ import (
 // The working directory is followed without the shell's help (/proc) and
 // from OSC 7; it reaches the registry (ls) and meta.json.
 func TestWorkingDirectoryIsTracked(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	base := t.TempDir()
@@ -96,6 +97,7 @@ func TestEnvironmentSecretsStayOffDisk(t *testing.T) {
 // `cd` into a directory with a space in bash, zsh and fish, with shell
 // integration (OSC 7) and without it (/proc): the registry follows.
 func TestShellsReportTheirDirectory(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	base := t.TempDir()

@@ -7,16 +7,29 @@ import (
 	"testing"
 	"time"
 
+	"termkeep/internal/holder"
 	"termkeep/internal/statedir"
 )
 
 // A registry lost while the server was down is rebuilt by doctor from the
-// sessions' meta.json, and the next server reconnects the live holders.
+// sessions' meta.json, names and workspaces included (a rename too), and
+// the next server reconnects the live holders.
 func TestDoctorRebuildsRegistry(t *testing.T) {
-	e := newEnv(t)
-	e.startServer()
-	sleeper := strings.TrimSpace(e.mustTk("new", "--name", "sleeper", "--", "sleep", "600"))
+	t.Parallel() // waits more than it works: see e2e_test.go
+	w := newWebEnv(t)
+	e := w.env
+	wsDir := t.TempDir()
+	sleeper := strings.TrimSpace(e.mustTk("new", "--name", "sleeper", "--workspace", "proj", "--cwd", wsDir, "--", "sleep", "600"))
 	catID := strings.TrimSpace(e.mustTk("new", "--name", "echo", "--", "cat"))
+	// A rename reaches the holder, which keeps the name in meta.json.
+	w.api("PATCH", "/api/sessions/echo", map[string]any{"name": "echo2"}, 200, nil)
+	waitFor(t, 10*time.Second, "the new name in meta.json", func() bool {
+		m, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", catID))
+		return err == nil && m.Name == "echo2"
+	})
+	if m, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", sleeper)); err != nil || m.Name != "sleeper" || m.Workspace != "proj" {
+		t.Errorf("meta.json of %s: name %q, workspace %q (%v), want sleeper, proj", sleeper, m.Name, m.Workspace, err)
+	}
 	e.killServer()
 
 	db := statedir.Dir(e.dir).DB()
@@ -38,16 +51,26 @@ func TestDoctorRebuildsRegistry(t *testing.T) {
 	if aside, _ := filepath.Glob(db + ".broken-*"); len(aside) == 0 {
 		t.Error("the broken registry was not kept")
 	}
+	if !strings.Contains(out, "workspace proj: named by session "+sleeper+" but not in the registry [repaired: made again with directory "+wsDir) {
+		t.Errorf("doctor --rebuild did not say it made workspace proj again:\n%s", out)
+	}
 
 	e.startServer()
 	state := map[string]string{}
 	for _, s := range e.ls() {
 		state[s.ID] = s.State
+		got := s.Name + "/" + s.Workspace
+		if want := map[string]string{sleeper: "sleeper/proj", catID: "echo2/"}[s.ID]; got != want {
+			t.Errorf("session %s after the rebuild: name/workspace %q, want %q", s.ID, got, want)
+		}
 	}
 	if state[sleeper] != "running" || state[catID] != "running" || len(state) != 2 {
 		t.Fatalf("after the rebuild: %v, want %s and %s running", state, sleeper, catID)
 	}
-	e.mustTk("send", catID, "hello-doctor")
+	if out := e.mustTk("workspace", "ls"); !strings.Contains(out, "proj") || !strings.Contains(out, wsDir) {
+		t.Errorf("workspace ls after the rebuild:\n%s", out)
+	}
+	e.mustTk("send", "echo2", "hello-doctor")
 	waitFor(t, 10*time.Second, "cat to echo", func() bool {
 		return strings.Contains(e.mustTk("capture", catID), "hello-doctor")
 	})

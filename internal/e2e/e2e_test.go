@@ -38,6 +38,10 @@ var (
 
 // The test binary doubles as the child program of some sessions: run with
 // TK_CHILD set, it does that job instead of running tests.
+// Tests that spend their time waiting (for a server, a timeout, a shell)
+// rather than working call t.Parallel(): they run two at a time after the
+// others, each with its own state directory and server. Tests that measure
+// time, flood output or change the process's limits stay serial.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("TK_CHILD"); mode != "" {
 		os.Exit(childMain(mode))

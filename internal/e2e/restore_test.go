@@ -50,6 +50,7 @@ func shellEnv(t *testing.T) []string {
 // with its history, its old screen above the restore line, and offsets
 // going on from the old log's end.
 func TestRestoreAfterReboot(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
@@ -113,6 +114,7 @@ func TestRestoreAfterReboot(t *testing.T) {
 
 // --restore-command: a restore runs it instead of the original command.
 func TestRestoreCommand(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	id := strings.TrimSpace(e.mustTk("new", "--name", "agent", "--restore-command", `sh -c "echo resumed; exec cat"`,
@@ -140,6 +142,7 @@ func TestRestoreCommand(t *testing.T) {
 
 // A directory that is gone: restore falls back to home and says so.
 func TestRestoreFallbackDirectory(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	gone := filepath.Join(t.TempDir(), "project")
@@ -165,6 +168,7 @@ func TestRestoreFallbackDirectory(t *testing.T) {
 // --auto-restore: the server restores the session by itself after a reboot;
 // a session without it stays interrupted.
 func TestAutoRestore(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	auto := strings.TrimSpace(e.mustTk("new", "--auto-restore", "--", "sh", "-c", "echo run-$$; exec sleep 600"))
@@ -186,6 +190,7 @@ func TestAutoRestore(t *testing.T) {
 // has each screen as it was (model from the checkpoint and the log after
 // it); `shutdown --sessions` is the explicit way to end them all.
 func TestServerRestartIsInvisible(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	var ids []string

@@ -96,6 +96,7 @@ func TestHolderSocketGarbage(t *testing.T) {
 // Garbage and oversized frames on the server's socket: an error, a closed
 // connection, and a server that keeps serving.
 func TestServerSocketGarbage(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	id := strings.TrimSpace(e.mustTk("new", "--name", "g", "--", "cat"))

@@ -53,6 +53,7 @@ func render(t *testing.T, e *env, ref string, hello wire.Hello, until uint64) (s
 // sent (a snapshot) and `capture` both equal what a viewer that watched from
 // the start shows.
 func TestFreshViewerSeesTheScreen(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	dir := t.TempDir()
@@ -97,6 +98,7 @@ func TestFreshViewerSeesTheScreen(t *testing.T) {
 // --scrollback; a restarted server renders the same from its checkpoint
 // and the log.
 func TestCaptureAndRestart(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	e.mustTk("new", "--name", "c", "--size", "60x10", "--", "sh")

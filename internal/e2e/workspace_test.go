@@ -25,6 +25,7 @@ func (e *env) workspaces() []api.Workspace {
 // kept), resumed (every session restored where it was), removed (sessions
 // ended, data deleted).
 func TestWorkspacePauseResumeRemove(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
 	proj := t.TempDir()

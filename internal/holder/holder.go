@@ -50,6 +50,10 @@ type Spec struct {
 	Cwd     string   `json:"cwd"`
 	Cols    uint16   `json:"cols"`
 	Rows    uint16   `json:"rows"`
+	// Name and Workspace are the session's in the registry, kept in
+	// meta.json so that a registry rebuilt from it loses neither.
+	Name      string `json:"name,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
 
 	// Banner is written into the log, as termkeep's own bytes (a mark
 	// record), before the child starts: a restore's line between the old
@@ -133,6 +137,11 @@ type holder struct {
 	resizes    []resizeAt
 	conn       *upstream // the current server connection, if any
 	appendErrs int
+	// logState is whether the log is keeping the output (see
+	// outlog.Log.Stopped); logVer counts its changes, so each connection's
+	// forwarder tells its server about every one.
+	logState wire.LogState
+	logVer   uint64
 }
 
 type resizeAt struct {
@@ -214,7 +223,7 @@ func start(spec Spec) (*holder, error) {
 	h.meta = Meta{
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
-		Env: spec.KeepEnv, StartedAt: time.Now().UTC(),
+		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
 	}
 	if err := WriteMeta(spec.Dir, h.meta); err != nil {
 		h.log.Error("write meta", "err", err)
@@ -327,7 +336,12 @@ func (h *holder) readPty() {
 	for {
 		n, err := h.ptmx.Read(buf)
 		if n > 0 {
-			if _, aerr := h.out.Append(buf[:n]); aerr != nil {
+			_, aerr := h.out.Append(buf[:n])
+			if errors.Is(aerr, outlog.ErrStopped) || h.logStopped() {
+				// The bytes have their offsets and reach the server from
+				// memory; the log retries by itself.
+				h.checkLog()
+			} else if aerr != nil {
 				// The log is the source of truth; without it we cannot keep
 				// the promise, but the child must not block: keep reading so
 				// it runs on, and say so once.
@@ -343,6 +357,52 @@ func (h *holder) readPty() {
 		}
 		if err != nil {
 			return // EIO: no process holds the pty any more; or drain's deadline
+		}
+	}
+}
+
+func (h *holder) logStopped() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.logState.Stopped
+}
+
+// checkLog notes a change in whether the log is logging, says it in the
+// holder's log, and wakes the forwarder to tell the server. While the log
+// is stopped, a goroutine retries it every second, so that a quiet session
+// resumes logging too.
+func (h *holder) checkLog() {
+	st := h.out.Stopped()
+	h.mu.Lock()
+	if (st != nil) == h.logState.Stopped {
+		h.mu.Unlock()
+		return
+	}
+	h.logState = wire.LogState{Stopped: st != nil}
+	if st != nil {
+		h.logState.At, h.logState.Reason = st.At, st.Reason
+	}
+	h.logVer++
+	h.mu.Unlock()
+	if st != nil {
+		h.log.Error("output log stopped; the session runs on and its output still reaches viewers, but is not saved until the log can write again",
+			"at", st.At, "reason", st.Reason, "err", st.Err)
+		go h.retryLog()
+	} else {
+		h.log.Info("output log resumed; the output in between is recorded as a gap", "end", h.out.End())
+	}
+	h.poke()
+}
+
+func (h *holder) retryLog() {
+	for {
+		time.Sleep(time.Second)
+		if err := h.out.Retry(); errors.Is(err, outlog.ErrClosed) {
+			return
+		}
+		h.checkLog()
+		if !h.logStopped() {
+			return
 		}
 	}
 }
@@ -468,11 +528,16 @@ func (h *holder) saveMeta() {
 // replaces the current one: the newest server is the live one (the old one
 // crashed, or is being upgraded and handing over).
 func (h *holder) acceptLoop() {
+	var delay time.Duration
 	for {
 		c, err := h.ln.AcceptUnix()
 		if err != nil {
+			if retryAccept(err, &delay) { // accept.go
+				continue
+			}
 			return
 		}
+		delay = 0
 		if !samePeer(c) {
 			c.Close()
 			continue
@@ -505,6 +570,9 @@ type upstream struct {
 	notify chan struct{} // one slot: wakes the forwarder
 	wmu    sync.Mutex    // serialises frames written by the reader (pong, errors) and the forwarder
 	w      *wire.Writer
+	// version is the protocol version agreed with the server (set before
+	// the forwarder starts).
+	version int
 }
 
 func (u *upstream) send(fn func(w *wire.Writer) error) error {
@@ -569,9 +637,10 @@ func (u *upstream) serve() {
 		close(u.done)
 		return
 	}
+	u.version = min(hello.Version, wire.Version)
 	h.mu.Lock()
 	welcome := wire.Welcome{
-		Version: min(hello.Version, wire.Version), Session: h.spec.ID, Pid: h.meta.Pid,
+		Version: u.version, Session: h.spec.ID, Pid: h.meta.Pid,
 		First: first, End: end, Start: max(from, first), Cols: h.meta.Cols, Rows: h.meta.Rows,
 		Exited: h.exited,
 	}
@@ -613,6 +682,8 @@ func (u *upstream) serve() {
 			u.send(func(w *wire.Writer) error { return w.Uint64(wire.TypePong, v) })
 		case wire.TypeCwd:
 			h.setCwd(string(f.Payload))
+		case wire.TypeName:
+			h.setName(string(f.Payload)) // name.go
 		case wire.TypeAck:
 		default:
 			u.fail(wire.CodeMalformed, fmt.Sprintf("a holder does not accept %s frames", f.Type))
@@ -634,6 +705,7 @@ func (u *upstream) forward(from uint64) {
 	cur := h.out.Cursor(from)
 	defer cur.Close()
 	buf := make([]byte, 256<<10)
+	var logSent uint64
 	for {
 		off := cur.Offset()
 		// Never send bytes past a pending resize: the Resized frame must sit
@@ -654,7 +726,14 @@ func (u *upstream) forward(from uint64) {
 			}
 		}
 		exited, exitFrame := h.exited, h.exitFrame
+		logVer, logState := h.logVer, h.logState
 		h.mu.Unlock()
+		if logVer != logSent && u.version >= 2 {
+			logSent = logVer
+			if u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeLog, logState) }) != nil {
+				return
+			}
+		}
 		if pending != nil {
 			if u.send(func(w *wire.Writer) error { return w.Resized(pending.off, pending.cols, pending.rows) }) != nil {
 				return
@@ -663,6 +742,7 @@ func (u *upstream) forward(from uint64) {
 		}
 
 		n, err := cur.Read(buf[:limit])
+		var gap *outlog.GapError
 		switch {
 		case n > 0:
 			if u.send(func(w *wire.Writer) error { return w.Output(off, buf[:n]) }) != nil {
@@ -674,6 +754,12 @@ func (u *upstream) forward(from uint64) {
 				return
 			}
 			cur.Seek(first)
+		case errors.As(err, &gap):
+			// Bytes that went by while the log was stopped and are no
+			// longer kept in memory; the cursor is past them.
+			if u.send(func(w *wire.Writer) error { return w.Gap(gap.Start, gap.End) }) != nil {
+				return
+			}
 		case errors.Is(err, outlog.ErrCorrupt):
 			next := max(h.out.SkipCorrupt(off), off+1)
 			h.log.Error("output log is damaged; skipping", "from", off, "to", next, "err", err)

@@ -24,6 +24,11 @@ type Meta struct {
 	Rows      uint16    `json:"rows"`
 	Env       []string  `json:"env,omitempty"` // the allowlisted subset only; never secrets
 	StartedAt time.Time `json:"started_at"`
+	// Name and Workspace are the session's name and workspace as the
+	// server last told the holder, so that a registry rebuilt from
+	// meta.json (termkeep doctor --rebuild) keeps them.
+	Name      string `json:"name,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
 
 	// Set once the child has ended.
 	EndedAt  *time.Time `json:"ended_at,omitempty"`

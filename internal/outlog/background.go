@@ -2,7 +2,6 @@ package outlog
 
 import (
 	"fmt"
-	"os"
 	"sync"
 )
 
@@ -71,7 +70,7 @@ func (b *background) stop() error {
 
 // finish fsyncs (unless SyncNever) and closes a segment that is no longer
 // the tail, in the background when the policy allows.
-func (l *Log) finish(f *os.File, start uint64) error {
+func (l *Log) finish(f segmentFile, start uint64) error {
 	job := func() error {
 		defer f.Close()
 		if l.opts.Sync == SyncNever {

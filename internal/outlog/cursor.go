@@ -1,6 +1,7 @@
 package outlog
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -26,7 +27,12 @@ type Cursor struct {
 	check  bool   // the current record is read from its start, so its checksum can be checked
 	sum    uint32 // checksum of what was read of the current record
 	want   uint32 // and the checksum it must end with
-	hdr    [hdrSize + 8]byte
+	hdr    [hdrSize + 8 + maxReason]byte
+	// gapLeft is set when pos is just past a Gap record and off is inside
+	// it (or at its start): the next Read reports the gapLeft bytes from off
+	// as a *GapError.
+	gapLeft   uint64
+	gapReason string
 }
 
 var _ io.ReadCloser = (*Cursor)(nil)
@@ -42,12 +48,14 @@ func (c *Cursor) Seek(off uint64) {
 	if off != c.off {
 		c.off = off
 		c.placed = false
+		c.gapLeft = 0
 	}
 }
 
 // Close releases the cursor's file. A later Read opens it again.
 func (c *Cursor) Close() error {
 	c.placed = false
+	c.gapLeft = 0
 	if c.f == nil {
 		return nil
 	}
@@ -62,6 +70,12 @@ type view struct {
 	first, end uint64
 	seg        uint64 // start of the segment holding the offset
 	limit      uint64 // where that segment's known data ends
+	stopped    bool   // the log is stopped: bytes from stopAt on are not on disk
+	stopAt     uint64
+	// Bytes a stop kept in memory are [memStart, memEnd), not logged for
+	// memReason.
+	memStart, memEnd uint64
+	memReason        string
 }
 
 func (l *Log) view(off uint64) (v view) {
@@ -74,6 +88,11 @@ func (l *Log) view(off uint64) (v view) {
 			v.limit = min(l.segs[i+1], v.end)
 		}
 	}
+	if l.stop != nil {
+		v.stopped, v.stopAt = true, l.stop.At
+		v.limit = min(v.limit, v.stopAt)
+	}
+	v.memStart, v.memEnd, v.memReason = l.memStart, l.memStart+uint64(len(l.mem)), l.memReason
 	return v
 }
 
@@ -81,7 +100,8 @@ func (l *Log) view(off uint64) (v view) {
 // It returns (n > 0, nil) when bytes are available, possibly fewer than
 // len(p); (0, io.EOF) at End, where more may come later (read-only: Read
 // refreshes the Log itself before saying so); (0, ErrCompacted) when Offset
-// is below First; (0, ErrClosed) once the Log is closed; and an error
+// is below First; (0, ErrClosed) once the Log is closed; (0, *GapError) at
+// bytes that were never logged, having moved past them; and an error
 // wrapping ErrCorrupt when the segment does not hold what the index promises.
 // With len(p) >= ReadBuffer, no byte is returned before its record's checksum
 // has been checked, so damaged bytes are reported, never handed out.
@@ -106,6 +126,32 @@ func (c *Cursor) Read(p []byte) (int, error) {
 				continue
 			}
 			return 0, io.EOF
+		}
+		if c.off >= v.memStart && c.off < v.memEnd {
+			// Not logged, but kept from a stop: a cursor that was a moment
+			// behind misses nothing.
+			k := c.l.memRead(c.off, p[n:])
+			c.placed, c.gapLeft = false, 0
+			n += k
+			c.off += uint64(k)
+			continue
+		}
+		if v.stopped && c.off >= v.stopAt || c.gapLeft > 0 {
+			if n > 0 {
+				return n, nil
+			}
+			g := &GapError{Start: c.off, End: c.off + c.gapLeft, Reason: c.gapReason}
+			if c.gapLeft == 0 { // past the disk's end, below what is kept
+				g.End, g.Reason = v.memStart, v.memReason
+				c.placed = false
+			}
+			if g.Start < v.memStart && v.memStart < g.End {
+				g.End = v.memStart // the rest is kept in memory
+				c.placed = false
+			}
+			c.gapLeft = 0
+			c.off = g.End
+			return 0, g
 		}
 		if !c.placed || c.seg != v.seg {
 			err := c.place(v.seg)
@@ -133,6 +179,9 @@ func (c *Cursor) Read(p []byte) (int, error) {
 				return n, nil // the error recurs at the next Read, from where it stopped
 			}
 			return 0, err
+		}
+		if c.gapLeft > 0 {
+			continue
 		}
 		if k == 0 {
 			return n, c.corrupt()
@@ -173,6 +222,20 @@ func (c *Cursor) place(seg uint64) error {
 	at := seg
 	var rec record
 	for s.next(&rec) {
+		if rec.typ == recGap {
+			at += rec.gapLen()
+			if at > c.off {
+				// Inside the gap: the next Read reports the rest of it.
+				c.pos, c.placed = s.pos, true
+				c.gapLeft, c.gapReason = at-c.off, rec.gapReason()
+				return nil
+			}
+			if at == c.off {
+				c.pos, c.placed = s.pos, true
+				return nil
+			}
+			continue
+		}
 		if !isData(rec.typ) {
 			continue
 		}
@@ -207,7 +270,7 @@ const minRaw = 64
 // front of p with no buffer of the cursor's own.
 func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 	n := 0
-	for n < len(p) && uint64(n) < limit {
+	for n < len(p) && uint64(n) < limit && c.gapLeft == 0 {
 		want := min(uint64(len(p)-n), limit-uint64(n)) // data bytes still wanted
 		if c.rem > 0 {
 			b := p[n : n+int(min(uint64(c.rem), want))]
@@ -254,12 +317,16 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 				if body+ln > got {
 					break // read it whole next time round
 				}
-				if recordCRC(typ, raw[body:body+ln]) != sum {
+				if recordCRC(typ, raw[body:body+ln]) != sum || typ == recGap && binary.BigEndian.Uint64(raw[body:]) > maxGap {
 					bad = true
 					break
 				}
 				r = body + ln
 				c.pos += int64(hdrSize + ln)
+				if typ == recGap {
+					c.gapAt(raw[body : body+ln])
+					break
+				}
 				continue
 			}
 			take := min(ln, got-body, int(want-uint64(w)))
@@ -328,11 +395,22 @@ func (c *Cursor) readHeader() error {
 	if got, err := c.f.ReadAt(b, c.pos+hdrSize); got < ln {
 		return c.readErr(err)
 	}
-	if recordCRC(typ, b) != sum {
+	if recordCRC(typ, b) != sum || typ == recGap && binary.BigEndian.Uint64(b) > maxGap {
 		return c.corrupt()
 	}
 	c.pos += int64(hdrSize + ln)
+	if typ == recGap {
+		c.gapAt(b)
+	}
 	return nil
+}
+
+// gapAt notes that the cursor has just passed the Gap record with payload
+// b, which starts where the bytes read so far end.
+func (c *Cursor) gapAt(b []byte) {
+	r := record{typ: recGap, n: len(b)}
+	copy(r.small[:], b)
+	c.gapLeft, c.gapReason = r.gapLen(), r.gapReason()
 }
 
 func (c *Cursor) corrupt() error {

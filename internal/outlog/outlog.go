@@ -8,10 +8,19 @@
 // returns is in the log, and a Cursor in any process can read it. How soon it
 // is also on stable storage is the SyncPolicy's choice.
 //
-// Offsets: the offset of a byte is the number of data bytes (Data and Mark
-// records) logged before it since the log began. Offsets never reset:
-// reopening continues at End, and retention moves First up without
-// renumbering anything.
+// Offsets: the offset of a byte is the number of bytes the session produced
+// before it since the log began: the data bytes (Data and Mark records) and
+// the bytes Gap records stand for. Offsets never reset: reopening continues
+// at End, and retention moves First up without renumbering anything.
+//
+// Stops: when a write fails (a full disk, a read-only or failing file
+// system), the log stops instead of failing the caller: Append goes on
+// giving offsets, keeps the newest bytes in memory for the writer's own
+// cursors (a live viewer misses nothing), and returns an error matching
+// ErrStopped; Stopped says since when and why. At most once a second an
+// Append (or Retry) tries again; the first write that succeeds records a Gap
+// record for the bytes that went by, and logging goes on. A Cursor reading
+// a gap gets a *GapError, never the bytes on either side glued together.
 //
 // Recovery: Open in write mode truncates the last segment after its last
 // complete record whose checksum verifies, so a crash costs at most the
@@ -39,7 +48,7 @@
 // first data byte, padded to 20 digits: 00000000000004194304.seg. A segment
 // is a sequence of records:
 //
-//	type    uint8   1 Data, 2 Mark, 3 Time, 4 Size
+//	type    uint8   1 Data, 2 Mark, 3 Time, 4 Size, 5 Gap
 //	length  uint32  big endian, at most 1 MiB
 //	crc     uint32  big endian, CRC-32C of the type byte and the payload
 //	payload length bytes
@@ -47,8 +56,10 @@
 // Data and Mark payloads are the stream (Mark flags bytes termkeep wrote
 // itself). A Time record (unix nanoseconds, int64) precedes data when
 // Options.TimeEvery has passed since the last one; a Size record (cols, rows,
-// uint16 each) gives the terminal size from its offset on. Every segment
-// opens with a Time and a Size record, so each segment alone tells the size.
+// uint16 each) gives the terminal size from its offset on. A Gap record
+// (length uint64, then a short UTF-8 reason) stands for that many bytes that
+// were never logged. Every segment opens with a Time and a Size record, so
+// each segment alone tells the size.
 package outlog
 
 import (
@@ -145,15 +156,20 @@ type Log struct {
 	// Sync and Close in write mode, rescans in read-only mode. Fields written
 	// under both tmu and mu may be read holding either.
 	tmu       sync.Mutex
-	tail      *os.File  // the last segment; write mode: O_APPEND
-	tailStart uint64    // its start offset
-	tailPos   int64     // bytes of it known good (write mode: its size)
-	buf       []byte    // reusable append buffer
-	lastTime  time.Time // of the last Time record written; zero after Open so a restart is stamped
+	tail      segmentFile // the last segment; write mode: O_APPEND
+	tailStart uint64      // its start offset
+	tailPos   int64       // bytes of it known good (write mode: its size)
+	buf       []byte      // reusable append buffer
+	lastTime  time.Time   // of the last Time record written; zero after Open so a restart is stamped
 	lastSync  time.Time
-	dirty     bool        // written since the last fsync
-	werr      error       // sticky: the first write failure, or ErrClosed
-	bg        *background // write mode: fsync and unlink off the append path
+	dirty     bool                       // written since the last fsync
+	werr      error                      // sticky: the first failed fsync, or ErrClosed
+	bg        *background                // write mode: fsync and unlink off the append path
+	lastTry   time.Time                  // stopped: of the last attempt to write again
+	resumedAt time.Time                  // when the last stop ended
+	sizeDirty bool                       // stopped: the size changed and is not logged yet
+	wrap      func(*os.File) segmentFile // tests: wraps each new tail
+	freeSpace func() (int64, bool)       // tests: the file system's free space
 
 	// mu guards the index that cursors and queries read. It is held only
 	// to copy or update these fields, never across I/O.
@@ -163,6 +179,13 @@ type Log struct {
 	cols, rows uint16 // in force at end
 	sizeOff    uint64 // they have been in force since at least here
 	closed     bool
+
+	// While the log is stopped (see stop.go) and for a while after, the
+	// newest bytes it could not write: mem holds [memStart, memStart+len).
+	stop      *Stop
+	mem       []byte
+	memStart  uint64
+	memReason string
 }
 
 // Open opens the log in dir; see Options and the package comment.
@@ -309,9 +332,7 @@ func (l *Log) scanSegment(start uint64, fn func(rec *record, off uint64) bool) e
 		if !fn(&rec, off) {
 			return nil
 		}
-		if isData(rec.typ) {
-			off += uint64(rec.n)
-		}
+		off += rec.span()
 	}
 	return s.err
 }
@@ -357,8 +378,13 @@ func (l *Log) createTail(start uint64, now time.Time) error {
 	if l.tail != nil {
 		l.tail.Close()
 	}
-	l.tail, l.tailStart, l.tailPos = f, start, 0
-	return l.writeHead(now)
+	l.tail, l.tailStart, l.tailPos = l.wrapped(f), start, 0
+	if err := l.writeHead(now); err != nil {
+		removeFailed(f)
+		l.tail = nil
+		return err
+	}
+	return nil
 }
 
 // writeHead writes the Time and Size records that open a segment.
@@ -416,10 +442,11 @@ func (l *Log) trim() {
 
 // Append logs p as session output and returns the offset of p[0]. It makes
 // one write(2) for a p up to 128 KiB (splitting only where a segment ends)
-// and splits a p over 1 MiB into several records. Once a write fails, that
-// error is returned by this and every later Append, AppendMark, SetSize and
-// Sync (ErrClosed after Close): the file may end in a torn record that only a
-// reopen's recovery may write after.
+// and splits a p over 1 MiB into several records. When a write fails, the
+// log stops (see the package comment): p and what follows get their offsets
+// and an error matching ErrStopped until a retry succeeds. A failed fsync is
+// sticky instead: that error is returned by this and every later call
+// (ErrClosed after Close).
 func (l *Log) Append(p []byte) (off uint64, err error) { return l.append(recData, p) }
 
 // AppendMark logs p as bytes termkeep itself wrote into the stream. They
@@ -445,6 +472,15 @@ func (l *Log) append(typ byte, p []byte) (uint64, error) {
 		return start, nil
 	}
 	now := l.opts.Now()
+	if l.stop != nil {
+		if now.Sub(l.lastTry) < retryEvery {
+			return start, l.keepLocked(p)
+		}
+		l.lastTry = now
+		if l.resumeLocked(now) != nil {
+			return start, l.keepLocked(p)
+		}
+	}
 	for len(p) > 0 {
 		timeDue := now.Sub(l.lastTime) >= l.opts.TimeEvery
 		room := l.opts.SegmentSize - l.tailPos - hdrSize
@@ -455,7 +491,8 @@ func (l *Log) append(typ byte, p []byte) (uint64, error) {
 		// its name.
 		if room <= 0 && l.end > l.tailStart {
 			if err := l.roll(now); err != nil {
-				return start, l.fail(err)
+				l.stopLocked(err, now)
+				return start, l.keepLocked(p)
 			}
 			continue
 		}
@@ -464,7 +501,8 @@ func (l *Log) append(typ byte, p []byte) (uint64, error) {
 			n = int(room)
 		}
 		if err := l.writeRecord(typ, p[:n], now, timeDue); err != nil {
-			return start, l.fail(err)
+			l.stopLocked(err, now)
+			return start, l.keepLocked(p)
 		}
 		p = p[n:]
 	}
@@ -472,6 +510,7 @@ func (l *Log) append(typ byte, p []byte) (uint64, error) {
 		return start, l.fail(err)
 	}
 	l.trim()
+	l.dropMemLocked(now)
 	return start, nil
 }
 
@@ -535,7 +574,7 @@ func (l *Log) syncDue(now time.Time) error {
 }
 
 func (l *Log) syncLocked(now time.Time) error {
-	if !l.dirty {
+	if !l.dirty || l.tail == nil {
 		return nil
 	}
 	if err := l.tail.Sync(); err != nil {
@@ -566,13 +605,19 @@ func (l *Log) SetSize(cols, rows uint16) error {
 	if cols == l.cols && rows == l.rows {
 		return nil
 	}
-	b := appendSize(l.buf[:0], cols, rows)
-	l.buf = b[:0]
-	if _, err := l.tail.Write(b); err != nil {
-		return l.fail(fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err))
+	if l.stop != nil {
+		l.sizeDirty = true // written when logging resumes
+	} else {
+		b := appendSize(l.buf[:0], cols, rows)
+		l.buf = b[:0]
+		if _, err := l.tail.Write(b); err != nil {
+			l.stopLocked(fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err), l.opts.Now())
+			l.sizeDirty = true
+		} else {
+			l.tailPos += int64(len(b))
+			l.dirty = true
+		}
 	}
-	l.tailPos += int64(len(b))
-	l.dirty = true
 	l.mu.Lock()
 	l.cols, l.rows, l.sizeOff = cols, rows, l.end
 	l.mu.Unlock()
@@ -860,6 +905,13 @@ func (l *Log) Close() error {
 		l.mu.Unlock()
 		return ErrClosed
 	}
+	stopped := l.stop != nil
+	l.mu.Unlock()
+	if stopped && !l.ro && l.werr == nil {
+		// A last try, so that a reopened log continues at the right offset.
+		l.resumeLocked(l.opts.Now())
+	}
+	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
 	var err error
@@ -869,7 +921,7 @@ func (l *Log) Close() error {
 		}
 		l.bg = nil
 	}
-	if !l.ro && l.werr == nil && l.dirty {
+	if !l.ro && l.werr == nil && l.dirty && l.tail != nil {
 		if serr := l.tail.Sync(); serr != nil {
 			err = fmt.Errorf("outlog: sync segment %s: %w", segName(l.tailStart), serr)
 		}
@@ -973,7 +1025,7 @@ func (l *Log) scanRange(lo, hi uint64, fn func(rec *record, at uint64)) error {
 			if at >= hi {
 				return false
 			}
-			if at >= lo || (isData(rec.typ) && at+uint64(rec.n) > lo) {
+			if at >= lo || at+rec.span() > lo {
 				fn(rec, at)
 			}
 			return true

@@ -638,21 +638,27 @@ func TestOffsetAt(t *testing.T) {
 	}
 }
 
-func TestStickyErrors(t *testing.T) {
+func TestFailedWriteStops(t *testing.T) {
 	dir := t.TempDir()
 	l := openT(t, dir, Options{})
 	l.Append([]byte("abc"))
 	c := l.Cursor(0)
 	defer c.Close()
-	// A failed write sticks.
+	// A write that fails stops the log; the bytes keep their offsets.
 	l.tail.Close()
-	_, err1 := l.Append([]byte("x"))
+	off, err1 := l.Append([]byte("x"))
 	_, err2 := l.Append([]byte("y"))
-	if err1 == nil || err2 != err1 || l.SetSize(1, 2) != err1 || l.Sync() != err1 {
-		t.Fatalf("sticky: %v, %v", err1, err2)
+	if off != 3 || !errors.Is(err1, ErrStopped) || !errors.Is(err2, ErrStopped) || l.End() != 5 {
+		t.Fatalf("append: %d %v, %v; End %d", off, err1, err2, l.End())
 	}
-	if !strings.HasPrefix(err1.Error(), "outlog: write segment") {
-		t.Errorf("error text %q", err1)
+	if st := l.Stopped(); st == nil || st.At != 3 || !strings.Contains(st.Reason, "closed") {
+		t.Fatalf("Stopped: %+v", st)
+	}
+	if err := l.SetSize(1, 2); err != nil {
+		t.Fatalf("SetSize while stopped: %v", err)
+	}
+	if got, err := io.ReadAll(io.LimitReader(onlyReader{c}, 5)); err != nil || string(got) != "abcxy" {
+		t.Fatalf("cursor read %q, %v", got, err)
 	}
 	l.Close()
 	if _, err := l.Append([]byte("z")); !errors.Is(err, ErrClosed) {
@@ -668,7 +674,7 @@ func TestStickyErrors(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 
-	// Reopened, the log is whole.
+	// Reopened, the log is whole up to where it stopped.
 	l = openT(t, dir, Options{})
 	defer l.Close()
 	if l.End() != 3 {

@@ -26,6 +26,12 @@ const (
 	recMark = 2 // bytes termkeep wrote into the stream itself
 	recTime = 3 // unix nanoseconds int64 BE
 	recSize = 4 // cols uint16 BE, rows uint16 BE
+	recGap  = 5 // length uint64 BE, then a UTF-8 reason: offsets the log could not keep
+
+	maxReason = 64
+	// maxGap bounds a Gap record's length, so that a damaged one can never
+	// push offsets near overflow: a petabyte of output is never missed.
+	maxGap = 1 << 50
 
 	timeRecLen = hdrSize + 8
 	sizeRecLen = hdrSize + 4
@@ -35,7 +41,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // typeCRC holds the checksum of each record type's byte, the common prefix of
 // every record's checksum.
-var typeCRC = func() (t [5]uint32) {
+var typeCRC = func() (t [6]uint32) {
 	for i := range t {
 		t[i] = crc32.Update(0, castagnoli, []byte{byte(i)})
 	}
@@ -43,6 +49,18 @@ var typeCRC = func() (t [5]uint32) {
 }()
 
 func isData(typ byte) bool { return typ == recData || typ == recMark }
+
+// span is how many offsets a record takes: a data record its payload, a gap
+// record the bytes it stands for, anything else none.
+func (r *record) span() uint64 {
+	switch {
+	case isData(r.typ):
+		return uint64(r.n)
+	case r.typ == recGap:
+		return r.gapLen()
+	}
+	return 0
+}
 
 // validHeader rejects what a writer never produces, so garbage is never
 // mistaken for a long record that is "still being written".
@@ -54,6 +72,8 @@ func validHeader(typ byte, n uint32) bool {
 		return n == 8
 	case recSize:
 		return n == 4
+	case recGap:
+		return n >= 8 && n <= 8+maxReason
 	}
 	return false
 }
@@ -124,15 +144,28 @@ var scanBufs = sync.Pool{New: func() any { b := make([]byte, scanBufSize); retur
 // record is one record met by a scanner.
 type record struct {
 	typ   byte
-	n     int   // payload length
-	pos   int64 // file position of the header
-	small [8]byte
+	n     int                 // payload length
+	pos   int64               // file position of the header
+	small [8 + maxReason]byte // the payload of a record that is not data
 }
 
 func (r *record) time() int64 { return int64(binary.BigEndian.Uint64(r.small[:8])) }
 
 func (r *record) size() (cols, rows uint16) {
 	return binary.BigEndian.Uint16(r.small[0:]), binary.BigEndian.Uint16(r.small[2:])
+}
+
+func (r *record) gapLen() uint64 { return binary.BigEndian.Uint64(r.small[:8]) }
+
+func (r *record) gapReason() string { return string(r.small[8:r.n]) }
+
+func appendGap(b []byte, n uint64, reason string) []byte {
+	if len(reason) > maxReason {
+		reason = reason[:maxReason]
+	}
+	p := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(reason)), n)
+	p = append(p, reason...)
+	return append(appendHeader(b, recGap, p), p...)
 }
 
 // scanner walks the records of one segment file with large reads.
@@ -194,6 +227,9 @@ func (s *scanner) next(rec *record) bool {
 			return false
 		}
 		copy(rec.small[:], b)
+		if typ == recGap && rec.gapLen() > maxGap {
+			return false
+		}
 	case s.verify:
 		c := typeCRC[typ]
 		for at, left := s.pos+hdrSize, int(n); left > 0; {
@@ -230,10 +266,8 @@ func scanVerified(r io.ReaderAt, pos int64) (tailScan, error) {
 	var ts tailScan
 	var rec record
 	for s.next(&rec) {
-		switch {
-		case isData(rec.typ):
-			ts.data += uint64(rec.n)
-		case rec.typ == recSize:
+		ts.data += rec.span()
+		if rec.typ == recSize {
 			ts.sized = true
 			ts.cols, ts.rows = rec.size()
 			ts.sizeOff = ts.data

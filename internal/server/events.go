@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -34,12 +35,18 @@ const subBuffer = 256
 type eventHub struct {
 	store *store.Store
 	log   *slog.Logger
+	// metrics counts lifecycle events and times their writes (nil: none).
+	metrics *metrics
 
 	// mu guards subs and closed, and is held across the registry write and
 	// the fan-out, so every subscriber receives events in id order.
 	mu     sync.Mutex
 	subs   map[*eventSub]struct{}
 	closed bool
+	// skipUntil is set when the registry refused an event for being
+	// locked or read-only: until then none is tried (registry.go), so no
+	// viewer's attach waits out the busy timeout for its event.
+	skipUntil time.Time
 }
 
 type eventSub struct {
@@ -68,12 +75,19 @@ func (h *eventHub) emit(kind, session string, detail map[string]any) {
 	defer cancel()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.closed || time.Now().Before(h.skipUntil) {
 		return
 	}
+	h.metrics.countEvent(kind)
+	start := time.Now()
 	e, err := h.store.AddEvent(ctx, store.Event{Kind: kind, Session: session, Detail: raw})
+	h.metrics.observeWrite("event", start, err)
 	if err != nil {
 		h.log.Warn("record event", "kind", kind, "session", session, "err", err)
+		if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrReadOnly) {
+			h.skipUntil = time.Now().Add(registryRetry)
+			h.log.Warn("events are not recorded while the registry refuses writes; trying again later", "after", registryRetry)
+		}
 		return
 	}
 	for sub := range h.subs {
@@ -270,9 +284,16 @@ func (s *Server) viewerEvents(sessionID string, hello wire.Hello, via string, re
 		detail["remote"] = remote
 	}
 	start := s.cfg.Now()
+	name := ""
+	if sess, err := s.store.Session(context.Background(), sessionID); err == nil {
+		name = sess.Name
+	}
+	s.log.Info("viewer attached", "session", sessionID, "name", name, "viewer", id, "kind", via, "mode", mode, "remote", remote)
 	s.events.emit(store.EventViewerAttached, sessionID, detail)
 	return func() {
-		detail["seconds"] = int64(s.cfg.Now().Sub(start).Seconds())
+		secs := int64(s.cfg.Now().Sub(start).Seconds())
+		detail["seconds"] = secs
+		s.log.Info("viewer detached", "session", sessionID, "name", name, "viewer", id, "kind", via, "remote", remote, "seconds", secs)
 		s.events.emit(store.EventViewerDetached, sessionID, detail)
 	}
 }

@@ -84,7 +84,8 @@ func startGateway(s *Server) *gateway {
 	gd.configure(s.gwTLS != nil, addr.Port, s.origins) // tls.go
 	gd.limiter = newLoginLimiter(s.cfg.Now, s.log)     // loginlimit.go
 	gd.lookup, gd.conns = s.lookupToken, &g.conns
-	g.http = &http.Server{Handler: gd.wrap(g.routes()), ReadHeaderTimeout: 10 * time.Second}
+	// /healthz and /readyz answer before the guard: no token (stats.go).
+	g.http = &http.Server{Handler: s.probes(gd.wrap(g.routes())), ReadHeaderTimeout: 10 * time.Second}
 	if err := atomicfile.Write(urlFile, []byte(g.url+"\n"), false); err != nil {
 		s.log.Warn("write the browser address", "file", urlFile, "err", err)
 	}
@@ -125,6 +126,8 @@ func (g *gateway) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{ref}/restore", s.withSession(s.handleRestore))
 	mux.HandleFunc("GET /api/workspaces", g.handleWorkspaces)
 	mux.HandleFunc("GET /api/events", s.handleEvents)
+	mux.HandleFunc("GET /api/stats", s.handleStats) // stats.go
+	mux.HandleFunc("GET /metrics", s.handleMetrics) // metrics.go: a token that sees every session
 	mux.HandleFunc("GET /ws/sessions/{ref}", s.withSession(g.handleWS))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no API endpoint %s %s (see docs/protocol.md)", r.Method, r.URL.Path)
@@ -202,6 +205,7 @@ func (g *gateway) handleRename(w http.ResponseWriter, r *http.Request, sess stor
 			return
 		}
 		g.s.events.emit(store.EventSessionRenamed, sess.ID, map[string]any{"from": sess.Name, "to": name})
+		h.SetName(name) // for meta.json, which termkeep doctor --rebuild reads
 	}
 	got, err := g.s.store.Session(r.Context(), sess.ID)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"termkeep/internal/api"
@@ -40,6 +41,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{ref}/output", s.withSession(s.handleOutput))
 	mux.HandleFunc("GET /v1/sessions/{ref}/attach", s.withSession(s.handleAttach))
 	mux.HandleFunc("GET /v1/sessions/{ref}/screen", s.withSession(s.handleScreen))
+	mux.HandleFunc("GET /v1/sessions/{ref}/export", s.withSession(s.handleExport)) // export.go
+	mux.HandleFunc("GET /v1/sessions/{ref}/grep", s.withSession(s.handleGrep))     // export.go
 	mux.HandleFunc("POST /v1/sessions/{ref}/restore", s.withSession(s.handleRestore))
 	mux.HandleFunc("GET /v1/workspaces", s.handleWorkspaces)
 	mux.HandleFunc("POST /v1/workspaces", s.handleWorkspaceCreate)
@@ -49,6 +52,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /v1/workspaces/{name}", s.withWorkspace(s.handleWorkspaceRemove))
 	mux.HandleFunc("POST /v1/shutdown", s.handleShutdown)
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
+	mux.HandleFunc("GET /v1/stats", s.handleStats)  // stats.go
+	mux.HandleFunc("GET /metrics", s.handleMetrics) // metrics.go
+	mux.HandleFunc("GET /healthz", s.handleHealthz) // stats.go
+	mux.HandleFunc("GET /readyz", s.handleReadyz)   // stats.go
 	s.accessRoutes(mux)
 	return asOwner(mux)
 }
@@ -137,7 +144,11 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		if sess.State == store.StateRunning && info.Cols > 0 {
 			out.Cols, out.Rows = int(info.Cols), int(info.Rows)
 		}
+		if st := info.LogStopped; st != nil {
+			out.LogStopped = &api.LogStop{At: st.At, Reason: st.Reason}
+		}
 	}
+	out.QuietSince = s.quietSince(sess, h) // quiet.go
 	return out
 }
 
@@ -179,7 +190,8 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 
 // create starts a session: it claims the name in the registry, starts the
 // holder, and connects the session host from offset 0.
-func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Session, int, error) {
+func (s *Server) create(ctx context.Context, req api.CreateRequest) (_ store.Session, status int, err error) {
+	defer func() { status, err = s.unavailable(status, err) }() // registry.go: 503 for the registry, the limits
 	if err := checkName(req.Name); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
@@ -230,6 +242,9 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 	if owner == "" {
 		return store.Session{}, http.StatusForbidden, errors.New("this request acts as no user and cannot create sessions")
 	}
+	if err := roomForSession(); err != nil { // rlimit.go
+		return store.Session{}, http.StatusServiceUnavailable, err
+	}
 	if status, err := s.underQuota(ctx, owner); err != nil {
 		return store.Session{}, status, err
 	}
@@ -260,7 +275,12 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (store.Sessi
 	}
 	proc, _, err := s.start(sess, launch{
 		command: command, cwd: req.Cwd, env: env, keepEnv: keepEnv(env, append(req.SetEnv, req.KeepEnv...)),
-	}, func(pid, holderPid int) error { return s.store.SetPids(ctx, id, pid, holderPid) })
+	}, func(pid, holderPid int) error {
+		start := time.Now()
+		err := s.store.SetPids(ctx, id, pid, holderPid)
+		s.metrics.observeWrite("pids", start, err)
+		return err
+	})
 	if err != nil {
 		return fail(http.StatusBadRequest, fmt.Errorf("cannot start session: %w", err))
 	}
@@ -419,17 +439,30 @@ func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request, sess store
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set(api.HeaderFirst, strconv.FormatUint(first, 10))
 	w.Header().Set(api.HeaderEnd, strconv.FormatUint(end, 10))
-	w.Header().Set("Content-Length", strconv.FormatUint(end-from, 10))
+	// The length is known only once the gaps are (bytes never logged): the
+	// body is chunked, and the gaps follow in a trailer.
+	w.Header().Set("Trailer", api.HeaderGaps)
 	w.WriteHeader(http.StatusOK)
 	cur := l.Cursor(from)
 	defer cur.Close()
 	buf := make([]byte, 256<<10)
+	var gaps []string
+	defer func() {
+		if len(gaps) > 0 {
+			w.Header().Set(api.HeaderGaps, strings.Join(gaps, ", "))
+		}
+	}()
 	for cur.Offset() < end {
 		n, err := cur.Read(buf[:min(uint64(len(buf)), end-cur.Offset())])
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return
 			}
+			continue
+		}
+		var gap *outlog.GapError
+		if errors.As(err, &gap) {
+			gaps = append(gaps, api.FormatGap(gap.Start, gap.End, gap.Reason))
 			continue
 		}
 		if err != nil {

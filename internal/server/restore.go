@@ -10,11 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"termkeep/internal/api"
 	"termkeep/internal/holder"
 	"termkeep/internal/session"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
+	"termkeep/internal/wire"
 )
 
 // HistoryFile is the name of a session's shell history file in its
@@ -49,13 +52,15 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 	spec := holder.Spec{
 		ID: sess.ID, Dir: dir, Command: argv, Env: env, KeepEnv: l.keepEnv,
 		Cwd: l.cwd, Cols: uint16(sess.Cols), Rows: uint16(sess.Rows), Banner: l.banner,
+		Name: sess.Name, Workspace: sess.Workspace,
 		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync,
 	}
 	proc, err := holder.Spawn(s.cfg.HolderArgv, spec, 10*time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
-	go proc.Wait() // reap the holder when it exits while we live
+	reaped := make(chan struct{})
+	go func() { proc.Wait(); close(reaped) }() // reap the holder when it exits while we live
 	if err := record(proc.Pid, proc.HolderPid); err != nil {
 		s.log.Error("record pids", "session", sess.ID, "err", err)
 	}
@@ -64,6 +69,20 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 	s.hosts[sess.ID] = h
 	s.mu.Unlock()
 	if err := h.Connect(int64(proc.Start)); err != nil {
+		if le := limitError(err); le != nil { // rlimit.go
+			// The holder runs, but this server has no descriptor left to
+			// reach it with: end it rather than keep a session no one can
+			// reach, and let the caller undo the rest.
+			s.log.Error("cannot reach the new holder; ending it", "session", sess.ID, "err", err)
+			s.stopHolder(proc, reaped)
+			s.mu.Lock()
+			if s.hosts[sess.ID] == h {
+				delete(s.hosts, sess.ID)
+			}
+			s.mu.Unlock()
+			h.Close()
+			return nil, nil, le
+		}
 		// The holder started but cannot be reached: it may have exited at
 		// once (a command that fails immediately). Let the host decide.
 		s.log.Warn("connect to new holder", "session", sess.ID, "err", err)
@@ -71,6 +90,24 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 		h.MarkEnded(h.Resolve())
 	}
 	return proc, h, nil
+}
+
+// stopHolder ends a holder this server started and has not connected to,
+// and waits until it is reaped: SIGTERM (the holder closes its session:
+// SIGHUP to the child, SIGKILL after its grace), then SIGKILL.
+func (s *Server) stopHolder(proc *holder.Process, reaped <-chan struct{}) {
+	unix.Kill(proc.HolderPid, unix.SIGTERM)
+	select {
+	case <-reaped:
+		return
+	case <-time.After(10 * time.Second):
+	}
+	unix.Kill(proc.HolderPid, unix.SIGKILL)
+	select {
+	case <-reaped:
+	case <-time.After(5 * time.Second):
+		s.log.Error("a holder did not exit after SIGKILL", "pid", proc.HolderPid)
+	}
 }
 
 // errRunning is returned by restore for a session that runs.
@@ -93,6 +130,9 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 	old := s.host(sess.ID)
 	if sess.State == store.StateRunning || (old != nil && old.Exit() == nil) {
 		return sess, nil, errRunning
+	}
+	if err := roomForSession(); err != nil { // rlimit.go
+		return sess, nil, err
 	}
 	dir := s.cfg.StateDir.Session(sess.ID)
 	meta, _ := holder.ReadMeta(dir) // a missing meta.json leaves the registry's view
@@ -150,6 +190,12 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 		command: command, cwd: cwd, env: env, keepEnv: keepEnv(env, meta.Env), banner: banner,
 	}, func(pid, holderPid int) error { return s.store.Restart(ctx, sess.ID, pid, holderPid) })
 	if err != nil {
+		// A holder that started and had to be ended again (rlimit.go) left
+		// the row running: record that. Any other row is left as it was.
+		s.recordEnd(sess.ID, wire.Exit{State: string(store.StateInterrupted), Reason: "the restore failed: " + err.Error()})
+		if got, gerr := s.store.Session(ctx, sess.ID); gerr == nil {
+			sess = got
+		}
 		// Put back a host for the ended session, so it stays readable.
 		nh := s.newHost(sess.ID, sess.SizePolicy)
 		nh.MarkEnded(exitFromStore(sess))
@@ -228,7 +274,8 @@ func (s *Server) handleRestore(w http.ResponseWriter, r *http.Request, sess stor
 		writeError(w, http.StatusConflict, "session %s is running; only an ended or paused session can be restored", ref(sess))
 		return
 	case err != nil:
-		writeError(w, http.StatusInternalServerError, "%v", err)
+		status, err := s.unavailable(http.StatusInternalServerError, err) // registry.go
+		writeError(w, status, "%v", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, api.Restored{Session: s.view(got, s.host(got.ID)), Notices: notices})

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -82,6 +83,10 @@ type Config struct {
 	// IdleTimeout one with no output and no input for this long (0: never;
 	// see policy.go).
 	OrphanGrace, IdleTimeout time.Duration
+	// QuietAfter is how long a session prints nothing before it is quiet
+	// (quiet_since, the session.quiet event; quiet.go): 0 means
+	// session.DefaultQuietAfter, a negative value turns the rule off.
+	QuietAfter time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -113,6 +118,10 @@ type Server struct {
 	done     chan struct{} // closed by Shutdown
 	doneOnce sync.Once
 	endSess  bool // shutdown ends sessions too
+
+	metrics     *metrics    // metrics.go
+	startedAt   time.Time   // when New began
+	startupDone atomic.Bool // recovery and auto-restore are over (readiness)
 }
 
 // ErrAlreadyRunning is returned by New when another server owns the state directory.
@@ -141,6 +150,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := cfg.StateDir.Ensure(); err != nil {
 		return nil, err
 	}
+	// The registry's faults (registry.go) fail the start with a sentence,
+	// before any session is looked at: a live holder is never touched.
+	if re := stateDirReadOnly(cfg.StateDir.String(), cfg.StateDir.DB()); re != nil {
+		cfg.Logger.Error(re.Error(), "err", re.Err)
+		return nil, re
+	}
 	lock, err := os.OpenFile(cfg.StateDir.ServerLock(), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("server: open lock: %w", err)
@@ -155,18 +170,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	st, err := store.Open(ctx, cfg.StateDir.DB(), cfg.Now)
 	if err != nil {
 		lock.Close()
-		return nil, err
+		return nil, registryAtStart(cfg.Logger, cfg.StateDir.DB(), err)
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
-		gwTLS: gwTLS, origins: origins,
+		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(),
 	}
+	s.metrics = newMetrics(s)
 	s.events = newEventHub(ctx, st, s.log)
+	s.events.metrics = s.metrics
 	if err := s.recover(ctx); err != nil {
 		st.Close()
 		lock.Close()
-		return nil, err
+		return nil, registryAtStart(cfg.Logger, cfg.StateDir.DB(), err)
 	}
 	sock := cfg.StateDir.Socket()
 	os.Remove(sock) // we hold the lock: any socket here is a dead server's
@@ -206,11 +223,17 @@ func (s *Server) recover(ctx context.Context) error {
 			continue
 		}
 		sess := store.Session{
-			ID: m.ID, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
+			ID: m.ID, Name: m.Name, Workspace: m.Workspace, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
 			Owner: currentUser(), State: store.StateRunning, Pid: m.Pid, HolderPid: m.HolderPid,
 			CreatedAt: m.StartedAt,
 		}
-		if err := s.store.CreateSession(ctx, sess); err != nil {
+		err = s.store.CreateSession(ctx, sess)
+		if errors.Is(err, store.ErrNameTaken) {
+			s.log.Warn("adopted session's name is taken; adopting it without", "session", m.ID, "name", m.Name)
+			sess.Name = ""
+			err = s.store.CreateSession(ctx, sess)
+		}
+		if err != nil {
 			s.log.Warn("adopt session directory", "session", m.ID, "err", err)
 			continue
 		}
@@ -229,12 +252,24 @@ func (s *Server) recover(ctx context.Context) error {
 			continue
 		}
 		if err := h.Connect(-1); err != nil {
+			if le := limitError(err); le != nil && sess.HolderPid > 0 && unix.Kill(sess.HolderPid, 0) == nil { // rlimit.go
+				// Not ended: its holder runs (without a descriptor, a
+				// signal 0 is all that tells), and a session recorded as
+				// interrupted could be restored over it.
+				s.log.Error("cannot reach a live holder; its session stays running, unreachable until the server restarts with a higher limit",
+					"session", sess.ID, "problem", le.Error(), "err", err)
+				continue
+			}
 			e := h.Resolve()
-			s.log.Info("session's holder is gone", "session", sess.ID, "state", e.State, "reason", e.Reason, "err", err)
+			s.log.Info("session's holder is gone", "session", sess.ID, "name", sess.Name, "state", e.State, "reason", e.Reason, "err", err)
 			h.MarkEnded(e)
 			continue
 		}
 		live++
+		// A rename while no server was connected leaves meta.json behind.
+		if m, err := holder.ReadMeta(s.cfg.StateDir.Session(sess.ID)); err == nil && m.Name != sess.Name {
+			h.SetName(sess.Name)
+		}
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
 	return nil
@@ -246,12 +281,15 @@ func exitFromStore(sess store.Session) wire.Exit {
 
 func (s *Server) newHost(id, sizePolicy string) *session.Host {
 	h := session.New(session.Config{
-		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log,
+		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log, Meter: s.metrics.hostMeter(),
 		OnEnd: func(e wire.Exit) { s.recordEnd(id, e) },
 		OnCwd: func(dir string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := s.store.SetCwd(ctx, id, dir); err != nil {
+			start := time.Now()
+			err := s.store.SetCwd(ctx, id, dir)
+			s.metrics.observeWrite("cwd", start, err)
+			if err != nil {
 				s.log.Warn("record working directory", "session", id, "err", err)
 			}
 		},
@@ -286,9 +324,12 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	start := time.Now()
 	changed, err := s.store.End(ctx, id, st, e.ExitCode, e.Reason)
+	s.metrics.observeWrite("end", start, err)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("record session end", "session", id, "err", err)
+		s.retryEnd(id, e, err) // registry.go
 		return
 	}
 	if changed {
@@ -296,7 +337,11 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 		if e.ExitCode != nil {
 			code = fmt.Sprint(*e.ExitCode)
 		}
-		s.log.Info("session ended", "session", id, "state", st, "exit_code", code, "reason", e.Reason)
+		name := ""
+		if sess, err := s.store.Session(ctx, id); err == nil {
+			name = sess.Name
+		}
+		s.log.Info("session ended", "session", id, "name", name, "state", st, "exit_code", code, "reason", e.Reason)
 		s.endEvent(id, st, e)
 	}
 }
@@ -305,14 +350,23 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 func (s *Server) Serve(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
+	listen := ""
 	if s.gw != nil {
 		go s.gw.serve()
+		listen = s.gw.url
 	}
+	s.log.Info("server started", "version", s.cfg.Version, "pid", os.Getpid(), "state_dir", s.cfg.StateDir.String(),
+		"socket", s.cfg.StateDir.Socket(), "listen", listen)
 	stopPolicies := s.startPolicies()
+	defer s.startQuietWatch()() // quiet.go
 	// Sessions that asked for it come back by themselves after a reboot;
-	// the server answers meanwhile.
+	// the server answers meanwhile, not ready (/readyz) until they have.
 	restored := make(chan struct{})
-	go func() { defer close(restored); s.autoRestore(ctx) }()
+	go func() {
+		defer close(restored)
+		s.autoRestore(ctx)
+		s.startupDone.Store(true)
+	}()
 	select {
 	case <-ctx.Done():
 	case <-s.done:
@@ -324,6 +378,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			return fmt.Errorf("server: serve: %w", err)
 		}
 	}
+	s.log.Info("server stopping", "end_sessions", s.endSess)
 	stopPolicies()
 	<-restored
 	if s.endSess {

@@ -34,6 +34,15 @@ import (
 // recentCap bounds the in-memory window of recent output per session.
 const recentCap = 1 << 20
 
+// A session whose output has been quiet for idleAfter keeps only its last
+// idleWindow bytes in memory: the window is there for viewers that follow
+// live output, and the rest is a disk read away. With a hundred idle
+// sessions that is a hundred MiB the server does not hold.
+const (
+	idleAfter  = 5 * time.Second
+	idleWindow = 64 << 10
+)
+
 // Host is one session as the server sees it. Its methods are safe for
 // concurrent use.
 type Host struct {
@@ -67,10 +76,16 @@ type Host struct {
 
 	viewers    map[*viewer]struct{}
 	viewerSeq  int
-	viewersVer uint64  // bumped when viewers come and go or the size changes
-	sizeOwner  *viewer // the viewer whose size the session follows (latest policy)
+	viewersVer uint64        // bumped when viewers come and go or the size changes
+	logState   wire.LogState // whether the holder is logging (wire.TypeLog)
+	logVer     uint64        // bumped when logState changes
+	sizeOwner  *viewer       // the viewer whose size the session follows (latest policy)
 	policy     SizePolicy
 	resyncs    atomic.Uint64 // viewers skipped to the present with a snapshot
+
+	meter      *Meter        // the server's totals (meter.go); never nil
+	inBytes    atomic.Uint64 // input written to the holder
+	reconnects atomic.Uint64 // holder connections made again after a drop
 
 	reqCols, reqRows uint16 // the size last asked of the holder (0: none yet)
 
@@ -104,6 +119,9 @@ type Config struct {
 	OnEnd func(wire.Exit)
 	// OnCwd is called when the session's working directory changes.
 	OnCwd func(dir string)
+	// Meter, when set, is added to as the host carries bytes and resyncs
+	// viewers (meter.go); hosts may share one.
+	Meter *Meter
 }
 
 // ErrEnded is returned by operations on a session that has ended.
@@ -118,8 +136,12 @@ func New(cfg Config) *Host {
 	if lg == nil {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	meter := cfg.Meter
+	if meter == nil {
+		meter = new(Meter)
+	}
 	return &Host{
-		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd,
+		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd, meter: meter,
 		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
 		act: newActivity(time.Now()),
 	}
@@ -141,13 +163,20 @@ type Info struct {
 	Cols, Rows uint16
 	Pid        int
 	Connected  bool
+	// LogStopped is set while the holder cannot log the output.
+	LogStopped *wire.LogState
 }
 
 // Info returns the host's current view.
 func (h *Host) Info() Info {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return Info{End: h.end, Cols: h.cols, Rows: h.rows, Pid: h.pid, Connected: h.up != nil}
+	info := Info{End: h.end, Cols: h.cols, Rows: h.rows, Pid: h.pid, Connected: h.up != nil}
+	if h.logState.Stopped && h.exit == nil {
+		st := h.logState
+		info.LogStopped = &st
+	}
+	return info
 }
 
 // outlog opens the read-only log view lazily.
@@ -187,7 +216,11 @@ func (h *Host) Close() {
 // server; the stream is then read in the background, and a dropped
 // connection is retried until the holder is found gone, at which point the
 // session ends as exited (status on disk) or interrupted.
-func (h *Host) Connect(from int64) error {
+func (h *Host) Connect(from int64) error { return h.connect(from, false) }
+
+// connect is Connect; again says it follows a dropped connection, for the
+// log line and the count.
+func (h *Host) connect(from int64, again bool) error {
 	// The model starts before the holder is dialed, so every live size
 	// change reaches it.
 	h.startModel()
@@ -213,6 +246,13 @@ func (h *Host) Connect(from int64) error {
 	close(h.changed)
 	h.changed = make(chan struct{})
 	h.mu.Unlock()
+	if again {
+		h.reconnects.Add(1)
+		h.meter.Reconnects.Add(1)
+		h.log.Info("holder reconnected", "pid", welcome.Pid, "offset", from)
+	} else {
+		h.log.Info("holder connected", "pid", welcome.Pid, "offset", from)
+	}
 	go h.readHolder(up)
 	return nil
 }
@@ -319,6 +359,22 @@ func (h *Host) readHolder(up *holderConn) {
 			up.c.Close()
 			h.finish(e)
 			return
+		case wire.TypeLog:
+			var st wire.LogState
+			wire.ParseJSON(f.Payload, &st)
+			h.mu.Lock()
+			if st != h.logState {
+				h.logState = st
+				h.logVer++
+				close(h.changed)
+				h.changed = make(chan struct{})
+			}
+			h.mu.Unlock()
+			if st.Stopped {
+				h.log.Error("the session's output log stopped; output still reaches viewers but is not saved", "at", st.At, "reason", st.Reason)
+			} else {
+				h.log.Info("the session's output log resumed")
+			}
 		case wire.TypeError:
 			_, msg, _ := wire.ParseError(f.Payload)
 			h.log.Warn("holder reported an error", "msg", msg)
@@ -384,6 +440,7 @@ func (h *Host) appendOutput(off uint64, data []byte) {
 	}
 	h.recent = append(h.recent, chunk{off: off, data: data})
 	h.recentN += len(data)
+	h.meter.OutputBytes.Add(uint64(len(data)))
 	for h.recentN > recentCap && len(h.recent) > 1 {
 		h.recentN -= len(h.recent[0].data)
 		h.recent[0] = chunk{}
@@ -404,11 +461,11 @@ func (h *Host) reconnect() {
 			h.finish(exitFromMeta(m))
 			return
 		}
-		if !h.holderAlive() {
+		if outOfFiles() { // rlimit.go: nothing tells whether the holder is gone
+			attempt = 0
+		} else if !h.holderAlive() {
 			break
-		}
-		if err := h.Connect(-1); err == nil {
-			h.log.Info("reconnected to holder")
+		} else if err := h.connect(-1, true); err == nil {
 			return
 		}
 		time.Sleep(delay)
@@ -511,7 +568,12 @@ func (h *Host) finish(e wire.Exit) {
 // Input sends bytes to the session's pty.
 func (h *Host) Input(p []byte) error {
 	h.stampInput()
-	return h.toHolder(func(w *wire.Writer) error { return w.Input(p) })
+	err := h.toHolder(func(w *wire.Writer) error { return w.Input(p) })
+	if err == nil {
+		h.inBytes.Add(uint64(len(p)))
+		h.meter.InputBytes.Add(uint64(len(p)))
+	}
+	return err
 }
 
 // Resize sets the session's pty size.
@@ -587,6 +649,52 @@ func (h *Host) window(off uint64, max int) (parts [][]byte, end uint64, exit *wi
 		n += len(d)
 	}
 	return parts, end, exit, changed
+}
+
+// unlogged reports whether the bytes from off are neither on disk nor in the
+// window, because the holder's log stopped before them: they are lost to a
+// reader this far behind, up to the returned offset where the window
+// begins. Once logging resumes, the log itself records them as a gap.
+func (h *Host) unlogged(off uint64) (to uint64, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.logState.Stopped || off < h.logState.At || off >= h.end {
+		return 0, false
+	}
+	if len(h.recent) > 0 && h.recent[0].off > off {
+		return h.recent[0].off, true
+	}
+	return 0, false
+}
+
+// draining reports whether the server is still taking in a backlog from
+// the holder: the log on disk is more than a window ahead of what the
+// holder has sent. After the server was stopped (SIGSTOP, a long GC pause,
+// a suspended VM), the holder logged on and sends it all at once.
+func (h *Host) draining() bool {
+	l, err := h.outlog()
+	if err != nil || l.Refresh() != nil {
+		return false
+	}
+	h.mu.Lock()
+	end := h.end
+	h.mu.Unlock()
+	return l.End() > end+recentCap
+}
+
+// shrinkWindow drops the oldest chunks of the window while more than keep
+// bytes would remain.
+func (h *Host) shrinkWindow(keep int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := 0
+	for i < len(h.recent)-1 && h.recentN-len(h.recent[i].data) >= keep {
+		h.recentN -= len(h.recent[i].data)
+		i++
+	}
+	if i > 0 {
+		h.recent = slices.Clone(h.recent[i:]) // let go of the old backing array too
+	}
 }
 
 // waitSize waits until the model runs at cols x rows, or timeout.

@@ -115,6 +115,8 @@ func (m *model) feed() {
 		}
 	}()
 	buf := make([]byte, outlog.ReadBuffer)
+	idle := time.NewTimer(idleAfter)
+	defer idle.Stop()
 	for {
 		m.mu.Lock()
 		off, stopped := m.off, m.stopped
@@ -137,6 +139,7 @@ func (m *model) feed() {
 				cur.Seek(off)
 			}
 			n, err := cur.Read(buf)
+			var gap *outlog.GapError
 			switch {
 			case n > 0:
 				// Bytes from the log carry their size changes with them
@@ -150,12 +153,18 @@ func (m *model) feed() {
 			case errors.Is(err, outlog.ErrCompacted):
 				l.Refresh()
 				m.skip(max(l.First(), off+1))
+			case errors.As(err, &gap):
+				m.skip(gap.End)
 			case errors.Is(err, outlog.ErrCorrupt):
 				m.skip(min(max(l.SkipCorrupt(off), off+1), end))
 			case err != nil && err != io.EOF:
 				h.log.Warn("screen model: read log", "err", err)
 				time.Sleep(100 * time.Millisecond)
 			default:
+				if to, ok := h.unlogged(off); ok {
+					m.skip(to)
+					continue
+				}
 				time.Sleep(5 * time.Millisecond) // the log is a refresh behind the holder
 			}
 			continue
@@ -164,8 +173,11 @@ func (m *model) feed() {
 			m.checkpoint(true)
 			return
 		}
+		idle.Reset(idleAfter)
 		select {
 		case <-changed:
+		case <-idle.C:
+			h.shrinkWindow(idleWindow)
 		case <-h.closed:
 			return
 		}

@@ -19,6 +19,11 @@ const viewerChunk = 256 << 10
 // before it is skipped to the present.
 const resyncAfter = 250 * time.Millisecond
 
+// catchUpMin is how much a viewer that is more than its queue behind must
+// gain on the output per resyncAfter to count as catching up rather than
+// slow.
+const catchUpMin = 64 << 10
+
 // Defaults for ViewerOptions.
 const (
 	DefaultViewerQueue  = 1 << 20
@@ -147,6 +152,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	if resume == wire.ResumeSnapshot {
 		welcome.Start = from
 	}
+	v.version = welcome.Version
 	if err := v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeWelcome, welcome) }); err != nil {
 		return err
 	}
@@ -188,6 +194,8 @@ type viewer struct {
 	cols, rows uint16    // the viewer's own terminal size, 0 when unknown
 	active     time.Time // last input or resize
 	sentVer    uint64    // viewers version last sent to it (write loop only)
+	sentLogVer uint64    // log state version last sent to it (write loop only)
+	version    int       // the protocol version agreed in the Welcome
 }
 
 func (v *viewer) send(fn func(*wire.Writer) error) error {
@@ -360,6 +368,8 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 	}()
 	var buf []byte
 	var behindSince time.Time // when the viewer fell more than a queue behind
+	var behindLag uint64      // how far behind it was then
+	var behindDrain bool      // and whether the server was taking in a backlog then
 	// When the last output write began, if it blocked for a moment: the
 	// viewer stopped reading then, and that is time spent behind even though
 	// this loop could not look at the output's end meanwhile.
@@ -376,6 +386,9 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 	for {
 		if !v.waiter {
 			if err := v.sendViewers(); err != nil {
+				return err
+			}
+			if err := v.sendLogState(); err != nil {
 				return err
 			}
 		}
@@ -395,10 +408,19 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		if !lagging {
 			behindSince = time.Time{}
 		} else if behindSince.IsZero() {
-			behindSince = time.Now()
+			behindSince, behindLag, behindDrain = time.Now(), end-drawn, v.h.draining()
 			if !blockedAt.IsZero() {
 				behindSince = blockedAt
 			}
+		}
+		if lagging && time.Since(behindSince) >= resyncAfter &&
+			(blockedAt.IsZero() && behindLag >= end-drawn+catchUpMin || behindDrain) {
+			// Behind, but not slow: it gains on the output (the bytes came
+			// in a burst, say after a reconnect), or the server itself was
+			// taking in the holder's backlog meanwhile (it was stopped or
+			// hung for a while), so nobody could have had these bytes
+			// sooner. Judge it again over the next moment.
+			behindSince, behindLag, behindDrain = time.Now(), end-drawn, v.h.draining()
 		}
 		if off >= end {
 			live = true
@@ -447,6 +469,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				cur.Seek(off)
 			}
 			n, err := cur.Read(buf[:min(uint64(len(buf)), end-off)])
+			var gap *outlog.GapError
 			switch {
 			case n > 0:
 				if err := sendOutput(func(w *wire.Writer) error { return w.Output(off, buf[:n]) }); err != nil {
@@ -470,6 +493,13 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				}
 				off = first
 				continue
+			case errors.As(err, &gap):
+				// Never logged (a full disk): lost to a viewer this far behind.
+				if err := v.send(func(w *wire.Writer) error { return w.Gap(gap.Start, gap.End) }); err != nil {
+					return err
+				}
+				off = gap.End
+				continue
 			case errors.Is(err, outlog.ErrCorrupt):
 				// Damaged bytes are lost; say so and carry on after them.
 				next := min(max(l.SkipCorrupt(off), off+1), end)
@@ -483,6 +513,13 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				msg := "read output log: " + err.Error()
 				v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })
 				return err
+			}
+			if to, ok := v.h.unlogged(off); ok {
+				if err := v.send(func(w *wire.Writer) error { return w.Gap(off, to) }); err != nil {
+					return err
+				}
+				off = to
+				continue
 			}
 			// The log has not caught up with what the holder sent (it is
 			// written first, so this is a refresh away); wait a moment.
@@ -513,6 +550,7 @@ func (v *viewer) resync(end uint64) (uint64, error) {
 		return 0, err
 	}
 	v.h.resyncs.Add(1)
+	v.h.meter.Resyncs.Add(1)
 	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", "viewer", v.id, "offset", at)
 	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
 		return 0, err
@@ -534,4 +572,21 @@ func (v *viewer) sendViewers() error {
 	msg.You = v.id
 	h.mu.Unlock()
 	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeViewers, msg) })
+}
+
+// sendLogState tells the viewer when the session's log stops or resumes.
+func (v *viewer) sendLogState() error {
+	h := v.h
+	if v.version < 2 {
+		return nil // log frames came with version 2
+	}
+	h.mu.Lock()
+	if v.sentLogVer == h.logVer {
+		h.mu.Unlock()
+		return nil
+	}
+	v.sentLogVer = h.logVer
+	st := h.logState
+	h.mu.Unlock()
+	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeLog, st) })
 }

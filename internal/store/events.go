@@ -22,6 +22,7 @@ const (
 	EventSessionInterrupted = "session.interrupted" // the holder or the machine died
 	EventSessionRestored    = "session.restored"    // a new process in an ended or paused session
 	EventSessionPaused      = "session.paused"      // its workspace was paused
+	EventSessionQuiet       = "session.quiet"       // printed nothing for the quiet threshold (session/quiet.go)
 	EventWorkspaceCreated   = "workspace.created"
 	EventWorkspaceRemoved   = "workspace.removed" // with its sessions
 )

@@ -20,7 +20,8 @@
 //   - Times go in from the injected clock and come back in UTC with nanosecond
 //     precision.
 //   - Errors are named "store: …" and carry the operation; ErrNotFound,
-//     ErrNameTaken and ErrNotRunning are matched with errors.Is.
+//     ErrNameTaken and ErrNotRunning are matched with errors.Is, and so are
+//     the faults of the file itself: ErrLocked, ErrReadOnly, ErrDamaged.
 //
 // Validating names, ids and commands is the caller's job, not the store's.
 package store
@@ -88,7 +89,7 @@ func open(ctx context.Context, path string, now func() time.Time, migs []string)
 	s := &Store{db: db, path: path, now: now}
 	if err := s.init(ctx, migs); err != nil {
 		db.Close()
-		return nil, wrap("open "+path, err)
+		return nil, openError("open "+path, abs, err)
 	}
 	return s, nil
 }
@@ -140,7 +141,14 @@ func (s *Store) init(ctx context.Context, migs []string) error {
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %q, not WAL (does the file system support it?)", mode)
 	}
-	return s.migrate(ctx, migs)
+	if err := s.migrate(ctx, migs); err != nil {
+		return err
+	}
+	// SQLite opens a file it may not write read-only and says so only at
+	// the first write: make that now, so a registry the server could not
+	// record anything in fails here (ErrReadOnly), not at a create.
+	_, err := s.db.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version < 0`)
+	return err
 }
 
 func explainOpenErr(err error) error {
@@ -183,10 +191,12 @@ func parseTime(s string) (time.Time, error) {
 }
 
 // opError names the failed operation: "store: end session abc: session not
-// found". The wrapped error keeps its identity for errors.Is.
+// found". The wrapped error keeps its identity for errors.Is, and a fault
+// of the file (fault.go) matches too.
 type opError struct {
-	op  string
-	err error
+	op   string
+	err  error
+	kind error // ErrLocked, ErrReadOnly, ErrDamaged or nil
 }
 
 func (e *opError) Error() string {
@@ -194,12 +204,17 @@ func (e *opError) Error() string {
 	return "store: " + e.op + ": " + strings.TrimPrefix(e.err.Error(), "store: ")
 }
 
-func (e *opError) Unwrap() error { return e.err }
+func (e *opError) Unwrap() []error {
+	if e.kind == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.kind}
+}
 
 // wrap returns nil for a nil err.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &opError{op: op, err: err}
+	return &opError{op: op, err: err, kind: fault(err)}
 }

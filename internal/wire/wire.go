@@ -31,8 +31,11 @@ import (
 // Version is the protocol version carried in Hello and Welcome. A peer accepts
 // any version from MinVersion to Version; frames added in a later version are
 // only sent to peers that announced it.
+//
+// Version 2 adds the name frame (server → holder) and the log frame (holder
+// → server → viewer).
 const (
-	Version    = 1
+	Version    = 2
 	MinVersion = 1
 )
 
@@ -59,6 +62,7 @@ const (
 	TypePing   Type = 0x07 // opaque uint64, answered by Pong
 	TypeAnswer Type = 0x08 // the ServerPing's uint64: the client is alive
 	TypeCwd    Type = 0x09 // server → holder: the session's working directory, UTF-8, for meta.json
+	TypeName   Type = 0x0a // server → holder, version 2: the session's name, UTF-8 ("" = none), for meta.json
 )
 
 // Frames away from the pty (holder → server, server → client).
@@ -80,6 +84,10 @@ const (
 	// TypeServerPing is an opaque uint64 the client answers with an Answer
 	// frame; a client that stops answering is dropped.
 	TypeServerPing Type = 0x4a
+	// TypeLog is JSON LogState: whether the session's output is being kept
+	// on disk. Holder → server and server → viewer, on every change (and
+	// at connect while the log is stopped).
+	TypeLog Type = 0x4b
 )
 
 var typeNames = map[Type]string{
@@ -88,6 +96,7 @@ var typeNames = map[Type]string{
 	TypeWelcome: "welcome", TypeOutput: "output", TypeResized: "resized", TypeExit: "exit",
 	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
+	TypeLog: "log", TypeName: "name",
 }
 
 func (t Type) String() string {
@@ -380,6 +389,18 @@ type Hello struct {
 	ReadOnly bool `json:"read_only,omitempty"`
 }
 
+// LogState says whether a session's output is being logged. While the log
+// cannot write (a full disk, a failing file system), Stopped is set with the
+// offset it stopped at and why: the session runs on and viewers still get
+// every byte, but the bytes from At on are not on disk. A LogState with
+// Stopped false says logging resumed; what went by in between is a gap in
+// the log (its offsets are kept, its bytes are not).
+type LogState struct {
+	Stopped bool   `json:"stopped"`
+	At      uint64 `json:"at,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
 // Welcome answers a Hello.
 type Welcome struct {
 	Version int    `json:"version"`
@@ -564,6 +585,10 @@ func Validate(f Frame) error {
 		if len(f.Payload) > 4096 || !utf8.Valid(f.Payload) {
 			err = fmt.Errorf("%w: cwd must be UTF-8 of at most 4096 bytes", ErrMalformed)
 		}
+	case TypeName:
+		if len(f.Payload) > 256 || !utf8.Valid(f.Payload) {
+			err = fmt.Errorf("%w: name must be UTF-8 of at most 256 bytes", ErrMalformed)
+		}
 	case TypeResize:
 		_, _, err = ParseResize(f.Payload)
 	case TypeSignal:
@@ -594,6 +619,9 @@ func Validate(f Frame) error {
 	case TypeViewers:
 		var v Viewers
 		err = ParseJSON(f.Payload, &v)
+	case TypeLog:
+		var l LogState
+		err = ParseJSON(f.Payload, &l)
 	default:
 		err = fmt.Errorf("%w 0x%02x", ErrUnknownType, uint8(f.Type))
 	}

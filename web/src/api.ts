@@ -18,6 +18,8 @@ export interface Session {
   first_offset: number;
   end_offset: number;
   viewers?: number;
+  /** When a running session went quiet (likely waiting for input), RFC 3339; null while output flows. */
+  quiet_since?: string | null;
 }
 
 export interface Event {

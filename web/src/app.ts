@@ -32,6 +32,7 @@ const EVENT_KINDS = [
   'session.interrupted',
   'session.restored',
   'session.paused',
+  'session.quiet',
   'session.removed',
   'viewer.attached',
   'viewer.detached',
@@ -118,6 +119,18 @@ function badge(ts: TermSession): { cls: string; text: string; title: string } {
   return map[ts.state];
 }
 
+/**
+ * quietSince is when a running session went quiet (it printed nothing for
+ * the server's threshold: it is likely waiting for input), or null: the
+ * server's word from the last list, until this page draws output past it.
+ */
+function quietSince(ts: TermSession): string | null {
+  const q = ts.info.quiet_since;
+  if (!q || ts.info.state !== 'running' || ts.exit) return null;
+  if (ts.written !== null && ts.written > ts.info.end_offset) return null;
+  return q;
+}
+
 export class App {
   private readonly sessions = new Map<string, TermSession>();
   private order: string[] = [];
@@ -197,7 +210,11 @@ export class App {
     this.renderStage();
     this.openEvents();
     window.setInterval(() => {
-      for (const ts of this.sessions.values()) ts.tick();
+      for (const ts of this.sessions.values()) {
+        ts.tick();
+        // Output after a quiet spell takes the tab's quiet badge away.
+        if ((this.tabEls.get(ts.id)?.dataset.quiet === '1') !== (quietSince(ts) !== null)) this.renderTab(ts);
+      }
       this.renderOverlay();
     }, 1000);
     window.setInterval(() => {
@@ -473,7 +490,14 @@ export class App {
     if (cwd) lines.push(cwd);
     lines.push(`${b.title}${ts.info.pid ? ` · pid ${ts.info.pid}` : ''}`);
     lines.push(`${ts.viewers} viewer${ts.viewers === 1 ? '' : 's'} attached`);
+    const quiet = quietSince(ts);
+    const quietText = quiet ? `quiet since ${new Date(quiet).toLocaleTimeString()}: waiting for input?` : '';
+    if (quiet) lines.push(quietText);
     t.title = lines.join('\n');
+    t.dataset.quiet = quiet ? '1' : '';
+    const qb = t.querySelector('.quiet') as HTMLElement;
+    qb.hidden = !quiet;
+    qb.title = quietText;
 
     (t.querySelector('.tab-name') as HTMLElement).textContent = name;
     const sub = t.querySelector('.tab-cwd') as HTMLElement;
@@ -496,7 +520,9 @@ export class App {
     const dot = el('span', 'dot');
     const main = el('span', 'tab-main');
     const top = el('span', 'tab-top');
-    top.append(el('span', 'tab-name'), el('span', 'badge'));
+    const quiet = el('span', 'quiet', 'quiet');
+    quiet.hidden = true;
+    top.append(el('span', 'tab-name'), el('span', 'badge'), quiet);
     main.append(top, el('span', 'tab-cwd'));
     const viewers = el('span', 'viewers');
     viewers.append(icon(['M1.5 8s2.4-4.5 6.5-4.5S14.5 8 14.5 8 12.1 12.5 8 12.5 1.5 8 1.5 8z'], [[8, 8, 2]]), el('span', 'count', '0'));
@@ -700,6 +726,12 @@ export class App {
       else text = code === null || code === undefined ? 'The process exited.' : `The process exited with status ${code}.`;
       $('banner-text').textContent = text;
       banner.dataset.kind = b.cls;
+      $('banner-restore').hidden = $('banner-close').hidden = false;
+      banner.hidden = false;
+    } else if (ts?.logStopped) {
+      $('banner-text').textContent = `Output is not being saved: the log stopped (${ts.logStopped}). The session runs on; saving resumes by itself when the log can write again.`;
+      banner.dataset.kind = 'log-stopped';
+      $('banner-restore').hidden = $('banner-close').hidden = true;
       banner.hidden = false;
     } else {
       banner.hidden = true;

@@ -105,6 +105,8 @@ export class TermSession {
   title = '';
   oscCwd = '';
   viewers = 0;
+  /** Why the session's output is not being saved right now, or null. */
+  logStopped: string | null = null;
   bell = false;
   exit: wire.Exit | null = null;
   lastError = '';
@@ -474,10 +476,17 @@ export class TermSession {
         this.hooks.changed(this);
         break;
       }
+      case wire.T.Log: {
+        const st = wire.json<wire.LogState>(p);
+        this.logStopped = st.stopped ? st.reason || 'an error' : null;
+        this.hooks.changed(this);
+        break;
+      }
       case wire.T.Exit: {
         this.exit = wire.json<wire.Exit>(p);
         this.info = { ...this.info, state: this.exit.state, exit_code: this.exit.exit_code, pid: null };
         this.viewers = 0;
+        this.logStopped = null;
         this.term.options.cursorBlink = false;
         this.setState('ended');
         this.ws?.close(1000, 'session ended');

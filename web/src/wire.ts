@@ -23,6 +23,7 @@ export const T = {
   Snapshot: 0x48,
   Viewers: 0x49,
   ServerPing: 0x4a,
+  Log: 0x4b,
 } as const;
 
 export const HEADER = 5;
@@ -66,6 +67,13 @@ export interface Viewers {
   cols: number;
   rows: number;
   you: number;
+}
+
+/** LogState: whether the session's output is being saved (a full disk stops it). */
+export interface LogState {
+  stopped: boolean;
+  at?: number;
+  reason?: string;
 }
 
 export interface Frame {

@@ -1,0 +1,41 @@
+package api
+
+import (
+	"fmt"
+	"time"
+)
+
+// Headers of an export (GET /v1/sessions/{ref}/export) and a grep.
+const (
+	// HeaderExportFrom and HeaderExportTo are the range of offsets an
+	// export covers, [from, to), with times and defaults resolved.
+	HeaderExportFrom = "Termkeep-Export-From"
+	HeaderExportTo   = "Termkeep-Export-To"
+	// HeaderProgress is "DONE/TOTAL": how many bytes of log an export has
+	// worked through, of how many. It is on the 102 (Processing) answers
+	// an export sends while it works before its first byte (a txt or html
+	// export, which is written at the end, or a redacted cast's first
+	// pass), and on its final answer, which says where the body starts.
+	HeaderProgress = "Termkeep-Progress"
+	// HeaderError is a trailer of an export or grep that failed after its
+	// answer began.
+	HeaderError = "Termkeep-Error"
+)
+
+// FormatProgress writes a HeaderProgress value.
+func FormatProgress(done, total uint64) string { return fmt.Sprintf("%d/%d", done, total) }
+
+// ParseProgress reads a HeaderProgress value.
+func ParseProgress(h string) (done, total uint64, ok bool) {
+	_, err := fmt.Sscanf(h, "%d/%d", &done, &total)
+	return done, total, err == nil
+}
+
+// GrepHit is one line `termkeep grep` found, as GET
+// /v1/sessions/{ref}/grep streams them (one JSON object per line) and
+// `termkeep grep --json` prints them.
+type GrepHit struct {
+	Offset uint64     `json:"offset"` // of the line's first byte
+	Time   *time.Time `json:"time"`   // when it was logged; null when the log does not say
+	Line   string     `json:"line"`   // its text, escape sequences left out
+}

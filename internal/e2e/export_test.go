@@ -1,0 +1,266 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+
+	"termkeep/internal/api"
+)
+
+// castEvents parses an asciicast v2 file: its header, and its events in
+// order (time, type, data).
+func castEvents(t *testing.T, s string) (map[string]any, [][3]any) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 16<<20)
+	var hdr map[string]any
+	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &hdr) != nil || hdr["version"] != 2.0 {
+		t.Fatalf("not an asciicast v2 file:\n%s", s)
+	}
+	var evs [][3]any
+	last := 0.0
+	for sc.Scan() {
+		var ev [3]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("cast event %q: %v", sc.Text(), err)
+		}
+		at, _ := ev[0].(float64)
+		if at < last {
+			t.Fatalf("cast event at %f after %f", at, last)
+		}
+		last = at
+		evs = append(evs, ev)
+	}
+	return hdr, evs
+}
+
+// castText is the output the events carry.
+func castText(evs [][3]any) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev[1] == "o" {
+			b.WriteString(ev[2].(string))
+		}
+	}
+	return b.String()
+}
+
+// A session that printed with pauses, exported as a recording: each line at
+// its time, the data the log's bytes, and asciinema (when installed) reads
+// it back.
+func TestExportCast(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	e := newEnv(t)
+	e.startServer()
+	e.mustTk("new", "--name", "rec", "--", "sh", "-c", "echo one; sleep 1; echo two; sleep 1; echo three")
+	if _, errs, code := e.tk("wait", "rec", "--exit", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	out := e.mustTk("export", "rec", "--format", "cast")
+	hdr, evs := castEvents(t, out)
+	if hdr["title"] != "rec" || hdr["width"] != 80.0 || hdr["height"] != 24.0 {
+		t.Fatalf("header %v", hdr)
+	}
+	at := map[string]float64{}
+	for _, ev := range evs {
+		if ev[1] != "o" {
+			continue
+		}
+		for _, word := range []string{"one", "two", "three"} {
+			if _, seen := at[word]; !seen && strings.Contains(ev[2].(string), word) {
+				at[word] = ev[0].(float64)
+			}
+		}
+	}
+	if len(at) != 3 {
+		t.Fatalf("events %v", evs)
+	}
+	t.Logf("one at %.3fs, two at %.3fs, three at %.3fs", at["one"], at["two"], at["three"])
+	if d := at["two"] - at["one"]; math.Abs(d-1) > 0.25 {
+		t.Errorf("two is %.3fs after one, want 1s ±250ms (events %v)", d, evs)
+	}
+	if d := at["three"] - at["one"]; math.Abs(d-2) > 0.25 {
+		t.Errorf("three is %.3fs after one, want 2s ±250ms (events %v)", d, evs)
+	}
+	raw := e.mustTk("capture", "--raw", "rec")
+	if got := castText(evs); got != string([]rune(raw)) {
+		t.Errorf("cast data %q, want the log's %q", got, raw)
+	}
+
+	asciinema, err := exec.LookPath("asciinema")
+	if err != nil {
+		t.Log("asciinema is not installed: not checking that it reads the recording")
+		return
+	}
+	file := filepath.Join(t.TempDir(), "rec.cast")
+	e.mustTk("export", "rec", "-o", file)
+	got := catCast(t, asciinema, file)
+	if got != raw {
+		t.Errorf("asciinema cat prints %q, want %q", got, raw)
+	}
+}
+
+// catCast runs `asciinema cat FILE`, which wants a terminal, in a pty in
+// raw mode (so the bytes come through unchanged), and returns what it
+// printed.
+func catCast(t *testing.T, asciinema, file string) string {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	var errb strings.Builder
+	cmd := exec.Command(asciinema, "cat", file)
+	cmd.Env = append(os.Environ(), "LANG=C.UTF-8")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	out, _ := io.ReadAll(ptmx) // ends with EIO once asciinema has exited
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("asciinema cat: %v: %s", err, errb.String())
+	}
+	return string(out)
+}
+
+// txt of a session that ran a full-screen program and left it is what
+// capture renders, history included; the page version has it too.
+func TestExportTextIsCapture(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	if _, err := exec.LookPath("vim"); err != nil {
+		t.Skip("vim is not installed")
+	}
+	e := newEnv(t)
+	e.startServer()
+	e.mustTk("new", "--name", "fs", "--size", "80x24", "--", "sh")
+	e.mustTk("send", "fs", `for i in $(seq 1 60); do echo "before $i"; done; vim -u NONE -N`)
+	if _, errs, code := e.tk("wait", "fs", "--output", "VIM - Vi IMproved", "--timeout", "20s"); code != 0 {
+		t.Fatalf("vim did not start: %s", errs)
+	}
+	e.mustTk("send", "fs", "--no-enter", "ifull screen text")
+	e.mustTk("send", "fs", "--key", "Esc")
+	e.mustTk("send", "fs", "--no-enter", ":q!\r")
+	e.mustTk("send", "fs", `printf 'after \033[1;32mvim\033[0m\n'`)
+	if _, errs, code := e.tk("wait", "fs", "--output", "after \x1b[1;32mvim", "--timeout", "20s"); code != 0 {
+		t.Fatalf("the shell did not come back: %s", errs)
+	}
+	time.Sleep(500 * time.Millisecond) // the prompt
+	txt := e.mustTk("export", "fs", "--format", "txt")
+	captured := e.mustTk("capture", "--scrollback", "100000", "fs")
+	if txt != captured {
+		t.Fatalf("export txt:\n%s\ncapture:\n%s", txt, captured)
+	}
+	if !strings.Contains(txt, "before 1\n") || !strings.Contains(txt, "after vim") || strings.Contains(txt, "full screen text") {
+		t.Fatalf("export txt:\n%s", txt)
+	}
+	page := e.mustTk("export", "fs", "--format", "html")
+	if !strings.Contains(page, "before 1\n") || !strings.Contains(page, `<span style="color:#7ee09b;font-weight:bold">vim</span>`) {
+		t.Fatalf("export html:\n%s", page)
+	}
+}
+
+// Secrets are gone from what is made for sharing, and from raw on request.
+func TestExportRedact(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	e := newEnv(t)
+	e.startServer()
+	const key = "AKIAIOSFODNN7EXAMPLE"
+	const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	e.mustTk("new", "--name", "sec", "--", "sh", "-c", "echo key=AKIAIOSF''ODNN7EXAMPLE; sleep 0.3; echo gh "+token+"; echo fine")
+	if _, errs, code := e.tk("wait", "sec", "--exit", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	for _, args := range [][]string{{"-f", "cast"}, {"-f", "txt"}, {"-f", "html"}, {"-f", "raw", "--redact"}, {"-f", "raw", "--redact-pattern", "fi.e"}} {
+		out := e.mustTk(append([]string{"export", "sec"}, args...)...)
+		if strings.Contains(out, key) || strings.Contains(out, token) || !strings.Contains(out, "[REDACTED]") {
+			t.Errorf("export %v still shows a secret:\n%s", args, out)
+		}
+	}
+	if out := e.mustTk("export", "sec", "-f", "raw"); !strings.Contains(out, key) || !strings.Contains(out, "fine") {
+		t.Errorf("raw export lost bytes: %q", out)
+	}
+	if out := e.mustTk("export", "sec", "-f", "txt", "--redact=false"); !strings.Contains(out, key) {
+		t.Errorf("--redact=false redacted: %q", out)
+	}
+	file := filepath.Join(t.TempDir(), "sec.html")
+	e.mustTk("export", "sec", "-o", file)
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("exported file: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), "<!DOCTYPE html>") || strings.Contains(string(b), key) {
+		t.Errorf("exported page:\n%s", b)
+	}
+	// A range by offsets, and the errors a user meets.
+	raw := e.mustTk("capture", "--raw", "sec")
+	from := strings.Index(raw, "gh ")
+	if out := e.mustTk("export", "sec", "-f", "raw", "--from", strconv.Itoa(from), "--to", strconv.Itoa(from+2)); out != "gh" {
+		t.Errorf("raw export of [%d, %d) = %q", from, from+2, out)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"export", "nosuch", "-f", "txt"}, 1, `no session "nosuch"`},
+		{[]string{"export", "sec", "-f", "pdf"}, 2, "cast, txt, html, raw"},
+		{[]string{"export", "sec"}, 2, "cast, txt, html, raw"},
+		{[]string{"export", "sec", "-f", "txt", "--from", "20", "--to", "10"}, 1, "--from (offset 20) is after --to (offset 10)"},
+		{[]string{"export", "sec", "-f", "txt", "--from", "soon"}, 2, "--from"},
+		{[]string{"grep", "nosuch", "x"}, 1, `no session "nosuch"`},
+		{[]string{"grep", "sec", "("}, 2, "pattern"},
+	} {
+		_, errs, code := e.tk(c.args...)
+		if code != c.code || !strings.Contains(errs, c.msg) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("termkeep %v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, errs, c.code, c.msg)
+		}
+	}
+}
+
+// grep finds a line 5000 others scrolled off the screen, at its offset in
+// the log, with its time; nothing found is exit 1.
+func TestGrepScrolledOut(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	e := newEnv(t)
+	e.startServer()
+	e.mustTk("new", "--name", "g", "--", "sh", "-c", `printf 'the \033[1mneedle\033[0m line\n'; seq 1 5000`)
+	if _, errs, code := e.tk("wait", "g", "--exit", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	if screen := e.mustTk("capture", "g"); strings.Contains(screen, "needle") {
+		t.Fatalf("the line is still on the screen:\n%s", screen)
+	}
+	out := e.mustTk("grep", "g", "NEEDLE", "-i", "--json")
+	var hit api.GrepHit
+	if err := json.Unmarshal([]byte(out), &hit); err != nil || strings.Count(out, "\n") != 1 {
+		t.Fatalf("grep --json: %q %v", out, err)
+	}
+	if hit.Offset != 0 || hit.Line != "the needle line" || hit.Time == nil || time.Since(*hit.Time) > time.Minute {
+		t.Fatalf("hit %+v", hit)
+	}
+	if out := e.mustTk("grep", "g", `^4999$`); !strings.HasSuffix(out, "  4999\n") {
+		t.Fatalf("grep: %q", out)
+	}
+	if out, errs, code := e.tk("grep", "g", "haystack"); code != 1 || out != "" || errs != "" {
+		t.Fatalf("grep with no hit: exit %d %q %q", code, out, errs)
+	}
+}

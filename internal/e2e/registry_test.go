@@ -1,0 +1,324 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // the test holds the registry's lock as another program would
+
+	"termkeep/internal/api"
+	"termkeep/internal/client"
+	"termkeep/internal/holder"
+	"termkeep/internal/statedir"
+	"termkeep/internal/wire"
+)
+
+// The registry locked by another process: at start the server says so,
+// naming the process, and touches no session; while it runs a create
+// fails with 503 and the same sentence, and running sessions and their
+// viewers go on. Once the lock is gone everything works again.
+func TestRegistryLocked(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	e := newEnv(t)
+	e.startServer()
+	keep := strings.TrimSpace(e.mustTk("new", "--name", "keep", "--", "cat"))
+	db := statedir.Dir(e.dir).DB()
+	holderBy := fmt.Sprintf("is locked by another process (pid %d, ", os.Getpid())
+
+	// While the server runs.
+	unlock := lockRegistry(t, db)
+	_, errs, code := e.tk("new", "--", "cat")
+	want := "termkeep: the registry " + db + " " + holderBy
+	if code != 1 || !strings.HasPrefix(errs, want) || !strings.Contains(errs, "so no session can be created or restored now (running sessions go on); stop that process or end its transaction, then try again") {
+		t.Errorf("termkeep new under a lock: exit %d, stderr %q; want it to start %q", code, errs, want)
+	}
+	t.Logf("termkeep new: %s", errs)
+	e.expect503("locked", holderBy)
+	e.sessionWorks("keep", "under-lock")
+	unlock()
+	if id := strings.TrimSpace(e.mustTk("new", "--name", "after", "--", "cat")); id == "" {
+		t.Error("no session created once the lock was gone")
+	}
+	e.noHalfSessions(2)
+
+	// At start.
+	e.killServer()
+	unlock = lockRegistry(t, db)
+	out := e.serveFails()
+	e.startFailure(out, "the registry "+db+" "+holderBy)
+	if !strings.Contains(out, "stop that process or end its transaction, then start termkeep again") {
+		t.Errorf("the server's message says no fix:\n%s", out)
+	}
+	e.holderLives(keep)
+	unlock()
+	e.startServer()
+	e.sessionWorks(keep, "after-lock")
+}
+
+// The state directory read-only (a read-only bind mount over it): at start
+// the server says the registry is read-only and how to fix it; while it
+// runs a create fails with 503 and a sentence, and running sessions go on.
+func TestRegistryReadOnly(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	e := newEnv(t)
+	e.startServer()
+	keep := strings.TrimSpace(e.mustTk("new", "--name", "keep", "--", "cat"))
+	db := statedir.Dir(e.dir).DB()
+
+	// While the server runs. The registry's files stay writable through
+	// the descriptors the server opened before the mount (Linux refuses to
+	// remount a file system read-only while files on it are open for
+	// writing), so it is the new session's directory that cannot be made.
+	remount := readOnly(t, e.dir)
+	_, errs, code := e.tk("new", "--", "cat")
+	want := "termkeep: the state directory " + e.dir + " is read-only ("
+	if code != 1 || !strings.HasPrefix(errs, want) || !strings.Contains(errs, "read-only file system), so no session can be created or restored now (running sessions go on); remount it read-write, then try again") {
+		t.Errorf("termkeep new on a read-only state directory: exit %d, stderr %q; want it to start %q", code, errs, want)
+	}
+	t.Logf("termkeep new: %s", errs)
+	e.expect503("read-only", "is read-only")
+	e.sessionWorks("keep", "while-read-only")
+	remount()
+	e.mustTk("new", "--name", "after", "--", "cat")
+	e.noHalfSessions(2)
+
+	// At start.
+	e.killServer()
+	remount = readOnly(t, e.dir)
+	out := e.serveFails()
+	e.startFailure(out, "the registry "+db+" is read-only: "+e.dir+" is on a read-only file system; remount it read-write")
+	e.holderLives(keep)
+	remount()
+	e.startServer()
+	e.sessionWorks(keep, "after-read-only")
+}
+
+// A damaged registry (garbage over its header, or a truncated file): the
+// server refuses to start, says to run doctor --rebuild, and touches no
+// session; after the rebuild the next server has the session live, same
+// id, same name.
+func TestRegistryCorrupt(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, db string)
+	}{
+		{"garbage", func(t *testing.T, db string) {
+			f, err := os.OpenFile(db, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt(bytes.Repeat([]byte("garbage!"), 64), 0); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"truncated", func(t *testing.T, db string) {
+			if err := os.Truncate(db, 4096+100); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.startServer()
+			keep := strings.TrimSpace(e.mustTk("new", "--name", "keep", "--", "cat"))
+			// A clean stop folds the WAL into the file, so the damage is
+			// all there is.
+			e.mustTk("shutdown")
+			e.srv.Wait()
+			e.srv = nil
+			db := statedir.Dir(e.dir).DB()
+			if st, err := os.Stat(db); err != nil || st.Size() < 4*4096 {
+				t.Fatalf("the registry is too small to cut: %v", err) // a page per table and index
+			}
+			tc.damage(t, db)
+
+			out := e.serveFails()
+			e.startFailure(out, "the registry "+db+` is damaged: run "termkeep doctor --rebuild" to rebuild it from the sessions' meta.json files (live sessions are kept), then start termkeep again`)
+			e.holderLives(keep)
+			t.Logf("doctor --rebuild:\n%s", e.mustTk("doctor", "--rebuild"))
+			e.startServer()
+			if s := e.session(keep); s.State != "running" || s.Name != "keep" {
+				t.Errorf("after the rebuild: %s is %s, named %q; want running, named keep", keep, s.State, s.Name)
+			}
+			e.sessionWorks("keep", "after-rebuild")
+		})
+	}
+}
+
+// lockRegistry holds the registry's write lock, as a program with an open
+// write transaction does, until the returned function is called.
+func lockRegistry(t *testing.T, db string) (unlock func()) {
+	t.Helper()
+	conn, err := sql.Open("sqlite", "file:"+db+"?_txlock=immediate&_pragma=busy_timeout(20000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin()
+	if err != nil {
+		conn.Close()
+		t.Fatalf("lock the registry: %v", err)
+	}
+	done := false
+	unlock = func() {
+		if !done {
+			done = true
+			tx.Rollback()
+			conn.Close()
+		}
+	}
+	t.Cleanup(unlock)
+	return unlock
+}
+
+// readOnly bind-mounts dir over itself read-only until the returned
+// function is called; it skips the test where that cannot be done (not
+// root, no mount namespace of its own to do it in).
+func readOnly(t *testing.T, dir string) (undo func()) {
+	t.Helper()
+	if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("cannot bind-mount %s (needs root, or CAP_SYS_ADMIN): %v", dir, err)
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		syscall.Unmount(dir, 0)
+		t.Skipf("cannot remount %s read-only: %v", dir, err)
+	}
+	done := false
+	undo = func() {
+		if done {
+			return
+		}
+		done = true
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	}
+	t.Cleanup(undo)
+	return undo
+}
+
+// serveFails runs `termkeep serve`, which must exit with an error within
+// a minute, and returns what it printed (stdout, stderr: the log too).
+func (e *env) serveFails() string {
+	e.t.Helper()
+	cmd := exec.Command(tkBin, "serve", "--state-dir", e.dir, "--listen", "off")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			e.t.Fatalf("the server started:\n%s", out.String())
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-done
+		e.t.Fatalf("the server neither started nor exited within a minute:\n%s", out.String())
+	}
+	return out.String()
+}
+
+// startFailure checks that a server that refused to start said want on
+// stderr, as the CLI prints errors, and in its log.
+func (e *env) startFailure(out, want string) {
+	e.t.Helper()
+	e.t.Logf("termkeep serve:\n%s", out)
+	if !strings.Contains(out, "\ntermkeep: "+want) && !strings.HasPrefix(out, "termkeep: "+want) {
+		e.t.Errorf("the server's error does not say %q", want)
+	}
+	if !strings.Contains(out, `level=ERROR msg="`+strings.ReplaceAll(want, `"`, `\"`)) {
+		e.t.Errorf("the server's log does not say %q", want)
+	}
+}
+
+// expect503 creates a session through the client: it must fail with 503
+// Service Unavailable and a message containing want.
+func (e *env) expect503(what, want string) {
+	e.t.Helper()
+	_, err := e.c.Create(context.Background(), api.CreateRequest{Command: []string{"cat"}, Cwd: "/"})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != 503 || !strings.Contains(ce.Message, want) {
+		e.t.Errorf("create with the registry %s: %v, want 503 saying %q", what, err, want)
+	}
+}
+
+// sessionWorks checks that a session takes input and shows it, and that a
+// new viewer gets its screen.
+func (e *env) sessionWorks(ref, word string) {
+	e.t.Helper()
+	e.mustTk("send", ref, word)
+	waitFor(e.t, 20*time.Second, "the session to echo "+word, func() bool {
+		return strings.Contains(e.mustTk("capture", ref), word)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := e.c.Attach(ctx, ref, wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromSnapshot, Cols: 80, Rows: 24})
+	if err != nil {
+		e.t.Fatalf("attach to %s: %v", ref, err)
+	}
+	defer s.Close()
+	var screen []byte
+	for !bytes.Contains(screen, []byte(word)) {
+		f, err := s.Next()
+		if err != nil {
+			e.t.Fatalf("viewer of %s: %v (it saw %q)", ref, err, screen)
+		}
+		switch f.Type {
+		case wire.TypeSnapshot, wire.TypeOutput:
+			screen = append(screen, f.Payload...)
+		}
+	}
+}
+
+// holderLives checks that session id's holder and child run and its
+// directory is whole.
+func (e *env) holderLives(id string) {
+	e.t.Helper()
+	dir := filepath.Join(e.dir, "sessions", id)
+	m, err := holder.ReadMeta(dir)
+	if err != nil {
+		e.t.Fatalf("session %s: %v", id, err)
+	}
+	if !holder.IsHolder(m.HolderPid) {
+		e.t.Errorf("session %s: holder %d is gone", id, m.HolderPid)
+	}
+	if err := syscall.Kill(m.Pid, 0); err != nil {
+		e.t.Errorf("session %s: child %d is gone: %v", id, m.Pid, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, holder.LogDir)); err != nil {
+		e.t.Errorf("session %s: %v", id, err)
+	}
+}
+
+// noHalfSessions checks that the registry lists n sessions, all running,
+// each with its directory and a live holder, and that no other session
+// directory exists.
+func (e *env) noHalfSessions(n int) {
+	e.t.Helper()
+	list := e.ls()
+	dirs, _ := filepath.Glob(filepath.Join(e.dir, "sessions", "*"))
+	if len(list) != n || len(dirs) != n {
+		e.t.Errorf("%d sessions listed, %d directories; want %d of each", len(list), len(dirs), n)
+	}
+	for _, s := range list {
+		if s.State != "running" {
+			e.t.Errorf("session %s is %s (%s)", s.ID, s.State, s.Reason)
+		}
+		e.holderLives(s.ID)
+	}
+}

@@ -1,0 +1,228 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"termkeep/internal/api"
+	"termkeep/internal/client"
+	"termkeep/internal/wire"
+)
+
+// fakeBackend is a termkeep server in memory: sessions with a fixed screen
+// and an output log that tests append to.
+type fakeBackend struct {
+	mu       sync.Mutex
+	sessions []api.Session
+	screen   map[string]string
+	output   map[string][]byte // every byte from offset 0
+	first    map[string]uint64 // the oldest byte kept (retention)
+	exit     map[string]*wire.Exit
+	inputs   []string // "ID:bytes" of every Input
+	grew     chan struct{}
+	noServer bool
+}
+
+func newFake() *fakeBackend {
+	zero := 0
+	quiet := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f := &fakeBackend{
+		sessions: []api.Session{
+			{ID: "s1", Name: "web", State: "running", Workspace: "app", Cwd: "/src/app", Command: []string{"bash"}, QuietSince: &quiet},
+			{ID: "s2", Name: "", State: "exited", ExitCode: &zero, Cwd: "/tmp", Command: []string{"make"}},
+		},
+		screen: map[string]string{"s1": "$ echo hi\nhi\n$ \n\n\n", "s2": "done\n"},
+		output: map[string][]byte{
+			"s1": []byte("$ echo hi\r\nhi\r\n\x1b[1m$\x1b[0m "),
+			"s2": []byte("caf\xc3\xa9 \xff ok\r\ndone\r\n"),
+		},
+		exit:  map[string]*wire.Exit{"s2": {State: "exited", ExitCode: &zero, End: 18}},
+		grew:  make(chan struct{}),
+		first: map[string]uint64{},
+	}
+	for i := range f.sessions {
+		f.sessions[i].End = uint64(len(f.output[f.sessions[i].ID]))
+	}
+	return f
+}
+
+func (f *fakeBackend) connect(context.Context) (Backend, error) {
+	if f.noServer {
+		return nil, client.ErrNoServer
+	}
+	return f, nil
+}
+
+func (f *fakeBackend) find(ref string) (int, error) {
+	for i, s := range f.sessions {
+		if s.ID == ref || s.Name == ref && ref != "" {
+			return i, nil
+		}
+	}
+	return 0, &client.Error{Status: 404, Message: fmt.Sprintf("no session %q (see `termkeep ls`)", ref)}
+}
+
+func (f *fakeBackend) List(context.Context) ([]api.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]api.Session(nil), f.sessions...), nil
+}
+
+func (f *fakeBackend) Get(_ context.Context, ref string) (api.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, err := f.find(ref)
+	if err != nil {
+		return api.Session{}, err
+	}
+	return f.sessions[i], nil
+}
+
+func (f *fakeBackend) Create(_ context.Context, req api.CreateRequest) (api.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := api.Session{ID: fmt.Sprintf("s%d", len(f.sessions)+1), Name: req.Name, State: "running", Cwd: req.Cwd,
+		Workspace: req.Workspace, Command: req.Command, RestoreCommand: req.RestoreCommand}
+	if s.Command == nil {
+		s.Command = []string{"/bin/sh"}
+	}
+	f.sessions = append(f.sessions, s)
+	return s, nil
+}
+
+func (f *fakeBackend) Workspaces(context.Context) ([]api.Workspace, error) {
+	return []api.Workspace{{Name: "app", Dir: "/src/app"}}, nil
+}
+
+func (f *fakeBackend) Input(_ context.Context, ref string, data []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, err := f.find(ref)
+	if err != nil {
+		return err
+	}
+	f.inputs = append(f.inputs, f.sessions[i].ID+":"+string(data))
+	return nil
+}
+
+func (f *fakeBackend) Screen(_ context.Context, ref string, ansi bool, scrollback int) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, err := f.find(ref)
+	if err != nil {
+		return "", err
+	}
+	return f.screen[f.sessions[i].ID], nil
+}
+
+func (f *fakeBackend) Kill(_ context.Context, ref string) (api.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, err := f.find(ref)
+	if err != nil {
+		return api.Session{}, err
+	}
+	s := &f.sessions[i]
+	if s.State == "running" {
+		code := 129
+		s.State, s.ExitCode = "closed", &code
+		f.exit[s.ID] = &wire.Exit{State: "closed", ExitCode: &code, End: s.End}
+		f.wake()
+	}
+	return *s, nil
+}
+
+// print appends to a session's output, as its program would.
+func (f *fakeBackend) print(id, text string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.output[id] = append(f.output[id], text...)
+	i, _ := f.find(id)
+	f.sessions[i].End = uint64(len(f.output[id]))
+	f.wake()
+}
+
+func (f *fakeBackend) wake() {
+	close(f.grew)
+	f.grew = make(chan struct{})
+}
+
+func (f *fakeBackend) Follow(ctx context.Context, ref string, from int64) (Stream, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, err := f.find(ref)
+	if err != nil {
+		return nil, err
+	}
+	id := f.sessions[i].ID
+	end := uint64(len(f.output[id]))
+	start := end
+	if from >= 0 {
+		start = uint64(from)
+	}
+	if start > end {
+		return nil, &wire.RemoteError{Code: wire.CodeUnavailable, Message: fmt.Sprintf("offset %d is beyond the session's end (%d)", start, end)}
+	}
+	st := &fakeStream{f: f, id: id, off: start, closed: make(chan struct{}), first: f.first[id]}
+	st.welcome = wire.Welcome{Session: id, First: f.first[id], End: end, Start: start, Exited: f.exit[id] != nil}
+	return st, nil
+}
+
+// fakeStream sends the output in frames of at most 5 bytes (so that reads
+// and matches meet cut characters and sequences), then the exit.
+type fakeStream struct {
+	f       *fakeBackend
+	id      string
+	welcome wire.Welcome
+	off     uint64
+	first   uint64
+	done    bool
+	buf     []byte
+	closed  chan struct{}
+	once    sync.Once
+}
+
+func (s *fakeStream) Welcome() wire.Welcome { return s.welcome }
+
+func (s *fakeStream) Next() (wire.Frame, error) {
+	for {
+		if s.done {
+			return wire.Frame{}, errors.New("stream ended")
+		}
+		s.f.mu.Lock()
+		out, exit, grew := s.f.output[s.id], s.f.exit[s.id], s.f.grew
+		s.f.mu.Unlock()
+		var b bytes.Buffer
+		w := wire.NewWriter(&b)
+		switch {
+		case s.off < s.first:
+			// As the server tells a waiter: the bytes are gone.
+			w.Gap(s.off, s.first)
+			s.off = s.first
+		case s.off < uint64(len(out)):
+			n := min(uint64(len(out))-s.off, 5)
+			w.Output(s.off, out[s.off:s.off+n])
+			s.off += n
+		case exit != nil:
+			w.JSON(wire.TypeExit, exit)
+			s.done = true
+		default:
+			select {
+			case <-grew:
+				continue
+			case <-s.closed:
+				return wire.Frame{}, errors.New("stream closed")
+			}
+		}
+		return wire.ReadFrame(&b, &s.buf)
+	}
+}
+
+func (s *fakeStream) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
+}

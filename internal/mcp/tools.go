@@ -1,0 +1,547 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"termkeep/internal/agents"
+	"termkeep/internal/api"
+	"termkeep/internal/client"
+	"termkeep/internal/keys"
+	"termkeep/internal/wire"
+)
+
+// Bounds of the tools' arguments.
+const (
+	defaultMaxBytes = 64 << 10
+	maxMaxBytes     = 1 << 20
+	defaultTimeout  = 30 * time.Second
+	maxTimeout      = 10 * time.Minute
+	maxScrollback   = 100000
+)
+
+// tools are the server's tools; each reaches termkeep through
+// opts.Connect.
+type tools struct {
+	opts Options
+}
+
+type tool struct {
+	def     *sdk.Tool
+	handler sdk.ToolHandler
+}
+
+// list is the tool table: name, what a model reads about it, its input
+// schema, and its handler.
+func (t *tools) list() []tool {
+	yes, no := true, false
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}
+	writes := &sdk.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}
+	return []tool{
+		t.tool("list_sessions", "List termkeep's sessions", `List every termkeep session: its id, name, state (running, exited, closed, interrupted, paused), exit_code once ended, workspace, working directory, command, end_offset (bytes printed so far) and quiet_since (when a running session last printed, once it has printed nothing for 2 seconds: it is probably waiting for input; null while output flows).`,
+			`{"type":"object","properties":{"workspace":{"type":"string","description":"only the sessions of this workspace"}},"additionalProperties":false}`,
+			readOnly, t.listSessions),
+		t.tool("create_session", "Start a terminal session", `Start a program in a new terminal session (a pty) that keeps running on its own, and return its id. Without command or agent it runs the user's shell. Read it with read_screen or read_output, type with send_input, wait with wait_for.`,
+			`{"type":"object","properties":{
+"command":{"description":"what to run: a shell command line (string), or a program and its arguments (array). Default: the user's shell","anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1}]},
+"agent":{"type":"string","enum":`+jsonList(agents.Names())+`,"description":"start this AI coding agent's CLI instead of a command; a restore of the session resumes its last conversation"},
+"cwd":{"type":"string","description":"working directory (absolute, or relative to the MCP server's); default: the workspace's directory, else the MCP server's"},
+"name":{"type":"string","description":"a unique name to use instead of the id (letters, digits, . _ @ + -)"},
+"workspace":{"type":"string","description":"group the session in this workspace (created with cwd as its directory if it does not exist)"},
+"cols":{"type":"integer","minimum":1,"maximum":1000,"description":"terminal width (default 80)"},
+"rows":{"type":"integer","minimum":1,"maximum":1000,"description":"terminal height (default 24)"}},"additionalProperties":false}`,
+			writes, t.createSession),
+		t.tool("send_input", "Type into a session", `Type into a session as at its keyboard: text, then the named keys, then Enter if enter is true. Returns offset, the session's output end before this input: wait_for or read_output with that offset sees only what the input caused.`,
+			`{"type":"object","properties":{
+"session":{"type":"string","description":"session id or name"},
+"text":{"type":"string","description":"text to type, as is (a newline in it is a newline, not Enter: use enter)"},
+"enter":{"type":"boolean","default":false,"description":"press Enter at the end"},
+"keys":{"type":"array","items":{"type":"string"},"description":"keys to press after text, by name: Enter, Tab, Escape, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, Delete, Ctrl-A … Ctrl-Z (Ctrl-C interrupts, Ctrl-D ends input), Ctrl-\\, F1 … F12, Alt-<key>"}},
+"required":["session"],"additionalProperties":false}`,
+			writes, t.sendInput),
+		t.tool("read_screen", "Read a session's screen", `Return a session's screen as text, as a person looking at the terminal sees it now (full-screen programs included), trailing blank lines left out; scrollback adds up to that many lines of history above it.`,
+			`{"type":"object","properties":{
+"session":{"type":"string","description":"session id or name"},
+"scrollback":{"type":"integer","minimum":0,"maximum":100000,"default":0,"description":"lines of history to add above the screen"}},
+"required":["session"],"additionalProperties":false}`,
+			readOnly, t.readScreen),
+		t.tool("read_output", "Read a session's output", `Return what a session printed from a byte offset on, as text (escape sequences removed unless raw; invalid UTF-8 as U+FFFD), at most max_bytes of it, with next_offset: pass it back as offset to read on, and you never see a byte twice or miss one. gap says when bytes were skipped (no longer kept). more is true when there is output beyond next_offset already.`,
+			`{"type":"object","properties":{
+"session":{"type":"string","description":"session id or name"},
+"offset":{"type":"integer","minimum":0,"description":"first byte to read (default: the oldest output still kept)"},
+"max_bytes":{"type":"integer","minimum":1,"maximum":1048576,"default":65536,"description":"at most this many bytes of output"},
+"raw":{"type":"boolean","default":false,"description":"keep escape sequences and control characters"}},
+"required":["session"],"additionalProperties":false}`,
+			readOnly, t.readOutput),
+		t.tool("wait_for", "Wait for something in a session", `Block until one thing happens in a session, or timeout_ms passes: text (literal) or regex (RE2 syntax; (?m) for ^ $ per line) appears on the screen, or with offset in the output printed from that offset on (escape sequences removed); exit: the process ends; quiet_ms: nothing is printed for that long. Returns what happened: matched (with the text, and its line or its offsets), exited (with exit_code), quiet, or timed_out: true, which is a normal answer, not an error. If the session ends first, says exited.`,
+			`{"type":"object","properties":{
+"session":{"type":"string","description":"session id or name"},
+"text":{"type":"string","description":"wait until this text appears"},
+"regex":{"type":"string","description":"wait until this regular expression matches"},
+"offset":{"type":"integer","minimum":0,"description":"match text or regex in the output from this byte offset on (e.g. the offset send_input returned) instead of on the screen"},
+"exit":{"type":"boolean","description":"wait until the session's process exits"},
+"quiet_ms":{"type":"integer","minimum":1,"maximum":600000,"description":"wait until the session prints nothing for this many milliseconds"},
+"timeout_ms":{"type":"integer","minimum":0,"maximum":600000,"default":30000,"description":"give up after this many milliseconds"}},
+"required":["session"],"additionalProperties":false}`,
+			readOnly, t.waitFor),
+		t.tool("kill_session", "End a session", `End a session: its processes get SIGHUP, then SIGKILL after a grace period. Returns once it has ended. Its output stays readable until it is removed with the termkeep CLI.`,
+			`{"type":"object","properties":{"session":{"type":"string","description":"session id or name"}},"required":["session"],"additionalProperties":false}`,
+			&sdk.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no}, t.killSession),
+	}
+}
+
+func jsonList(items []string) string {
+	b, _ := json.Marshal(items)
+	return string(b)
+}
+
+// tool builds a table entry. run decodes its own arguments and returns the
+// result's structured content, or the text of a result that is only text.
+func (t *tools) tool(name, title, desc, schema string, ann *sdk.ToolAnnotations, run func(ctx context.Context, args json.RawMessage) (any, error)) tool {
+	ann = new(*ann) // the table shares them
+	ann.Title = title
+	def := &sdk.Tool{Name: name, Title: title, Description: desc, InputSchema: json.RawMessage(schema), Annotations: ann}
+	h := func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		args := req.Params.Arguments
+		if a := strings.TrimSpace(string(args)); a != "" && a != "null" && a[0] != '{' {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: the arguments of tools/call must be a JSON object"}
+		}
+		out, err := run(ctx, args)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		return result(out)
+	}
+	return tool{def: def, handler: h}
+}
+
+// textOnly is a result that is text for the model, with no structure.
+type textOnly string
+
+func result(v any) (*sdk.CallToolResult, error) {
+	if s, ok := v.(textOnly); ok {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(s)}}}, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode the result: %w", err)
+	}
+	return &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}, nil
+}
+
+// errorResult is a failed call as the model reads it.
+func errorResult(err error) *sdk.CallToolResult {
+	msg := err.Error()
+	var re *wire.RemoteError
+	switch {
+	case errors.As(err, &re):
+		msg = re.Message
+	case errors.Is(err, client.ErrNoServer):
+		msg = "no termkeep server is running (start one with `termkeep serve`)"
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = "the termkeep server did not answer in time"
+	}
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, ")") {
+		msg += "."
+	}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: msg}}}
+}
+
+// backend connects for one call.
+func (t *tools) backend(ctx context.Context) (Backend, error) {
+	return t.opts.Connect(ctx)
+}
+
+func needSession(ref string) error {
+	if strings.TrimSpace(ref) == "" {
+		return argErr("argument \"session\" is required: a session's id or name (see list_sessions)")
+	}
+	return nil
+}
+
+// ---- list_sessions ----------------------------------------------------
+
+// sessionView is a session as the tools show it.
+type sessionView struct {
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	State      string     `json:"state"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	Workspace  string     `json:"workspace"`
+	Cwd        string     `json:"cwd"`
+	Command    []string   `json:"command"`
+	EndOffset  uint64     `json:"end_offset"`
+	QuietSince *time.Time `json:"quiet_since"`
+}
+
+func view(s api.Session) sessionView {
+	return sessionView{ID: s.ID, Name: s.Name, State: s.State, ExitCode: s.ExitCode, Workspace: s.Workspace,
+		Cwd: s.Cwd, Command: s.Command, EndOffset: s.End, QuietSince: s.QuietSince}
+}
+
+func (t *tools) listSessions(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Workspace string `json:"workspace"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	list, err := b.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []sessionView{}
+	for _, s := range list {
+		if a.Workspace == "" || s.Workspace == a.Workspace {
+			out = append(out, view(s))
+		}
+	}
+	return map[string]any{"sessions": out}, nil
+}
+
+// ---- create_session ---------------------------------------------------
+
+func (t *tools) createSession(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Command   commandArg `json:"command"`
+		Agent     string     `json:"agent"`
+		Cwd       string     `json:"cwd"`
+		Name      string     `json:"name"`
+		Workspace string     `json:"workspace"`
+		Cols      int        `json:"cols"`
+		Rows      int        `json:"rows"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if (a.Cols == 0) != (a.Rows == 0) {
+		return nil, argErr("give both cols and rows, or neither (default 80x24)")
+	}
+	if a.Cols < 0 || a.Rows < 0 || a.Cols > wire.MaxDim || a.Rows > wire.MaxDim {
+		return nil, argErr("cols and rows must be 1..%d", wire.MaxDim)
+	}
+	req := api.CreateRequest{Name: a.Name, Command: a.Command, Workspace: a.Workspace, Cols: a.Cols, Rows: a.Rows, Env: t.opts.Env}
+	if a.Agent != "" {
+		if len(a.Command) > 0 {
+			return nil, argErr("give command or agent, not both")
+		}
+		p, err := agents.Lookup(a.Agent)
+		if err != nil {
+			return nil, argErr("%v", err)
+		}
+		// Before anything is created: a missing agent is the whole answer.
+		l, err := p.Plan(nil, t.opts.LookPath)
+		if err != nil {
+			return nil, err
+		}
+		req.Command, req.RestoreCommand = l.Command, l.Restore
+	}
+	base := t.opts.Dir
+	if base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("find the current directory: %w", err)
+		}
+		base = wd
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case a.Cwd != "" && filepath.IsAbs(a.Cwd):
+		req.Cwd = a.Cwd
+	case a.Cwd != "":
+		req.Cwd = filepath.Join(base, a.Cwd)
+	default:
+		req.Cwd = base
+		if a.Workspace != "" {
+			list, err := b.Workspaces(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, w := range list {
+				if w.Name == a.Workspace && w.Dir != "" {
+					req.Cwd = w.Dir
+				}
+			}
+		}
+	}
+	s, err := b.Create(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"id": s.ID, "name": s.Name, "state": s.State, "cwd": s.Cwd, "command": s.Command}
+	if s.RestoreCommand != "" {
+		out["restore_command"] = s.RestoreCommand
+	}
+	return out, nil
+}
+
+// ---- send_input -------------------------------------------------------
+
+// keyPause separates the typed text from the keys after it: a program that
+// tells typing from pasting by its speed (many agents' input boxes) then
+// reads an Enter after text as a key press, not as part of a paste.
+const keyPause = 30 * time.Millisecond
+
+func (t *tools) sendInput(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Session string   `json:"session"`
+		Text    string   `json:"text"`
+		Enter   bool     `json:"enter"`
+		Keys    []string `json:"keys"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if err := needSession(a.Session); err != nil {
+		return nil, err
+	}
+	// Every key is known before anything is typed.
+	var presses [][]byte
+	for _, k := range a.Keys {
+		bs, err := keys.Bytes(k)
+		if err != nil {
+			return nil, argErr("keys: %v", err)
+		}
+		presses = append(presses, bs)
+	}
+	if a.Enter {
+		presses = append(presses, []byte{'\r'})
+	}
+	if a.Text == "" && len(presses) == 0 {
+		return nil, argErr("nothing to send: give text, keys or enter")
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := b.Get(ctx, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	if s.State != "running" {
+		return nil, fmt.Errorf("session %s is %s%s; it takes no input", a.Session, s.State, exitNote(s))
+	}
+	n := 0
+	if a.Text != "" {
+		if err := b.Input(ctx, s.ID, []byte(a.Text)); err != nil {
+			return nil, err
+		}
+		n += len(a.Text)
+	}
+	for i, p := range presses {
+		if i > 0 || a.Text != "" {
+			select {
+			case <-time.After(keyPause):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if err := b.Input(ctx, s.ID, p); err != nil {
+			return nil, err
+		}
+		n += len(p)
+	}
+	return map[string]any{"session": s.ID, "offset": s.End, "bytes": n}, nil
+}
+
+func exitNote(s api.Session) string {
+	if s.ExitCode != nil {
+		return fmt.Sprintf(" (status %d)", *s.ExitCode)
+	}
+	if s.Reason != "" {
+		return " (" + s.Reason + ")"
+	}
+	return ""
+}
+
+// ---- read_screen ------------------------------------------------------
+
+func (t *tools) readScreen(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Session    string `json:"session"`
+		Scrollback int    `json:"scrollback"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if err := needSession(a.Session); err != nil {
+		return nil, err
+	}
+	if a.Scrollback < 0 || a.Scrollback > maxScrollback {
+		return nil, argErr("scrollback must be 0..%d lines", maxScrollback)
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	text, err := b.Screen(ctx, a.Session, false, a.Scrollback)
+	if err != nil {
+		return nil, err
+	}
+	return textOnly(strings.TrimRight(text, " \n")), nil
+}
+
+// ---- read_output ------------------------------------------------------
+
+type gapView struct {
+	From uint64 `json:"from"`
+	To   uint64 `json:"to"`
+}
+
+func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Session  string  `json:"session"`
+		Offset   *uint64 `json:"offset"`
+		MaxBytes *int    `json:"max_bytes"`
+		Raw      bool    `json:"raw"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if err := needSession(a.Session); err != nil {
+		return nil, err
+	}
+	limit := defaultMaxBytes
+	if a.MaxBytes != nil {
+		if *a.MaxBytes < 1 || *a.MaxBytes > maxMaxBytes {
+			return nil, argErr("max_bytes must be 1..%d", maxMaxBytes)
+		}
+		limit = *a.MaxBytes
+	}
+	if a.Offset != nil && *a.Offset > 1<<62 {
+		return nil, argErr("offset %d is not a byte offset", *a.Offset)
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Without an offset, from the oldest byte kept: the stream starts at 0
+	// and skips what retention dropped, which is then no news.
+	from := uint64(0)
+	if a.Offset != nil {
+		from = *a.Offset
+	}
+	st, err := b.Follow(ctx, a.Session, int64(from))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	stop := context.AfterFunc(ctx, func() { st.Close() })
+	defer stop()
+	w := st.Welcome()
+	end := w.End // what was there when the stream began: read no further
+	var data []byte
+	var gaps []gapView
+	off, start := from, from
+	ended := w.Exited
+	for off < end && len(data) < limit {
+		f, err := st.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("read the output of %s: %w", a.Session, err)
+		}
+		switch f.Type {
+		case wire.TypeOutput:
+			o, p, err := wire.ParseOutput(f.Payload)
+			if err != nil {
+				return nil, err
+			}
+			if o != off {
+				if len(data) > 0 {
+					end = off // a jump: stop before it, the next read reports it
+					continue
+				}
+				if a.Offset != nil || o > w.First {
+					gaps = append(gaps, gapView{From: off, To: o})
+				}
+				off, start = o, o
+			}
+			p = p[:min(len(p), limit-len(data), int(end-off))]
+			data = append(data, p...)
+			off += uint64(len(p))
+		case wire.TypeGap:
+			g0, g1, err := wire.ParseGap(f.Payload)
+			if err != nil {
+				return nil, err
+			}
+			if len(data) > 0 {
+				end = off // report it on the next read, where it starts
+				continue
+			}
+			if a.Offset != nil || g1 > w.First {
+				gaps = append(gaps, gapView{From: g0, To: g1})
+			}
+			off, start = g1, g1
+		case wire.TypeExit:
+			ended = true
+			end = off
+		case wire.TypeError:
+			_, msg, _ := wire.ParseError(f.Payload)
+			return nil, errors.New(msg)
+		}
+	}
+	// Bytes of a character or a sequence cut at the end wait for the next
+	// read, unless nothing can follow them.
+	final := ended && off >= w.End && len(data) < limit
+	c := cleaner{raw: a.Raw}
+	text, used := c.clean(nil, data, final)
+	if used == 0 && len(data) > 0 && len(data) >= limit {
+		text, used = c.clean(nil, data, true) // a sequence longer than max_bytes: no way around it
+	}
+	next := start + uint64(used)
+	out := map[string]any{
+		"text":        string(text),
+		"offset":      start,
+		"next_offset": next,
+		"end_offset":  max(w.End, off),
+		"more":        next < w.End,
+	}
+	if len(gaps) > 0 {
+		out["gap"] = gaps[0]
+	}
+	return out, nil
+}
+
+// ---- kill_session -----------------------------------------------------
+
+func (t *tools) killSession(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Session string `json:"session"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if err := needSession(a.Session); err != nil {
+		return nil, err
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := b.Kill(ctx, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": s.ID, "state": s.State, "exit_code": s.ExitCode}, nil
+}

@@ -1,0 +1,265 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxMessage bounds one incoming message (one line); a longer line is
+// answered with an error and skipped.
+const maxMessage = 16 << 20
+
+// drainGrace is how long requests still being answered when the input
+// ends may take to finish: a client that writes its requests and closes
+// its end (a script, a pipe) still gets its answers, one that goes away
+// does not keep the server for long.
+const drainGrace = 5 * time.Second
+
+// lineTransport is the stdio transport of the MCP specification:
+// JSON-RPC messages, one per line (no embedded newlines), read from r and
+// written to w. It differs from the SDK's own stdio transport in what it
+// does with a line that is not a message: it answers it (-32700 for JSON
+// that does not parse, -32600 for JSON that is not a request) and goes on
+// reading, where the SDK's transport ends the connection.
+type lineTransport struct {
+	r   io.Reader
+	w   io.Writer
+	log *slog.Logger
+}
+
+var _ sdk.Transport = (*lineTransport)(nil)
+
+func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
+	c := &lineConn{w: t.w, log: t.log, lines: make(chan lineOrErr), closed: make(chan struct{}),
+		pending: make(map[jsonrpc.ID]struct{}), answered: make(chan struct{}, 1)}
+	go c.readLines(t.r)
+	return c, nil
+}
+
+type lineOrErr struct {
+	line []byte
+	err  error
+}
+
+// lineConn is one connection over a lineTransport. Read is called by one
+// goroutine (the SDK's reader); Write and Close by any.
+type lineConn struct {
+	log *slog.Logger
+
+	wmu sync.Mutex // guards w: one message per write, never interleaved
+	w   io.Writer
+
+	lines     chan lineOrErr
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	pmu      sync.Mutex // guards pending
+	pending  map[jsonrpc.ID]struct{}
+	answered chan struct{} // a token when a pending request is answered
+}
+
+// readLines feeds c.lines until r fails or c is closed. A goroutine blocked
+// in r.Read after Close stays blocked until r returns: stdin cannot be
+// interrupted portably, and the process is ending anyway.
+func (c *lineConn) readLines(r io.Reader) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br)
+		if len(line) > 0 || err != nil {
+			select {
+			case c.lines <- lineOrErr{line, err}:
+			case <-c.closed:
+				return
+			}
+		}
+		if err != nil && !errors.Is(err, errTooLong) {
+			return
+		}
+	}
+}
+
+var errTooLong = fmt.Errorf("message longer than %d MiB", maxMessage>>20)
+
+// readLine returns the next line without its end ("\n" or "\r\n"). A line
+// longer than maxMessage is skipped to its end and reported as errTooLong.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > maxMessage+2 {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLong {
+			if err == nil {
+				err = errTooLong
+			}
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if err == io.EOF && len(line) > 0 {
+			err = nil // the last line, unterminated: the next call says EOF
+		}
+		return line, err
+	}
+}
+
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		var in lineOrErr
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		case in = <-c.lines:
+		}
+		if errors.Is(in.err, errTooLong) {
+			c.reject(nil, jsonrpc.CodeInvalidRequest, in.err.Error())
+			continue
+		}
+		if in.err != nil {
+			if in.err == io.EOF {
+				c.drain(ctx)
+			}
+			return nil, in.err
+		}
+		line := bytes.TrimSpace(in.line)
+		if len(line) == 0 {
+			continue
+		}
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+				c.pmu.Lock()
+				c.pending[req.ID] = struct{}{}
+				c.pmu.Unlock()
+			}
+			return msg, nil
+		}
+		c.rejectLine(line, err)
+	}
+}
+
+// rejectLine answers a line that is not a JSON-RPC message, as JSON-RPC
+// 2.0 says: a parse error when it is not JSON, an invalid request (with
+// its id when one can be read) when it is JSON of the wrong shape.
+func (c *lineConn) rejectLine(line []byte, err error) {
+	if !json.Valid(line) {
+		c.reject(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
+		return
+	}
+	if line[0] == '[' {
+		c.reject(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported (protocol revision "+ProtocolVersion+")")
+		return
+	}
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	var id any
+	if json.Unmarshal(line, &probe) == nil && len(probe.ID) > 0 {
+		var v any
+		if json.Unmarshal(probe.ID, &v) == nil {
+			switch v.(type) {
+			case string, float64:
+				id = v
+			}
+		}
+	}
+	c.reject(id, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+}
+
+// reject writes an error response with id (nil: null).
+func (c *lineConn) reject(id any, code int64, msg string) {
+	c.log.Warn("mcp: rejected a message", "code", code, "err", msg)
+	b, err := json.Marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   any    `json:"error"`
+	}{"2.0", id, struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}{code, msg}})
+	if err == nil {
+		c.writeLine(b)
+	}
+}
+
+// drain waits, at most drainGrace, until every request read has been
+// answered.
+func (c *lineConn) drain(ctx context.Context) {
+	deadline := time.NewTimer(drainGrace)
+	defer deadline.Stop()
+	for {
+		c.pmu.Lock()
+		n := len(c.pending)
+		c.pmu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	err = c.writeLine(b)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.pmu.Lock()
+		delete(c.pending, resp.ID)
+		c.pmu.Unlock()
+		select {
+		case c.answered <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+func (c *lineConn) writeLine(b []byte) error {
+	select {
+	case <-c.closed:
+		return sdk.ErrConnectionClosed
+	default:
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(append(b, '\n'))
+	return err
+}
+
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+func (c *lineConn) SessionID() string { return "" }

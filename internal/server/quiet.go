@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"termkeep/internal/session"
+	"termkeep/internal/store"
+)
+
+// quietTick is how often the server looks for sessions that became quiet:
+// a session.quiet event comes at most this long after the threshold.
+const quietTick = 500 * time.Millisecond
+
+// quietAfter is the server's quiet threshold: Config.QuietAfter, its
+// default when unset, nothing when negative (the rule is off).
+func (s *Server) quietAfter() time.Duration {
+	switch d := s.cfg.QuietAfter; {
+	case d == 0:
+		return session.DefaultQuietAfter
+	case d < 0:
+		return 0
+	default:
+		return d
+	}
+}
+
+// quietSince is what the API shows as a session's quiet_since: when it
+// last printed, once it has printed nothing for the threshold; nil while
+// output flows, when it is not running, and with the rule off.
+func (s *Server) quietSince(sess store.Session, h *session.Host) *time.Time {
+	if h == nil || sess.State != store.StateRunning {
+		return nil
+	}
+	q := h.Quiet(time.Now(), s.quietAfter())
+	if q.Since.IsZero() {
+		return nil
+	}
+	t := q.Since.UTC().Truncate(time.Millisecond)
+	return &t
+}
+
+// startQuietWatch emits session.quiet each time a running session becomes
+// quiet after printing, until the returned stop is called. One ticker for
+// the whole server: the output path only stores a time stamp
+// (session/quiet.go).
+func (s *Server) startQuietWatch() (stop func()) {
+	after := s.quietAfter()
+	if after <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.watchQuiet(ctx, after)
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// quietState is what the watcher remembers of one host.
+type quietState struct {
+	// reported is the last-output time of the latest quiet spell that was
+	// reported. For the hosts found at the watcher's first look (the
+	// sessions a starting server picked up) it starts at their last output
+	// then: a session found idle was not seen printing, and a restart of
+	// the server is not a burst of events.
+	reported time.Time
+}
+
+func (s *Server) watchQuiet(ctx context.Context, after time.Duration) {
+	tick := time.NewTicker(quietTick)
+	defer tick.Stop()
+	known := make(map[*session.Host]*quietState)
+	for first := true; ; first = false {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		live := make(map[*session.Host]bool)
+		for _, h := range s.allHosts() {
+			live[h] = true
+			q := h.Quiet(now, after)
+			st := known[h]
+			if st == nil {
+				st = &quietState{}
+				if first {
+					st.reported = q.LastOutput
+				}
+				known[h] = st
+			}
+			if q.Since.IsZero() || q.LastOutput.Equal(st.reported) {
+				continue
+			}
+			st.reported = q.LastOutput
+			detail := map[string]any{
+				"since":  q.Since.UTC().Format(time.RFC3339Nano),
+				"offset": h.Info().End,
+			}
+			if line, ok := h.PromptLine(); ok {
+				detail["prompt"] = line
+			}
+			s.events.emit(store.EventSessionQuiet, h.ID, detail)
+		}
+		for h := range known {
+			if !live[h] {
+				delete(known, h)
+			}
+		}
+	}
+}

@@ -1,0 +1,38 @@
+package session
+
+import "sync/atomic"
+
+// Meter totals what a set of hosts carry, for the server's metrics. Every
+// host made with the same Meter (Config.Meter) adds to it as it goes, so
+// the totals keep what a host counted after the host is removed or
+// replaced (a restore makes a new host): they only grow, as Prometheus
+// counters must.
+//
+// Each count is one atomic add where it happens: no lock, no allocation,
+// also on the output path. The zero value is ready to use; its fields are
+// safe for concurrent use.
+type Meter struct {
+	// InputBytes is the input written to holders (viewers' keystrokes and
+	// answers, send, the HTTP input call).
+	InputBytes atomic.Uint64
+	// OutputBytes is the output received from holders, duplicates after a
+	// reconnect left out.
+	OutputBytes atomic.Uint64
+	// Resyncs counts viewers skipped to the present with a snapshot.
+	Resyncs atomic.Uint64
+	// Reconnects counts connections to a holder made again after one
+	// dropped while the holder lived.
+	Reconnects atomic.Uint64
+}
+
+// Counters are what one host has counted since it was made.
+type Counters struct {
+	InputBytes uint64 // input written to the holder
+	Resyncs    uint64 // viewers skipped to the present with a snapshot
+	Reconnects uint64 // holder connections made again after a drop
+}
+
+// Counters returns the host's counts.
+func (h *Host) Counters() Counters {
+	return Counters{InputBytes: h.inBytes.Load(), Resyncs: h.resyncs.Load(), Reconnects: h.reconnects.Load()}
+}
