@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -687,14 +688,58 @@ func (h *Host) draining() bool {
 func (h *Host) shrinkWindow(keep int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	i := 0
+	i, freed := 0, 0
 	for i < len(h.recent)-1 && h.recentN-len(h.recent[i].data) >= keep {
 		h.recentN -= len(h.recent[i].data)
+		freed += len(h.recent[i].data)
 		i++
 	}
 	if i > 0 {
 		h.recent = slices.Clone(h.recent[i:]) // let go of the old backing array too
+		idleMemory.freed(freed)
 	}
+}
+
+// idleMemory hands memory back to the system once sessions go quiet. The
+// windows they let go of are garbage only once the collector has run, and
+// the runtime returns free pages slowly: an idle server would keep them
+// resident for minutes. A second after the last of a wave of trims (and at
+// most every 10 s), it collects and returns what is free.
+var idleMemory releaser
+
+type releaser struct {
+	mu      sync.Mutex
+	pending int         // bytes let go of since the last release
+	timer   *time.Timer // the release to come, once one is due
+	last    time.Time
+}
+
+const (
+	releaseMin   = 4 << 20 // bytes worth a collection
+	releaseQuiet = time.Second
+	releaseGap   = 10 * time.Second
+)
+
+func (r *releaser) freed(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending += n
+	if r.pending < releaseMin {
+		return
+	}
+	wait := max(releaseQuiet, releaseGap-time.Since(r.last))
+	if r.timer == nil {
+		r.timer = time.AfterFunc(wait, r.release)
+	} else {
+		r.timer.Reset(wait)
+	}
+}
+
+func (r *releaser) release() {
+	r.mu.Lock()
+	r.pending, r.timer, r.last = 0, nil, time.Now()
+	r.mu.Unlock()
+	debug.FreeOSMemory()
 }
 
 // waitSize waits until the model runs at cols x rows, or timeout.
