@@ -182,6 +182,14 @@ func start(spec Spec) (*holder, error) {
 	if n := h.out.Recovered(); n > 0 {
 		h.log.Warn("output log tail was torn; truncated", "bytes", n)
 	}
+	// A holder that ended while its log was stopped (a full disk) may not
+	// have recorded the last gap; its meta.json has the true end. Offsets
+	// that viewers saw are never handed out again.
+	if old, err := ReadMeta(spec.Dir); err == nil && old.End > h.out.End() {
+		if err := h.out.Skip(old.End, "not logged"); err != nil {
+			h.log.Warn("record the unlogged end of the previous run", "end", old.End, "err", err)
+		}
+	}
 	if err := h.out.SetSize(spec.Cols, spec.Rows); err != nil {
 		return nil, err
 	}

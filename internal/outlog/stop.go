@@ -217,3 +217,39 @@ func (l *Log) memRead(off uint64, p []byte) int {
 	}
 	return copy(p, l.mem[off-l.memStart:])
 }
+
+// Skip records that the bytes up to off were produced but never logged,
+// with a Gap record, so that offsets go on from there: a log reopened after
+// its writer ended while stopped (the last gap unrecorded) must not hand
+// out again offsets that viewers already saw. It does nothing when off is
+// not past End.
+func (l *Log) Skip(off uint64, reason string) error {
+	if l.ro {
+		return ErrReadOnly
+	}
+	l.tmu.Lock()
+	defer l.tmu.Unlock()
+	if l.werr != nil {
+		return l.werr
+	}
+	l.mu.RLock()
+	end, stopped := l.end, l.stop != nil
+	l.mu.RUnlock()
+	if off <= end || stopped || off-end > maxGap {
+		return nil
+	}
+	now := l.opts.Now()
+	b := appendGap(appendTime(l.buf[:0], now), off-end, reason)
+	l.buf = b[:0]
+	if _, err := l.tail.Write(b); err != nil {
+		l.tail.Truncate(l.tailPos)
+		return fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err)
+	}
+	l.tailPos += int64(len(b))
+	l.lastTime = now
+	l.dirty = true
+	l.mu.Lock()
+	l.end = off
+	l.mu.Unlock()
+	return nil
+}

@@ -342,3 +342,29 @@ func TestStoppedKeepsTheNewestBytes(t *testing.T) {
 type onlyReader struct{ c *Cursor }
 
 func (r onlyReader) Read(p []byte) (int, error) { return r.c.Read(p) }
+
+// TestSkip: a reopened log told that its writer's offsets went further
+// records the difference as a gap and continues after it.
+func TestSkip(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{})
+	l.Append([]byte("hello"))
+	if err := l.Skip(3, "x"); err != nil || l.End() != 5 {
+		t.Fatalf("Skip below End: %v, End %d", err, l.End())
+	}
+	if err := l.Skip(105, "not logged"); err != nil || l.End() != 105 {
+		t.Fatalf("Skip: %v, End %d", err, l.End())
+	}
+	if off, err := l.Append([]byte("world")); err != nil || off != 105 {
+		t.Fatalf("append after Skip: %d %v", off, err)
+	}
+	l.Close()
+	for _, ro := range []bool{false, true} {
+		l := openT(t, dir, Options{ReadOnly: ro})
+		got, gaps := readStream(t, l, 64)
+		if string(got) != "helloworld" || len(gaps) != 1 || gaps[0].Start != 5 || gaps[0].End != 105 || gaps[0].Reason != "not logged" || l.End() != 110 {
+			t.Fatalf("read-only %v: %q, gaps %+v, End %d", ro, got, gaps, l.End())
+		}
+		l.Close()
+	}
+}
