@@ -28,6 +28,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -142,6 +143,9 @@ type holder struct {
 	// forwarder tells its server about every one.
 	logState wire.LogState
 	logVer   uint64
+	// logStopped mirrors logState.Stopped for the pty reader, which looks
+	// at it after every chunk without taking mu.
+	logStopped atomic.Bool
 }
 
 type resizeAt struct {
@@ -345,7 +349,7 @@ func (h *holder) readPty() {
 		n, err := h.ptmx.Read(buf)
 		if n > 0 {
 			_, aerr := h.out.Append(buf[:n])
-			if errors.Is(aerr, outlog.ErrStopped) || h.logStopped() {
+			if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
 				// The bytes have their offsets and reach the server from
 				// memory; the log retries by itself.
 				h.checkLog()
@@ -369,12 +373,6 @@ func (h *holder) readPty() {
 	}
 }
 
-func (h *holder) logStopped() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.logState.Stopped
-}
-
 // checkLog notes a change in whether the log is logging, says it in the
 // holder's log, and wakes the forwarder to tell the server. While the log
 // is stopped, a goroutine retries it every second, so that a quiet session
@@ -387,6 +385,7 @@ func (h *holder) checkLog() {
 		return
 	}
 	h.logState = wire.LogState{Stopped: st != nil}
+	h.logStopped.Store(st != nil)
 	if st != nil {
 		h.logState.At, h.logState.Reason = st.At, st.Reason
 	}
@@ -409,7 +408,7 @@ func (h *holder) retryLog() {
 			return
 		}
 		h.checkLog()
-		if !h.logStopped() {
+		if !h.logStopped.Load() {
 			return
 		}
 	}

@@ -125,7 +125,6 @@ func (l *Log) Retry() error {
 func (l *Log) resumeLocked(now time.Time) error {
 	l.mu.RLock()
 	at, end, reason, cause := l.stop.At, l.end, l.stop.Reason, l.stop.Err
-	cols, rows := l.cols, l.rows
 	l.mu.RUnlock()
 	if errors.Is(cause, syscall.ENOSPC) {
 		if free, ok := l.free(); ok && free < resumeFree {
@@ -143,10 +142,26 @@ func (l *Log) resumeLocked(now time.Time) error {
 	} else if err := l.tail.Truncate(l.tailPos); err != nil {
 		return fmt.Errorf("outlog: truncate segment %s: %w", segName(l.tailStart), err)
 	}
-	b := appendTime(l.buf[:0], now)
-	b = appendGap(b, end-at, reason)
+	if err := l.writeGapLocked(end-at, reason, now); err != nil {
+		return err
+	}
+	l.resumedAt = now
+	l.mu.Lock()
+	l.stop = nil
+	l.mu.Unlock()
+	return nil
+}
+
+// writeGapLocked writes a Time record and a Gap record of n bytes, and the
+// size in force when it changed while nothing could be written, in one
+// write(2). A failed write is cut back off the tail. It does not move End:
+// the caller's offsets already count the gap. Called with tmu held.
+func (l *Log) writeGapLocked(n uint64, reason string, now time.Time) error {
+	b := appendGap(appendTime(l.buf[:0], now), n, reason)
 	if l.sizeDirty {
-		b = appendSize(b, cols, rows)
+		l.mu.RLock()
+		b = appendSize(b, l.cols, l.rows)
+		l.mu.RUnlock()
 	}
 	l.buf = b[:0]
 	if _, err := l.tail.Write(b); err != nil {
@@ -157,10 +172,6 @@ func (l *Log) resumeLocked(now time.Time) error {
 	l.lastTime = now
 	l.dirty = true
 	l.sizeDirty = false
-	l.resumedAt = now
-	l.mu.Lock()
-	l.stop = nil
-	l.mu.Unlock()
 	return nil
 }
 
@@ -238,16 +249,9 @@ func (l *Log) Skip(off uint64, reason string) error {
 	if off <= end || stopped || off-end > maxGap {
 		return nil
 	}
-	now := l.opts.Now()
-	b := appendGap(appendTime(l.buf[:0], now), off-end, reason)
-	l.buf = b[:0]
-	if _, err := l.tail.Write(b); err != nil {
-		l.tail.Truncate(l.tailPos)
-		return fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err)
+	if err := l.writeGapLocked(off-end, reason, l.opts.Now()); err != nil {
+		return err
 	}
-	l.tailPos += int64(len(b))
-	l.lastTime = now
-	l.dirty = true
 	l.mu.Lock()
 	l.end = off
 	l.mu.Unlock()
