@@ -413,13 +413,14 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				behindSince = blockedAt
 			}
 		}
-		if lagging && time.Since(behindSince) >= resyncAfter &&
-			(blockedAt.IsZero() && behindLag >= end-drawn+catchUpMin || behindDrain) {
-			// Behind, but not slow: it gains on the output (the bytes came
-			// in a burst, say after a reconnect), or the server itself was
-			// taking in the holder's backlog meanwhile (it was stopped or
-			// hung for a while), so nobody could have had these bytes
-			// sooner. Judge it again over the next moment.
+		if lagging && time.Since(behindSince) >= resyncAfter && blockedAt.IsZero() &&
+			(behindLag >= end-drawn+catchUpMin || behindDrain) {
+			// Behind, but not slow: it kept reading, and it gains on the
+			// output (the bytes came in a burst, say after a reconnect), or
+			// the server itself was taking in the holder's backlog meanwhile
+			// (it was stopped or hung for a while), so nobody could have had
+			// these bytes sooner. Judge it again over the next moment. A
+			// viewer that stopped reading is slow whatever the server did.
 			behindSince, behindLag, behindDrain = time.Now(), end-drawn, v.h.draining()
 		}
 		if off >= end {
