@@ -5,8 +5,11 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"termkeep/internal/export"
 )
 
 func newCaptureCmd(g *globals) *cobra.Command {
@@ -14,15 +17,21 @@ func newCaptureCmd(g *globals) *cobra.Command {
 		raw        bool
 		ansi       bool
 		scrollback int
-		from       string
+		from, at   string
 	)
 	cmd := &cobra.Command{
-		Use:   "capture SESSION [--ansi] [--scrollback N] | --raw [--from OFFSET]",
-		Short: "Print a session's screen, or its raw output",
+		Use:   "capture SESSION [--at TIME|OFFSET] [--ansi] [--scrollback N] | --raw [--from OFFSET]",
+		Short: "Print a session's screen, now or at a moment of its past, or its raw output",
 		Long: `Print a session's screen as it is now, rendered by the server's terminal
 emulator (like tmux capture-pane -p): plain text, or with colors and
 attributes with --ansi; the visible screen only, unless --scrollback N adds up
 to N lines of history above it.
+
+With --at: the screen as it was at that moment, rendered from the session's
+output log (whatever it printed up to then, and no more). TIME is an RFC 3339
+time or a duration before now such as 5m, as export --from takes it; OFFSET a
+byte offset of the output. A moment before the oldest byte still retained is
+that byte.
 
 With --raw: the exact bytes the session printed, from OFFSET (default: the
 oldest byte still retained) to its current end.`,
@@ -34,11 +43,34 @@ oldest byte still retained) to its current end.`,
 			if !raw && from != "" {
 				return usageErr("--from needs --raw")
 			}
+			if raw && at != "" {
+				return usageErr("--at shows a screen; --raw prints bytes: use --raw --from OFFSET for the bytes from an offset")
+			}
+			var moment string
+			if at != "" {
+				b, err := export.ParseBound(at, time.Now())
+				if err != nil {
+					return usageErr("--at: %v", err)
+				}
+				moment = b.String() // a duration becomes the time it means now
+			}
 			if scrollback < 0 {
 				return usageErr("--scrollback must be 0 or more lines")
 			}
 			c, err := g.connect(cmd.Context())
 			if err != nil {
+				return err
+			}
+			if moment != "" {
+				format := "text"
+				if ansi {
+					format = "ansi"
+				}
+				s, err := c.ReplayScreen(cmd.Context(), args[0], moment, format, scrollback)
+				if err != nil {
+					return err
+				}
+				_, err = os.Stdout.Write(s.Body)
 				return err
 			}
 			if !raw {
@@ -85,5 +117,6 @@ oldest byte still retained) to its current end.`,
 	f.BoolVar(&ansi, "ansi", false, "keep colors and attributes (SGR escape sequences)")
 	f.IntVar(&scrollback, "scrollback", 0, "add up to N lines of history above the screen")
 	f.StringVar(&from, "from", "", "with --raw: first byte offset (default: the oldest retained)")
+	f.StringVar(&at, "at", "", "the screen at a moment: an RFC 3339 time, a duration before now (5m) or a byte offset")
 	return cmd
 }

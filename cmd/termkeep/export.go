@@ -29,7 +29,7 @@ func newExportCmd(g *globals) *cobra.Command {
 		Long: `Write what a session printed, from its output log, in one of four formats:
 
   cast  an asciicast v2 recording (asciinema play FILE), each chunk at the
-        time it was logged (to the second), with the terminal's resizes
+        time it was logged (to a tenth of a second), with the terminal's resizes
   txt   the text of the scrollback and screen at the end, as capture prints it
   html  the same with colors and attributes: a page of its own, no scripts
   raw   the exact bytes

@@ -35,7 +35,8 @@ func ParseProgress(h string) (done, total uint64, ok bool) {
 // /v1/sessions/{ref}/grep streams them (one JSON object per line) and
 // `termkeep grep --json` prints them.
 type GrepHit struct {
-	Offset uint64     `json:"offset"` // of the line's first byte
-	Time   *time.Time `json:"time"`   // when it was logged; null when the log does not say
-	Line   string     `json:"line"`   // its text, escape sequences left out
+	Offset uint64     `json:"offset"`      // of the line's first byte
+	Time   *time.Time `json:"time"`        // when it was logged; null when the log does not say
+	T      *int64     `json:"t,omitempty"` // the same in Unix ms, absent when the log does not say
+	Line   string     `json:"line"`        // its text, escape sequences left out
 }

@@ -17,6 +17,26 @@ type UserRequest struct {
 	Name string `json:"name"`
 }
 
+// Me answers GET /api/me: who the request's token acts as and what it may
+// do. Session and Workspace are the token's scope ("" = none); CanCreate is
+// whether POST /api/sessions may succeed for it.
+type Me struct {
+	User      string `json:"user"`
+	Owner     bool   `json:"owner"`
+	ReadOnly  bool   `json:"read_only"`
+	Session   string `json:"session"`
+	Workspace string `json:"workspace"`
+	CanCreate bool   `json:"can_create"`
+}
+
+// UserRemoved answers DELETE /v1/users/{name}: the tokens the removal
+// revoked and the running sessions it closed (with force), by id.
+type UserRemoved struct {
+	Name           string   `json:"name"`
+	TokensRevoked  []string `json:"tokens_revoked"`
+	SessionsClosed []string `json:"sessions_closed"`
+}
+
 // Token states.
 const (
 	TokenActive  = "active"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 // when none does. The started server runs detached (setsid), its standard
 // streams closed and its output appended to the state directory's
 // server.log. A lock file serialises concurrent callers, so two clients
-// starting at once start one server.
+// starting at once start one server. A server that exits at start is
+// reported by the sentence it printed last in server.log during this
+// attempt (why it could not start), then the log's path.
 func (c *Client) EnsureServer(ctx context.Context, argv []string) error {
 	if _, err := c.Health(ctx); err == nil {
 		return nil
@@ -45,6 +48,11 @@ func (c *Client) EnsureServer(ctx context.Context, argv []string) error {
 		return fmt.Errorf("client: open server log: %w", err)
 	}
 	defer logf.Close()
+	// What this start writes is what follows: why it failed, if it does.
+	var logStart int64
+	if st, err := logf.Stat(); err == nil {
+		logStart = st.Size()
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = nil
 	cmd.Stdout = logf
@@ -63,6 +71,9 @@ func (c *Client) EnsureServer(ctx context.Context, argv []string) error {
 		}
 		select {
 		case err := <-exited:
+			if why := startError(c.dir.ServerLog(), logStart); why != "" {
+				return fmt.Errorf("the termkeep server did not start: %s (its log: %s)", why, c.dir.ServerLog())
+			}
 			return fmt.Errorf("the termkeep server exited at start (%v); see %s", err, c.dir.ServerLog())
 		case <-ctx.Done():
 			return ctx.Err()
@@ -70,6 +81,40 @@ func (c *Client) EnsureServer(ctx context.Context, argv []string) error {
 		}
 	}
 	return fmt.Errorf("the termkeep server did not answer within 15s; see %s", c.dir.ServerLog())
+}
+
+// fatalPrefix starts the line `termkeep serve` prints on stderr when it
+// fails (cmd/termkeep's run): "termkeep: " and a sentence.
+const fatalPrefix = "termkeep: "
+
+// startLogMax bounds how much of a failed start's output is read: the
+// sentence is on its last lines.
+const startLogMax = 64 << 10
+
+// startError returns the sentence a server that failed to start gave, from
+// what it appended to the log at path from offset from on: its last line
+// starting with "termkeep: ", without the prefix. "" when there is none
+// (it was killed, or crashed).
+func startError(path string, from int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() <= from {
+		return ""
+	}
+	from = max(from, st.Size()-startLogMax)
+	b := make([]byte, st.Size()-from)
+	n, _ := f.ReadAt(b, from)
+	lines := strings.Split(string(b[:n]), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if msg, ok := strings.CutPrefix(strings.TrimRight(lines[i], "\r"), fatalPrefix); ok && strings.TrimSpace(msg) != "" {
+			return strings.TrimSpace(msg)
+		}
+	}
+	return ""
 }
 
 func flockCtx(ctx context.Context, f *os.File) error {

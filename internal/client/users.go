@@ -21,6 +21,19 @@ func (c *Client) AddUser(ctx context.Context, name string) (api.User, error) {
 	return out, err
 }
 
+// RemoveUser removes a user and revokes its tokens, which ends their
+// viewers and event streams. A user who owns running sessions is refused
+// unless force, which closes them.
+func (c *Client) RemoveUser(ctx context.Context, name string, force bool) (api.UserRemoved, error) {
+	var out api.UserRemoved
+	path := "/v1/users/" + url.PathEscape(name)
+	if force {
+		path += "?force=1"
+	}
+	err := c.doJSON(ctx, "DELETE", path, nil, &out)
+	return out, err
+}
+
 // Tokens returns every access token, revoked and expired ones included;
 // never their secrets.
 func (c *Client) Tokens(ctx context.Context) ([]api.Token, error) {

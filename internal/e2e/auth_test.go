@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -649,5 +651,130 @@ func TestAuthSecretsNotStored(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no registry file under %s", w.dir)
+	}
+}
+
+// Removing a user: refused while it owns running sessions, with a sentence
+// saying how many and how to end them; --force closes them, revokes every
+// token of the user (its requests in flight end, its secrets answer 401)
+// and records it all. Its ended sessions stay listed for the owner. An
+// unknown user and the owner cannot be removed.
+func TestAuthUserRemove(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	w := newWebEnv(t)
+	w.mustTk("user", "add", "alice")
+	tok := w.newToken("--user", "alice", "--name", "laptop")
+	alice := w.as(tok.Secret)
+	var run, done api.Session
+	alice.api("POST", "/api/sessions", map[string]any{"name": "alice-run", "command": []string{"cat"}, "cwd": "/"}, 201, &run)
+	alice.api("POST", "/api/sessions", map[string]any{"name": "alice-done", "command": []string{"cat"}, "cwd": "/"}, 201, &done)
+	w.mustTk("kill", "alice-done")
+	link := w.newToken("--session", "alice-run", "--read-only")
+
+	_, errs, code := w.tk("user", "rm", "alice")
+	if code != 1 || !strings.Contains(errs, "user alice owns 1 running session (alice-run): end it with `termkeep kill SESSION`") ||
+		!strings.Contains(errs, "`termkeep user rm alice --force`") {
+		t.Errorf("user rm of a user with a running session: exit %d %q", code, errs)
+	}
+	if got := ids(w.list(tok.Secret)); got != "alice-run alice-done" {
+		t.Fatalf("after a refused removal alice lists %q", got)
+	}
+	_, errs, code = w.tk("user", "rm", "nobody")
+	if code != 1 || errs != "termkeep: no user \"nobody\" (see `termkeep user ls`)\n" {
+		t.Errorf("user rm of an unknown user: exit %d %q", code, errs)
+	}
+	var users []api.User
+	json.Unmarshal([]byte(w.mustTk("user", "ls", "--json")), &users)
+	if _, errs, code := w.tk("user", "rm", users[0].Name, "--force"); code != 1 || !strings.Contains(errs, "is the owner") {
+		t.Errorf("user rm of the owner: exit %d %q", code, errs)
+	}
+
+	// alice's event stream and her share link's viewer are in flight when
+	// she goes.
+	streamDone := make(chan struct{})
+	req, _ := http.NewRequest("GET", w.base+"/api/events", nil)
+	req.Header.Set("Authorization", bearer(tok.Secret))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("alice's event stream: %v %v", resp, err)
+	}
+	go func() {
+		defer close(streamDone)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}()
+	v := w.as(link.Secret).dialViewer("/ws/sessions/alice-run")
+	v.until("welcome", isType(wire.TypeWelcome))
+
+	out, errs, code := w.tk("user", "rm", "alice", "--force")
+	if code != 0 || out != "alice\n" || !strings.Contains(errs, "revoked 2 tokens") || !strings.Contains(errs, "closed 1 session ("+run.ID+")") {
+		t.Fatalf("user rm --force: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	select {
+	case <-streamDone:
+	case <-time.After(10 * time.Second):
+		t.Error("alice's event stream goes on after her removal")
+	}
+	for range v.frames {
+	}
+	for _, secret := range []string{tok.Secret, link.Secret} {
+		if code, _ := w.do("GET", "/api/sessions", bearer(secret), nil); code != http.StatusUnauthorized {
+			t.Errorf("a token of a removed user answered %d", code)
+		}
+	}
+	if got := w.session(run.ID); got.State != "closed" || got.Owner != "alice" {
+		t.Errorf("alice's running session after user rm --force: %s, owner %q", got.State, got.Owner)
+	}
+	if got := ids(w.list(w.token)); got != "alice-run alice-done" {
+		t.Errorf("the owner lists %q after alice's removal", got)
+	}
+	users = nil
+	json.Unmarshal([]byte(w.mustTk("user", "ls", "--json")), &users)
+	if len(users) != 1 || !users[0].Owner {
+		t.Errorf("user ls after the removal: %+v", users)
+	}
+	var toks []api.Token
+	json.Unmarshal([]byte(w.mustTk("token", "ls", "--json")), &toks)
+	for _, tk := range toks {
+		if tk.State != api.TokenRevoked {
+			t.Errorf("token %s of the removed user is %s", tk.ID, tk.State)
+		}
+	}
+
+	// Tokens made and revoked, and the removal, are in the history.
+	mine := w.newToken("--name", "scratch")
+	w.mustTk("token", "revoke", mine.ID)
+	w.mustTk("token", "revoke", mine.ID) // changes nothing: no second event
+	_, evs := w.sessionEvents("")
+	var got []string
+	for _, ev := range evs {
+		var d map[string]any
+		json.Unmarshal(ev.Detail, &d)
+		line := ev.Kind
+		switch ev.Kind {
+		case "user.added", "user.removed":
+			line += " " + fmt.Sprint(d["user"])
+		case "token.created", "token.revoked":
+			line += " " + fmt.Sprint(d["token"]) + " " + fmt.Sprint(d["user"])
+		default:
+			continue
+		}
+		if ev.Kind == "user.removed" {
+			line += fmt.Sprintf(" tokens=%v sessions=%v", d["tokens"], d["sessions"])
+		}
+		got = append(got, line)
+	}
+	pair := []string{tok.ID, link.ID}
+	slices.Sort(pair)
+	want := []string{
+		"user.added alice",
+		"token.created " + tok.ID + " alice",
+		"token.created " + link.ID + " alice",
+		fmt.Sprintf("user.removed alice tokens=[%s %s] sessions=[%s]", pair[0], pair[1], run.ID),
+		"token.created " + mine.ID + " " + users[0].Name,
+		"token.revoked " + mine.ID + " " + users[0].Name,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("access events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

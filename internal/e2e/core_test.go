@@ -353,3 +353,46 @@ func TestCorruptSegmentIsSkipped(t *testing.T) {
 		t.Fatalf("%d gaps, stream ended at %d; want 1 gap and end %d", gaps, next, n)
 	}
 }
+
+// A session that printed past a small retention lists the oldest offset
+// its log keeps as first_offset, in `ls` and in a lookup: where `capture
+// --raw` starts (the output stream's Termkeep-First-Offset), its bytes the
+// tail of what the child wrote.
+func TestFirstOffsetListed(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	e := newEnv(t)
+	e.serverEnv = []string{"TERMKEEP_LOG_RETENTION=256KiB"}
+	e.startServer()
+	const n = 4 * mib
+	id := e.newWriter("spill", 3, n, 0, false)
+	if out, errs, code := e.tk("wait", id, "--exit", "--timeout", "120s"); code != 0 {
+		t.Fatalf("wait --exit: %d %s %s", code, out, errs)
+	}
+	var listed api.Session
+	for _, s := range e.ls() {
+		if s.ID == id {
+			listed = s
+		}
+	}
+	if listed.First == 0 || listed.First >= listed.End || listed.End != n {
+		t.Fatalf("ls lists first_offset %d, end_offset %d; want 0 < first < end = %d", listed.First, listed.End, n)
+	}
+	if got := e.session(id); got.First != listed.First {
+		t.Errorf("GET says first_offset %d, ls %d", got.First, listed.First)
+	}
+	out, err := e.c.Output(context.Background(), id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	if out.First != listed.First {
+		t.Errorf("the output stream starts at %d, first_offset is %d", out.First, listed.First)
+	}
+	cmd := exec.Command(tkBin, "--state-dir", e.dir, "--no-autostart", "capture", "--raw", id)
+	var buf bytes.Buffer
+	cmd.Stdout = &buf
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("capture --raw: %v", err)
+	}
+	checkBytes(t, "capture --raw", buf.Bytes(), pattern(3, n)[listed.First:])
+}

@@ -65,7 +65,10 @@ func TestExportCast(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.startServer()
-	e.mustTk("new", "--name", "rec", "--", "sh", "-c", "echo one; sleep 1; echo two; sleep 1; echo three")
+	// The holder reads the pty once meta.json is written (and fsynced): a
+	// first line printed before then is logged, and stamped (Time records
+	// come every 100 ms), when the reading starts. The child waits it out.
+	e.mustTk("new", "--name", "rec", "--", "sh", "-c", "sleep 0.5; echo one; sleep 1; echo two; sleep 1; echo three")
 	if _, errs, code := e.tk("wait", "rec", "--exit", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %d %s", code, errs)
 	}

@@ -322,3 +322,42 @@ func (e *env) noHalfSessions(n int) {
 		e.holderLives(s.ID)
 	}
 }
+
+// A command that starts a server in the background on a damaged registry
+// says why that server did not start: its own sentence, read from what this
+// start appended to server.log, and then where the log is.
+func TestAutostartSaysWhy(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	e := newEnv(t)
+	db := statedir.Dir(e.dir).DB()
+	if err := os.WriteFile(db, bytes.Repeat([]byte("garbage!"), 1024), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Runs before newEnv's cleanup, which starts a server to end sessions.
+	t.Cleanup(func() {
+		files, _ := filepath.Glob(db + "*")
+		for _, f := range files {
+			os.Remove(f)
+		}
+	})
+	log := filepath.Join(e.dir, "server.log")
+	if err := os.WriteFile(log, []byte("termkeep: an older start's failure\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(tkBin, "--state-dir", e.dir, "ls")
+	cmd.Env = append(os.Environ(), "TERMKEEP_LISTEN=off")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("termkeep ls on a damaged registry: %v, want exit 1; stderr %q", err, stderr.String())
+	}
+	got := stderr.String()
+	t.Logf("termkeep ls: %s", got)
+	want := "termkeep: the termkeep server did not start: the registry " + db + ` is damaged: run "termkeep doctor --rebuild"`
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "then start termkeep again (its log: "+log+")\n") ||
+		strings.Count(got, "\n") != 1 || stdout.Len() != 0 {
+		t.Errorf("termkeep ls printed %q on stderr and %q on stdout; want one line starting %q, naming the log", got, stdout.String(), want)
+	}
+}

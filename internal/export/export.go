@@ -125,8 +125,8 @@ func (g Gap) Line() string {
 	return fmt.Sprintf("[termkeep: %d %s %s]", n, unit, g.Reason)
 }
 
-// gapOf describes a gap chunk.
-func gapOf(c outlog.Chunk) Gap {
+// GapOf describes a gap chunk: its range and what happened to its bytes.
+func GapOf(c outlog.Chunk) Gap {
 	g := Gap{Start: c.Offset, End: c.End}
 	var ge *outlog.GapError
 	switch {
@@ -194,7 +194,7 @@ func (r *run) chunks(fn func(outlog.Chunk) error) error {
 		switch c.Kind {
 		case outlog.ChunkGap:
 			if last {
-				r.res.Gaps = append(r.res.Gaps, gapOf(c))
+				r.res.Gaps = append(r.res.Gaps, GapOf(c))
 			}
 			end = c.End
 		case outlog.ChunkData:

@@ -55,7 +55,7 @@ func (r *run) screen(w io.Writer) (err error) {
 			if err := write(c.Offset, nil); err != nil {
 				return err
 			}
-			line := gapOf(c).Line()
+			line := GapOf(c).Line()
 			gaps = append(gaps, line)
 			// CAN ends an escape sequence the gap cut.
 			scr.Write([]byte("\x18\r\n" + line + "\r\n"))

@@ -83,6 +83,11 @@ const (
 	LogFile    = "holder.log"
 )
 
+// logTimeEvery spaces the output log's Time records while output flows:
+// a replay's moment, and an export's event times, are then within 100 ms
+// of when the bytes were logged (docs/protocol.md, Replay).
+const logTimeEvery = 100 * time.Millisecond
+
 // Main runs a holder: it reads a Spec from stdin, answers Ready on stdout,
 // and serves until the child has exited and its output is logged. It returns
 // the process exit code.
@@ -127,6 +132,8 @@ type holder struct {
 	// start is the log's end when this holder began: where its output
 	// (banner first) starts.
 	start uint64
+	// readDone is closed when the pty reader has stopped.
+	readDone chan struct{}
 
 	metaMu sync.Mutex // serializes writes of meta.json
 
@@ -172,7 +179,7 @@ func start(spec Spec) (*holder, error) {
 		logf: logf,
 		log:  slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
 	}
-	opts := outlog.Options{Retention: spec.LogRetention, Cols: spec.Cols, Rows: spec.Rows}
+	opts := outlog.Options{Retention: spec.LogRetention, Cols: spec.Cols, Rows: spec.Rows, TimeEvery: logTimeEvery}
 	switch spec.LogSync {
 	case "always":
 		opts.Sync = outlog.SyncAlways
@@ -232,6 +239,10 @@ func start(spec Spec) (*holder, error) {
 			h.log.Error("write banner", "err", err)
 		}
 	}
+	// Read from the first byte on: the log stamps output with the time it
+	// reads it, and writing meta.json (an fsync) takes a while.
+	h.readDone = make(chan struct{})
+	go func() { h.readPty(); close(h.readDone) }()
 	h.meta = Meta{
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
@@ -260,15 +271,12 @@ func (h *holder) run() int {
 
 	go h.acceptLoop()
 
-	readDone := make(chan struct{})
-	go func() { h.readPty(); close(readDone) }()
-
 	err := h.cmd.Wait()
 	code, sig := exitStatus(h.cmd.ProcessState, err)
 	// The child is gone; its output may still sit in the pty (or be written by
 	// a process it left behind). Drain until the pty reports EIO or stays
 	// quiet, so the log ends with the child's last byte.
-	h.drain(readDone)
+	h.drain(h.readDone)
 
 	h.mu.Lock()
 	now := time.Now().UTC()

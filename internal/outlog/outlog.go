@@ -643,6 +643,23 @@ func (l *Log) firstLocked() uint64 {
 	return min(l.segs[0], l.end)
 }
 
+// FirstOffset returns the oldest offset retained in the log in dir without
+// opening it: one readdir, the segment files' names read, none opened, so
+// a list of many sessions stays cheap. It is the First of a log opened
+// read-only at the same moment (the writer deletes a trimmed segment's
+// file just after it leaves its index: until then both still count it),
+// and 0 for a directory with no segment yet. It changes nothing.
+func FirstOffset(dir string) (uint64, error) {
+	segs, err := listSegments(dir)
+	if err != nil {
+		return 0, fmt.Errorf("outlog: list segments: %w", err)
+	}
+	if len(segs) == 0 {
+		return 0, nil
+	}
+	return segs[0], nil
+}
+
 // End returns the offset after the last byte logged (read-only: as of the
 // last Refresh).
 func (l *Log) End() uint64 {

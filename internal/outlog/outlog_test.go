@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -863,5 +864,42 @@ func TestMarks(t *testing.T) {
 	buf := make([]byte, m.End-m.Start)
 	if _, err := io.ReadFull(cur, buf); err != nil || string(buf) != "── restored ──\r\nsecond line\r\n" {
 		t.Fatalf("mark bytes %q, %v", buf, err)
+	}
+}
+
+// FirstOffset reads First from the directory alone, as retention moves it.
+func TestFirstOffset(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := FirstOffset(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("FirstOffset of a missing directory: %v, want fs.ErrNotExist", err)
+	}
+	if first, err := FirstOffset(dir); err != nil || first != 0 {
+		t.Fatalf("FirstOffset of an empty directory = %d, %v", first, err)
+	}
+	const ret, seg = 40 << 10, 8 << 10
+	l := openT(t, dir, Options{Retention: ret, SegmentSize: seg, Sync: SyncNever})
+	defer l.Close()
+	// Not a segment: ignored.
+	if err := os.WriteFile(filepath.Join(dir, "00000000000000000000.seg.tmp"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	moved := false
+	for range 200 {
+		l.Append(randBytes(r, r.IntN(1500)))
+		l.Sync() // removals of dropped segments run in the background
+		first, err := FirstOffset(dir)
+		if err != nil || first != l.First() {
+			t.Fatalf("FirstOffset = %d, %v; First = %d", first, err, l.First())
+		}
+		ro := openT(t, dir, Options{ReadOnly: true})
+		if ro.First() != first {
+			t.Fatalf("FirstOffset %d, First of a read-only log %d", first, ro.First())
+		}
+		ro.Close()
+		moved = moved || first > 0
+	}
+	if !moved {
+		t.Fatal("retention never moved First")
 	}
 }

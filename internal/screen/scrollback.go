@@ -505,3 +505,23 @@ func (sb *scrollback) truncate(n int) {
 	sb.chunks = sb.chunks[:ci+1]
 	sb.chunks[ci] = sb.chunks[ci][:last.off+last.n]
 }
+
+// TrimScrollback keeps the newest n lines of history (n >= 0) and, when it
+// dropped any, makes n the screen's limit from then on. A trimmed copy then
+// goes on as the original would once its history is full, which is the
+// state a long session's screen is in: the saved cursor of the normal
+// buffer, kept as an absolute line (as xterm.js keeps it), moves up with
+// the lines dropped so it stays on the same row of the screen. The screen,
+// cursor and modes are unchanged.
+func (s *Screen) TrimScrollback(n int) {
+	n = max(n, 0)
+	drop := s.sb.len() - n
+	if drop <= 0 {
+		return
+	}
+	for range drop {
+		s.sb.dropOldest()
+	}
+	s.normal.savedY = max(s.normal.savedY-drop, 0)
+	s.sb.maxLines = n
+}

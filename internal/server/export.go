@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -187,14 +188,18 @@ func (e *exportWriter) Write(p []byte) (int, error) {
 }
 
 // handleGrep searches the session's whole retained log, line by line
-// (export.Grep), for ?pattern= (Go regexp syntax; ?i=1: ignoring case),
-// and streams the hits as JSON lines (api.GrepHit).
+// (export.Grep), for ?pattern= (Go regexp syntax, or a plain string with
+// ?literal=1; ?i=1: ignoring case), and streams the hits as JSON lines
+// (api.GrepHit), stopping after ?limit= hits when given.
 func (s *Server) handleGrep(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
 	q := r.URL.Query()
 	pat := q.Get("pattern")
 	if pat == "" {
 		writeError(w, http.StatusBadRequest, "no pattern to search for")
 		return
+	}
+	if v, _ := strconv.ParseBool(q.Get("literal")); v {
+		pat = regexp.QuoteMeta(pat)
 	}
 	if v, _ := strconv.ParseBool(q.Get("i")); v {
 		pat = "(?i)" + pat
@@ -203,6 +208,13 @@ func (s *Server) handleGrep(w http.ResponseWriter, r *http.Request, sess store.S
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "pattern %q: %v", q.Get("pattern"), err)
 		return
+	}
+	limit := -1 // no limit
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit <= 0 {
+			writeError(w, http.StatusBadRequest, "limit=%q is not a number of hits", v)
+			return
+		}
 	}
 	l, err := s.openLog(sess)
 	if err != nil {
@@ -229,16 +241,23 @@ func (s *Server) handleGrep(w http.ResponseWriter, r *http.Request, sess store.S
 	err = export.Grep(l, re, l.First(), l.End(), func(hit export.Hit) error {
 		out := api.GrepHit{Offset: hit.Offset, Line: hit.Line}
 		if !hit.Time.IsZero() {
-			out.Time = &hit.Time
+			ms := hit.Time.UnixMilli()
+			out.Time, out.T = &hit.Time, &ms
 		}
 		if err := enc.Encode(out); err != nil {
 			return err
+		}
+		if limit--; limit == 0 {
+			return errEnough
 		}
 		if time.Since(flushed) >= 100*time.Millisecond {
 			return flush()
 		}
 		return nil
 	})
+	if errors.Is(err, errEnough) {
+		err = nil
+	}
 	if ferr := flush(); err == nil {
 		err = ferr
 	}
@@ -247,3 +266,6 @@ func (s *Server) handleGrep(w http.ResponseWriter, r *http.Request, sess store.S
 		w.Header().Set(api.HeaderError, err.Error())
 	}
 }
+
+// errEnough stops a grep that has found the hits it was asked for.
+var errEnough = errors.New("server: enough hits")

@@ -118,12 +118,17 @@ func (g *gateway) routes() http.Handler {
 	s := g.s
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", s.handleHealth)
+	mux.HandleFunc("GET /api/me", s.handleMe) // principal.go
 	mux.HandleFunc("GET /api/sessions", s.handleList)
 	mux.HandleFunc("POST /api/sessions", g.handleCreate)
 	mux.HandleFunc("GET /api/sessions/{ref}", s.withSession(s.handleGet))
 	mux.HandleFunc("PATCH /api/sessions/{ref}", s.withSession(g.handleRename))
 	mux.HandleFunc("DELETE /api/sessions/{ref}", s.withSession(g.handleClose))
 	mux.HandleFunc("POST /api/sessions/{ref}/restore", s.withSession(s.handleRestore))
+	mux.HandleFunc("GET /api/sessions/{ref}/grep", s.withSession(s.handleGrep))     // export.go
+	mux.HandleFunc("GET /api/sessions/{ref}/replay", s.withSession(s.handleReplay)) // replay.go
+	mux.HandleFunc("GET /api/sessions/{ref}/replay/screen", s.withSession(s.handleReplayScreen))
+	mux.HandleFunc("GET /api/sessions/{ref}/replay/output", s.withSession(s.handleReplayOutput))
 	mux.HandleFunc("GET /api/workspaces", g.handleWorkspaces)
 	mux.HandleFunc("GET /api/events", s.handleEvents)
 	mux.HandleFunc("GET /api/stats", s.handleStats) // stats.go

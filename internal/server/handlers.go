@@ -43,6 +43,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{ref}/screen", s.withSession(s.handleScreen))
 	mux.HandleFunc("GET /v1/sessions/{ref}/export", s.withSession(s.handleExport)) // export.go
 	mux.HandleFunc("GET /v1/sessions/{ref}/grep", s.withSession(s.handleGrep))     // export.go
+	mux.HandleFunc("GET /v1/sessions/{ref}/replay", s.withSession(s.handleReplay)) // replay.go
+	mux.HandleFunc("GET /v1/sessions/{ref}/replay/screen", s.withSession(s.handleReplayScreen))
+	mux.HandleFunc("GET /v1/sessions/{ref}/replay/output", s.withSession(s.handleReplayOutput))
 	mux.HandleFunc("POST /v1/sessions/{ref}/restore", s.withSession(s.handleRestore))
 	mux.HandleFunc("GET /v1/workspaces", s.handleWorkspaces)
 	mux.HandleFunc("POST /v1/workspaces", s.handleWorkspaceCreate)
@@ -147,6 +150,10 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		if st := info.LogStopped; st != nil {
 			out.LogStopped = &api.LogStop{At: st.At, Reason: st.Reason}
 		}
+	}
+	// From the segment files' names alone: a list of many sessions opens no log.
+	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), holder.LogDir)); err == nil {
+		out.First = min(first, out.End)
 	}
 	out.QuietSince = s.quietSince(sess, h) // quiet.go
 	return out
@@ -346,6 +353,7 @@ func (s *Server) remove(ctx context.Context, sess store.Session, h *session.Host
 	delete(s.hosts, sess.ID)
 	s.mu.Unlock()
 	h.Close()
+	s.replay.indexes.Forget(sess.ID)
 	if err := s.store.Delete(ctx, sess.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return http.StatusInternalServerError, err
 	}

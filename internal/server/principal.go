@@ -95,6 +95,17 @@ func (p principal) scopeCreate(req *api.CreateRequest) (int, error) {
 	return 0, nil
 }
 
+// handleMe is GET /api/me: who the request acts as and what it may do, so
+// a page offers only what works (no New session button for a share link).
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
+	p := principalOf(r.Context())
+	_, err := p.scopeCreate(&api.CreateRequest{})
+	writeJSON(w, http.StatusOK, api.Me{
+		User: p.user, Owner: p.owner, ReadOnly: p.readOnly, Session: p.session, Workspace: p.workspace,
+		CanCreate: err == nil,
+	})
+}
+
 // authenticate returns who the secret tok stands for: the owner when it is
 // the owner token (compared in constant time), else the active registry
 // token's principal. A revoked, expired or unknown token is no one.

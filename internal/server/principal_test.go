@@ -196,3 +196,44 @@ func TestRegistryTokens(t *testing.T) {
 		t.Errorf("alice's cookie lists %+v", l)
 	}
 }
+
+// GET /api/me says who a token acts as and whether it may create sessions,
+// which is what POST /api/sessions then does.
+func TestMe(t *testing.T) {
+	ts := newTestServer(t, "127.0.0.1:0", endedSession("aaaaaaaa", "alices"))
+	st := ts.srv.store
+	ctx := context.Background()
+	if err := st.CreateWorkspace(ctx, store.Workspace{Name: "w", Dir: "/"}); err != nil {
+		t.Fatal(err)
+	}
+	for secret, tok := range map[string]store.Token{
+		"me-alice-0123456789abcdef": {ID: "t-alice", User: "alice"},
+		"me-ro-0123456789abcdefghi": {ID: "t-ro", User: "alice", ReadOnly: true},
+		"me-link-0123456789abcdefg": {ID: "t-link", User: "alice", Session: "aaaaaaaa"},
+		"me-ws-0123456789abcdefghi": {ID: "t-ws", User: "alice", Workspace: "w"},
+	} {
+		if _, err := st.CreateToken(ctx, tok, secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		auth []string
+		want api.Me
+	}{
+		{"owner", []string{"Authorization", "Bearer " + ts.token}, api.Me{User: currentUser(), Owner: true, CanCreate: true}},
+		{"user", []string{"Authorization", "Bearer me-alice-0123456789abcdef"}, api.Me{User: "alice", CanCreate: true}},
+		{"read-only", []string{"Authorization", "Bearer me-ro-0123456789abcdefghi"}, api.Me{User: "alice", ReadOnly: true}},
+		{"share link", []string{"Cookie", TokenCookie + "=me-link-0123456789abcdefg"}, api.Me{User: "alice", Session: "aaaaaaaa"}},
+		{"workspace", []string{"Authorization", "Bearer me-ws-0123456789abcdefghi"}, api.Me{User: "alice", Workspace: "w", CanCreate: true}},
+	} {
+		var got api.Me
+		if err := json.Unmarshal(expectStatus(t, ts.do("GET", "/api/me", "", nil, c.auth...), 200), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: /api/me = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	expectJSONError(t, ts.do("GET", "/api/me", "", nil), 401, "token")
+}

@@ -120,6 +120,7 @@ type Server struct {
 	endSess  bool // shutdown ends sessions too
 
 	metrics     *metrics    // metrics.go
+	replay      *replayer   // replay.go
 	startedAt   time.Time   // when New began
 	startupDone atomic.Bool // recovery and auto-restore are over (readiness)
 }
@@ -178,6 +179,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(),
 	}
 	s.metrics = newMetrics(s)
+	s.replay = newReplayer()
 	s.events = newEventHub(ctx, st, s.log)
 	s.events.metrics = s.metrics
 	if err := s.recover(ctx); err != nil {

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -27,6 +29,7 @@ const maxTokenLife = 100 * 365 * 24 * time.Hour
 func (s *Server) accessRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/users", ownerOnly(s.handleUsers))
 	mux.HandleFunc("POST /v1/users", ownerOnly(s.handleUserAdd))
+	mux.HandleFunc("DELETE /v1/users/{name}", ownerOnly(s.handleUserRemove))
 	mux.HandleFunc("GET /v1/tokens", ownerOnly(s.handleTokens))
 	mux.HandleFunc("POST /v1/tokens", ownerOnly(s.handleTokenCreate))
 	mux.HandleFunc("DELETE /v1/tokens/{id}", ownerOnly(s.handleTokenRevoke))
@@ -124,7 +127,133 @@ func (s *Server) handleUserAdd(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("user added", "user", u.Name)
+	s.events.emit(store.EventUserAdded, "", map[string]any{"user": u.Name})
 	writeJSON(w, http.StatusCreated, api.User{Name: u.Name, CreatedAt: &u.CreatedAt})
+}
+
+// handleUserRemove is DELETE /v1/users/{name}[?force=1]. The user's tokens
+// are revoked with it, in one registry transaction, and their requests in
+// flight end (viewers, event streams), as `token revoke` does. A user who
+// owns running sessions is refused unless force, which closes them once
+// the tokens are revoked, so none can start another meanwhile. Its ended
+// sessions stay listed, the owner's to read and remove.
+func (s *Server) handleUserRemove(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	name := r.PathValue("name")
+	force := r.URL.Query().Get("force") != ""
+	if name == currentUser() {
+		writeError(w, http.StatusConflict, "%s is the owner (the OS user running the server) and cannot be removed", name)
+		return
+	}
+	if checkUserName(name) != nil {
+		writeError(w, http.StatusNotFound, "no user %q (see `termkeep user ls`)", name)
+		return
+	}
+	revoked, err := s.store.RemoveUser(ctx, name, force)
+	switch {
+	case errors.Is(err, store.ErrUserNotFound):
+		writeError(w, http.StatusNotFound, "no user %q (see `termkeep user ls`)", name)
+		return
+	case errors.Is(err, store.ErrUserBusy):
+		running, lerr := s.runningOf(ctx, name)
+		if lerr != nil {
+			writeError(w, http.StatusInternalServerError, "%v", lerr)
+			return
+		}
+		refs := make([]string, len(running))
+		for i, sess := range running {
+			refs[i] = ref(sess)
+		}
+		them := "them"
+		if len(running) == 1 {
+			them = "it"
+		}
+		writeError(w, http.StatusConflict, "user %s owns %s (%s): end %s with `termkeep kill SESSION`, "+
+			"or remove the user with `termkeep user rm %s --force`, which closes %s",
+			name, plural(len(running), "running session"), strings.Join(refs, ", "), them, name, them)
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	if s.gw != nil {
+		for _, id := range revoked {
+			s.gw.conns.cut(id)
+		}
+	}
+	out := api.UserRemoved{Name: name, TokensRevoked: revoked, SessionsClosed: []string{}}
+	var killErr error
+	if force {
+		out.SessionsClosed, killErr = s.closeSessionsOf(ctx, name)
+	}
+	s.log.Info("user removed", "user", name, "tokens_revoked", revoked, "sessions_closed", out.SessionsClosed)
+	s.events.emit(store.EventUserRemoved, "", map[string]any{
+		"user": name, "tokens": out.TokensRevoked, "sessions": out.SessionsClosed,
+	})
+	if killErr != nil {
+		writeError(w, http.StatusGatewayTimeout, "user %s is removed and its tokens revoked, but %v", name, killErr)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// runningOf returns the running sessions of user, oldest first.
+func (s *Server) runningOf(ctx context.Context, user string) ([]store.Session, error) {
+	all, err := s.store.SessionsInState(ctx, store.StateRunning)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Session
+	for _, sess := range all {
+		if sess.Owner == user {
+			out = append(out, sess)
+		}
+	}
+	return out, nil
+}
+
+// closeSessionsOf ends every running session of user as kill does, all at
+// once, and returns the ids of those that ended, sorted, and a sentence
+// about one that did not.
+func (s *Server) closeSessionsOf(ctx context.Context, user string) (closed []string, err error) {
+	running, err := s.runningOf(ctx, user)
+	if err != nil {
+		return []string{}, err
+	}
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex // guards closed and err
+	)
+	closed = []string{}
+	for _, sess := range running {
+		h := s.host(sess.ID)
+		if h == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kerr := s.kill(h)
+			mu.Lock()
+			defer mu.Unlock()
+			if kerr == nil {
+				closed = append(closed, sess.ID)
+			} else if err == nil {
+				err = fmt.Errorf("%w; `termkeep kill %s` tries again", kerr, ref(sess))
+			}
+		}()
+	}
+	wg.Wait()
+	slices.Sort(closed)
+	return closed, err
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func (s *Server) tokenView(ctx context.Context, t store.Token, now time.Time) api.Token {
@@ -242,6 +371,9 @@ func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Info("access token created", "token", got.ID, "user", got.User, "session", got.Session,
 		"workspace", got.Workspace, "read_only", got.ReadOnly)
+	detail := map[string]any{"token": got.ID, "user": got.User, "name": got.Name, "session": got.Session,
+		"workspace": got.Workspace, "read_only": got.ReadOnly, "expires_at": got.ExpiresAt}
+	s.events.emit(store.EventTokenCreated, "", detail)
 	out := api.TokenCreated{Token: s.tokenView(ctx, got, now), Secret: secret}
 	if s.gw != nil {
 		out.URL = s.gw.url + "?token=" + secret
@@ -250,10 +382,14 @@ func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTokenRevoke revokes a token and ends its requests in flight: its
-// viewers are disconnected and its event streams end.
+// viewers are disconnected and its event streams end. Revoking a revoked
+// token changes nothing and records no event.
 func (s *Server) handleTokenRevoke(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	err := s.store.RevokeToken(r.Context(), id)
+	was, err := s.store.Token(r.Context(), id)
+	if err == nil {
+		err = s.store.RevokeToken(r.Context(), id)
+	}
 	if errors.Is(err, store.ErrTokenNotFound) {
 		writeError(w, http.StatusNotFound, "no token %q (see `termkeep token ls`)", id)
 		return
@@ -270,7 +406,10 @@ func (s *Server) handleTokenRevoke(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	s.log.Info("access token revoked", "token", id, "user", t.User)
+	if was.RevokedAt == nil {
+		s.log.Info("access token revoked", "token", id, "user", t.User)
+		s.events.emit(store.EventTokenRevoked, "", map[string]any{"token": id, "user": t.User, "name": t.Name})
+	}
 	writeJSON(w, http.StatusOK, s.tokenView(r.Context(), t, s.cfg.Now()))
 }
 

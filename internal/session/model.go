@@ -2,10 +2,8 @@ package session
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"termkeep/internal/atomicfile"
 	"termkeep/internal/outlog"
+	"termkeep/internal/replay"
 	"termkeep/internal/screen"
 )
 
@@ -44,13 +42,22 @@ type model struct {
 	sizes    []outlog.SizeChange
 	ckptOff  uint64 // offset of the last checkpoint written
 	stopped  bool
+
+	hurry chan struct{} // one slot: someone waits for the model (at)
 }
+
+// modelLag is how long new output gathers before the model applies it,
+// while nobody waits for the model: it keeps the emulator's work off the
+// path of a keystroke's echo (the viewers' writers run first) and feeds it
+// in batches during a flood. A snapshot, a capture or a question to
+// answer hurries it (at).
+const modelLag = 5 * time.Millisecond
 
 // startModel builds the model from the newest checkpoint (or the oldest
 // retained byte) and starts feeding it. It is called once per host.
 func (h *Host) startModel() *model {
 	h.modelOnce.Do(func() {
-		m := &model{h: h, progress: make(chan struct{})}
+		m := &model{h: h, progress: make(chan struct{}), hurry: make(chan struct{}, 1)}
 		h.mu.Lock()
 		h.model = m
 		h.mu.Unlock()
@@ -66,7 +73,7 @@ func (h *Host) startModel() *model {
 func (m *model) load(l *outlog.Log) {
 	l.Refresh()
 	first, end := l.First(), l.End()
-	if scr, off, err := readCheckpoint(m.h.dir); err == nil && off >= first && off <= end {
+	if scr, off, err := replay.ReadCheckpoint(filepath.Join(m.h.dir, CheckpointFile)); err == nil && off >= first && off <= end {
 		m.scr, m.off, m.ckptOff = scr, off, off
 	} else {
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -117,6 +124,8 @@ func (m *model) feed() {
 	buf := make([]byte, outlog.ReadBuffer)
 	idle := time.NewTimer(idleAfter)
 	defer idle.Stop()
+	lag := time.NewTimer(modelLag)
+	defer lag.Stop()
 	for {
 		m.mu.Lock()
 		off, stopped := m.off, m.stopped
@@ -176,11 +185,23 @@ func (m *model) feed() {
 		idle.Reset(idleAfter)
 		select {
 		case <-changed:
+			m.gather(lag)
 		case <-idle.C:
 			h.shrinkWindow(idleWindow)
 		case <-h.closed:
 			return
 		}
+	}
+}
+
+// gather lets new output gather for modelLag, unless someone waits for the
+// model or the host closes.
+func (m *model) gather(lag *time.Timer) {
+	lag.Reset(modelLag)
+	select {
+	case <-lag.C:
+	case <-m.hurry:
+	case <-m.h.closed:
 	}
 }
 
@@ -281,6 +302,10 @@ func (m *model) at(off uint64, timeout time.Duration, fn func(scr *screen.Screen
 		ch := m.progress
 		m.mu.Unlock()
 		select {
+		case m.hurry <- struct{}{}:
+		default:
+		}
+		select {
 		case <-ch:
 		case <-deadline.C:
 			return ErrBehind
@@ -301,7 +326,9 @@ func (m *model) call(fn func(scr *screen.Screen, off uint64)) (err error) {
 }
 
 // checkpoint writes the model to disk when enough output has passed (or
-// always, with force, when there is anything new).
+// always, with force, when there is anything new): screen.ckpt, which a
+// restarted server starts from, and a replay checkpoint, which renders of
+// the past start from (package replay).
 func (m *model) checkpoint(force bool) {
 	m.mu.Lock()
 	if m.scr == nil || m.off == m.ckptOff || (!force && m.off-m.ckptOff < checkpointEvery) {
@@ -320,52 +347,19 @@ func (m *model) checkpoint(force bool) {
 	}
 	m.mu.Unlock()
 	if err == nil {
-		err = writeCheckpoint(m.h.dir, off, data)
+		err = replay.WriteCheckpoint(filepath.Join(m.h.dir, CheckpointFile), off, data)
 	}
 	if err != nil {
 		m.h.log.Warn("write screen checkpoint", "err", err)
+		return
 	}
-}
-
-// The checkpoint file: magic, offset, length, model, crc32c of everything
-// before it. A torn or damaged file is simply not used: the log rebuilds it.
-var ckptMagic = [8]byte{'T', 'K', 'S', 'C', 'R', 'N', '0', '1'}
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-func writeCheckpoint(dir string, off uint64, data []byte) error {
-	b := make([]byte, 0, len(ckptMagic)+16+len(data)+4)
-	b = append(b, ckptMagic[:]...)
-	b = binary.BigEndian.AppendUint64(b, off)
-	b = binary.BigEndian.AppendUint64(b, uint64(len(data)))
-	b = append(b, data...)
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	// No fsync: a checkpoint lost to a crash is rebuilt from the log.
-	return atomicfile.Write(filepath.Join(dir, CheckpointFile), b, false)
-}
-
-func readCheckpoint(dir string) (*screen.Screen, uint64, error) {
-	b, err := os.ReadFile(filepath.Join(dir, CheckpointFile))
-	if err != nil {
-		return nil, 0, err
+	first := off
+	if l, err := m.h.outlog(); err == nil {
+		first = l.First()
 	}
-	if len(b) < len(ckptMagic)+20 || [8]byte(b[:8]) != ckptMagic {
-		return nil, 0, errors.New("session: checkpoint has no valid header")
+	if err := replay.SaveCheckpoint(m.h.dir, off, data, first); err != nil {
+		m.h.log.Warn("write replay checkpoint", "err", err)
 	}
-	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return nil, 0, errors.New("session: checkpoint checksum mismatch")
-	}
-	off := binary.BigEndian.Uint64(b[8:])
-	n := binary.BigEndian.Uint64(b[16:])
-	if n != uint64(len(body)-24) {
-		return nil, 0, fmt.Errorf("session: checkpoint length %d does not match its file", n)
-	}
-	scr := screen.New(80, 24, screen.Options{})
-	if err := scr.UnmarshalBinary(body[24:]); err != nil {
-		return nil, 0, fmt.Errorf("session: decode checkpoint: %w", err)
-	}
-	return scr, off, nil
 }
 
 // Snapshot returns a snapshot of the session's screen with up to scrollback

@@ -25,6 +25,11 @@ const (
 	EventSessionQuiet       = "session.quiet"       // printed nothing for the quiet threshold (session/quiet.go)
 	EventWorkspaceCreated   = "workspace.created"
 	EventWorkspaceRemoved   = "workspace.removed" // with its sessions
+	// Access (users.go): about no session, so the owner's only to read.
+	EventUserAdded    = "user.added"
+	EventUserRemoved  = "user.removed" // its tokens revoked
+	EventTokenCreated = "token.created"
+	EventTokenRevoked = "token.revoked"
 )
 
 // Event is one entry of the registry's history. IDs grow strictly and are

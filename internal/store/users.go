@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -18,11 +19,14 @@ import (
 // finds a token by hashing the secret it is shown. A secret that is lost is
 // gone; revoke the token and make another.
 
-// ErrUserNotFound, ErrUserExists and ErrTokenNotFound are matched with
-// errors.Is.
+// ErrUserNotFound, ErrUserExists, ErrUserBusy and ErrTokenNotFound are
+// matched with errors.Is.
 var (
-	ErrUserNotFound  = errors.New("store: user not found")
-	ErrUserExists    = errors.New("store: user already exists")
+	ErrUserNotFound = errors.New("store: user not found")
+	ErrUserExists   = errors.New("store: user already exists")
+	// ErrUserBusy: RemoveUser was asked to keep a user who owns running
+	// sessions.
+	ErrUserBusy      = errors.New("store: user owns running sessions")
 	ErrTokenNotFound = errors.New("store: token not found")
 )
 
@@ -111,6 +115,65 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 		out = append(out, u)
 	}
 	return out, wrap("list users", rows.Err())
+}
+
+// RemoveUser deletes user name and revokes its tokens, in one transaction,
+// and returns the ids of the tokens it revoked (those revoked before are
+// left as they were), so the caller can end their requests in flight.
+// Unless force, a user who owns running sessions is left alone and the
+// error is ErrUserBusy; the check and the removal are one transaction, so
+// no session of the user starts in between. The user's sessions are not
+// touched: they keep name as their owner. ErrUserNotFound if there is no
+// such user.
+func (s *Store) RemoveUser(ctx context.Context, name string, force bool) (revoked []string, err error) {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		if !force {
+			var running int
+			err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE owner = ? AND state = ?`,
+				name, string(StateRunning)).Scan(&running)
+			if err != nil {
+				return err
+			}
+			if running > 0 {
+				// Existence first: an unknown user is no one's to end.
+				if err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE name = ?`, name).Scan(new(int)); errors.Is(err, sql.ErrNoRows) {
+					return ErrUserNotFound
+				} else if err != nil {
+					return err
+				}
+				return ErrUserBusy
+			}
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrUserNotFound
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE "user" = ? AND revoked_at IS NULL RETURNING id`,
+			s.nowText(), name)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		revoked = []string{}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			revoked = append(revoked, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, wrap("remove user "+name, err)
+	}
+	slices.Sort(revoked)
+	return revoked, nil
 }
 
 const tokenCols = `id, name, "user", session, workspace, read_only, expires_at, created_at, last_used_at, revoked_at`

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +167,82 @@ func TestTokenSecretNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("closed")
+}
+
+// Removing a user revokes its tokens that were still good, in the same
+// transaction; one who owns running sessions stays unless forced; its
+// sessions stay either way.
+func TestRemoveUser(t *testing.T) {
+	s, clk, _ := openTest(t)
+	ctx := context.Background()
+	for _, n := range []string{"alice", "bob"} {
+		if err := s.CreateUser(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, tok := range []Token{{ID: "a1", User: "alice"}, {ID: "a2", User: "alice"}, {ID: "a3", User: "alice"}, {ID: "b1", User: "bob"}} {
+		if _, err := s.CreateToken(ctx, tok, fmt.Sprintf("secret-%d-0123456789abcdef", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RevokeToken(ctx, "a3"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := s.Token(ctx, "a3")
+	run := Session{ID: "s-run", Owner: "alice", Command: []string{"sh"}, State: StateRunning}
+	done := Session{ID: "s-done", Owner: "alice", Command: []string{"sh"}, State: StateRunning}
+	for _, sess := range []Session{run, done} {
+		if err := s.CreateSession(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.End(ctx, "s-done", StateExited, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := s.RemoveUser(ctx, "alice", false); !errors.Is(err, ErrUserBusy) {
+		t.Fatalf("removing a user with a running session: %v, want ErrUserBusy", err)
+	}
+	if _, err := s.User(ctx, "alice"); err != nil {
+		t.Fatalf("a refused removal removed alice: %v", err)
+	}
+	if tok, _ := s.Token(ctx, "a1"); tok.RevokedAt != nil {
+		t.Fatalf("a refused removal revoked %+v", tok)
+	}
+	for _, force := range []bool{false, true} {
+		if _, err := s.RemoveUser(ctx, "nobody", force); !errors.Is(err, ErrUserNotFound) {
+			t.Errorf("removing an unknown user (force %v): %v, want ErrUserNotFound", force, err)
+		}
+	}
+
+	revoked, err := s.RemoveUser(ctx, "alice", true)
+	if err != nil || !slices.Equal(revoked, []string{"a1", "a2"}) {
+		t.Fatalf("RemoveUser(alice, force) = %v, %v; want [a1 a2]", revoked, err)
+	}
+	if _, err := s.User(ctx, "alice"); !errors.Is(err, ErrUserNotFound) {
+		t.Errorf("alice after removal: %v", err)
+	}
+	for _, id := range []string{"a1", "a2"} {
+		if tok, _ := s.Token(ctx, id); tok.RevokedAt == nil || !tok.RevokedAt.After(*before.RevokedAt) || tok.Active(clk.Now()) {
+			t.Errorf("token %s after its user's removal: %+v", id, tok)
+		}
+	}
+	if tok, _ := s.Token(ctx, "a3"); !tok.RevokedAt.Equal(*before.RevokedAt) {
+		t.Errorf("a token revoked before moved its time from %v to %v", before.RevokedAt, tok.RevokedAt)
+	}
+	if tok, _ := s.Token(ctx, "b1"); tok.RevokedAt != nil {
+		t.Errorf("another user's token was revoked: %+v", tok)
+	}
+	for _, id := range []string{"s-run", "s-done"} {
+		if sess, err := s.Session(ctx, id); err != nil || sess.Owner != "alice" {
+			t.Errorf("session %s after its owner's removal: %+v, %v", id, sess, err)
+		}
+	}
+	if _, err := s.RemoveUser(ctx, "alice", true); !errors.Is(err, ErrUserNotFound) {
+		t.Errorf("removing alice twice: %v, want ErrUserNotFound", err)
+	}
+	// A user with ended sessions only goes without force.
+	if revoked, err := s.RemoveUser(ctx, "bob", false); err != nil || !slices.Equal(revoked, []string{"b1"}) {
+		t.Errorf("RemoveUser(bob) = %v, %v", revoked, err)
+	}
 }

@@ -22,6 +22,18 @@ export interface Session {
   quiet_since?: string | null;
 }
 
+/** Me is GET /api/me: who this page's token acts as, and what it may do. */
+export interface Me {
+  user: string;
+  owner: boolean;
+  read_only: boolean;
+  /** The one session a share link reaches ('' for none). */
+  session: string;
+  workspace: string;
+  /** Whether creating a session can succeed: false for a share link or a read-only token. */
+  can_create: boolean;
+}
+
 export interface Event {
   id: number;
   at: string;
@@ -63,7 +75,175 @@ async function call<V>(method: string, path: string, body?: unknown): Promise<V>
   return data as V;
 }
 
+/** A point of a session's time index: the byte at offset was logged at t (Unix ms). */
+export interface ReplayPoint {
+  offset: number;
+  t: number;
+}
+
+/**
+ * A moment worth finding on a replay's timeline: a command started
+ * (`command`, OSC 133 C) or finished (`done`, OSC 133 D, with its status
+ * when the mark has one), a restore, or bytes the log lacks (`gap`, up to
+ * `end`).
+ */
+export interface ReplayMarker {
+  offset: number;
+  t: number;
+  kind: 'command' | 'done' | 'restore' | 'gap' | string;
+  label?: string;
+  status?: number;
+  end?: number;
+}
+
+/** ReplayTimeline is GET /api/sessions/{ref}/replay: what a session's log holds, and when. */
+export interface ReplayTimeline {
+  id: string;
+  state: string;
+  first_offset: number;
+  end_offset: number;
+  start_t: number;
+  end_t: number;
+  cols: number;
+  rows: number;
+  points: ReplayPoint[];
+  markers: ReplayMarker[];
+}
+
+/** ReplayScreen is a moment's screen: bytes that draw it on a freshly reset terminal of cols×rows. */
+export interface ReplayScreen {
+  data: Uint8Array;
+  /** The screen reflects every byte below offset. */
+  offset: number;
+  /** The moment, Unix ms. */
+  t: number;
+  cols: number;
+  rows: number;
+}
+
+/**
+ * ReplayItem is one line of replay/output: the size in force from offset,
+ * a logged chunk (data), or bytes the log lacks (offset up to end). t is
+ * when it was logged, absent when the log does not say.
+ */
+export interface ReplayItem {
+  offset: number;
+  t?: number;
+  cols?: number;
+  rows?: number;
+  data?: Uint8Array;
+  end?: number;
+  gap?: string;
+}
+
+/** ReplayOutput is one answer of replay/output: its items, where to continue, and whether that was the end. */
+export interface ReplayOutput {
+  items: ReplayItem[];
+  next: number;
+  done: boolean;
+}
+
+/** GrepHit is a line of the log that matched: offset of its first byte, and when it was logged. */
+export interface GrepHit {
+  offset: number;
+  time: string | null;
+  t?: number;
+  line: string;
+}
+
+/**
+ * fetchOK sends a GET and returns the answer when it is 2xx; otherwise an
+ * ApiError with the server's sentence, or with status 0 when the server
+ * could not be reached. An abort through signal rejects with its
+ * AbortError, for the caller to ignore.
+ */
+async function fetchOK(path: string, signal?: AbortSignal): Promise<Response> {
+  let r: Response;
+  try {
+    r = await fetch(path, { credentials: 'same-origin', cache: 'no-store', signal });
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    throw new ApiError(0, 'the termkeep server is not reachable');
+  }
+  if (r.ok) return r;
+  const text = await r.text().catch(() => '');
+  let msg = text || r.statusText;
+  try {
+    msg = (JSON.parse(text) as { error?: string }).error ?? msg;
+  } catch {
+    // not JSON: keep the text
+  }
+  throw new ApiError(r.status, msg);
+}
+
+/** ndjson reads an answer of JSON lines. */
+async function ndjson<V>(r: Response): Promise<V[]> {
+  const out: V[] = [];
+  for (const line of (await r.text()).split('\n')) if (line.trim()) out.push(JSON.parse(line) as V);
+  return out;
+}
+
+function base64Bytes(b64: string): Uint8Array {
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function sessionPath(id: string, rest: string): string {
+  return `/api/sessions/${encodeURIComponent(id)}${rest}`;
+}
+
+/** The replay endpoints (docs/protocol.md, "Replay"). Positions are offsets, times Unix ms. */
+export const replay = {
+  timeline: (id: string, signal?: AbortSignal) =>
+    fetchOK(sessionPath(id, '/replay'), signal).then((r) => r.json() as Promise<ReplayTimeline>),
+
+  /**
+   * screen is the screen at a moment: at an offset, at a time (Unix ms), or
+   * at the end when neither is given; with scrollback lines of history above it.
+   */
+  screen: async (id: string, at: { offset?: number; t?: number }, scrollback: number, signal?: AbortSignal): Promise<ReplayScreen> => {
+    const q = new URLSearchParams({ scrollback: String(scrollback), format: 'snapshot' });
+    if (at.offset !== undefined) q.set('at', String(at.offset));
+    else if (at.t !== undefined) q.set('at', `t${Math.round(at.t)}`);
+    const r = await fetchOK(sessionPath(id, `/replay/screen?${q}`), signal);
+    const data = new Uint8Array(await r.arrayBuffer());
+    const size = /^(\d+)x(\d+)$/.exec(r.headers.get('Termkeep-Size') ?? '');
+    return {
+      data,
+      offset: Number(r.headers.get('Termkeep-Offset')),
+      t: Number(r.headers.get('Termkeep-Time')),
+      cols: size ? Number(size[1]) : 80,
+      rows: size ? Number(size[2]) : 24,
+    };
+  },
+
+  /** output is the log from offset `from`, at most about max bytes of it. */
+  output: async (id: string, from: number, max: number, signal?: AbortSignal): Promise<ReplayOutput> => {
+    const r = await fetchOK(sessionPath(id, `/replay/output?from=${from}&max=${max}`), signal);
+    type Line = Omit<ReplayItem, 'data'> & { data?: string; next?: number; done?: boolean };
+    const out: ReplayOutput = { items: [], next: from, done: false };
+    for (const l of await ndjson<Line>(r)) {
+      if (l.next !== undefined) {
+        out.next = l.next;
+        out.done = !!l.done;
+      } else {
+        out.items.push({ ...l, data: l.data === undefined ? undefined : base64Bytes(l.data) });
+      }
+    }
+    return out;
+  },
+
+  /** grep finds lines of the whole log holding text (a plain string, any case), the first limit of them. */
+  grep: async (id: string, text: string, limit: number, signal?: AbortSignal): Promise<GrepHit[]> => {
+    const q = new URLSearchParams({ pattern: text, literal: '1', i: '1', limit: String(limit) });
+    return ndjson<GrepHit>(await fetchOK(sessionPath(id, `/grep?${q}`), signal));
+  },
+};
+
 export const api = {
+  me: () => call<Me>('GET', '/api/me'),
   list: () => call<Session[]>('GET', '/api/sessions'),
   get: (id: string) => call<Session>('GET', `/api/sessions/${encodeURIComponent(id)}`),
   create: (req: { name?: string; cwd?: string; cols?: number; rows?: number }) =>

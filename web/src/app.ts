@@ -4,6 +4,7 @@
 // the page lifecycle: back/forward cache, sleep, network changes).
 
 import { api, ApiError, commandName, Event as TkEvent, Session } from './api';
+import { ReplayView } from './replay';
 import { ConnState, SessionHooks, TermPrefs, TermSession } from './session';
 import { ThemeName } from './theme';
 
@@ -148,7 +149,10 @@ export class App {
   private renaming: string | null = null;
   private suppressClickUntil = 0;
   private booted = false;
+  /** Whether this page's token may create sessions (GET /api/me): not a share link, not read-only. */
+  private canCreate = true;
   private readonly hooks: SessionHooks;
+  private readonly replay: ReplayView;
 
   private readonly tabsEl = $('tabs');
   private readonly termsEl = $('terminals');
@@ -171,6 +175,16 @@ export class App {
       notice: (text) => this.toast(text),
       filterInput: (d) => this.applyLatches(d),
     };
+    this.replay = new ReplayView(this.prefs, {
+      // The address is a link to the moment shown (#replay=ID&t=MS).
+      moved: (id, t) => history.replaceState(history.state, '', `#replay=${encodeURIComponent(id)}&t=${Math.round(t)}`),
+      closed: () => {
+        if (location.hash) history.replaceState(history.state, '', location.pathname + location.search);
+        const ts = this.activeId ? this.sessions.get(this.activeId) : undefined;
+        ts?.focus();
+      },
+      authLost: () => this.hooks.authLost(),
+    });
   }
 
   // ---- start -------------------------------------------------------------
@@ -184,6 +198,8 @@ export class App {
     const layout = readJSON<Layout>(localStorage, LAYOUT_KEY);
     this.order = Array.isArray(layout?.order) ? layout!.order.filter((x) => typeof x === 'string') : [];
     const wantActive = sessionStorage.getItem(ACTIVE_KEY) ?? layout?.active ?? null;
+    // Asked alongside the list; a server without /api/me keeps the buttons.
+    const me = api.me().catch(() => null);
 
     let list: Session[] | null = null;
     for (let attempt = 0; list === null; attempt++) {
@@ -199,6 +215,7 @@ export class App {
       }
     }
     $('fatal').hidden = true;
+    this.setCanCreate((await me)?.can_create ?? true);
     this.reconcile(list);
     const first = wantActive && this.sessions.has(wantActive) ? wantActive : this.order[0] ?? null;
     if (first) this.activate(first);
@@ -209,6 +226,8 @@ export class App {
     this.booted = true;
     this.renderStage();
     this.openEvents();
+    this.followHash();
+    window.addEventListener('hashchange', () => this.followHash());
     window.setInterval(() => {
       for (const ts of this.sessions.values()) {
         ts.tick();
@@ -287,6 +306,7 @@ export class App {
     this.tabEls.get(id)?.remove();
     this.tabEls.delete(id);
     ts.dispose();
+    if (this.replay.id === id) this.replay.close();
     if (this.activeId === id) {
       this.activeId = null;
       const next = this.order[Math.min(idx, this.order.length - 1)];
@@ -332,7 +352,20 @@ export class App {
     return this.refreshing;
   }
 
+  /**
+   * setCanCreate shows or hides what creates sessions: a share link or a
+   * read-only token would only be refused (403), so it is not offered.
+   */
+  private setCanCreate(can: boolean): void {
+    this.canCreate = can;
+    $('new-tab').hidden = !can;
+    $('empty-new').hidden = !can;
+    const hint = $('empty-new').nextElementSibling; // the shortcut, under the button
+    if (hint instanceof HTMLElement && hint.classList.contains('hint')) hint.hidden = !can;
+  }
+
   async newSession(): Promise<void> {
+    if (!this.canCreate) return;
     const active = this.activeId ? this.sessions.get(this.activeId) : undefined;
     const cwd = active ? active.oscCwd || active.info.cwd : undefined;
     const size = active ? { cols: active.term.cols, rows: active.term.rows } : this.guessSize();
@@ -396,6 +429,8 @@ export class App {
   activate(id: string): void {
     const ts = this.sessions.get(id);
     if (!ts) return;
+    // Going to a tab is going to its live terminal.
+    if (this.replay.isOpen) this.replay.close();
     if (this.activeId === id) {
       ts.focus();
       return;
@@ -426,7 +461,7 @@ export class App {
       if (this.activeId !== id) return;
       ts.fitNow();
       const typing = document.activeElement?.tagName === 'INPUT' || ($('dialog') as HTMLDialogElement).open;
-      if (!this.renaming && !typing) ts.focus();
+      if (!this.renaming && !typing && !this.replay.isOpen) ts.focus();
     });
   }
 
@@ -737,6 +772,7 @@ export class App {
       banner.hidden = true;
     }
     if (!ts) document.title = 'termkeep';
+    ($('btn-replay') as HTMLButtonElement).disabled = !ts;
   }
 
   private renderOverlay(): void {
@@ -772,6 +808,8 @@ export class App {
     $('new-tab').addEventListener('click', () => void this.newSession());
     $('empty-new').addEventListener('click', () => void this.newSession());
     $('btn-search').addEventListener('click', () => this.openSearch());
+    $('btn-replay').addEventListener('click', () => this.toggleReplay());
+    $('banner-replay').addEventListener('click', () => this.openReplay(this.activeId));
     $('btn-font-up').addEventListener('click', () => this.setFont(this.prefs.fontSize + 1));
     $('btn-font-down').addEventListener('click', () => this.setFont(this.prefs.fontSize - 1));
     $('btn-theme').addEventListener('click', () => {
@@ -844,6 +882,7 @@ export class App {
     this.prefs.fontSize = clampFont(size);
     this.savePrefs();
     for (const ts of this.sessions.values()) ts.applyPrefs(this.prefs);
+    this.replay.applyPrefs(this.prefs);
     this.toast(`Text size ${this.prefs.fontSize}px`);
   }
 
@@ -852,6 +891,7 @@ export class App {
     const meta = document.querySelector('meta[name="theme-color"]');
     meta?.setAttribute('content', this.prefs.theme === 'dark' ? '#101318' : '#f3f5f8');
     for (const ts of this.sessions.values()) ts.applyPrefs(this.prefs);
+    this.replay.applyPrefs(this.prefs);
   }
 
   private savePrefs(): void {
@@ -1028,11 +1068,18 @@ export class App {
     const target = e.target as HTMLElement | null;
     const inField = !!target && target.tagName === 'INPUT';
     const ctrl = e.ctrlKey || e.metaKey;
-    if (ctrl && e.shiftKey && !e.altKey && e.code === 'KeyF') {
-      this.openSearch();
+    const dialog = ($('dialog') as HTMLDialogElement).open || ($('help') as HTMLDialogElement).open;
+    if (ctrl && e.shiftKey && !e.altKey && e.code === 'KeyH' && !dialog) {
+      this.toggleReplay();
       return true;
     }
-    if (inField || ($('dialog') as HTMLDialogElement).open || ($('help') as HTMLDialogElement).open) return false;
+    if (this.replay.isOpen && !dialog && this.replay.key(e)) return true;
+    if (ctrl && e.shiftKey && !e.altKey && e.code === 'KeyF') {
+      if (this.replay.isOpen) this.replay.focusSearch();
+      else this.openSearch();
+      return true;
+    }
+    if (inField || dialog) return false;
     if (ctrl && e.shiftKey && !e.altKey && e.code === 'KeyV' && navigator.clipboard?.readText) {
       const ts = this.activeId ? this.sessions.get(this.activeId) : undefined;
       navigator.clipboard.readText().then(
@@ -1070,6 +1117,7 @@ export class App {
     if (e.altKey && e.shiftKey && !ctrl) {
       switch (e.code) {
         case 'KeyT':
+          if (!this.canCreate) return false; // the terminal gets the key
           void this.newSession();
           return true;
         case 'KeyW':
@@ -1092,7 +1140,37 @@ export class App {
           return true;
       }
     }
-    return false;
+    // While the replay covers it, the live terminal gets no keys (it may
+    // still hold the focus, and typing into a shell unseen is a surprise).
+    return this.replay.isOpen && !!target?.closest('.term-host');
+  }
+
+  // ---- the replay view -----------------------------------------------------
+
+  private toggleReplay(): void {
+    if (this.replay.isOpen) this.replay.close();
+    else this.openReplay(this.activeId);
+  }
+
+  /** openReplay shows the replay of session id (an id or a name) at moment t, or at its end. */
+  private openReplay(ref: string | null, t: number | null = null): void {
+    if (!ref) return;
+    const ts = this.sessions.get(ref) ?? [...this.sessions.values()].find((x) => x.info.name === ref);
+    if (ts && this.activeId !== ts.id) this.activate(ts.id);
+    void this.replay.open(ts?.id ?? ref, ts ? this.label(ts) : ref, t);
+    this.replay.focus();
+  }
+
+  /** followHash opens the replay a link asks for: #replay=<session>&t=<Unix ms>. */
+  private followHash(): void {
+    const h = new URLSearchParams(location.hash.slice(1));
+    const ref = h.get('replay');
+    if (!ref) {
+      this.replay.close();
+      return;
+    }
+    const t = Number(h.get('t'));
+    this.openReplay(ref, h.get('t') && Number.isFinite(t) && t > 0 ? t : null);
   }
 
   // ---- the event stream ---------------------------------------------------
@@ -1217,6 +1295,8 @@ export class App {
       },
       renderer: (id?: string) => pick(id)?.renderer ?? null,
       drop: (id?: string) => pick(id)?.drop(),
+      replayScreen: () => this.replay.visibleText(),
+      replaySize: () => (this.replay.isOpen ? this.replay.size() : null),
     };
   }
 }

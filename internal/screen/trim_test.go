@@ -1,0 +1,65 @@
+package screen
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A trimmed screen shows what the original shows, keeps the newest lines
+// of history, and goes on as the original does once both are full.
+func TestTrimScrollback(t *testing.T) {
+	var in strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&in, "line %d\r\n", i)
+	}
+	// A saved cursor on the screen, and a wrapped line across the cut.
+	in.WriteString("\x1b[3;2H\x1b7\x1b[24;1Hlong line that wraps around the edge of the screen")
+	full := New(20, 24, Options{ScrollbackLines: 50})
+	full.Write([]byte(in.String()))
+	trimmed := cloneScreen(t, full)
+	trimmed.TrimScrollback(20)
+
+	if got := trimmed.sb.len(); got != 20 {
+		t.Fatalf("trimmed to %d lines, want 20", got)
+	}
+	if want, got := full.Text(20), trimmed.Text(20); want != got {
+		t.Fatalf("trimmed screen and history differ:\nwant %q\ngot  %q", want, got)
+	}
+	// More output scrolls both; restoring the saved cursor lands on the
+	// same row; the trimmed one keeps 20 lines, the newest.
+	more := "\r\na\r\nb\r\nc\x1b8X\x1b[24;1H\r\n"
+	full.Write([]byte(more))
+	trimmed.Write([]byte(more))
+	want, got := full.Dump(20), trimmed.Dump(20)
+	if d := Diff(&want, &got, 10); d != nil {
+		t.Fatalf("after more output:\n  %s", strings.Join(d, "\n  "))
+	}
+	if got := trimmed.sb.len(); got != 20 {
+		t.Fatalf("after more output the trimmed history has %d lines, want 20", got)
+	}
+	// Through a checkpoint, the limit stays.
+	again := cloneScreen(t, trimmed)
+	again.Write([]byte(strings.Repeat("x\r\n", 40)))
+	if got := again.sb.len(); got != 20 {
+		t.Fatalf("a checkpoint of the trimmed screen grew to %d lines, want 20", got)
+	}
+}
+
+// Trimming to more lines than the history holds changes nothing.
+func TestTrimScrollbackShort(t *testing.T) {
+	s := New(10, 3, Options{})
+	s.Write([]byte("1\r\n2\r\n3\r\n4\r\n5"))
+	before := s.Snapshot(-1)
+	s.TrimScrollback(1000)
+	if after := s.Snapshot(-1); string(after) != string(before) {
+		t.Fatalf("snapshot changed: %q -> %q", before, after)
+	}
+	if s.sb.maxLines != defaultScrollbackLines {
+		t.Fatalf("limit %d, want the default", s.sb.maxLines)
+	}
+	s.TrimScrollback(0)
+	if n := s.sb.len(); n != 0 {
+		t.Fatalf("TrimScrollback(0) left %d lines", n)
+	}
+}
