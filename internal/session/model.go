@@ -42,22 +42,13 @@ type model struct {
 	sizes    []outlog.SizeChange
 	ckptOff  uint64 // offset of the last checkpoint written
 	stopped  bool
-
-	hurry chan struct{} // one slot: someone waits for the model (at)
 }
-
-// modelLag is how long new output gathers before the model applies it,
-// while nobody waits for the model: it keeps the emulator's work off the
-// path of a keystroke's echo (the viewers' writers run first) and feeds it
-// in batches during a flood. A snapshot, a capture or a question to
-// answer hurries it (at).
-const modelLag = 5 * time.Millisecond
 
 // startModel builds the model from the newest checkpoint (or the oldest
 // retained byte) and starts feeding it. It is called once per host.
 func (h *Host) startModel() *model {
 	h.modelOnce.Do(func() {
-		m := &model{h: h, progress: make(chan struct{}), hurry: make(chan struct{}, 1)}
+		m := &model{h: h, progress: make(chan struct{})}
 		h.mu.Lock()
 		h.model = m
 		h.mu.Unlock()
@@ -124,8 +115,6 @@ func (m *model) feed() {
 	buf := make([]byte, outlog.ReadBuffer)
 	idle := time.NewTimer(idleAfter)
 	defer idle.Stop()
-	lag := time.NewTimer(modelLag)
-	defer lag.Stop()
 	for {
 		m.mu.Lock()
 		off, stopped := m.off, m.stopped
@@ -185,23 +174,11 @@ func (m *model) feed() {
 		idle.Reset(idleAfter)
 		select {
 		case <-changed:
-			m.gather(lag)
 		case <-idle.C:
 			h.shrinkWindow(idleWindow)
 		case <-h.closed:
 			return
 		}
-	}
-}
-
-// gather lets new output gather for modelLag, unless someone waits for the
-// model or the host closes.
-func (m *model) gather(lag *time.Timer) {
-	lag.Reset(modelLag)
-	select {
-	case <-lag.C:
-	case <-m.hurry:
-	case <-m.h.closed:
 	}
 }
 
@@ -301,10 +278,6 @@ func (m *model) at(off uint64, timeout time.Duration, fn func(scr *screen.Screen
 		}
 		ch := m.progress
 		m.mu.Unlock()
-		select {
-		case m.hurry <- struct{}{}:
-		default:
-		}
 		select {
 		case <-ch:
 		case <-deadline.C:
