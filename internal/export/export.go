@@ -125,6 +125,10 @@ func (g Gap) Line() string {
 	return fmt.Sprintf("[termkeep: %d %s %s]", n, unit, g.Reason)
 }
 
+// ScreenBytes is what a terminal emulator is fed in the gap's place: CAN
+// (ending an escape sequence the gap cut), then line on a line of its own.
+func ScreenBytes(line string) []byte { return []byte("\x18\r\n" + line + "\r\n") }
+
 // GapOf describes a gap chunk: its range and what happened to its bytes.
 func GapOf(c outlog.Chunk) Gap {
 	g := Gap{Start: c.Offset, End: c.End}

@@ -57,8 +57,7 @@ func (r *run) screen(w io.Writer) (err error) {
 			}
 			line := GapOf(c).Line()
 			gaps = append(gaps, line)
-			// CAN ends an escape sequence the gap cut.
-			scr.Write([]byte("\x18\r\n" + line + "\r\n"))
+			scr.Write(ScreenBytes(line))
 		}
 		return nil
 	})

@@ -133,8 +133,7 @@ func (f *feeder) chunk(c outlog.Chunk) error {
 	case outlog.ChunkData:
 		f.scr.Write(c.Data)
 	case outlog.ChunkGap:
-		// CAN ends an escape sequence the gap cut.
-		f.scr.Write([]byte("\x18\r\n" + export.GapOf(c).Line() + "\r\n"))
+		f.scr.Write(export.ScreenBytes(export.GapOf(c).Line()))
 	}
 	if !c.Time.IsZero() {
 		f.last = c.Time
