@@ -719,7 +719,12 @@ func (u *upstream) forward(from uint64) {
 	h := u.h
 	cur := h.out.Cursor(from)
 	defer cur.Close()
-	buf := make([]byte, 256<<10)
+	// Frames are read from the log straight into place behind their
+	// header. 64 KiB frames cost the server a few hundred a second at the
+	// pty's full speed, and a holder that caught up after a burst keeps
+	// only this one buffer.
+	frame := make([]byte, wire.OutputHeaderSize+64<<10)
+	buf := frame[wire.OutputHeaderSize:]
 	var logSent uint64
 	for {
 		off := cur.Offset()
@@ -760,7 +765,7 @@ func (u *upstream) forward(from uint64) {
 		var gap *outlog.GapError
 		switch {
 		case n > 0:
-			if u.send(func(w *wire.Writer) error { return w.Output(off, buf[:n]) }) != nil {
+			if u.send(func(w *wire.Writer) error { return w.OutputInPlace(off, frame[:wire.OutputHeaderSize+n]) }) != nil {
 				return
 			}
 		case errors.Is(err, outlog.ErrCompacted):

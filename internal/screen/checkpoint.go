@@ -26,6 +26,7 @@ var ErrCheckpoint = errors.New("screen: bad checkpoint")
 // working directory, hyperlinks and the parser's state between Writes.
 // UnmarshalBinary of it gives a screen that behaves the same from then on.
 func (s *Screen) MarshalBinary() ([]byte, error) {
+	defer s.sb.release() // the history read cache
 	e := &encoder{s: s}
 	e.b = append(e.b, checkpointMagic...)
 	e.b = append(e.b, checkpointVersion)

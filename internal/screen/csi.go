@@ -226,8 +226,7 @@ func (s *Screen) unwrapAbsolute(i int) {
 	case i < yb && s.cur == s.alt:
 		s.alt.hidden[i].wrapped = false
 	case i < yb:
-		enc := s.sb.line(i)
-		enc[0] &^= 1
+		s.sb.clearWrapped(i)
 	case i-yb < s.rows:
 		s.cur.lines[i-yb].wrapped = false
 	}

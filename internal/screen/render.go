@@ -6,6 +6,7 @@ import "strconv"
 // scrollback lines (at most scrollback of them; -1 for all) and the
 // active buffer's screen.
 func (s *Screen) Dump(scrollback int) Dump {
+	defer s.sb.release() // the history read cache
 	m := s.modes
 	d := Dump{
 		Cols: s.cols,
@@ -117,6 +118,7 @@ func (s *Screen) ANSI(scrollback int) string {
 }
 
 func (s *Screen) text(scrollback int, sgr bool) string {
+	defer s.sb.release() // the history read cache
 	var out []byte
 	emit := func(l *line) {
 		out = s.appendText(out, l, sgr)

@@ -133,6 +133,7 @@ func wrappedTrimmedLength(lines []*rline, i, cols int) int {
 }
 
 func (s *Screen) resizeNormal(oldCols, oldRows, cols, rows int) {
+	defer s.sb.release() // the history read cache
 	b := s.normal
 	sbCap := max(s.sb.maxLines, 0)
 	reflow := cols != oldCols

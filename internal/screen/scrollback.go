@@ -1,24 +1,35 @@
 package screen
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // scrollback holds the lines that scrolled off the top of the normal
 // buffer, oldest first, each packed (see encodeLine) into byte chunks that
-// hold no pointers. It drops its oldest lines to stay within a number of
-// lines and of bytes.
+// hold no pointers. Every chunk but the newest, the one lines are appended
+// to, is compressed (S2): terminal text packs several times smaller, and
+// history is read rarely (a snapshot, a resize, a checkpoint) and then
+// mostly in order, one chunk decompressed at a time. It drops its oldest
+// lines to stay within a number of lines and of bytes (uncompressed).
 type scrollback struct {
-	chunks    [][]byte // chunks[0] is chunk number chunkBase
+	chunks    [][]byte // chunks[0] is chunk number chunkBase; all but the last are S2 blocks
 	chunkBase uint32
 	refs      []sbRef // refs[head:] are the lines, oldest first
 	head      int
 	bytes     int // packed bytes plus sbRefSize per line
 	maxLines  int
 	maxBytes  int
-	spare     [][]byte // freed full-size chunks (at most 2), reused so a full scrollback allocates nothing
+	// cache is the decompressed form of sealed chunk cacheOf, while the
+	// lines are being read; push and release give it back.
+	cache   []byte
+	cacheOf uint32
+	cached  bool
 }
 
 type sbRef struct {
@@ -33,18 +44,89 @@ const (
 	maxChunkSize = 64 << 10
 )
 
+// Buffers for compressing a chunk and for the decompressed chunk a reader
+// holds, shared by every screen: a session's history costs its compressed
+// size, not a chunk-sized buffer more.
+var (
+	sbEncodeBufs = sync.Pool{New: func() any { b := make([]byte, s2.MaxEncodedLen(maxChunkSize)); return &b }}
+	sbCacheBufs  = sync.Pool{New: func() any { b := make([]byte, 0, maxChunkSize); return &b }}
+)
+
 func (sb *scrollback) len() int { return len(sb.refs) - sb.head }
 
-// line returns the packed bytes of line i (0 is the oldest). The slice
-// aliases the store: callers must not keep it across a push.
+// line returns the packed bytes of line i (0 is the oldest), or nil if
+// they cannot be read back. The slice aliases the store or the read
+// cache: callers must not keep it across another call on sb.
 func (sb *scrollback) line(i int) []byte {
 	r := sb.refs[sb.head+i]
-	c := sb.chunks[r.chunk-sb.chunkBase]
+	c := sb.chunk(r.chunk)
+	if c == nil {
+		return nil
+	}
 	return c[r.off : r.off+r.n]
+}
+
+// chunk returns the uncompressed contents of chunk k.
+func (sb *scrollback) chunk(k uint32) []byte {
+	i := int(k - sb.chunkBase)
+	if i == len(sb.chunks)-1 {
+		return sb.chunks[i]
+	}
+	if sb.cached && sb.cacheOf == k {
+		return sb.cache
+	}
+	if sb.cache == nil {
+		sb.cache = *sbCacheBufs.Get().(*[]byte)
+	}
+	sb.cached = false
+	n, err := s2.DecodedLen(sb.chunks[i])
+	if err != nil {
+		return nil
+	}
+	if cap(sb.cache) < n {
+		sb.cache = make([]byte, n)
+	}
+	d, err := s2.Decode(sb.cache[:n], sb.chunks[i])
+	if err != nil {
+		return nil
+	}
+	sb.cache, sb.cacheOf, sb.cached = d, k, true
+	return d
+}
+
+// release gives back the read cache.
+func (sb *scrollback) release() {
+	if sb.cache != nil {
+		if cap(sb.cache) == maxChunkSize {
+			b := sb.cache[:0]
+			sbCacheBufs.Put(&b)
+		}
+		sb.cache, sb.cached = nil, false
+	}
+}
+
+// seal compresses chunk i (not the last) and returns its uncompressed
+// buffer for reuse.
+func (sb *scrollback) seal(i int) []byte {
+	raw := sb.chunks[i]
+	sb.chunks[i] = compress(raw)
+	return raw[:0]
+}
+
+// compress returns the S2 block of raw, in a slice of its own.
+func compress(raw []byte) []byte {
+	p := sbEncodeBufs.Get().(*[]byte)
+	if n := s2.MaxEncodedLen(len(raw)); len(*p) < n {
+		*p = make([]byte, n)
+	}
+	c := bytes.Clone(s2.Encode(*p, raw))
+	sbEncodeBufs.Put(p)
+	return c
 }
 
 // push appends a packed line and drops the oldest lines past the limits.
 func (sb *scrollback) push(enc []byte) {
+	sb.release()
 	if sb.maxLines <= 0 || len(enc)+sbRefSize > sb.maxBytes {
 		sb.clear()
 		return
@@ -52,14 +134,14 @@ func (sb *scrollback) push(enc []byte) {
 	n := len(sb.chunks)
 	if n == 0 || len(sb.chunks[n-1])+len(enc) > cap(sb.chunks[n-1]) {
 		size := minChunkSize
+		var free []byte
 		if n > 0 {
 			size = min(2*cap(sb.chunks[n-1]), maxChunkSize)
+			free = sb.seal(n - 1)
 		}
 		size = max(size, len(enc))
-		if k := len(sb.spare); k > 0 && cap(sb.spare[k-1]) >= size {
-			sb.chunks = append(sb.chunks, sb.spare[k-1][:0])
-			sb.spare[k-1] = nil
-			sb.spare = sb.spare[:k-1]
+		if cap(free) >= size && cap(free) <= 2*size {
+			sb.chunks = append(sb.chunks, free)
 		} else {
 			sb.chunks = append(sb.chunks, make([]byte, 0, size))
 		}
@@ -74,6 +156,21 @@ func (sb *scrollback) push(enc []byte) {
 	}
 }
 
+// clearWrapped clears the wrapped flag of line i.
+func (sb *scrollback) clearWrapped(i int) {
+	r := sb.refs[sb.head+i]
+	k := int(r.chunk - sb.chunkBase)
+	c := sb.chunk(r.chunk)
+	if c == nil || c[r.off]&1 == 0 {
+		return
+	}
+	c[r.off] &^= 1
+	if k < len(sb.chunks)-1 {
+		// A sealed chunk: c is the cache; compress it again.
+		sb.chunks[k] = compress(c)
+	}
+}
+
 func (sb *scrollback) dropOldest() {
 	r := sb.refs[sb.head]
 	sb.head++
@@ -85,8 +182,8 @@ func (sb *scrollback) dropOldest() {
 	// Free the chunks that no remaining line uses.
 	next := sb.refs[sb.head].chunk
 	for sb.chunkBase < next {
-		if cap(sb.chunks[0]) == maxChunkSize && len(sb.spare) < 2 {
-			sb.spare = append(sb.spare, sb.chunks[0])
+		if sb.cached && sb.cacheOf == sb.chunkBase {
+			sb.cached = false
 		}
 		sb.chunks[0] = nil
 		m := copy(sb.chunks, sb.chunks[1:])
@@ -102,7 +199,7 @@ func (sb *scrollback) dropOldest() {
 }
 
 func (sb *scrollback) clear() {
-	sb.spare = nil
+	sb.release()
 	sb.chunks = nil
 	sb.refs = nil
 	sb.head = 0
@@ -112,10 +209,7 @@ func (sb *scrollback) clear() {
 
 // memory is the heap the scrollback holds, in bytes.
 func (sb *scrollback) memory() int {
-	n := cap(sb.refs) * sbRefSize
-	for _, c := range sb.spare {
-		n += cap(c)
-	}
+	n := cap(sb.refs)*sbRefSize + cap(sb.cache)
 	for _, c := range sb.chunks {
 		n += cap(c)
 	}
@@ -499,6 +593,14 @@ func (sb *scrollback) truncate(n int) {
 	sb.refs = sb.refs[:sb.head+n]
 	last := sb.refs[len(sb.refs)-1]
 	ci := int(last.chunk - sb.chunkBase)
+	if ci < len(sb.chunks)-1 {
+		// The newest chunk left is sealed: open it again, uncompressed.
+		c := sb.chunk(last.chunk)
+		open := make([]byte, len(c), max(len(c), minChunkSize))
+		copy(open, c)
+		sb.chunks[ci] = open
+	}
+	sb.release()
 	for i := ci + 1; i < len(sb.chunks); i++ {
 		sb.chunks[i] = nil
 	}

@@ -24,6 +24,7 @@ import (
 // xterm.js's own fix-ups produce (erased cells in any style, the pending
 // wrap) are recreated with those fix-ups.
 func (s *Screen) Snapshot(scrollback int) []byte {
+	defer s.sb.release() // the history read cache
 	w := &painter{s: s, x: 0}
 	w.str("\x1bc\x1b[20l")
 

@@ -235,6 +235,31 @@ func (w *Writer) Output(off uint64, data []byte) error {
 	}
 }
 
+// OutputHeaderSize is the room an Output frame's header and offset take in
+// front of its data: a caller that reads data into a buffer at this offset
+// can send it with OutputInPlace, without a copy.
+const OutputHeaderSize = HeaderSize + 8
+
+// OutputInPlace writes one Output frame whose data is already in
+// frame[OutputHeaderSize:], the bytes at [off, off+len(data)); it fills in
+// the header in front of the data. The data must not exceed MaxOutputData.
+func (w *Writer) OutputInPlace(off uint64, frame []byte) error {
+	n := len(frame) - OutputHeaderSize
+	if n < 0 || n > MaxOutputData {
+		return fmt.Errorf("wire: an output frame of %d bytes: the data must be 0..%d bytes after a %d-byte header", len(frame), MaxOutputData, OutputHeaderSize)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	frame[0] = byte(TypeOutput)
+	binary.BigEndian.PutUint32(frame[1:], uint32(8+n))
+	binary.BigEndian.PutUint64(frame[HeaderSize:], off)
+	if _, err := w.w.Write(frame); err != nil {
+		w.err = err
+	}
+	return w.err
+}
+
 // OutputParts writes one Output frame whose data is the concatenation of
 // parts, the bytes at [off, off+total). The total must not exceed
 // MaxOutputData.

@@ -197,3 +197,40 @@ func BenchmarkOutput64K(b *testing.B) {
 		w.Output(uint64(i), data)
 	}
 }
+
+func TestOutputInPlace(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	frame := append(make([]byte, OutputHeaderSize), "in place"...)
+	if err := w.OutputInPlace(1234, frame); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.OutputInPlace(9, make([]byte, OutputHeaderSize)); err != nil {
+		t.Fatalf("an empty frame: %v", err)
+	}
+	for _, n := range []int{OutputHeaderSize - 1, OutputHeaderSize + MaxOutputData + 1} {
+		if err := w.OutputInPlace(0, make([]byte, n)); err == nil {
+			t.Errorf("a %d-byte frame was written", n)
+		}
+	}
+	var buf []byte
+	for _, want := range []struct {
+		off  uint64
+		data string
+	}{{1234, "in place"}, {9, ""}} {
+		f, err := ReadFrame(&b, &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Validate(f); err != nil {
+			t.Fatal(err)
+		}
+		off, data, err := ParseOutput(f.Payload)
+		if f.Type != TypeOutput || err != nil || off != want.off || string(data) != want.data {
+			t.Errorf("got %s %d %q %v, want output %d %q", f.Type, off, data, err, want.off, want.data)
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("%d bytes left over: a bad frame was written", b.Len())
+	}
+}

@@ -1,0 +1,115 @@
+package screen
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+// packedLine is a stand-in for an encoded line: a header byte (wrapped when
+// i is odd) and text.
+func packedLine(i int) []byte {
+	return fmt.Appendf([]byte{byte(i & 1)}, "[%d] CC src/pkg%d/file_%x.c -O2 -Wall -o build/obj/%x.o", i, i%113, i, i)
+}
+
+func checkLines(t *testing.T, sb *scrollback, first, n int) {
+	t.Helper()
+	if sb.len() != n {
+		t.Fatalf("%d lines, want %d", sb.len(), n)
+	}
+	for i := range n {
+		if got, want := sb.line(i), packedLine(first+i); !bytes.Equal(got, want) {
+			t.Fatalf("line %d = %q, want %q", i, got, want)
+		}
+	}
+}
+
+// TestScrollbackCompressed: sealed chunks are compressed, every line reads
+// back whole in any order, and truncating into a sealed chunk opens it
+// again for appending.
+func TestScrollbackCompressed(t *testing.T) {
+	sb := &scrollback{maxLines: 5000, maxBytes: 4 << 20}
+	raw := 0
+	for i := range 8000 {
+		sb.push(packedLine(i))
+		if i >= 3000 {
+			raw += len(packedLine(i))
+		}
+	}
+	checkLines(t, sb, 3000, 5000)
+	sb.release()
+	if m := sb.memory(); m > raw/2+5000*sbRefSize*2 {
+		t.Errorf("%d lines of %d bytes held in %d bytes: not compressed", sb.len(), raw, m)
+	}
+	// Backwards: a chunk decompressed per switch, the right one each time.
+	for i := sb.len() - 1; i >= 0; i -= 97 {
+		if got, want := sb.line(i), packedLine(3000+i); !bytes.Equal(got, want) {
+			t.Fatalf("line %d = %q, want %q", i, got, want)
+		}
+	}
+
+	// Unwrap a line in a sealed chunk, and one in the open chunk.
+	for _, i := range []int{1, sb.len() - 1} {
+		if sb.line(i)[0]&1 == 0 {
+			t.Fatalf("line %d is not wrapped to begin with", i)
+		}
+		sb.clearWrapped(i)
+		sb.release()
+		if got := sb.line(i); got[0]&1 != 0 || !bytes.Equal(got[1:], packedLine(3000 + i)[1:]) {
+			t.Fatalf("line %d after unwrapping = %q", i, got)
+		}
+	}
+	sb.push(packedLine(8000)) // the neighbours of the unwrapped line are intact
+	if got, want := sb.line(2), packedLine(3003); !bytes.Equal(got, want) {
+		t.Fatalf("line 2 = %q, want %q", got, want)
+	}
+
+	// Truncate into a sealed chunk, then push: the lines run on.
+	sb = &scrollback{maxLines: 5000, maxBytes: 4 << 20}
+	for i := range 3000 {
+		sb.push(packedLine(i))
+	}
+	if len(sb.chunks) < 4 {
+		t.Fatalf("%d chunks: the test needs sealed ones", len(sb.chunks))
+	}
+	sb.line(10) // a cached chunk that truncate must forget
+	sb.truncate(1000)
+	for i := 1000; i < 2000; i++ {
+		sb.push(packedLine(i))
+	}
+	checkLines(t, sb, 0, 2000)
+}
+
+// TestScrollbackCompressedScreen: a screen's history survives compression
+// through a dump, a checkpoint and a resize that pulls lines back.
+func TestScrollbackCompressedScreen(t *testing.T) {
+	s := New(100, 10, Options{})
+	for i := range 3000 {
+		fmt.Fprintf(s, "line %d of the history %x\r\n", i, i*7919)
+	}
+	check := func(s *Screen, what string) {
+		t.Helper()
+		d := s.Dump(-1)
+		for i, l := range d.Scrollback {
+			if want := fmt.Sprintf("line %d of the history %x", i, i*7919); l.Text() != want {
+				t.Fatalf("%s: history line %d = %q, want %q", what, i, l.Text(), want)
+			}
+		}
+		if len(d.Scrollback) < 2990 {
+			t.Fatalf("%s: %d lines of history", what, len(d.Scrollback))
+		}
+	}
+	check(s, "dump")
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := New(1, 1, Options{})
+	if err := s2.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	check(s2, "checkpoint")
+	s.Resize(100, 30) // taller: history lines come back onto the screen
+	s.Resize(100, 10)
+	check(s, "resize")
+}
