@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -227,6 +228,14 @@ func TestHundredSessions(t *testing.T) {
 	if len(pids) != 100 {
 		t.Fatalf("%d distinct pids, want 100", len(pids))
 	}
+	// A session costs the server no thread of its own (holders are reaped
+	// through pidfds in the poller, not by a thread blocked in wait).
+	srvPid := e.srv.cmd.Process.Pid
+	if st, err := readProc(srvPid); err != nil {
+		t.Fatal(err)
+	} else if st.threads >= 60 {
+		t.Errorf("the server runs %d threads with 100 sessions", st.threads)
+	}
 	errc := make(chan error, 100)
 	for id := range ids {
 		go func() {
@@ -248,6 +257,14 @@ func TestHundredSessions(t *testing.T) {
 		if syscall.Kill(p, 0) == nil {
 			t.Fatalf("child %d survived kill", p)
 		}
+	}
+	// Every holder that ended has been reaped: no zombies left behind.
+	deadline := time.Now().Add(10 * time.Second)
+	for z := zombieChildren(srvPid); len(z) > 0; z = zombieChildren(srvPid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server left %d exited holders unreaped: %v", len(z), z)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	e.mustTk("rm", "s0")
 	if len(e.ls()) != 99 {
@@ -395,4 +412,28 @@ func TestFirstOffsetListed(t *testing.T) {
 		t.Fatalf("capture --raw: %v", err)
 	}
 	checkBytes(t, "capture --raw", buf.Bytes(), pattern(3, n)[listed.First:])
+}
+
+// zombieChildren lists the children of ppid that have exited and not been
+// reaped (from /proc).
+func zombieChildren(ppid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var z []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 && f[0] == "Z" && f[1] == strconv.Itoa(ppid) {
+			z = append(z, pid)
+		}
+	}
+	return z
 }

@@ -36,6 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"termkeep/internal/outlog"
+	"termkeep/internal/peercred"
 	"termkeep/internal/wire"
 )
 
@@ -562,18 +563,10 @@ func (h *holder) acceptLoop() {
 	}
 }
 
-// samePeer reports whether the peer of c runs as our uid (SO_PEERCRED).
+// samePeer reports whether the peer of c runs as our uid.
 func samePeer(c *net.UnixConn) bool {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return false
-	}
-	ok := false
-	raw.Control(func(fd uintptr) {
-		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		ok = err == nil && int(cred.Uid) == os.Getuid()
-	})
-	return ok
+	uid, err := peercred.UID(c)
+	return err == nil && uid == os.Getuid()
 }
 
 // upstream is one server connection.

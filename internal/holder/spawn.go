@@ -19,8 +19,8 @@ type Process struct {
 	cmd *exec.Cmd
 }
 
-// Wait waits for the holder process to exit.
-func (p *Process) Wait() error { return p.cmd.Wait() }
+// Wait waits for the holder process to exit, and reaps it.
+func (p *Process) Wait() error { return reap(p.cmd) }
 
 // Spawn starts a holder with argv (the holder binary, or the termkeep binary
 // and its hidden holder argument), sends it spec on stdin and waits up to
@@ -73,6 +73,9 @@ func Spawn(argv []string, spec Spec, timeout time.Duration) (*Process, error) {
 			cmd.Wait()
 			return nil, errors.New(res.r.Error)
 		}
+		// The holder has pointed its stdout at /dev/null: the pipe has
+		// served, and is not kept for the holder's life.
+		stdout.Close()
 		p.Ready = res.r
 		return p, nil
 	case <-time.After(timeout):

@@ -151,7 +151,7 @@ func lockHolders(path string) string {
 	for _, sfx := range []string{"", "-wal", "-shm"} {
 		var st unix.Stat_t
 		if unix.Stat(path+sfx, &st) == nil {
-			files[file{uint64(unix.Major(st.Dev)), uint64(unix.Minor(st.Dev)), st.Ino}] = true
+			files[file{uint64(unix.Major(uint64(st.Dev))), uint64(unix.Minor(uint64(st.Dev))), uint64(st.Ino)}] = true
 		}
 	}
 	b, err := os.ReadFile("/proc/locks")

@@ -31,6 +31,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"termkeep/internal/holder"
+	"termkeep/internal/peercred"
 	"termkeep/internal/session"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
@@ -507,16 +508,10 @@ func (l *peerCheckListener) Accept() (net.Conn, error) {
 }
 
 func peerUID(c *net.UnixConn) int {
-	raw, err := c.SyscallConn()
+	uid, err := peercred.UID(c)
 	if err != nil {
 		return -1
 	}
-	uid := -1
-	raw.Control(func(fd uintptr) {
-		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
-			uid = int(cred.Uid)
-		}
-	})
 	return uid
 }
 
