@@ -84,13 +84,26 @@ func (e *Export) Err() error {
 	return nil
 }
 
+// GrepOptions are a grep's switches.
+type GrepOptions struct {
+	IgnoreCase bool
+	Literal    bool // the pattern is plain text, not a regexp
+	Limit      int  // stop after this many hits (0: all of them)
+}
+
 // Grep searches a session's whole retained log for lines matching pattern
-// (Go regexp syntax; ignoreCase adds (?i)), calling fn with each hit as the
-// server finds it.
-func (c *Client) Grep(ctx context.Context, ref, pattern string, ignoreCase bool, fn func(api.GrepHit) error) error {
+// (Go regexp syntax, or plain text with opt.Literal), calling fn with each
+// hit as the server finds it.
+func (c *Client) Grep(ctx context.Context, ref, pattern string, opt GrepOptions, fn func(api.GrepHit) error) error {
 	q := url.Values{"pattern": {pattern}}
-	if ignoreCase {
+	if opt.IgnoreCase {
 		q.Set("i", "1")
+	}
+	if opt.Literal {
+		q.Set("literal", "1")
+	}
+	if opt.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opt.Limit))
 	}
 	resp, err := c.send(ctx, "GET", "/v1/sessions/"+url.PathEscape(ref)+"/grep?"+q.Encode(), nil, nil)
 	if err != nil {

@@ -266,4 +266,21 @@ func TestGrepScrolledOut(t *testing.T) {
 	if out, errs, code := e.tk("grep", "g", "haystack"); code != 1 || out != "" || errs != "" {
 		t.Fatalf("grep with no hit: exit %d %q %q", code, out, errs)
 	}
+	// -m stops after N hits, the first ones; -F takes the pattern as text
+	// (a regexp that does not compile, or one that would match elsewhere).
+	if out := e.mustTk("grep", "g", "-m", "3", `^49\d\d$`); len(strings.Split(strings.TrimSpace(out), "\n")) != 3 || !strings.HasSuffix(out, "  4902\n") {
+		t.Fatalf("grep -m 3: %q", out)
+	}
+	if out := e.mustTk("grep", "g", "-F", "needle l"); !strings.HasSuffix(out, "  the needle line\n") {
+		t.Fatalf("grep -F: %q", out)
+	}
+	if out, _, code := e.tk("grep", "g", "-F", "4.9"); code != 1 || out != "" {
+		t.Fatalf("grep -F 4.9 matched as a regexp: exit %d %q", code, out)
+	}
+	if _, errs, code := e.tk("grep", "g", "needle("); code != 2 || !strings.Contains(errs, "-F") {
+		t.Fatalf("a bad regexp: exit %d %q", code, errs)
+	}
+	if out, errs, code := e.tk("grep", "g", "-F", "needle("); code != 1 || out != "" || errs != "" {
+		t.Fatalf("grep -F needle(: exit %d %q %q", code, out, errs)
+	}
 }
