@@ -37,6 +37,7 @@ import (
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/peercred"
+	"termkeep/internal/rawio"
 	"termkeep/internal/wire"
 )
 
@@ -180,7 +181,11 @@ func start(spec Spec) (*holder, error) {
 		logf: logf,
 		log:  slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
 	}
-	opts := outlog.Options{Retention: spec.LogRetention, Cols: spec.Cols, Rows: spec.Rows, TimeEvery: logTimeEvery}
+	// RawIO: the log's writes and the forwarder's reads do not wake the Go
+	// runtime's monitor thread (see internal/rawio); with the pty reads and
+	// the socket writes below, a chunk of output costs the holder a third
+	// of the context switches.
+	opts := outlog.Options{Retention: spec.LogRetention, Cols: spec.Cols, Rows: spec.Rows, TimeEvery: logTimeEvery, RawIO: true}
 	switch spec.LogSync {
 	case "always":
 		opts.Sync = outlog.SyncAlways
@@ -354,8 +359,13 @@ func (h *holder) poke() {
 // writer of the slave side is gone, or the deadline set by drain).
 func (h *holder) readPty() {
 	buf := make([]byte, 64<<10)
+	rc, err := h.ptmx.SyscallConn()
+	if err != nil {
+		h.log.Error("pty", "err", err)
+		return
+	}
 	for {
-		n, err := h.ptmx.Read(buf)
+		n, err := rawio.Read(rc, buf)
 		if n > 0 {
 			_, aerr := h.out.Append(buf[:n])
 			if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
@@ -600,7 +610,12 @@ func (u *upstream) serve() {
 		}
 		h.mu.Unlock()
 	}()
-	u.w = wire.NewWriter(u.c)
+	rc, err := u.c.SyscallConn()
+	if err != nil {
+		close(u.done)
+		return
+	}
+	u.w = wire.NewWriter(rawWriter{rc})
 	var buf []byte
 	u.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	// One read per burst of frames rather than two per frame (header, then
@@ -700,6 +715,11 @@ func (u *upstream) serve() {
 	}
 }
 
+// rawWriter writes to the server's socket with rawio.Write.
+type rawWriter struct{ rc syscall.RawConn }
+
+func (w rawWriter) Write(p []byte) (int, error) { return rawio.Write(w.rc, p) }
+
 func (u *upstream) fail(code uint16, msg string) {
 	u.send(func(w *wire.Writer) error { return w.Error(code, msg) })
 	u.c.Close()
@@ -713,10 +733,11 @@ func (u *upstream) forward(from uint64) {
 	cur := h.out.Cursor(from)
 	defer cur.Close()
 	// Frames are read from the log straight into place behind their
-	// header. 64 KiB frames cost the server a few hundred a second at the
-	// pty's full speed, and a holder that caught up after a burst keeps
-	// only this one buffer.
-	frame := make([]byte, wire.OutputHeaderSize+64<<10)
+	// header. Frames of a record or so (64 KiB) cost the server a few
+	// hundred a second at the pty's full speed, and a holder that caught
+	// up after a burst keeps only this one buffer. ReadBuffer: the cursor
+	// then checks each record's checksum before it returns a byte of it.
+	frame := make([]byte, wire.OutputHeaderSize+outlog.ReadBuffer)
 	buf := frame[wire.OutputHeaderSize:]
 	var logSent uint64
 	for {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"termkeep/internal/rawio"
 )
 
 // Cursor reads the stream (Data and Mark payloads, in order) from an offset.
@@ -39,6 +40,14 @@ var _ io.ReadCloser = (*Cursor)(nil)
 
 // Cursor returns a cursor at off. It opens no file until the first Read.
 func (l *Log) Cursor(off uint64) *Cursor { return &Cursor{l: l, off: off} }
+
+// readAt reads the cursor's file as os.File.ReadAt does.
+func (c *Cursor) readAt(b []byte, pos int64) (int, error) {
+	if c.l.opts.RawIO {
+		return rawio.File{File: c.f}.ReadAt(b, pos)
+	}
+	return c.f.ReadAt(b, pos)
+}
 
 // Offset returns the offset of the next byte Read returns.
 func (c *Cursor) Offset() uint64 { return c.off }
@@ -274,7 +283,7 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 		want := min(uint64(len(p)-n), limit-uint64(n)) // data bytes still wanted
 		if c.rem > 0 {
 			b := p[n : n+int(min(uint64(c.rem), want))]
-			got, err := c.f.ReadAt(b, c.pos)
+			got, err := c.readAt(b, c.pos)
 			if got == 0 {
 				return n, c.readErr(err)
 			}
@@ -303,7 +312,7 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 
 		raw := p[n:]
 		start := c.pos
-		got, err := c.f.ReadAt(raw, c.pos)
+		got, err := c.readAt(raw, c.pos)
 		w, r := 0, 0
 		bad, stop := false, false
 		for r+hdrSize <= got && uint64(w) < want {
@@ -375,7 +384,7 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 // reading: it enters a data record or steps over a Time or Size record.
 func (c *Cursor) readHeader() error {
 	h := c.hdr[:hdrSize]
-	if got, err := c.f.ReadAt(h, c.pos); got < hdrSize {
+	if got, err := c.readAt(h, c.pos); got < hdrSize {
 		return c.readErr(err)
 	}
 	typ, n32, sum := parseHeader(h)
@@ -392,7 +401,7 @@ func (c *Cursor) readHeader() error {
 		return nil
 	}
 	b := c.hdr[hdrSize : hdrSize+ln]
-	if got, err := c.f.ReadAt(b, c.pos+hdrSize); got < ln {
+	if got, err := c.readAt(b, c.pos+hdrSize); got < ln {
 		return c.readErr(err)
 	}
 	if recordCRC(typ, b) != sum || typ == recGap && binary.BigEndian.Uint64(b) > maxGap {

@@ -102,6 +102,11 @@ type Options struct {
 	TimeEvery   time.Duration    // 0 = 1s: spacing of Time records
 	Now         func() time.Time // nil = time.Now; stamps Time records and paces syncs
 	Cols, Rows  uint16           // size recorded in a brand-new log; 0 = 80x24; ignored when the log exists
+	// RawIO appends and reads with system calls the Go scheduler is not
+	// told of (internal/rawio): for a process that does little else and
+	// wakes for every chunk (the holder). Such a call holds the process's
+	// P until it returns, which a local disk's page cache makes short.
+	RawIO bool
 }
 
 const (
@@ -259,7 +264,7 @@ func (l *Log) openWriter() error {
 	if err != nil {
 		return fmt.Errorf("outlog: open segment: %w", err)
 	}
-	l.tail, l.tailStart = f, start
+	l.tail, l.tailStart = l.wrapped(f), start
 	ts, err := scanVerified(f, 0)
 	if err != nil {
 		// Never truncate on a read error: the tail may be fine.

@@ -3,6 +3,7 @@ package outlog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"termkeep/internal/rawio"
 	"testing"
 	"time"
 )
@@ -73,9 +75,18 @@ func segStarts(t testing.TB, dir string) []uint64 {
 }
 
 func TestRoundTrip(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rawio=%v", raw), func(t *testing.T) { testRoundTrip(t, raw) })
+	}
+}
+
+func testRoundTrip(t *testing.T, raw bool) {
 	dir := filepath.Join(t.TempDir(), "log")
-	l := openT(t, dir, Options{SegmentSize: 64 << 10, Retention: 1 << 40, Sync: SyncNever})
+	l := openT(t, dir, Options{RawIO: raw, SegmentSize: 64 << 10, Retention: 1 << 40, Sync: SyncNever})
 	defer l.Close()
+	if _, isRaw := l.tail.(rawio.File); isRaw != raw {
+		t.Fatalf("the tail is a %T with RawIO %v", l.tail, raw)
+	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("dir mode: %v %v", fi, err)
 	}
@@ -198,8 +209,14 @@ func TestSegmentLayout(t *testing.T) {
 }
 
 func TestReopen(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rawio=%v", raw), func(t *testing.T) { testReopen(t, raw) })
+	}
+}
+
+func testReopen(t *testing.T, raw bool) {
 	dir := t.TempDir()
-	opts := Options{SegmentSize: 8 << 10, Retention: 1 << 30}
+	opts := Options{RawIO: raw, SegmentSize: 8 << 10, Retention: 1 << 30}
 	l := openT(t, dir, opts)
 	var model []byte
 	r := rand.New(rand.NewPCG(3, 4))
@@ -358,9 +375,15 @@ func TestEmptyTailSegment(t *testing.T) {
 }
 
 func TestRetention(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rawio=%v", raw), func(t *testing.T) { testRetention(t, raw) })
+	}
+}
+
+func testRetention(t *testing.T, raw bool) {
 	dir := t.TempDir()
 	const ret, seg = 40 << 10, 8 << 10
-	l := openT(t, dir, Options{Retention: ret, SegmentSize: seg, Sync: SyncNever})
+	l := openT(t, dir, Options{RawIO: raw, Retention: ret, SegmentSize: seg, Sync: SyncNever})
 	defer l.Close()
 	r := rand.New(rand.NewPCG(7, 8))
 	var model []byte
@@ -405,7 +428,7 @@ func TestRetention(t *testing.T) {
 	}
 	// A reopen with the same retention keeps the same segments.
 	l.Close()
-	l2 := openT(t, dir, Options{Retention: ret, SegmentSize: seg})
+	l2 := openT(t, dir, Options{RawIO: raw, Retention: ret, SegmentSize: seg})
 	defer l2.Close()
 	if l2.First() != first || l2.End() != uint64(len(model)) {
 		t.Fatalf("reopen: First %d End %d", l2.First(), l2.End())

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"termkeep/internal/rawio"
 	"time"
 )
 
@@ -205,8 +206,11 @@ func (l *Log) free() (int64, bool) {
 }
 
 func (l *Log) wrapped(f *os.File) segmentFile {
-	if l.wrap != nil {
+	switch {
+	case l.wrap != nil:
 		return l.wrap(f)
+	case l.opts.RawIO:
+		return rawio.File{File: f}
 	}
 	return f
 }

@@ -1,0 +1,104 @@
+package rawio
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestReadWriteConn(t *testing.T) {
+	c, s := socketPair(t)
+	crc, _ := c.SyscallConn()
+	src, _ := s.SyscallConn()
+
+	// A write larger than the socket's buffer waits in the poller for the
+	// reader, and every byte arrives in order.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	done := make(chan error, 1)
+	go func() {
+		n, err := Write(crc, big)
+		if err == nil && n != len(big) {
+			err = io.ErrShortWrite
+		}
+		done <- err
+	}()
+	var got []byte
+	buf := make([]byte, 64<<10)
+	for len(got) < len(big) {
+		n, err := Read(src, buf)
+		if err != nil {
+			t.Fatalf("read after %d bytes: %v", len(got), err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, big) {
+		t.Fatal("the bytes read differ from the bytes written")
+	}
+
+	// A read with nothing to read waits, and its deadline ends the wait.
+	s.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := Read(src, buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %v", err)
+	}
+	s.SetReadDeadline(time.Time{})
+	c.Close()
+	if _, err := Read(src, buf); err != io.EOF {
+		t.Fatalf("read after the peer closed: %v, want EOF", err)
+	}
+}
+
+func TestFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	of, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := File{of}
+	defer f.Close()
+	for _, s := range []string{"hello, ", "world"} {
+		if n, err := f.Write([]byte(s)); err != nil || n != len(s) {
+			t.Fatalf("write %q: %d %v", s, n, err)
+		}
+	}
+	b := make([]byte, 5)
+	if n, err := f.ReadAt(b, 7); n != 5 || err != nil || string(b) != "world" {
+		t.Fatalf("ReadAt = %d %v %q", n, err, b)
+	}
+	if n, err := f.ReadAt(b, 10); n != 2 || err != io.EOF || string(b[:2]) != "ld" {
+		t.Fatalf("ReadAt at the end = %d %v %q, want 2 EOF", n, err, b[:n])
+	}
+	ro, _ := os.Open(path)
+	defer ro.Close()
+	if _, err := (File{ro}).Write([]byte("x")); err == nil {
+		t.Fatal("a write to a read-only file did not fail")
+	}
+}
+
+// socketPair returns the two ends of a connected unix stream socket pair.
+func socketPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends [2]*net.UnixConn
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "socketpair")
+		c, err := net.FileConn(f) // a dup: the poller's own descriptor
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends[i] = c.(*net.UnixConn)
+		t.Cleanup(func() { c.Close() })
+	}
+	return ends[0], ends[1]
+}
