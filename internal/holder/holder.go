@@ -124,13 +124,14 @@ func detachStdio(logf *os.File) {
 }
 
 type holder struct {
-	spec Spec
-	log  *slog.Logger
-	logf *os.File
-	out  *outlog.Log
-	ptmx *os.File
-	cmd  *exec.Cmd
-	ln   *net.UnixListener
+	spec   Spec
+	log    *slog.Logger
+	logf   *os.File
+	out    *outlog.Log
+	ptmx   *os.File
+	ptmxRC syscall.RawConn // ptmx's descriptor, for rawio
+	cmd    *exec.Cmd
+	ln     *net.UnixListener
 	// start is the log's end when this holder began: where its output
 	// (banner first) starts.
 	start uint64
@@ -237,6 +238,10 @@ func start(spec Spec) (*holder, error) {
 		ptmx = p
 	}
 	h.cmd, h.ptmx = cmd, ptmx
+	if h.ptmxRC, err = ptmx.SyscallConn(); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("pty: %w", err)
+	}
 	// The banner goes in once the child runs (a restore that cannot start
 	// leaves no line saying it did), and before the pty is first read, so
 	// it precedes every byte of the child's.
@@ -359,13 +364,8 @@ func (h *holder) poke() {
 // writer of the slave side is gone, or the deadline set by drain).
 func (h *holder) readPty() {
 	buf := make([]byte, 64<<10)
-	rc, err := h.ptmx.SyscallConn()
-	if err != nil {
-		h.log.Error("pty", "err", err)
-		return
-	}
 	for {
-		n, err := rawio.Read(rc, buf)
+		n, err := rawio.Read(h.ptmxRC, buf)
 		if n > 0 {
 			_, aerr := h.out.Append(buf[:n])
 			if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
@@ -620,7 +620,7 @@ func (u *upstream) serve() {
 	u.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	// One read per burst of frames rather than two per frame (header, then
 	// payload): keystrokes arrive here one frame at a time.
-	br := bufio.NewReaderSize(u.c, 16<<10)
+	br := bufio.NewReaderSize(rawReader{rc}, 16<<10)
 	f, err := wire.ReadFrame(br, &buf)
 	if err != nil || f.Type != wire.TypeHello {
 		u.fail(wire.CodeMalformed, "expected a hello frame")
@@ -688,7 +688,7 @@ func (u *upstream) serve() {
 		}
 		switch f.Type {
 		case wire.TypeInput:
-			if _, err := h.ptmx.Write(f.Payload); err != nil {
+			if _, err := rawio.Write(h.ptmxRC, f.Payload); err != nil {
 				h.log.Warn("write input", "err", err)
 			}
 		case wire.TypeResize:
@@ -715,10 +715,14 @@ func (u *upstream) serve() {
 	}
 }
 
-// rawWriter writes to the server's socket with rawio.Write.
-type rawWriter struct{ rc syscall.RawConn }
+// rawWriter and rawReader are the server's socket through rawio.
+type (
+	rawWriter struct{ rc syscall.RawConn }
+	rawReader struct{ rc syscall.RawConn }
+)
 
 func (w rawWriter) Write(p []byte) (int, error) { return rawio.Write(w.rc, p) }
+func (r rawReader) Read(p []byte) (int, error)  { return rawio.Read(r.rc, p) }
 
 func (u *upstream) fail(code uint16, msg string) {
 	u.send(func(w *wire.Writer) error { return w.Error(code, msg) })
