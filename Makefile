@@ -91,6 +91,15 @@ fuzz: deps
 	$(GO) test -run='^$$' -fuzz=FuzzAppendRead -fuzztime=$(FUZZTIME) ./internal/outlog/
 	$(GO) test -run='^$$' -fuzz=FuzzHTTPBodies -fuzztime=$(FUZZTIME) ./internal/server/
 	$(GO) test -run='^$$' -fuzz=FuzzWSFrames -fuzztime=$(FUZZTIME) ./internal/server/
+	$(GO) test -run='^$$' -fuzz=FuzzScreen -fuzztime=$(FUZZTIME) ./internal/screen/
+	$(GO) test -run='^$$' -fuzz=FuzzUnmarshal -fuzztime=$(FUZZTIME) ./internal/screen/
+	$(GO) test -run='^$$' -fuzz=FuzzDecodeCheckpoint -fuzztime=$(FUZZTIME) ./internal/replay/
+	$(GO) test -run='^$$' -fuzz=FuzzMarks -fuzztime=$(FUZZTIME) ./internal/replay/
+	$(GO) test -run='^$$' -fuzz=FuzzScan -fuzztime=$(FUZZTIME) ./internal/vtscan/
+	$(GO) test -run='^$$' -fuzz=FuzzQueryScanner -fuzztime=$(FUZZTIME) ./internal/session/
+	$(GO) test -run='^$$' -fuzz=FuzzCast -fuzztime=$(FUZZTIME) ./internal/export/
+	$(GO) test -run='^$$' -fuzz=FuzzRedact -fuzztime=$(FUZZTIME) ./internal/export/
+	$(GO) test -run='^$$' -fuzz=FuzzClean -fuzztime=$(FUZZTIME) ./internal/mcp/
 
 # The long versions of the chaos and soak tests (`make test` runs their
 # short ones): the server SIGKILLed 100 times and hung 5 times for 5 s while

@@ -18,6 +18,7 @@ import (
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/screen"
+	"termkeep/internal/vtscan"
 )
 
 var t0 = time.Date(2025, 6, 1, 9, 30, 0, 0, time.UTC)
@@ -609,10 +610,10 @@ func FuzzCast(f *testing.F) {
 
 // seqBytes is the bytes of p that belong to escape sequences.
 func seqBytes(p []byte) []byte {
-	var s seqScanner
+	var s vtscan.Scanner
 	var out []byte
 	for _, b := range p {
-		if s.step(b) != kText {
+		if s.Step(b) != vtscan.Text {
 			out = append(out, b)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"termkeep/internal/outlog"
+	"termkeep/internal/vtscan"
 )
 
 // Hit is a line Grep found.
@@ -39,7 +40,7 @@ func Grep(l Log, re *regexp.Regexp, from, to uint64, fn func(Hit) error) error {
 		case outlog.ChunkData:
 			return g.feed(c.Offset, c.Time, c.Data)
 		case outlog.ChunkGap:
-			g.seq, g.un = seqScanner{}, 0
+			g.seq, g.un = vtscan.Scanner{}, 0
 			return g.end()
 		}
 		return nil
@@ -58,7 +59,7 @@ type lineText struct {
 	open  bool // a line has begun
 	start uint64
 	at    time.Time
-	seq   seqScanner
+	seq   vtscan.Scanner
 	u     [utf8.UTFMax]byte // an incomplete UTF-8 character
 	un    int
 }
@@ -69,13 +70,13 @@ func (g *lineText) feed(off uint64, at time.Time, p []byte) error {
 			g.open, g.start, g.at = true, off+uint64(i), at
 		}
 		var err error
-		switch g.seq.step(b) {
-		case kText:
+		switch g.seq.Step(b) {
+		case vtscan.Text:
 			err = g.text(b)
-		case kCSI:
+		case vtscan.CSI:
 			err = g.csi()
-		case kEsc:
-			switch g.seq.final {
+		case vtscan.Esc:
+			switch g.seq.Final {
 			case 'D', 'E', 'M', 'c': // index, next line, reverse index, reset
 				err = g.end()
 			}
@@ -140,9 +141,9 @@ func (g *lineText) put(r rune) {
 
 func (g *lineText) csi() error {
 	s := &g.seq
-	switch s.final {
+	switch s.Final {
 	case 'K': // erase in line
-		switch s.param(0, 0) {
+		switch s.Param(0, 0) {
 		case 0:
 			g.cells = g.cells[:min(g.col, len(g.cells))]
 		case 1:
@@ -153,35 +154,35 @@ func (g *lineText) csi() error {
 			g.cells = g.cells[:0]
 		}
 	case 'X': // erase characters
-		for i := g.col; i < g.col+s.param(0, 1) && i < len(g.cells); i++ {
+		for i := g.col; i < g.col+s.Param(0, 1) && i < len(g.cells); i++ {
 			g.cells[i] = ' '
 		}
 	case 'P': // delete characters
 		if g.col < len(g.cells) {
-			n := min(s.param(0, 1), len(g.cells)-g.col)
+			n := min(s.Param(0, 1), len(g.cells)-g.col)
 			g.cells = append(g.cells[:g.col], g.cells[g.col+n:]...)
 		}
 	case 'C': // forward
-		g.col = min(g.col+s.param(0, 1), maxLineCols)
+		g.col = min(g.col+s.Param(0, 1), maxLineCols)
 	case 'D': // back
-		g.col = max(g.col-s.param(0, 1), 0)
+		g.col = max(g.col-s.Param(0, 1), 0)
 	case 'G', '`': // to a column
-		g.col = min(s.param(0, 1)-1, maxLineCols)
+		g.col = min(s.Param(0, 1)-1, maxLineCols)
 	case 'H', 'f', 'd', 'A', 'B', 'E', 'F':
 		// To another row: the line is done; a new one starts at the column
 		// the cursor went to (a full-screen program's rows are lines).
 		if err := g.end(); err != nil {
 			return err
 		}
-		switch s.final {
+		switch s.Final {
 		case 'H', 'f':
-			g.col = min(s.param(1, 1)-1, maxLineCols)
+			g.col = min(s.Param(1, 1)-1, maxLineCols)
 		case 'A', 'B', 'd':
 		default:
 			g.col = 0
 		}
 	case 'J':
-		if s.param(0, 0) >= 2 {
+		if s.Param(0, 0) >= 2 {
 			return g.end()
 		}
 	}

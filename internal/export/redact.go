@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"termkeep/internal/vtscan"
 )
 
 // Replacement is what a redacted secret becomes.
@@ -129,11 +130,11 @@ type redactStream struct {
 	r     *Redactor
 	emit  func(off uint64, line []byte, edits []edit) error
 	buf   []byte
-	head  int        // buf[:head] is done
-	scan  int        // buf[head:scan] holds no line end
-	start uint64     // stream offset of buf[head]
-	seq   seqScanner // state at buf[head]
-	pem   int        // lines left in a PEM block; 0 outside one
+	head  int            // buf[:head] is done
+	scan  int            // buf[head:scan] holds no line end
+	start uint64         // stream offset of buf[head]
+	seq   vtscan.Scanner // state at buf[head]
+	pem   int            // lines left in a PEM block; 0 outside one
 
 	text  []byte // scratch: a line's text
 	idx   []int  // and where each of its bytes is in the line
@@ -153,7 +154,7 @@ func (s *redactStream) write(off uint64, p []byte) error {
 			return err
 		}
 		// An escape sequence cut by a gap does not go on after it.
-		s.seq, s.start = seqScanner{}, off
+		s.seq, s.start = vtscan.Scanner{}, off
 	}
 	if s.head == len(s.buf) {
 		s.buf, s.head, s.scan = s.buf[:0], 0, 0
@@ -192,11 +193,11 @@ func (s *redactStream) flush() error {
 // or escape sequence byte within breakRange before maxLine, else at maxLine.
 func (s *redactStream) breakPoint() int {
 	end := s.head + maxLine
-	seq := seqScanner{state: s.seq.state} // kinds only: params untouched
+	seq := s.seq.Kinds() // kinds only: params untouched
 	cut := end
 	for i := s.head; i < end; i++ {
-		k := seq.step(s.buf[i])
-		if i >= end-breakRange && (k != kText || s.buf[i] == ' ') {
+		k := seq.Step(s.buf[i])
+		if i >= end-breakRange && (k != vtscan.Text || s.buf[i] == ' ') {
 			cut = i + 1
 		}
 	}
@@ -210,8 +211,8 @@ func (s *redactStream) line(end int) error {
 	for i, b := range raw {
 		// A control a terminal executes inside a sequence (a CAN that ends
 		// it, say) is no text: neither matched, removed, nor replaced there.
-		ground := s.seq.state == sGround
-		if s.seq.step(b) == kText && ground {
+		ground := s.seq.Ground()
+		if s.seq.Step(b) == vtscan.Text && ground {
 			s.text = append(s.text, b)
 			s.idx = append(s.idx, i)
 		}

@@ -4,44 +4,34 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"termkeep/internal/vtscan"
 	"time"
 	"unicode/utf8"
 )
 
-// Bounds of what the scanner keeps of a sequence and of a command line.
+// Bounds of what is kept of a command line.
 const (
-	maxOSC       = 64   // an OSC 133 payload is a few bytes; a longer OSC is another one
 	maxLineBytes = 4096 // of a command line's text, edits included
 	maxLabel     = 200  // characters of a label
-)
-
-// States of marks: where in an escape sequence the last byte left it.
-const (
-	sGround   = iota
-	sEsc      // after ESC
-	sEscInter // ESC and intermediates (a character set designation)
-	sCSI      // ESC [ until the final byte
-	sOSC      // ESC ] until BEL or ESC
-	sString   // DCS, SOS, PM, APC: until ESC
 )
 
 // marks finds the shell integration's OSC 133 marks in a byte stream fed
 // in pieces of any size (a sequence may be split anywhere): C (a command
 // starts: a command marker whose label is the command line, the text
 // between the prompt's end, B, and C) and D (it ended: a done marker with
-// its status). It follows escape sequences as xterm.js does, so that what
-// it takes for text, and for a mark, is what a terminal takes for them;
-// controls are not text, a backspace erases the character before it.
+// its status). It follows escape sequences as xterm.js does (vtscan), so
+// that what it takes for text, and for a mark, is what a terminal takes
+// for them; controls inside a sequence are executed, a backspace erases
+// the character before it.
 type marks struct {
 	emit func(Marker) // called with each mark found
 	// text collects all the text, not a command line's only (a mark
 	// record's banner), and acts on no mark.
 	text bool
 
-	state   uint8
+	seq     vtscan.Scanner
 	seqAt   uint64    // offset of the ESC that began the current sequence
 	seqTime time.Time // and its time
-	osc     []byte    // the OSC's payload, up to maxOSC bytes
 
 	typing bool       // between B and C: the bytes are the command line
 	line   lineBuffer // its text
@@ -50,14 +40,13 @@ type marks struct {
 // reset forgets a sequence in progress and the command line: what follows
 // a gap or a restore does not continue them.
 func (m *marks) reset() {
-	m.state, m.typing = sGround, false
-	m.osc, m.line = m.osc[:0], lineBuffer{}
+	m.seq, m.typing, m.line = vtscan.Scanner{}, false, lineBuffer{}
 }
 
 // write scans p, the bytes at offset off logged at t.
 func (m *marks) write(off uint64, t time.Time, p []byte) {
 	for i := 0; i < len(p); i++ {
-		if m.state == sGround && !m.typing && !m.text {
+		if m.seq.Ground() && !m.typing && !m.text {
 			// Most output is text nobody collects: only an ESC matters.
 			j := bytes.IndexByte(p[i:], 0x1b)
 			if j < 0 {
@@ -70,64 +59,22 @@ func (m *marks) write(off uint64, t time.Time, p []byte) {
 }
 
 func (m *marks) step(b byte, at uint64, t time.Time) {
-	if b == 0x18 || b == 0x1a { // CAN, SUB: any sequence is cancelled
-		m.state = sGround
-		return
-	}
-	if b == 0x1b {
-		if m.state == sOSC {
-			m.dispatch() // xterm.js ends an OSC at any ESC
-		}
-		m.state, m.seqAt, m.seqTime = sEsc, at, t
-		return
-	}
-	switch m.state {
-	case sGround:
+	switch m.seq.Step(b) {
+	case vtscan.Text:
 		if m.typing || m.text {
 			m.line.put(b)
 		}
-	case sEsc:
-		m.escape(b)
-	case sEscInter:
-		if b >= 0x30 && b <= 0x7e {
-			m.state = sGround
-		}
-	case sCSI:
-		if b >= 0x40 && b <= 0x7e {
-			m.state = sGround
-		}
-	case sOSC:
-		switch {
-		case b == 0x07:
-			m.dispatch()
-			m.state = sGround
-		case b >= 0x20 && len(m.osc) < maxOSC:
-			m.osc = append(m.osc, b)
-		}
+	case vtscan.OSC:
+		m.dispatch(m.seq.Payload())
 	}
-}
-
-// escape takes the byte after ESC.
-func (m *marks) escape(b byte) {
-	switch {
-	case b == '[':
-		m.state = sCSI
-	case b == ']':
-		m.state, m.osc = sOSC, m.osc[:0]
-	case b == 'P' || b == 'X' || b == '^' || b == '_':
-		m.state = sString
-	case b >= 0x20 && b <= 0x2f:
-		m.state = sEscInter
-	case b >= 0x30 && b <= 0x7e:
-		m.state = sGround
+	if b == 0x1b {
+		m.seqAt, m.seqTime = at, t
 	}
-	// A C0 control inside an escape sequence is executed and the
-	// sequence goes on.
 }
 
 // dispatch acts on a whole OSC.
-func (m *marks) dispatch() {
-	fields := strings.Split(string(m.osc), ";")
+func (m *marks) dispatch(payload []byte) {
+	fields := strings.Split(string(payload), ";")
 	if m.text || len(fields) < 2 || fields[0] != "133" {
 		return
 	}
