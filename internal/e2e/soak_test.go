@@ -53,13 +53,18 @@ func TestSoak(t *testing.T) {
 		pad     = 80                              // 101-byte lines
 		perSec  = 20 * (10 + 1 + pad + 1 + 8 + 2) // bytes a second per session
 		window  = 1 << 20                         // the server's in-memory window per session (docs/architecture.md)
-		queue   = 32 << 10                        // --viewer-queue: 16 s of one session's output
-		readFor = 5 * time.Second                 // the slow viewer reads this long,
-		pause   = 20 * time.Second                // then stops reading this long (past its queue)
+		readFor = 5 * time.Second                 // the slow viewer reads this long, then pauses
 	)
+	// --viewer-queue: 16 s of one session's output (the hour: 64 s), and
+	// the slow viewer's pause, past it.
+	queue, pause := 32<<10, 20*time.Second
+	if soakMode() {
+		queue, pause = 128<<10, 80*time.Second
+	}
 	// The queue is small enough that every pause of the slow viewer ends in
 	// a snapshot, and large enough that a keeping-up viewer is never taken
-	// for a slow one, even starved for seconds on a loaded machine.
+	// for a slow one, even starved for seconds on a loaded machine (for an
+	// hour on a machine others use too, for up to a minute).
 	//
 	// Memory grows until every session's window is full; after that it
 	// should be flat.
