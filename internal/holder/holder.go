@@ -737,11 +737,13 @@ func (u *upstream) forward(from uint64) {
 	cur := h.out.Cursor(from)
 	defer cur.Close()
 	// Frames are read from the log straight into place behind their
-	// header. Frames of a record or so (64 KiB) cost the server a few
-	// hundred a second at the pty's full speed, and a holder that caught
-	// up after a burst keeps only this one buffer. ReadBuffer: the cursor
-	// then checks each record's checksum before it returns a byte of it.
-	frame := make([]byte, wire.OutputHeaderSize+outlog.ReadBuffer)
+	// header (no copy), in a buffer whose pages a burst touched go back
+	// once the stream has caught up (framebuf.go). It holds at least
+	// outlog.ReadBuffer, so the cursor checks each record's checksum
+	// before it returns a byte of it.
+	fb := newFrameBuffer()
+	defer fb.close()
+	frame := fb.b
 	buf := frame[wire.OutputHeaderSize:]
 	var logSent uint64
 	for {
@@ -783,6 +785,7 @@ func (u *upstream) forward(from uint64) {
 		var gap *outlog.GapError
 		switch {
 		case n > 0:
+			fb.used(wire.OutputHeaderSize + n)
 			if u.send(func(w *wire.Writer) error { return w.OutputInPlace(off, frame[:wire.OutputHeaderSize+n]) }) != nil {
 				return
 			}
@@ -810,6 +813,7 @@ func (u *upstream) forward(from uint64) {
 				u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, exitFrame) })
 				return
 			}
+			fb.release()
 			select {
 			case <-u.notify:
 			case <-u.gone:
