@@ -220,7 +220,11 @@ func TestWriteAllocs(t *testing.T) {
 		before := opened()
 		n := testing.AllocsPerRun(5, func() { s.Write(c.data) })
 		sealed := float64(opened()-before) / 6 // AllocsPerRun runs it once more to warm up
-		if n > sealed+0.2 {
+		allowed := sealed + 0.2
+		if raceEnabled {
+			allowed += 2 * sealed // the pools' buffers, dropped by the race detector
+		}
+		if n > allowed {
 			t.Errorf("%s: %.1f allocations per Write, %.1f chunks sealed", c.name, n, sealed)
 		}
 	}
