@@ -44,18 +44,28 @@ func (s *Server) quietSince(sess store.Session, h *session.Host) *time.Time {
 // startQuietWatch emits session.quiet each time a running session becomes
 // quiet after printing, until the returned stop is called. One ticker for
 // the whole server: the output path only stores a time stamp
-// (session/quiet.go).
+// (session/quiet.go). It is called before the server answers, so the hosts
+// it finds are the sessions a starting server picked up, and none created
+// through the API.
 func (s *Server) startQuietWatch() (stop func()) {
 	after := s.quietAfter()
 	if after <= 0 {
 		return func() {}
+	}
+	// A session found idle was not seen printing, and a restart of the
+	// server is not a burst of events: the hosts there now count their
+	// last output so far as reported.
+	known := make(map[*session.Host]*quietState)
+	now := time.Now()
+	for _, h := range s.allHosts() {
+		known[h] = &quietState{reported: h.Quiet(now, after).LastOutput}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.watchQuiet(ctx, after)
+		s.watchQuiet(ctx, after, known)
 	}()
 	return func() {
 		cancel()
@@ -66,18 +76,16 @@ func (s *Server) startQuietWatch() (stop func()) {
 // quietState is what the watcher remembers of one host.
 type quietState struct {
 	// reported is the last-output time of the latest quiet spell that was
-	// reported. For the hosts found at the watcher's first look (the
-	// sessions a starting server picked up) it starts at their last output
-	// then: a session found idle was not seen printing, and a restart of
-	// the server is not a burst of events.
+	// reported (for the hosts found at the start, their last output then).
 	reported time.Time
 }
 
-func (s *Server) watchQuiet(ctx context.Context, after time.Duration) {
+// watchQuiet looks at every host each quietTick; known holds the hosts
+// found at the start.
+func (s *Server) watchQuiet(ctx context.Context, after time.Duration, known map[*session.Host]*quietState) {
 	tick := time.NewTicker(quietTick)
 	defer tick.Stop()
-	known := make(map[*session.Host]*quietState)
-	for first := true; ; first = false {
+	for {
 		select {
 		case <-ctx.Done():
 			return
@@ -91,9 +99,6 @@ func (s *Server) watchQuiet(ctx context.Context, after time.Duration) {
 			st := known[h]
 			if st == nil {
 				st = &quietState{}
-				if first {
-					st.reported = q.LastOutput
-				}
 				known[h] = st
 			}
 			if q.Since.IsZero() || q.LastOutput.Equal(st.reported) {

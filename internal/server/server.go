@@ -351,6 +351,7 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 
 // Serve answers API requests until Shutdown or ctx ends.
 func (s *Server) Serve(ctx context.Context) error {
+	defer s.startQuietWatch()() // quiet.go; before the first request
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
 	listen := ""
@@ -361,7 +362,6 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.log.Info("server started", "version", s.cfg.Version, "pid", os.Getpid(), "state_dir", s.cfg.StateDir.String(),
 		"socket", s.cfg.StateDir.Socket(), "listen", listen)
 	stopPolicies := s.startPolicies()
-	defer s.startQuietWatch()() // quiet.go
 	// Sessions that asked for it come back by themselves after a reboot;
 	// the server answers meanwhile, not ready (/readyz) until they have.
 	restored := make(chan struct{})
