@@ -115,7 +115,7 @@ SOAK_RUN ?= CrashLoop|HolderKilledMidWrite|Soak
 soak: deps
 	@mkdir -p test-artifacts
 	@echo "soak: $(SOAK_RUN), output in test-artifacts/soak.log (an hour or more)"
-	@{ TK_SOAK=1 $(GO) test -race=false -count=1 -v -timeout 3h -run '$(SOAK_RUN)' ./internal/e2e/ 2>&1; echo $$? > test-artifacts/soak.status; } \
+	@{ TK_SOAK=1 TK_SOAK_PROFILES=$(CURDIR)/test-artifacts/soak-profiles $(GO) test -race=false -count=1 -v -timeout 3h -run '$(SOAK_RUN)' ./internal/e2e/ 2>&1; echo $$? > test-artifacts/soak.status; } \
 		| tee test-artifacts/soak.log | grep --line-buffered -E '^(=== RUN|--- |ok|FAIL)|_test\.go:[0-9]+: '; \
 	{ echo "# make soak, $$(date -u +%Y-%m-%dT%H:%MZ), $$($(GO) version), $$(nproc) cores"; \
 		grep -h 'SUMMARY' test-artifacts/soak.log | sed 's/^ *[a-z_]*_test\.go:[0-9]*: SUMMARY //'; } > test-artifacts/soak-summary.txt; \

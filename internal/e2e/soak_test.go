@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,16 +57,18 @@ func TestSoak(t *testing.T) {
 		window  = 1 << 20                         // the server's in-memory window per session (docs/architecture.md)
 		readFor = 5 * time.Second                 // the slow viewer reads this long, then pauses
 	)
-	// --viewer-queue: 16 s of one session's output (the hour: 64 s), and
-	// the slow viewer's pause, past it.
+	// --viewer-queue: 16 s of one session's output (the hour: 24 s), and
+	// the slow viewer's pause, past it. The pause stays under 40 s: the
+	// server drops a viewer silent for its ping interval and pong timeout
+	// (30 s + 10 s), and one that came back by offset was never resynced.
 	queue, pause := 32<<10, 20*time.Second
 	if soakMode() {
-		queue, pause = 128<<10, 80*time.Second
+		queue, pause = 48<<10, 36*time.Second
 	}
 	// The queue is small enough that every pause of the slow viewer ends in
 	// a snapshot, and large enough that a keeping-up viewer is never taken
 	// for a slow one, even starved for seconds on a loaded machine (for an
-	// hour on a machine others use too, for up to a minute).
+	// hour, for up to 24 s).
 	//
 	// Memory grows until every session's window is full; after that it
 	// should be flat.
@@ -152,13 +155,15 @@ func TestSoak(t *testing.T) {
 			t.Fatalf("the server (pid %d): %v", pid, err)
 		}
 		at := time.Since(start)
-		samples = append(samples, rssSample{at, st.rssKiB, st.fds})
+		goroutines, heapGoal := serverRuntime(e)
+		samples = append(samples, rssSample{at, st.rssKiB, st.fds, goroutines, heapGoal})
 		if st.rssKiB > maxRSS<<10 {
 			t.Fatalf("after %s the server's RSS is %d MiB, past TK_SOAK_MAX_RSS (%d MiB); samples so far: %s",
 				at.Round(time.Second), st.rssKiB>>10, maxRSS, formatSamples(samples))
 		}
 		if !steady && at >= warm {
 			steady, fds0, thr0 = true, st.fds, st.threads
+			saveProfile(t, e, "warm")
 		}
 		for i := range ids {
 			for _, f := range []*follower{keep[i], slow[i]} {
@@ -175,6 +180,7 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	saveProfile(t, e, "end")
 	holdersKiB, holdersN := 0, 0
 	for _, id := range ids {
 		if m, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", id)); err == nil {
@@ -245,6 +251,8 @@ func TestSoak(t *testing.T) {
 	}
 	rssDrift := drift(post, func(s rssSample) float64 { return float64(s.rssKiB) })
 	fdsDrift := drift(post, func(s rssSample) float64 { return float64(s.fds) })
+	goDrift := drift(post, func(s rssSample) float64 { return float64(s.goroutines) })
+	heapDrift := drift(post, func(s rssSample) float64 { return s.heapGoal })
 	lo, hi := samples[0].rssKiB, samples[0].rssKiB
 	for _, s := range samples {
 		lo, hi = min(lo, s.rssKiB), max(hi, s.rssKiB)
@@ -257,10 +265,15 @@ func TestSoak(t *testing.T) {
 	t.Logf("SUMMARY %s (%s, %d sessions x 20 lines/s, %s, %s): %d lines (%.1f MiB) written and logged (the writer at most %s late), none lost or repeated in any log or at any of %d keeping-up viewers; "+
 		"%d slow viewers resynced %d times in all (%d of them at least once), exact between snapshots; "+
 		"server RSS %d..%d KiB, after warm-up a drift of %+.1f MiB (median of the last third of %d samples less the first's; fit slope %.0f KiB/min, %.1f MiB)%s; "+
+		"Go heap goal (twice the live heap) drift %+.1f MiB, at the end %.0f MiB; goroutines %d -> %d (drift %+.0f); "+
 		"fds %d -> %d (drift %+.0f), threads %d -> %d; holders' RSS %d KiB on average",
 		t.Name(), mode(), sessions, duration, raceMode(), lines, float64(logBytes)/mib, feed.late.Round(time.Millisecond), sessions,
 		sessions, snapshots, resynced, lo, hi, rssDrift/1024, len(post), slope, growth/1024, filling,
+		heapDrift/mib, samples[len(samples)-1].heapGoal/mib, firstOf(post).goroutines, samples[len(samples)-1].goroutines, goDrift,
 		fds0, end.fds, fdsDrift, thr0, end.threads, holdersKiB/max(holdersN, 1))
+	if goDrift > 16 {
+		t.Errorf("the server's goroutines grew by %.0f in steady state (medians of the first and last thirds)", goDrift)
+	}
 	if fdsDrift > 16 {
 		t.Errorf("the server's fds grew by %.0f in steady state (medians of the first and last thirds; %d at the warm-up's end, %d at the end)", fdsDrift, fds0, end.fds)
 	}
@@ -274,6 +287,9 @@ func TestSoak(t *testing.T) {
 	}
 	if rssDrift > bound*1024 {
 		t.Errorf("the server's memory grew %.1f MiB after warm-up (medians of the first and last thirds; fit %.0f KiB/min); samples: %s", rssDrift/1024, slope, formatSamples(samples))
+	}
+	if heapDrift > bound*mib {
+		t.Errorf("the server's Go heap goal grew %.1f MiB after warm-up (medians of the first and last thirds)", heapDrift/mib)
 	}
 	if resynced == 0 {
 		t.Errorf("no slow viewer was ever resynced: the soak did not exercise the slow path")
@@ -353,6 +369,51 @@ type rssSample struct {
 	at     time.Duration // since the run began
 	rssKiB int64
 	fds    int
+	// From the server's /metrics: its goroutines, and its Go heap goal
+	// (go_memstats_next_gc_bytes: twice the heap live after the last
+	// collection, a steadier measure than RSS, which swings with the
+	// garbage not yet collected).
+	goroutines int
+	heapGoal   float64
+}
+
+func firstOf(s []rssSample) rssSample {
+	if len(s) == 0 {
+		return rssSample{}
+	}
+	return s[0]
+}
+
+// serverRuntime reads the server's goroutines and Go heap goal from its
+// /metrics.
+func serverRuntime(e *env) (goroutines int, heapGoal float64) {
+	m := e.metrics()
+	return int(m.value(e.t, "go_goroutines")), m.value(e.t, "go_memstats_next_gc_bytes")
+}
+
+// saveProfile writes the server's heap profile to $TK_SOAK_PROFILES/NAME.heap
+// when that is set (make soak: test-artifacts/soak-profiles), for
+// `go tool pprof -base warm.heap end.heap bin/termkeep`.
+func saveProfile(t *testing.T, e *env, name string) {
+	dir := os.Getenv("TK_SOAK_PROFILES")
+	if dir == "" {
+		return
+	}
+	code, b := e.unixGet("/debug/pprof/heap")
+	if code != http.StatusOK {
+		t.Logf("heap profile: %d %s", code, b)
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("heap profile: %v", err)
+		return
+	}
+	path := filepath.Join(dir, name+".heap")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Logf("heap profile: %v", err)
+		return
+	}
+	t.Logf("the server's heap profile (%s) is in %s", name, path)
 }
 
 // drift is the median of v over the last third of s less its median over

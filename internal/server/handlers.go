@@ -55,10 +55,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("DELETE /v1/workspaces/{name}", s.withWorkspace(s.handleWorkspaceRemove))
 	mux.HandleFunc("POST /v1/shutdown", s.handleShutdown)
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
-	mux.HandleFunc("GET /v1/stats", s.handleStats)  // stats.go
-	mux.HandleFunc("GET /metrics", s.handleMetrics) // metrics.go
-	mux.HandleFunc("GET /healthz", s.handleHealthz) // stats.go
-	mux.HandleFunc("GET /readyz", s.handleReadyz)   // stats.go
+	mux.HandleFunc("GET /v1/stats", s.handleStats)             // stats.go
+	mux.HandleFunc("GET /metrics", s.handleMetrics)            // metrics.go
+	mux.HandleFunc("GET /healthz", s.handleHealthz)            // stats.go
+	mux.HandleFunc("GET /readyz", s.handleReadyz)              // stats.go
+	mux.HandleFunc("GET /debug/pprof/{name}", s.handleProfile) // profile.go: here only, never on the browser listener
 	s.accessRoutes(mux)
 	return asOwner(mux)
 }
