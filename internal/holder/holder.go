@@ -282,6 +282,7 @@ func (h *holder) run() int {
 
 	go h.acceptLoop()
 
+	awaitExit(h.cmd) // in the poller, not a thread blocked in wait (reap_linux.go)
 	err := h.cmd.Wait()
 	code, sig := exitStatus(h.cmd.ProcessState, err)
 	// The child is gone; its output may still sit in the pty (or be written by

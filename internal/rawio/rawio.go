@@ -51,6 +51,46 @@ func Read(rc syscall.RawConn, p []byte) (int, error) {
 	return n, nil
 }
 
+// ReadLazy is Read into a buffer that get supplies only once there is
+// something to read: when a try would block, the buffer goes back through
+// put before the wait, so a reader of a quiet peer holds none. It returns
+// the buffer read into, which the caller puts back when done with it.
+func ReadLazy(rc syscall.RawConn, get func() []byte, put func([]byte)) ([]byte, int, error) {
+	var buf []byte
+	var n int
+	var err error
+	werr := rc.Read(func(fd uintptr) bool {
+		if buf == nil {
+			buf = get()
+		}
+		for {
+			n, err = read(fd, buf)
+			switch err {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				put(buf)
+				buf = nil
+				return false
+			}
+			return true
+		}
+	})
+	switch {
+	case werr != nil:
+		err = werr
+	case err == nil && n == 0:
+		err = io.EOF
+	}
+	if err != nil {
+		if buf != nil {
+			put(buf)
+		}
+		return nil, 0, err
+	}
+	return buf, n, nil
+}
+
 // Write writes all of p to a non-blocking descriptor, waiting in the
 // poller while it is full.
 func Write(rc syscall.RawConn, p []byte) (int, error) {

@@ -56,6 +56,54 @@ func TestReadWriteConn(t *testing.T) {
 	}
 }
 
+// ReadLazy holds a buffer only while there is something to read: every
+// buffer it got went back or came out with bytes in it, and the bytes are
+// the ones written.
+func TestReadLazy(t *testing.T) {
+	c, s := socketPair(t)
+	src, _ := s.SyscallConn()
+	var out, back int
+	get := func() []byte { out++; return make([]byte, 7) }
+	put := func([]byte) { back++ }
+	go func() {
+		time.Sleep(50 * time.Millisecond) // the first try finds nothing
+		c.Write([]byte("hello, lazy reader"))
+	}()
+	var got []byte
+	for len(got) < len("hello, lazy reader") {
+		b, n, err := ReadLazy(src, get, put)
+		if err != nil {
+			t.Fatalf("read after %q: %v", got, err)
+		}
+		got = append(got, b[:n]...)
+		put(b)
+	}
+	if string(got) != "hello, lazy reader" {
+		t.Fatalf("read %q", got)
+	}
+	if out != back || out < 3 {
+		t.Fatalf("%d buffers got, %d put back; want equal, at least 3", out, back)
+	}
+
+	// Nothing to read: the buffer of the first try goes back for the wait.
+	s.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	before := out
+	if b, _, err := ReadLazy(src, get, put); !errors.Is(err, os.ErrDeadlineExceeded) || b != nil {
+		t.Fatalf("read past the deadline: %v (buffer %v)", err, b != nil)
+	}
+	if out == before || out != back {
+		t.Fatalf("waiting: %d buffers got (%d before), %d put back", out, before, back)
+	}
+	s.SetReadDeadline(time.Time{})
+	c.Close()
+	if b, _, err := ReadLazy(src, get, put); err != io.EOF || b != nil {
+		t.Fatalf("read after the peer closed: %v (buffer %v), want EOF and none", err, b != nil)
+	}
+	if out != back {
+		t.Fatalf("%d buffers got, %d put back", out, back)
+	}
+}
+
 func TestFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f")
 	of, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)

@@ -229,3 +229,17 @@ func TestWriteAllocs(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot as a fresh web UI viewer asks for it: the screen and 10,000
+// lines of history (the default scrollback) at 200x50.
+func BenchmarkScreenSnapshot200x50(b *testing.B) {
+	s := New(200, 50, Options{})
+	s.Write(plainText(4 << 20))
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		n = len(s.Snapshot(10000))
+	}
+	b.ReportMetric(float64(n), "bytes/op")
+}

@@ -243,7 +243,23 @@ const (
 	pkNarrow   = 0x06
 )
 
-var blank8 = [8]cell{blankCell, blankCell, blankCell, blankCell, blankCell, blankCell, blankCell, blankCell}
+// trimmedEnd is the length of row without its trailing blank cells. Most
+// of a wide terminal's rows are mostly blank: four cells a step, each an
+// 8-byte compare the compiler keeps inline.
+func trimmedEnd(row []cell) int {
+	end := len(row)
+	for end >= 4 {
+		q := row[end-4 : end : end]
+		if q[0] != blankCell || q[1] != blankCell || q[2] != blankCell || q[3] != blankCell {
+			break
+		}
+		end -= 4
+	}
+	for end > 0 && row[end-1].isBlank() {
+		end--
+	}
+	return end
+}
 
 // encodeLine appends the packed form of a row.
 func (s *Screen) encodeLine(b []byte, l *line) []byte {
@@ -261,13 +277,7 @@ func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 	h |= l.marks << 1
 	b = append(b, h)
 	row := l.cells
-	end := len(row)
-	for end >= 8 && [8]cell(row[end-8:end]) == blank8 {
-		end -= 8
-	}
-	for end > 0 && row[end-1].isBlank() {
-		end--
-	}
+	end := trimmedEnd(row)
 	for i := 0; i < end; {
 		sid := row[i].s
 		j := i + 1
@@ -607,6 +617,9 @@ func (sb *scrollback) truncate(n int) {
 	sb.chunks = sb.chunks[:ci+1]
 	sb.chunks[ci] = sb.chunks[ci][:last.off+last.n]
 }
+
+// ScrollbackLines is how many lines the normal buffer's scrollback holds.
+func (s *Screen) ScrollbackLines() int { return s.sb.len() }
 
 // TrimScrollback keeps the newest n lines of history (n >= 0) and, when it
 // dropped any, makes n the screen's limit from then on. A trimmed copy then

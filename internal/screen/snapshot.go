@@ -109,6 +109,13 @@ type painter struct {
 	x        int  // the receiver's cursor column
 	joinable bool // the last thing written was a printed character
 	designed bool // G0 was changed from US ASCII
+
+	// The last style setStyle looked up, as it sends it: most cells share
+	// their neighbour's.
+	memoSID   uint32
+	memoPlain style
+	memoLink  uint32
+	memoOK    bool
 }
 
 func (w *painter) str(v string) {
@@ -136,13 +143,16 @@ func (w *painter) csiFinal(final string, args ...int) {
 // setStyle makes the receiver's attributes those of style sid, hyperlink
 // included.
 func (w *painter) setStyle(sid uint32) {
-	st := w.s.styles.get(sid).canonical()
-	link := st.link
-	plain := st
-	plain.link = 0
-	if plain.bg&bgHasExt != 0 && plain.ulStyle == 0 {
-		plain.bg &^= bgHasExt
+	if !w.memoOK || w.memoSID != sid {
+		st := w.s.styles.get(sid).canonical()
+		w.memoLink = st.link
+		st.link = 0
+		if st.bg&bgHasExt != 0 && st.ulStyle == 0 {
+			st.bg &^= bgHasExt
+		}
+		w.memoSID, w.memoPlain, w.memoOK = sid, st, true
 	}
+	plain, link := w.memoPlain, w.memoLink
 	cur := w.cur
 	cur.link = 0
 	if plain != cur {
@@ -157,7 +167,7 @@ func (w *painter) setStyle(sid uint32) {
 		if link == 0 {
 			w.b = append(w.b, "\x1b]8;;\x1b\\"...)
 		} else {
-			l := w.s.linkOf(st)
+			l := w.s.linkOf(style{link: link})
 			w.b = append(w.b, "\x1b]8;"...)
 			if l.id != "" {
 				w.b = append(w.b, "id="...)
@@ -272,6 +282,18 @@ func (w *painter) paintRow(row []cell, nextWrapped bool) {
 	for i := 0; i < end; {
 		c := row[i]
 		switch {
+		case c.c&^cpMask == w1 && c.c&cpMask >= 0x20 && c.c&cpMask < 0x7f:
+			// Printable ASCII, most cells: what the next case does for it,
+			// without the questions only other characters raise.
+			w.moveTo(i)
+			w.setStyle(c.s)
+			w.b = append(w.b, byte(c.c))
+			w.x++
+			w.joinable = true
+			if dirty == i {
+				dirty = -1
+			}
+			i++
 		case c.hasContent():
 			wd := c.width()
 			if wd == 2 && i == cols-1 {

@@ -29,6 +29,7 @@ import (
 
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
+	"termkeep/internal/rawio"
 	"termkeep/internal/wire"
 )
 
@@ -109,7 +110,16 @@ type Host struct {
 type chunk struct {
 	off  uint64
 	data []byte
+	// block: data is a windowBlock of the window's own, which later small
+	// chunks are appended to while it has room.
+	block bool
 }
+
+// windowBlock is the size of the blocks the window gathers small chunks
+// into. Output a line at a time (a shell, a log being tailed, an agent
+// streaming) arrives in chunks of a hundred bytes; kept one by one, they
+// cost a slice and an allocation each, nearly as much again as the bytes.
+const windowBlock = 16 << 10
 
 // Config is what a Host needs to reach its holder.
 type Config struct {
@@ -312,8 +322,8 @@ func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
 // whether to reconnect or to record the end.
 func (h *Host) readHolder(up *holderConn) {
 	r := newFrameReader(up.c)
+	var buf []byte // reused, unless the window kept an output frame's bytes
 	for {
-		var buf []byte // each output chunk is kept by the window: never reuse
 		f, err := wire.ReadFrame(r, &buf)
 		if err != nil {
 			break
@@ -325,9 +335,12 @@ func (h *Host) readHolder(up *holderConn) {
 		switch f.Type {
 		case wire.TypeOutput:
 			off, data, _ := wire.ParseOutput(f.Payload)
-			h.appendOutput(off, data)
+			kept := h.appendOutput(off, data)
 			h.qscan.scan(data, off, h.asked)
 			h.maybeCheckCwd()
+			if kept {
+				buf = nil
+			}
 		case wire.TypeResized:
 			off, cols, rows, _ := wire.ParseResized(f.Payload)
 			h.mu.Lock()
@@ -391,36 +404,84 @@ func (h *Host) readHolder(up *holderConn) {
 	h.reconnect()
 }
 
-func newFrameReader(c net.Conn) io.Reader { return &bufferedConn{c: c} }
+func newFrameReader(c net.Conn) io.Reader {
+	b := &bufferedConn{c: c}
+	if sc, ok := c.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			b.rc = rc
+		}
+	}
+	return b
+}
+
+// frameReadSize is a frame reader's buffer.
+const frameReadSize = 64 << 10
+
+// frameReadBufs are the frame readers' buffers. A reader takes one when
+// its socket has bytes and gives it back once it has handed them all on,
+// so the reader of an idle session, which waits for its holder most of
+// the time, holds none.
+var frameReadBufs = sync.Pool{New: func() any {
+	b := make([]byte, frameReadSize)
+	return &b
+}}
 
 // bufferedConn is a minimal read buffer: frames from a socket arrive in
 // large writes, and reading a 5-byte header with its own syscall would cost
 // more than the copy.
 type bufferedConn struct {
 	c    net.Conn
-	buf  [64 << 10]byte
+	rc   syscall.RawConn // c's descriptor; nil when it has none, and then buf is kept
+	buf  *[]byte         // nil while nothing is buffered (with rc)
 	r, w int
+}
+
+func (b *bufferedConn) get() []byte {
+	b.buf = frameReadBufs.Get().(*[]byte)
+	return *b.buf
+}
+
+func (b *bufferedConn) put([]byte) {
+	frameReadBufs.Put(b.buf)
+	b.buf = nil
 }
 
 func (b *bufferedConn) Read(p []byte) (int, error) {
 	if b.r == b.w {
-		if len(p) >= len(b.buf) {
+		if len(p) >= frameReadSize {
 			return b.c.Read(p)
 		}
-		n, err := b.c.Read(b.buf[:])
+		var n int
+		var err error
+		if b.rc != nil {
+			_, n, err = rawio.ReadLazy(b.rc, b.get, b.put)
+		} else {
+			if b.buf == nil {
+				buf := make([]byte, frameReadSize)
+				b.buf = &buf
+			}
+			n, err = b.c.Read(*b.buf)
+		}
 		if n == 0 {
 			return 0, err
 		}
 		b.r, b.w = 0, n
 	}
-	n := copy(p, b.buf[b.r:b.w])
+	n := copy(p, (*b.buf)[b.r:b.w])
 	b.r += n
+	if b.r == b.w && b.rc != nil {
+		b.put(nil)
+		b.r, b.w = 0, 0
+	}
 	return n, nil
 }
 
-func (h *Host) appendOutput(off uint64, data []byte) {
+// appendOutput adds output at off to the window. It reports whether the
+// window keeps data itself (else it copied what it keeps, and the caller may
+// reuse data's buffer).
+func (h *Host) appendOutput(off uint64, data []byte) (kept bool) {
 	if len(data) == 0 {
-		return
+		return false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -434,12 +495,30 @@ func (h *Host) appendOutput(off uint64, data []byte) {
 		data = data[h.end-off:]
 		off = h.end
 	}
-	if cap(data) > 2*len(data) {
+	n := len(h.recent)
+	switch {
+	case n > 0 && h.recent[n-1].block && cap(h.recent[n-1].data)-len(h.recent[n-1].data) >= len(data):
+		// Into the newest block's room: bytes no reader has been given (the
+		// window hands out slices capped at their length).
+		h.recent[n-1].data = append(h.recent[n-1].data, data...)
+	case len(data) <= windowBlock/4:
+		// Blocks grow from 512 bytes, so a session that printed a prompt
+		// and went quiet holds no 16 KiB for it.
+		size := 512
+		if n > 0 && h.recent[n-1].block {
+			size = min(2*cap(h.recent[n-1].data), windowBlock)
+		}
+		b := make([]byte, len(data), max(size, 2*len(data)))
+		copy(b, data)
+		h.recent = append(h.recent, chunk{off: off, data: b, block: true})
+	case cap(data) > 2*len(data):
 		// A short chunk in a large frame buffer would pin all of it: the
 		// window's cap counts what it holds, not what it keeps alive.
-		data = bytes.Clone(data)
+		h.recent = append(h.recent, chunk{off: off, data: bytes.Clone(data)})
+	default:
+		h.recent = append(h.recent, chunk{off: off, data: data})
+		kept = true
 	}
-	h.recent = append(h.recent, chunk{off: off, data: data})
 	h.recentN += len(data)
 	h.meter.OutputBytes.Add(uint64(len(data)))
 	for h.recentN > recentCap && len(h.recent) > 1 {
@@ -451,6 +530,7 @@ func (h *Host) appendOutput(off uint64, data []byte) {
 	h.act.output = time.Now()
 	close(h.changed)
 	h.changed = make(chan struct{})
+	return kept
 }
 
 // reconnect retries the holder for a while after a dropped connection. A
@@ -646,7 +726,7 @@ func (h *Host) window(off uint64, max int) (parts [][]byte, end uint64, exit *wi
 		if n+len(d) > max {
 			d = d[:max-n]
 		}
-		parts = append(parts, d)
+		parts = append(parts, d[:len(d):len(d)])
 		n += len(d)
 	}
 	return parts, end, exit, changed

@@ -27,6 +27,12 @@ const CheckpointFile = "screen.ckpt"
 // restarted server replays at most this much of the log per session.
 const checkpointEvery = 4 << 20
 
+// freezeMaxScrollback bounds the history of a screen that is frozen while
+// its session is quiet (model.freeze): thawing one this size takes well
+// under a millisecond; a longer one stays live, so a viewer's snapshot of
+// it never waits for a thaw.
+const freezeMaxScrollback = 1000
+
 // model is a session's screen model: a headless terminal fed with the
 // session's output by a goroutine of its own that follows the output like a
 // viewer does (from the in-memory window, or the log when behind). Viewers
@@ -35,13 +41,18 @@ const checkpointEvery = 4 << 20
 type model struct {
 	h *Host
 
-	mu       sync.Mutex // guards the fields below
-	scr      *screen.Screen
-	off      uint64        // the model reflects every byte below off
-	progress chan struct{} // closed and replaced whenever off moves
-	sizes    []outlog.SizeChange
-	ckptOff  uint64 // offset of the last checkpoint written
-	stopped  bool
+	mu  sync.Mutex // guards the fields below
+	scr *screen.Screen
+	// frozen is the screen marshalled (scr is nil then) while the session
+	// is quiet and its history short: an idle shell's 200x50 grid is 80 KB
+	// in memory, and half a kilobyte so. screenLocked thaws it.
+	frozen     []byte
+	frozenSize [2]int        // its cols and rows
+	off        uint64        // the model reflects every byte below off
+	progress   chan struct{} // closed and replaced whenever off moves
+	sizes      []outlog.SizeChange
+	ckptOff    uint64 // offset of the last checkpoint written
+	stopped    bool
 }
 
 // startModel builds the model from the newest checkpoint (or the oldest
@@ -112,7 +123,10 @@ func (m *model) feed() {
 			cur.Close()
 		}
 	}()
-	buf := make([]byte, outlog.ReadBuffer)
+	// The log is read only by a model behind the in-memory window (after a
+	// burst, or at the start); the buffer and the cursor go once it has
+	// caught up, so an idle session keeps neither.
+	var buf []byte
 	idle := time.NewTimer(idleAfter)
 	defer idle.Stop()
 	for {
@@ -133,6 +147,7 @@ func (m *model) feed() {
 		if off < end {
 			if cur == nil {
 				cur = l.Cursor(off)
+				buf = make([]byte, outlog.ReadBuffer)
 			} else if cur.Offset() != off {
 				cur.Seek(off)
 			}
@@ -169,13 +184,19 @@ func (m *model) feed() {
 		}
 		if exit != nil {
 			m.checkpoint(true)
+			m.freeze() // an ended session's screen changes no more
 			return
+		}
+		if cur != nil {
+			cur.Close()
+			cur, buf = nil, nil
 		}
 		idle.Reset(idleAfter)
 		select {
 		case <-changed:
 		case <-idle.C:
 			h.shrinkWindow(idleWindow)
+			m.freeze()
 		case <-h.closed:
 			return
 		}
@@ -186,6 +207,7 @@ func (m *model) feed() {
 // size change recorded at an offset inside them first.
 func (m *model) apply(off uint64, p []byte) {
 	m.mu.Lock()
+	m.screenLocked()
 	for len(p) > 0 {
 		for len(m.sizes) > 0 && m.sizes[0].Offset <= off {
 			s := m.sizes[0]
@@ -244,6 +266,38 @@ func (m *model) skip(to uint64) {
 	m.mu.Unlock()
 }
 
+// freeze marshals the screen and lets it go, when its history is short
+// (freezeMaxScrollback): the feeder calls it once the session has been
+// quiet a while. Output, a snapshot or a checkpoint thaws it.
+func (m *model) freeze() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.scr == nil || m.scr.ScrollbackLines() > freezeMaxScrollback {
+		return
+	}
+	data, err := m.scr.MarshalBinary()
+	if err != nil {
+		return
+	}
+	c, r := m.scr.Size()
+	m.scr, m.frozen, m.frozenSize = nil, data, [2]int{c, r}
+}
+
+// screenLocked returns the screen, thawing a frozen one: nil only before
+// the feeder has loaded it.
+func (m *model) screenLocked() *screen.Screen {
+	if m.scr == nil && m.frozen != nil {
+		scr := new(screen.Screen)
+		if err := scr.UnmarshalBinary(m.frozen); err != nil {
+			// Never expected: these bytes came from MarshalBinary.
+			m.h.log.Error("screen model: thaw", "err", err)
+			scr = screen.New(m.frozenSize[0], m.frozenSize[1], screen.Options{})
+		}
+		m.scr, m.frozen = scr, nil
+	}
+	return m.scr
+}
+
 // stop ends the feeder.
 func (m *model) stop() {
 	m.mu.Lock()
@@ -262,7 +316,7 @@ func (m *model) at(off uint64, timeout time.Duration, fn func(scr *screen.Screen
 	defer deadline.Stop()
 	for {
 		m.mu.Lock()
-		if m.scr != nil && m.off >= off {
+		if m.screenLocked() != nil && m.off >= off {
 			// A size change at the model's offset takes effect now: the
 			// screen a viewer sees next is drawn at that size.
 			for len(m.sizes) > 0 && m.sizes[0].Offset <= m.off {
@@ -304,15 +358,20 @@ func (m *model) call(fn func(scr *screen.Screen, off uint64)) (err error) {
 // the past start from (package replay).
 func (m *model) checkpoint(force bool) {
 	m.mu.Lock()
-	if m.scr == nil || m.off == m.ckptOff || (!force && m.off-m.ckptOff < checkpointEvery) {
+	if m.scr == nil && m.frozen == nil || m.off == m.ckptOff || (!force && m.off-m.ckptOff < checkpointEvery) {
 		m.mu.Unlock()
 		return
 	}
 	var data []byte
-	var merr error
-	err := m.call(func(scr *screen.Screen, _ uint64) { data, merr = scr.MarshalBinary() })
-	if err == nil {
-		err = merr
+	var err error
+	if m.frozen != nil {
+		data = m.frozen // what MarshalBinary gave
+	} else {
+		var merr error
+		err = m.call(func(scr *screen.Screen, _ uint64) { data, merr = scr.MarshalBinary() })
+		if err == nil {
+			err = merr
+		}
 	}
 	off := m.off
 	if err == nil {

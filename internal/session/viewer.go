@@ -16,13 +16,17 @@ import (
 const viewerChunk = 256 << 10
 
 // resyncAfter is how long a viewer may stay more than its queue behind
-// before it is skipped to the present.
+// before it is judged: skipped to the present if it is slow.
 const resyncAfter = 250 * time.Millisecond
 
-// catchUpMin is how much a viewer that is more than its queue behind must
-// gain on the output per resyncAfter to count as catching up rather than
-// slow.
-const catchUpMin = 64 << 10
+// catchUpWithin is the pace a viewer more than its queue behind must keep
+// to count as reading rather than slow: at the rate it read over the last
+// resyncAfter, what is behind it must take at most this long to read. A
+// viewer that reads nearly as fast as a flood comes (a second tab, a
+// client on a loaded machine) gets every byte, the ones past the window
+// from the log on disk; one that stopped, or reads a tenth as fast as the
+// output (a browser drawing a flood), is skipped to the present.
+const catchUpWithin = 2 * time.Second
 
 // Defaults for ViewerOptions.
 const (
@@ -354,6 +358,13 @@ func (v *viewer) pinger() {
 	}
 }
 
+// keepsPace reports whether a viewer lag bytes behind, which read (drew)
+// read bytes in the last d, would at that pace read what is behind it within
+// catchUpWithin.
+func keepsPace(lag, read uint64, d time.Duration) bool {
+	return read > 0 && float64(lag)*float64(d) <= float64(read)*float64(catchUpWithin)
+}
+
 // writeLoop sends output from off on, from the in-memory window when it
 // holds off and from the log on disk otherwise, until the session ends or the
 // viewer leaves. A live viewer that falls more than its queue behind is
@@ -368,7 +379,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 	}()
 	var buf []byte
 	var behindSince time.Time // when the viewer fell more than a queue behind
-	var behindLag uint64      // how far behind it was then
+	var behindDrawn uint64    // what it had drawn then
 	var behindDrain bool      // and whether the server was taking in a backlog then
 	// When the last output write began, if it blocked for a moment: the
 	// viewer stopped reading then, and that is time spent behind even though
@@ -408,20 +419,21 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		if !lagging {
 			behindSince = time.Time{}
 		} else if behindSince.IsZero() {
-			behindSince, behindLag, behindDrain = time.Now(), end-drawn, v.h.draining()
+			behindSince, behindDrawn, behindDrain = time.Now(), drawn, v.h.draining()
 			if !blockedAt.IsZero() {
 				behindSince = blockedAt
 			}
 		}
 		if lagging && time.Since(behindSince) >= resyncAfter && blockedAt.IsZero() &&
-			(behindLag >= end-drawn+catchUpMin || behindDrain) {
-			// Behind, but not slow: it kept reading, and it gains on the
-			// output (the bytes came in a burst, say after a reconnect), or
+			(keepsPace(end-drawn, max(drawn, behindDrawn)-behindDrawn, time.Since(behindSince)) || behindDrain) {
+			// Behind, but not slow: it kept reading, at a pace that reads
+			// what is behind it soon (the bytes came in a burst, say after
+			// a reconnect, or it reads nearly as fast as a flood comes), or
 			// the server itself was taking in the holder's backlog meanwhile
 			// (it was stopped or hung for a while), so nobody could have had
 			// these bytes sooner. Judge it again over the next moment. A
 			// viewer that stopped reading is slow whatever the server did.
-			behindSince, behindLag, behindDrain = time.Now(), end-drawn, v.h.draining()
+			behindSince, behindDrawn, behindDrain = time.Now(), drawn, v.h.draining()
 		}
 		if off >= end {
 			live = true
