@@ -281,6 +281,7 @@ func (m *model) freeze() {
 	}
 	c, r := m.scr.Size()
 	m.scr, m.frozen, m.frozenSize = nil, data, [2]int{c, r}
+	idleMemory.freed(c * r * 8) // the grid's cells (host.go)
 }
 
 // screenLocked returns the screen, thawing a frozen one: nil only before
