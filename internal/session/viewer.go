@@ -438,8 +438,10 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		if off >= end {
 			live = true
 		} else if lagging && time.Since(behindSince) >= resyncAfter {
+			why := resyncWhy{behind: end - drawn, read: max(drawn, behindDrawn) - behindDrawn,
+				over: time.Since(behindSince), blocked: !blockedAt.IsZero()}
 			behindSince = time.Time{}
-			at, err := v.resync(end)
+			at, err := v.resync(end, why)
 			if err != nil {
 				return err
 			}
@@ -492,7 +494,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				continue
 			case errors.Is(err, outlog.ErrCompacted):
 				if !v.waiter {
-					at, err := v.resync(end)
+					at, err := v.resync(end, resyncWhy{behind: end - off, gone: true})
 					if err != nil {
 						return err
 					}
@@ -555,16 +557,28 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 	}
 }
 
+// resyncWhy is what a resync was decided on, for the log: how far behind
+// the viewer was, and what it read over how long while behind (or that a
+// write to it blocked for resyncAfter: it had stopped reading; or that the
+// log no longer holds its bytes).
+type resyncWhy struct {
+	behind, read uint64
+	over         time.Duration
+	blocked      bool
+	gone         bool
+}
+
 // resync skips a viewer to the present: a snapshot at (at least) end, from
 // whose offset its output continues.
-func (v *viewer) resync(end uint64) (uint64, error) {
+func (v *viewer) resync(end uint64, why resyncWhy) (uint64, error) {
 	data, at, _, _, err := v.h.Snapshot(end, 0)
 	if err != nil {
 		return 0, err
 	}
 	v.h.resyncs.Add(1)
 	v.h.meter.Resyncs.Add(1)
-	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", "viewer", v.id, "offset", at)
+	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", "viewer", v.id, "offset", at,
+		"behind", why.behind, "read", why.read, "over", why.over.Round(time.Millisecond), "write_blocked", why.blocked, "bytes_gone", why.gone)
 	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
 		return 0, err
 	}
