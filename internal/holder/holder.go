@@ -282,8 +282,7 @@ func (h *holder) run() int {
 
 	go h.acceptLoop()
 
-	awaitExit(h.cmd) // in the poller, not a thread blocked in wait (reap_linux.go)
-	err := h.cmd.Wait()
+	err := reap(h.cmd) // in the poller, not a thread blocked in wait (reap_linux.go)
 	code, sig := exitStatus(h.cmd.ProcessState, err)
 	// The child is gone; its output may still sit in the pty (or be written by
 	// a process it left behind). Drain until the pty reports EIO or stays

@@ -10,9 +10,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reap waits for the holder to exit and reaps it without holding a thread
-// while it runs (awaitExit). exec.Cmd.Wait alone blocks a thread in
-// waitid: a server with hundreds of holders would keep that many threads.
+// reap waits for cmd's process (a holder, or a holder's child) to exit and
+// reaps it without holding a thread while it runs (awaitExit), its status
+// in cmd.ProcessState. exec.Cmd.Wait alone blocks a thread in waitid: a
+// server with hundreds of holders would keep that many threads.
 func reap(cmd *exec.Cmd) error {
 	awaitExit(cmd)
 	return cmd.Wait()

@@ -424,8 +424,9 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				behindSince = blockedAt
 			}
 		}
+		read := max(drawn, behindDrawn) - behindDrawn // drawn since it fell behind
 		if lagging && time.Since(behindSince) >= resyncAfter && blockedAt.IsZero() &&
-			(keepsPace(end-drawn, max(drawn, behindDrawn)-behindDrawn, time.Since(behindSince)) || behindDrain) {
+			(keepsPace(end-drawn, read, time.Since(behindSince)) || behindDrain) {
 			// Behind, but not slow: it kept reading, at a pace that reads
 			// what is behind it soon (the bytes came in a burst, say after
 			// a reconnect, or it reads nearly as fast as a flood comes), or
@@ -438,8 +439,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		if off >= end {
 			live = true
 		} else if lagging && time.Since(behindSince) >= resyncAfter {
-			why := resyncWhy{behind: end - drawn, read: max(drawn, behindDrawn) - behindDrawn,
-				over: time.Since(behindSince), blocked: !blockedAt.IsZero()}
+			why := resyncWhy{behind: end - drawn, read: read, over: time.Since(behindSince), blocked: !blockedAt.IsZero()}
 			behindSince = time.Time{}
 			at, err := v.resync(end, why)
 			if err != nil {
