@@ -137,6 +137,7 @@ func main() {
 	flag.IntVar(&cfg.memSessions, "memory-sessions", 0, fmt.Sprintf("sessions for the memory comparison (default %d, quick %d)", fullMemSessions, quickMemSessions))
 	flag.IntVar(&cfg.scaleSessions, "scale-sessions", 0, fmt.Sprintf("sessions for the scale run, one viewer each (default %d, quick %d)", fullScaleSessions, quickScaleSessions))
 	flag.IntVar(&cfg.scaleSeconds, "scale-seconds", 0, fmt.Sprintf("seconds the scale run prints (default %d, quick %d)", fullScaleSeconds, quickScaleSeconds))
+	flag.StringVar(&keepLogs, "keep-logs", "", "copy each termkeep server's log into this directory before its state directory is removed (to read why a viewer was resynced)")
 	skip := flag.String("skip", "", "comma-separated sections to leave out: "+strings.Join(sections, ", "))
 	flag.Parse()
 	cfg.args = os.Args[1:]

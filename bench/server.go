@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -211,7 +212,27 @@ func (s *tkServer) close() {
 			}
 		}
 	}
+	if keepLogs != "" {
+		keepServerLog(s.dir)
+	}
 	os.RemoveAll(string(s.dir))
+}
+
+// keepLogs is -keep-logs: where stop copies each server's log.
+var keepLogs string
+
+var keptLogs atomic.Int64
+
+func keepServerLog(dir statedir.Dir) {
+	b, err := os.ReadFile(filepath.Join(string(dir), benchServeLog))
+	if err == nil {
+		os.MkdirAll(keepLogs, 0o700)
+		name := filepath.Join(keepLogs, fmt.Sprintf("serve-%03d.log", keptLogs.Add(1)))
+		err = os.WriteFile(name, b, 0o600)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: keep the server log: %v\n", err)
+	}
 }
 
 func alive(pid int) bool {

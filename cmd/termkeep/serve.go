@@ -144,7 +144,7 @@ Sessions keep running when this server stops (Ctrl-C).
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sc.logRetention, "log-retention", envOr("TERMKEEP_LOG_RETENTION", "64MiB"), "output kept on disk per session, e.g. 64MiB, 1GiB (env TERMKEEP_LOG_RETENTION)")
+	f.StringVar(&sc.logRetention, "log-retention", envOr("TERMKEEP_LOG_RETENTION", "64MiB"), "output kept on disk per session, e.g. 64MiB, 1GiB; up to twice it while the server works through a burst (env TERMKEEP_LOG_RETENTION)")
 	f.StringVar(&sc.logSync, "log-sync", envOr("TERMKEEP_LOG_SYNC", "interval"), "fsync of output logs: interval (at most once a second), always, never (env TERMKEEP_LOG_SYNC)")
 	grace, _ := time.ParseDuration(envOr("TERMKEEP_KILL_GRACE", "3s"))
 	f.DurationVar(&sc.killGrace, "kill-grace", grace, "time between SIGHUP and SIGKILL when a session is killed (env TERMKEEP_KILL_GRACE)")

@@ -553,6 +553,44 @@ func TestCrashLoopHung(t *testing.T) {
 	}})
 }
 
+// A hung server is not waited for: the holder paces its reading of the pty
+// by a server that is far behind only while that server takes output, so a
+// child flooding 40 MB (five times the pace's bound) while the server is
+// stopped runs to its end, and the server takes all of it once it runs again.
+func TestHungServerDoesNotHoldTheChild(t *testing.T) {
+	e := newEnv(t)
+	e.startServer()
+	dir := t.TempDir()
+	start, done := filepath.Join(dir, "go"), filepath.Join(dir, "done")
+	const size = 40_000_000
+	id := strings.TrimSpace(e.mustTk("new", "--name", "flood", "--", "sh", "-c",
+		fmt.Sprintf("echo ready; while [ ! -e %s ]; do sleep 0.05; done; head -c %d /dev/zero | tr '\\0' x; touch %s; sleep 600", start, size, done)))
+	if _, errs, code := e.tk("wait", id, "--output", "ready", "--timeout", "30s"); code != 0 {
+		t.Fatalf("the session does not start: %d %s", code, errs)
+	}
+	p := e.srv.cmd.Process
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	defer p.Signal(syscall.SIGCONT)
+	if err := os.WriteFile(start, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the child to finish its flood with the server stopped", func() bool {
+		_, err := os.Stat(done)
+		return err == nil
+	})
+	t.Logf("the child printed %d bytes and finished %v after the server stopped", size, time.Since(stopped).Round(time.Millisecond))
+	if err := p.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the server to take the whole flood", func() bool {
+		s, err := e.c.Get(context.Background(), id)
+		return err == nil && s.End >= size
+	})
+}
+
 func runCrashLoop(t *testing.T, fault crashFault) {
 	seed := time.Now().UnixNano()
 	rng := rand.New(rand.NewSource(seed))

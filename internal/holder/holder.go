@@ -156,6 +156,9 @@ type holder struct {
 	// logStopped mirrors logState.Stopped for the pty reader, which looks
 	// at it after every chunk without taking mu.
 	logStopped atomic.Bool
+	// relay holds the pty's reader while the server is far behind and
+	// still taking output (relay.go).
+	relay *relay
 }
 
 type resizeAt struct {
@@ -197,6 +200,7 @@ func start(spec Spec) (*holder, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.relay = newRelay(h.out)
 	if n := h.out.Recovered(); n > 0 {
 		h.log.Warn("output log tail was torn; truncated", "bytes", n)
 	}
@@ -287,6 +291,7 @@ func (h *holder) run() int {
 	// The child is gone; its output may still sit in the pty (or be written by
 	// a process it left behind). Drain until the pty reports EIO or stays
 	// quiet, so the log ends with the child's last byte.
+	h.relay.childGone()
 	h.drain(h.readDone)
 
 	h.mu.Lock()
@@ -365,6 +370,7 @@ func (h *holder) poke() {
 func (h *holder) readPty() {
 	buf := make([]byte, 64<<10)
 	for {
+		h.relay.wait()
 		n, err := rawio.Read(h.ptmxRC, buf)
 		if n > 0 {
 			_, aerr := h.out.Append(buf[:n])
@@ -736,6 +742,13 @@ func (u *upstream) forward(from uint64) {
 	h := u.h
 	cur := h.out.Cursor(from)
 	defer cur.Close()
+	// The server's viewers may be up to the log's retention behind what
+	// the server has taken: keep those bytes while it drains a burst, and
+	// pace the pty's reader by it (relay.go). (A replaced connection's
+	// Release may briefly undo its successor's Hold, which the successor's
+	// next frame restores.)
+	h.relay.sent(from)
+	defer h.out.Release()
 	// Frames are read from the log straight into place behind their
 	// header (no copy), in a buffer whose pages a burst touched go back
 	// once the stream has caught up (framebuf.go). It holds at least
@@ -789,6 +802,7 @@ func (u *upstream) forward(from uint64) {
 			if u.send(func(w *wire.Writer) error { return w.OutputInPlace(off, frame[:wire.OutputHeaderSize+n]) }) != nil {
 				return
 			}
+			h.relay.sent(off + uint64(n))
 		case errors.Is(err, outlog.ErrCompacted):
 			first := h.out.First()
 			if u.send(func(w *wire.Writer) error { return w.Gap(off, first) }) != nil {

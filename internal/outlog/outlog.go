@@ -32,7 +32,11 @@
 // Retention: when more than Options.Retention data bytes are retained, whole
 // oldest segments are deleted, never the one being written; retained data
 // stays within Retention plus one segment. Reading below First returns
-// ErrCompacted: what retention dropped is gone on purpose.
+// ErrCompacted: what retention dropped is gone on purpose. A reader that
+// relays the log (the holder's forwarder) may Hold its position: Retention
+// is then counted back from there rather than from the end, so a relay
+// that falls behind a burst still has the bytes behind it that it would
+// have had keeping up, up to twice Retention in all.
 //
 // Concurrency: one process writes a log directory; any number of processes
 // may open it read-only meanwhile. A Log is safe for concurrent use. Appends
@@ -69,6 +73,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -155,7 +160,8 @@ type Log struct {
 	dir       string
 	opts      Options
 	ro        bool
-	recovered int64 // set by Open
+	recovered int64         // set by Open
+	hold      atomic.Uint64 // see Hold: the held offset + 1; 0 = none
 
 	// tmu serializes everything that touches the tail segment file: appends,
 	// Sync and Close in write mode, rescans in read-only mode. Fields written
@@ -426,11 +432,36 @@ func (l *Log) roll(now time.Time) error {
 	return nil
 }
 
-// trim deletes the oldest segments while more than Retention is retained.
+// Hold counts retention back from off instead of from the end, while off
+// is behind the end, and until Release: the bytes a relay at off would have
+// had behind it had it kept up stay retained, up to twice Retention in all.
+// It takes effect at the next segment's start.
+func (l *Log) Hold(off uint64) { l.hold.Store(off + 1) }
+
+// Release ends a Hold: retention counts back from the end again.
+func (l *Log) Release() { l.hold.Store(0) }
+
+// Held returns the offset of the Hold in force, if any.
+func (l *Log) Held() (off uint64, ok bool) {
+	h := l.hold.Load()
+	return h - 1, h != 0
+}
+
+// Retention returns the retained data bytes the log keeps (Options.Retention
+// with its default).
+func (l *Log) Retention() int64 { return l.opts.Retention }
+
+// trim deletes the oldest segments while more than Retention is retained
+// (counted back from a Hold's offset), or more than twice Retention in all.
 // They leave the index before their files go, so a cursor sees ErrCompacted
 // rather than a missing file.
 func (l *Log) trim() {
-	for len(l.segs) > 1 && l.end-l.segs[0] > uint64(l.opts.Retention) {
+	keep := uint64(l.opts.Retention)
+	ref := l.end
+	if h := l.hold.Load(); h != 0 && h-1 < ref {
+		ref = h - 1
+	}
+	for len(l.segs) > 1 && (ref-min(ref, l.segs[0]) > keep || l.end-l.segs[0] > 2*keep) {
 		old := l.segs[0]
 		l.mu.Lock()
 		l.segs = slices.Delete(l.segs, 0, 1)

@@ -435,6 +435,47 @@ func testRetention(t *testing.T, raw bool) {
 	}
 }
 
+// TestHold: a held offset keeps Retention behind it rather than behind the
+// end, never more than twice Retention in all, and Release lets it go.
+func TestHold(t *testing.T) {
+	dir := t.TempDir()
+	const ret, seg = 40 << 10, 8 << 10
+	l := openT(t, dir, Options{Retention: ret, SegmentSize: seg, Sync: SyncNever})
+	defer l.Close()
+	chunk := bytes.Repeat([]byte("x"), 1000)
+	for l.End() < 30<<10 {
+		l.Append(chunk)
+	}
+	held := l.End() // a relay stops here while the output goes on
+	l.Hold(held)
+	for l.End() < held+ret {
+		l.Append(chunk)
+		if l.First() > held-min(held, ret) && l.End()-l.First() <= 2*ret {
+			t.Fatalf("at end %d: First %d dropped bytes within Retention of the hold at %d", l.End(), l.First(), held)
+		}
+	}
+	if l.First() != 0 {
+		t.Fatalf("First %d: the hold at %d has less than Retention behind it", l.First(), held)
+	}
+	// The cap: never more than twice Retention (plus the tail segment).
+	for l.End() < held+3*ret {
+		l.Append(chunk)
+		if got := l.End() - l.First(); got > 2*ret+seg {
+			t.Fatalf("retained %d with a stale hold, cap %d", got, 2*ret+seg)
+		}
+	}
+	if l.First() == 0 {
+		t.Fatal("a stale hold kept everything")
+	}
+	l.Release()
+	for range 2 * seg / len(chunk) {
+		l.Append(chunk)
+	}
+	if got := l.End() - l.First(); got > ret+seg {
+		t.Fatalf("retained %d after Release, want at most %d", got, ret+seg)
+	}
+}
+
 func TestReadOnlyFollow(t *testing.T) {
 	dir := t.TempDir()
 	w := openT(t, dir, Options{SegmentSize: 64 << 10, Retention: 1 << 30, Sync: SyncNever})

@@ -494,7 +494,8 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				continue
 			case errors.Is(err, outlog.ErrCompacted):
 				if !v.waiter {
-					at, err := v.resync(end, resyncWhy{behind: end - off, gone: true})
+					l.Refresh()
+					at, err := v.resync(end, resyncWhy{behind: end - off, gone: true, first: l.First()})
 					if err != nil {
 						return err
 					}
@@ -566,6 +567,7 @@ type resyncWhy struct {
 	over         time.Duration
 	blocked      bool
 	gone         bool
+	first        uint64 // gone: the log's oldest byte then
 }
 
 // resync skips a viewer to the present: a snapshot at (at least) end, from
@@ -577,8 +579,12 @@ func (v *viewer) resync(end uint64, why resyncWhy) (uint64, error) {
 	}
 	v.h.resyncs.Add(1)
 	v.h.meter.Resyncs.Add(1)
-	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", "viewer", v.id, "offset", at,
-		"behind", why.behind, "read", why.read, "over", why.over.Round(time.Millisecond), "write_blocked", why.blocked, "bytes_gone", why.gone)
+	args := []any{"viewer", v.id, "offset", at,
+		"behind", why.behind, "read", why.read, "over", why.over.Round(time.Millisecond), "write_blocked", why.blocked, "bytes_gone", why.gone}
+	if why.gone {
+		args = append(args, "log_first", why.first)
+	}
+	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", args...)
 	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
 		return 0, err
 	}
