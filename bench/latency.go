@@ -1,18 +1,22 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"termkeep/internal/client"
+	"termkeep/internal/holder"
 	"termkeep/internal/wire"
 )
 
@@ -40,6 +44,7 @@ func latContenders() []latContender {
 		{"termkeep attach", "termkeep attach in a pty; the bench types into the attach pty and reads its output there", latAttach},
 		{"termkeep WebSocket viewer", "an Input frame over a WebSocket; the echo is the first Output frame containing the key", latWS},
 		{"termkeep wire client", "the same over the unix socket (internal/client), for comparison with the WebSocket", latWire},
+		{"termkeep holder socket", "no server: the bench speaks to the session's holder as the server would (the server was killed after creating the session), to show the holder's share of the path", latHolder},
 	}
 }
 
@@ -358,6 +363,49 @@ func latWire(ctx context.Context, e *env, keys int) (latSample, error) {
 	defer st.Close()
 	src := &wireSource{st: st}
 	return measureEcho(ctx, src, st.Input, keys)
+}
+
+func latHolder(ctx context.Context, e *env, keys int) (latSample, error) {
+	srv, err := startServer(ctx, e.bin)
+	if err != nil {
+		return latSample{}, err
+	}
+	defer srv.close()
+	sess, _, err := srv.create(ctx, "b", []string{"cat"})
+	if err != nil {
+		return latSample{}, err
+	}
+	if _, err := srv.stop(syscall.SIGKILL, 5*time.Second); err != nil {
+		return latSample{}, err
+	}
+	c, err := net.Dial("unix", filepath.Join(string(srv.dir), "sessions", sess.ID, holder.SocketFile))
+	if err != nil {
+		return latSample{}, fmt.Errorf("dial the holder: %w", err)
+	}
+	defer c.Close()
+	w := wire.NewWriter(c)
+	if err := w.JSON(wire.TypeHello, wire.Hello{Version: wire.Version, Role: wire.RoleServer, From: wire.FromEnd}); err != nil {
+		return latSample{}, err
+	}
+	r := bufio.NewReaderSize(c, 64<<10)
+	var buf []byte
+	src := sourceFunc(func() ([]byte, error) {
+		for {
+			f, err := wire.ReadFrame(r, &buf)
+			if err != nil {
+				return nil, err
+			}
+			switch f.Type {
+			case wire.TypeOutput:
+				_, data, err := wire.ParseOutput(f.Payload)
+				return data, err
+			case wire.TypeError:
+				_, msg, _ := wire.ParseError(f.Payload)
+				return nil, fmt.Errorf("the holder: %s", msg)
+			}
+		}
+	})
+	return measureEcho(ctx, src, w.Input, keys)
 }
 
 // sourceFunc adapts a function to a source.

@@ -159,7 +159,14 @@ type holder struct {
 	// relay holds the pty's reader while the server is far behind and
 	// still taking output (relay.go).
 	relay *relay
+	// ptyMu is held from a read of the pty until its bytes are logged,
+	// by readPty and by awaitEcho; echoBuf is awaitEcho's.
+	ptyMu   sync.Mutex
+	echoBuf [256]byte
 }
+
+// echoSpin is how long awaitEcho looks for a keystroke's echo.
+const echoSpin = 200 * time.Microsecond
 
 type resizeAt struct {
 	off        uint64
@@ -371,30 +378,60 @@ func (h *holder) readPty() {
 	buf := make([]byte, 64<<10)
 	for {
 		h.relay.wait()
-		n, err := rawio.Read(h.ptmxRC, buf)
+		n, err := rawio.ReadLocked(h.ptmxRC, buf, &h.ptyMu)
 		if n > 0 {
-			_, aerr := h.out.Append(buf[:n])
-			if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
-				// The bytes have their offsets and reach the server from
-				// memory; the log retries by itself.
-				h.checkLog()
-			} else if aerr != nil {
-				// The log is the source of truth; without it we cannot keep
-				// the promise, but the child must not block: keep reading so
-				// it runs on, and say so once.
-				h.mu.Lock()
-				h.appendErrs++
-				first := h.appendErrs == 1
-				h.mu.Unlock()
-				if first {
-					h.log.Error("append to output log failed; output is being lost", "err", aerr)
-				}
-			}
-			h.poke()
+			h.took(buf[:n])
+			h.ptyMu.Unlock()
 		}
 		if err != nil {
 			return // EIO: no process holds the pty any more; or drain's deadline
 		}
+	}
+}
+
+// took logs a chunk read from the pty and wakes the forwarder. The caller
+// holds ptyMu from the read on, so chunks are logged in the order read.
+func (h *holder) took(p []byte) {
+	_, aerr := h.out.Append(p)
+	if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
+		// The bytes have their offsets and reach the server from
+		// memory; the log retries by itself.
+		h.checkLog()
+	} else if aerr != nil {
+		// The log is the source of truth; without it we cannot keep
+		// the promise, but the child must not block: keep reading so
+		// it runs on, and say so once.
+		h.mu.Lock()
+		h.appendErrs++
+		first := h.appendErrs == 1
+		h.mu.Unlock()
+		if first {
+			h.log.Error("append to output log failed; output is being lost", "err", aerr)
+		}
+	}
+	h.poke()
+}
+
+// awaitEcho is what the holder does right after it wrote a keystroke to the
+// pty, when no more input is waiting: rather than sleep until the pty's echo
+// wakes it (on a virtual machine, waking an idle process costs tens of
+// microseconds, each hop of the echo's path once), it looks for the echo for
+// up to echoSpin, yielding the CPU between looks, and forwards it at once.
+// Output that takes longer is read by readPty as always.
+func (h *holder) awaitEcho() {
+	deadline := time.Now().Add(echoSpin)
+	for time.Now().Before(deadline) {
+		if h.ptyMu.TryLock() {
+			n, err := rawio.TryRead(h.ptmxRC, h.echoBuf[:])
+			if n > 0 {
+				h.took(h.echoBuf[:n])
+			}
+			h.ptyMu.Unlock()
+			if n > 0 || err != syscall.EAGAIN {
+				return
+			}
+		}
+		rawio.Yield()
 	}
 }
 
@@ -696,6 +733,8 @@ func (u *upstream) serve() {
 		case wire.TypeInput:
 			if _, err := rawio.Write(h.ptmxRC, f.Payload); err != nil {
 				h.log.Warn("write input", "err", err)
+			} else if br.Buffered() == 0 {
+				h.awaitEcho()
 			}
 		case wire.TypeResize:
 			cols, rows, _ := wire.ParseResize(f.Payload)

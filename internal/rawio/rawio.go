@@ -18,6 +18,7 @@ package rawio
 import (
 	"io"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -49,6 +50,64 @@ func Read(rc syscall.RawConn, p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// ReadLocked is Read that holds mu during each try to read and returns
+// with mu still held when it read something (n > 0), so that what the
+// caller does with the bytes happens before another reader of the same
+// descriptor (TryRead under mu) reads the next ones. It never holds mu
+// while it waits.
+func ReadLocked(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var err error
+	werr := rc.Read(func(fd uintptr) bool {
+		mu.Lock()
+		for {
+			n, err = read(fd, p)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || n == 0 {
+				mu.Unlock()
+			}
+			return err != syscall.EAGAIN
+		}
+	})
+	if werr != nil {
+		return 0, werr
+	}
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// TryRead reads once from a non-blocking descriptor without waiting: it
+// returns syscall.EAGAIN when there is nothing to read.
+func TryRead(rc syscall.RawConn, p []byte) (int, error) {
+	var n int
+	var err error
+	cerr := rc.Control(func(fd uintptr) {
+		for {
+			n, err = read(fd, p)
+			if err != syscall.EINTR {
+				return
+			}
+		}
+	})
+	if cerr != nil {
+		return 0, cerr
+	}
+	if err == nil && n == 0 {
+		err = io.EOF
+	}
+	return n, err
 }
 
 // ReadLazy is Read into a buffer that get supplies only once there is

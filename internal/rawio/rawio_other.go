@@ -2,7 +2,10 @@
 
 package rawio
 
-import "syscall"
+import (
+	"runtime"
+	"syscall"
+)
 
 func read(fd uintptr, p []byte) (int, error) {
 	n, err := syscall.Read(int(fd), p)
@@ -18,3 +21,6 @@ func pread(fd uintptr, p []byte, off int64) (int, error) {
 	n, err := syscall.Pread(int(fd), p, off)
 	return max(n, 0), err
 }
+
+// Yield gives the CPU to another goroutine or thread.
+func Yield() { runtime.Gosched() }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -149,4 +150,57 @@ func socketPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
 		t.Cleanup(func() { c.Close() })
 	}
 	return ends[0], ends[1]
+}
+
+// ReadLocked never holds its mutex while it waits, and returns holding it
+// when it read bytes; TryRead never waits, and reads what is there.
+func TestReadLockedAndTryRead(t *testing.T) {
+	c, s := socketPair(t)
+	src, _ := s.SyscallConn()
+	buf := make([]byte, 64)
+	if n, err := TryRead(src, buf); n != 0 || err != syscall.EAGAIN {
+		t.Fatalf("TryRead with nothing to read: %d %v, want EAGAIN", n, err)
+	}
+	var mu sync.Mutex
+	type res struct {
+		n   int
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		n, err := ReadLocked(src, buf, &mu)
+		done <- res{n, err}
+	}()
+	time.Sleep(50 * time.Millisecond) // the reader waits in the poller
+	if !mu.TryLock() {
+		t.Fatal("ReadLocked holds its mutex while it waits")
+	}
+	// Under the mutex another reader takes what arrives first.
+	c.Write([]byte("first"))
+	other := make([]byte, 64)
+	var n int
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if n, err = TryRead(src, other); err != syscall.EAGAIN {
+			break
+		}
+	}
+	if string(other[:n]) != "first" || err != nil {
+		t.Fatalf("TryRead: %q %v, want \"first\"", other[:n], err)
+	}
+	mu.Unlock()
+	c.Write([]byte("second"))
+	r := <-done
+	if r.err != nil || string(buf[:r.n]) != "second" {
+		t.Fatalf("ReadLocked: %q %v, want \"second\"", buf[:r.n], r.err)
+	}
+	if mu.TryLock() {
+		t.Fatal("ReadLocked returned bytes without holding its mutex")
+	}
+	mu.Unlock()
+	c.Close()
+	if n, err := TryRead(src, buf); n != 0 || err != io.EOF {
+		t.Fatalf("TryRead after the peer closed: %d %v, want EOF", n, err)
+	}
+	Yield()
 }

@@ -47,12 +47,17 @@ func TestProfiles(t *testing.T) {
 	if code != http.StatusOK || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
 		t.Errorf("cpu: status %d, %d bytes", code, len(b))
 	}
+	code, b = ts.unixGet("/debug/pprof/trace?seconds=1")
+	if code != http.StatusOK || !bytes.HasPrefix(b, []byte("go 1.")) || !bytes.Contains(b[:min(len(b), 16)], []byte(" trace")) {
+		t.Errorf("trace: status %d, %d bytes starting %q; want an execution trace", code, len(b), b[:min(len(b), 16)])
+	}
 	for path, want := range map[string]int{
 		"/debug/pprof/nope":            http.StatusNotFound,
 		"/debug/pprof/heap?debug=7":    http.StatusBadRequest,
 		"/debug/pprof/cpu?seconds=0":   http.StatusBadRequest,
 		"/debug/pprof/cpu?seconds=999": http.StatusBadRequest,
 		"/debug/pprof/cpu?seconds=x":   http.StatusBadRequest,
+		"/debug/pprof/trace?seconds=0": http.StatusBadRequest,
 	} {
 		if code, b := ts.unixGet(path); code != want || !strings.Contains(string(b), `"error"`) {
 			t.Errorf("%s: status %d, body %s; want %d with an error", path, code, b, want)
