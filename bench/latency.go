@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"termkeep/internal/api"
 	"termkeep/internal/client"
 	"termkeep/internal/holder"
 	"termkeep/internal/wire"
@@ -325,16 +326,26 @@ func latAttach(ctx context.Context, e *env, keys int) (latSample, error) {
 	return measureEcho(ctx, newPtySource(ptmx), func(p []byte) error { _, err := ptmx.Write(p); return err }, keys)
 }
 
-func latWS(ctx context.Context, e *env, keys int) (latSample, error) {
+// catSession starts a server with one session, "b", running cat.
+func catSession(ctx context.Context, e *env) (*tkServer, api.Session, error) {
 	srv, err := startServer(ctx, e.bin)
+	if err != nil {
+		return nil, api.Session{}, err
+	}
+	sess, _, err := srv.create(ctx, "b", []string{"cat"})
+	if err != nil {
+		srv.close()
+		return nil, api.Session{}, err
+	}
+	return srv, sess, nil
+}
+
+func latWS(ctx context.Context, e *env, keys int) (latSample, error) {
+	srv, sess, err := catSession(ctx, e)
 	if err != nil {
 		return latSample{}, err
 	}
 	defer srv.close()
-	sess, _, err := srv.create(ctx, "b", []string{"cat"})
-	if err != nil {
-		return latSample{}, err
-	}
 	t, err := srv.wsTarget(ctx)
 	if err != nil {
 		return latSample{}, err
@@ -348,14 +359,11 @@ func latWS(ctx context.Context, e *env, keys int) (latSample, error) {
 }
 
 func latWire(ctx context.Context, e *env, keys int) (latSample, error) {
-	srv, err := startServer(ctx, e.bin)
+	srv, _, err := catSession(ctx, e)
 	if err != nil {
 		return latSample{}, err
 	}
 	defer srv.close()
-	if _, _, err := srv.create(ctx, "b", []string{"cat"}); err != nil {
-		return latSample{}, err
-	}
 	st, err := client.New(srv.dir).Attach(ctx, "b", wire.Hello{Role: wire.RoleViewer, From: wire.FromEnd})
 	if err != nil {
 		return latSample{}, fmt.Errorf("attach with the wire client: %w", err)
@@ -366,15 +374,11 @@ func latWire(ctx context.Context, e *env, keys int) (latSample, error) {
 }
 
 func latHolder(ctx context.Context, e *env, keys int) (latSample, error) {
-	srv, err := startServer(ctx, e.bin)
+	srv, sess, err := catSession(ctx, e)
 	if err != nil {
 		return latSample{}, err
 	}
 	defer srv.close()
-	sess, _, err := srv.create(ctx, "b", []string{"cat"})
-	if err != nil {
-		return latSample{}, err
-	}
 	if _, err := srv.stop(syscall.SIGKILL, 5*time.Second); err != nil {
 		return latSample{}, err
 	}

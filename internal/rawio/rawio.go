@@ -25,36 +25,11 @@ import (
 // Read reads once from a non-blocking descriptor into p, waiting in the
 // poller while there is nothing to read. It returns io.EOF at the end and
 // the RawConn's error (a deadline, a closed file) while waiting.
-func Read(rc syscall.RawConn, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	var n int
-	var err error
-	werr := rc.Read(func(fd uintptr) bool {
-		for {
-			n, err = read(fd, p)
-			if err == syscall.EINTR {
-				continue
-			}
-			return err != syscall.EAGAIN
-		}
-	})
-	if werr != nil {
-		return 0, werr
-	}
-	if err != nil {
-		return 0, err
-	}
-	if n == 0 {
-		return 0, io.EOF
-	}
-	return n, nil
-}
+func Read(rc syscall.RawConn, p []byte) (int, error) { return ReadLocked(rc, p, nil) }
 
-// ReadLocked is Read that holds mu during each try to read and returns
-// with mu still held when it read something (n > 0), so that what the
-// caller does with the bytes happens before another reader of the same
+// ReadLocked is Read that holds mu (unless nil) during each try to read and
+// returns with mu still held when it read something (n > 0), so that what
+// the caller does with the bytes happens before another reader of the same
 // descriptor (TryRead under mu) reads the next ones. It never holds mu
 // while it waits.
 func ReadLocked(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
@@ -64,13 +39,15 @@ func ReadLocked(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
 	var n int
 	var err error
 	werr := rc.Read(func(fd uintptr) bool {
-		mu.Lock()
+		if mu != nil {
+			mu.Lock()
+		}
 		for {
 			n, err = read(fd, p)
 			if err == syscall.EINTR {
 				continue
 			}
-			if err != nil || n == 0 {
+			if mu != nil && (err != nil || n == 0) {
 				mu.Unlock()
 			}
 			return err != syscall.EAGAIN
