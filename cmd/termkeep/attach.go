@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"termkeep/internal/client"
 	"termkeep/internal/keys"
 	"termkeep/internal/wire"
 )
@@ -91,9 +93,10 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 	signal.Notify(sigs, syscall.SIGWINCH, syscall.SIGHUP, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	input := make(chan []byte, 16)
+	typed := &inputPath{ch: make(chan []byte, 16)}
+	input := typed.ch
 	detached := make(chan struct{})
-	go readInput(in, detachKey, input, detached)
+	go readInput(in, detachKey, typed, detached)
 
 	say := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "\r\n[termkeep: "+format+"]\r\n", args...)
@@ -104,6 +107,7 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 		if err != nil {
 			return err
 		}
+		typed.connected(s)
 		type result struct {
 			exit *wire.Exit
 			err  error
@@ -163,7 +167,7 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 					input = nil // stdin ended: keep watching
 					continue
 				}
-				s.Input(data)
+				typed.queued(s, data)
 			case sig := <-sigs:
 				if sig == syscall.SIGWINCH {
 					size()
@@ -180,6 +184,7 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 				s.Close()
 				return nil
 			case r := <-done:
+				typed.connected(nil)
 				s.Close()
 				if r.exit != nil {
 					return sessionEnded(f.ref, r.exit)
@@ -207,10 +212,51 @@ func sessionEnded(ref string, e *wire.Exit) error {
 	return &exitErr{code: *e.ExitCode}
 }
 
-// readInput copies the local terminal to input until it ends or the detach
-// key is pressed. It reads with a plain Read: no buffering decoder stands in
-// front of terminal bytes.
-func readInput(in io.Reader, detachKey int, input chan<- []byte, detached chan<- struct{}) {
+// inputPath carries keystrokes to the server. While attached, with
+// nothing queued, the goroutine reading the terminal writes them to the
+// stream itself: a hand-off to another goroutine costs a keystroke a
+// thread's wake-up (tens of microseconds on a virtual machine). Otherwise
+// they queue on ch for the attach loop, which sends them once connected;
+// waiting counts those not yet sent, so a direct write never overtakes
+// them.
+type inputPath struct {
+	ch      chan []byte
+	mu      sync.Mutex
+	s       *client.Stream // the stream while attached
+	waiting int
+}
+
+func (p *inputPath) connected(s *client.Stream) {
+	p.mu.Lock()
+	p.s = s
+	p.mu.Unlock()
+}
+
+// send writes data to the stream when it can go straight there, else
+// queues a copy of it (waiting while the queue is full).
+func (p *inputPath) send(data []byte) {
+	p.mu.Lock()
+	if p.s != nil && p.waiting == 0 && p.s.Input(data) == nil {
+		p.mu.Unlock()
+		return
+	}
+	p.waiting++
+	p.mu.Unlock()
+	p.ch <- append([]byte(nil), data...)
+}
+
+// queued sends a queued keystroke on s, the attach loop's stream.
+func (p *inputPath) queued(s *client.Stream, data []byte) {
+	p.mu.Lock()
+	s.Input(data)
+	p.waiting--
+	p.mu.Unlock()
+}
+
+// readInput copies the local terminal to the session until it ends or the
+// detach key is pressed. It reads with a plain Read: no buffering decoder
+// stands in front of terminal bytes.
+func readInput(in io.Reader, detachKey int, typed *inputPath, detached chan<- struct{}) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := in.Read(buf)
@@ -219,16 +265,16 @@ func readInput(in io.Reader, detachKey int, input chan<- []byte, detached chan<-
 			if detachKey >= 0 {
 				if i := indexByte(data, byte(detachKey)); i >= 0 {
 					if i > 0 {
-						input <- append([]byte(nil), data[:i]...)
+						typed.send(data[:i])
 					}
 					close(detached)
 					return
 				}
 			}
-			input <- append([]byte(nil), data...)
+			typed.send(data)
 		}
 		if err != nil {
-			close(input)
+			close(typed.ch)
 			return
 		}
 	}

@@ -266,9 +266,12 @@ func TestAttachSurvivesServerKill(t *testing.T) {
 	a.pty.Write([]byte("echo one-$((10+1))\r"))
 	a.waitOutput("one-11")
 	e.killServer()
-	time.Sleep(200 * time.Millisecond)
-	// The attach starts a new server itself; typing goes on.
-	a.pty.Write([]byte("echo two-$((20+2))\r"))
+	// The attach starts a new server itself; typing goes on, and what is
+	// typed while it reconnects arrives in order with what follows.
+	for _, piece := range []string{"echo t", "wo-$((2", "0+2))", "\r"} {
+		a.pty.Write([]byte(piece))
+		time.Sleep(70 * time.Millisecond)
+	}
 	a.waitOutput("two-22")
 	a.mu.Lock()
 	out := a.out.String()
