@@ -122,10 +122,10 @@ func (rep *report) throughputRows() [][]string {
 	for _, r := range rep.results {
 		switch {
 		case r.skipped != "":
-			rows = append(rows, []string{r.c.name, "skipped: " + r.skipped, "", "", "", "", ""})
+			rows = append(rows, []string{r.c.name, "skipped: " + r.skipped, "", "", "", "", "", ""})
 			continue
 		case len(r.samples) == 0:
-			rows = append(rows, []string{r.c.name, "failed", "", "", fmt.Sprintf("0/%d", len(r.errs)), "", ""})
+			rows = append(rows, []string{r.c.name, "failed", "", "", fmt.Sprintf("0/%d", len(r.errs)), "", "", ""})
 			continue
 		}
 		bytes := medianOf(r.samples, func(s sample) float64 { return float64(s.viewerB) / float64(rep.size) })
@@ -139,13 +139,36 @@ func (rep *report) throughputRows() [][]string {
 		if raw > 0 {
 			ratio = fmt.Sprintf("%.2f", med/raw)
 		}
+		goal := "–"
+		if r.c.name == "termkeep attach" {
+			tmux := rep.medianOf("tmux")
+			goal = fmt.Sprintf("≥ %.1f× raw pty and ≥ %.0f× tmux: %s", attachGoalRaw, attachGoalTmux,
+				verdict(raw > 0 && tmux > 0 && med >= attachGoalRaw*raw && med >= attachGoalTmux*tmux))
+		}
 		rows = append(rows, []string{
 			r.c.name, fmt.Sprintf("%.1f", med), fmt.Sprintf("%.1f–%.1f", xs[0], xs[len(xs)-1]), ratio,
 			fmt.Sprintf("%d/%d", len(r.samples), len(r.samples)+len(r.errs)),
-			fmt.Sprintf("%.3f×", bytes), resyncs,
+			fmt.Sprintf("%.3f×", bytes), resyncs, goal,
 		})
 	}
 	return rows
+}
+
+// The throughput goals for termkeep attach: at least this share of the raw
+// pty's throughput, and at least this multiple of tmux's.
+const (
+	attachGoalRaw  = 0.9
+	attachGoalTmux = 2.0
+)
+
+// medianOf is the median throughput of the contender named name, or 0.
+func (rep *report) medianOf(name string) float64 {
+	for _, r := range rep.results {
+		if r.c.name == name && len(r.samples) > 0 {
+			return median(r.rates(rep.size))
+		}
+	}
+	return 0
 }
 
 // cpuRows is where the CPU went, per process, as median seconds per run and
@@ -193,7 +216,7 @@ func (rep *report) cpuRows() [][]string {
 }
 
 var (
-	throughputHead = []string{"contender", "median MB/s", "min–max MB/s", "ratio to raw pty", "runs", "bytes at viewer / file (median)", "resyncs per run (median)"}
+	throughputHead = []string{"contender", "median MB/s", "min–max MB/s", "ratio to raw pty", "runs", "bytes at viewer / file (median)", "resyncs per run (median)", "goal"}
 	cpuHead        = []string{"contender", "wall", "cat", "pty owner (holder / tmux server)", "termkeep server", "viewer process", "bench (reading the viewer)", "kernel workers", "all CPUs (other load too)", "bytes at viewer / file", "mean read at viewer"}
 )
 

@@ -15,6 +15,47 @@ import (
 // producer keeps at least this share of its throughput.
 const stalledGoal = 0.90
 
+// The fan-out goals: one WebSocket viewer gets at least wsGoalRaw of the
+// raw pty's throughput; 8 and 64 viewers take at most fanGoal[n] times the
+// one viewer's time, with no byte lost to any of them.
+const wsGoalRaw = 0.85
+
+var fanGoal = map[int]float64{8: 1.2, 64: 2}
+
+// The echo goals: a WebSocket viewer's p50 and p99, and termkeep attach's
+// p50 below tmux's.
+const (
+	wsGoalP50 = 80 * time.Microsecond
+	wsGoalP99 = 160 * time.Microsecond
+)
+
+// fanGoalCell says whether a fan-out case met its goal.
+func (rep *report) fanGoalCell(r *fanResult, med float64) string {
+	if r.c.viewers == 1 {
+		raw := rep.rawMedian()
+		return fmt.Sprintf("≥ %.2f× raw pty: %s", wsGoalRaw, verdict(raw > 0 && med >= wsGoalRaw*raw))
+	}
+	g, ok := fanGoal[r.c.viewers]
+	if !ok {
+		return "–"
+	}
+	var one float64
+	for _, o := range rep.fan {
+		if o.c.viewers == 1 && !o.c.stalled && len(o.samples) > 0 {
+			one = o.median()
+		}
+	}
+	lost := false
+	for _, s := range r.samples {
+		lost = lost || s.snapshots > 0 || s.minBytes < r.size
+	}
+	if one <= 0 {
+		return fmt.Sprintf("no byte lost: %s (no 1-viewer time to compare)", verdict(!lost))
+	}
+	times := one / med // time ∝ 1/throughput
+	return fmt.Sprintf("≤ %.1f× the 1-viewer time (%.2f×), no byte lost in any run: %s", g, times, verdict(times <= g && !lost))
+}
+
 func (r *fanResult) rates() []float64 {
 	var xs []float64
 	for _, s := range r.samples {
@@ -51,7 +92,7 @@ func (rep *report) ratioToRaw(m float64) string {
 }
 
 var fanHead = []string{"viewers", "file", "median MB/s", "min–max MB/s", "ratio to raw pty", "runs",
-	"least bytes at a viewer / file", "snapshots at the viewers (median per run)", "termkeep server CPU", "holder CPU", "bench (the viewers) CPU", "all CPUs"}
+	"least bytes at a viewer / file", "snapshots at the viewers (median per run)", "termkeep server CPU", "holder CPU", "bench (the viewers) CPU", "all CPUs", "goal"}
 
 func (rep *report) fanRows() [][]string {
 	var rows [][]string
@@ -62,7 +103,7 @@ func (rep *report) fanRows() [][]string {
 		runs := fmt.Sprintf("%d/%d", len(r.samples), len(r.samples)+len(r.errs))
 		file := fmt.Sprintf("%d MiB", r.c.mib)
 		if len(r.samples) == 0 {
-			rows = append(rows, []string{r.c.label(), file, "failed", "", "", runs, "", "", "", "", "", ""})
+			rows = append(rows, []string{r.c.label(), file, "failed", "", "", runs, "", "", "", "", "", "", ""})
 			continue
 		}
 		xs := r.rates()
@@ -90,6 +131,7 @@ func (rep *report) fanRows() [][]string {
 			cpu(func(u cpuUse) time.Duration { return u.owner }),
 			cpu(func(u cpuUse) time.Duration { return u.bench }),
 			cpu(func(u cpuUse) time.Duration { return u.all }),
+			rep.fanGoalCell(r, med),
 		})
 	}
 	return rows
@@ -150,7 +192,7 @@ func (rep *report) stallVerdict() string {
 		ratio, stalledGoal, verdict)
 }
 
-var latHead = []string{"contender", "p50", "p99", "max", "p50 ratio to raw pty", "p99 ratio to raw pty", "p50 min–max over rounds", "rounds"}
+var latHead = []string{"contender", "p50", "p99", "max", "p50 ratio to raw pty", "p99 ratio to raw pty", "p50 min–max over rounds", "rounds", "goal"}
 
 func fmtLat(sec float64) string {
 	d := time.Duration(sec * float64(time.Second))
@@ -161,10 +203,15 @@ func fmtLat(sec float64) string {
 }
 
 func (rep *report) latRows() [][]string {
-	var raw50, raw99 float64
+	var raw50, raw99, tmux50 float64
 	for _, r := range rep.lat {
-		if r.c.name == "raw pty" && len(r.samples) > 0 {
-			raw50 = medianOf(r.samples, func(s latSample) float64 { return s.p50.Seconds() })
+		if (r.c.name == "raw pty" || r.c.name == "tmux") && len(r.samples) > 0 {
+			p50 := medianOf(r.samples, func(s latSample) float64 { return s.p50.Seconds() })
+			if r.c.name == "tmux" {
+				tmux50 = p50
+				continue
+			}
+			raw50 = p50
 			raw99 = medianOf(r.samples, func(s latSample) float64 { return s.p99.Seconds() })
 		}
 	}
@@ -179,10 +226,10 @@ func (rep *report) latRows() [][]string {
 		runs := fmt.Sprintf("%d/%d", len(r.samples), len(r.samples)+len(r.errs))
 		switch {
 		case r.skipped != "":
-			rows = append(rows, []string{r.c.name, "skipped: " + r.skipped, "", "", "", "", "", ""})
+			rows = append(rows, []string{r.c.name, "skipped: " + r.skipped, "", "", "", "", "", "", ""})
 			continue
 		case len(r.samples) == 0:
-			rows = append(rows, []string{r.c.name, "failed", "", "", "", "", "", runs})
+			rows = append(rows, []string{r.c.name, "failed", "", "", "", "", "", runs, ""})
 			continue
 		}
 		p50 := medianOf(r.samples, func(s latSample) float64 { return s.p50.Seconds() })
@@ -193,9 +240,17 @@ func (rep *report) latRows() [][]string {
 			p50s = append(p50s, s.p50.Seconds())
 		}
 		slices.Sort(p50s)
+		goal := "–"
+		switch r.c.name {
+		case "termkeep WebSocket viewer":
+			goal = fmt.Sprintf("p50 ≤ %s, p99 ≤ %s: %s", fmtLat(wsGoalP50.Seconds()), fmtLat(wsGoalP99.Seconds()),
+				verdict(p50 <= wsGoalP50.Seconds() && p99 <= wsGoalP99.Seconds()))
+		case "termkeep attach":
+			goal = fmt.Sprintf("p50 below tmux's: %s", verdict(tmux50 > 0 && p50 < tmux50))
+		}
 		rows = append(rows, []string{
 			r.c.name, fmtLat(p50), fmtLat(p99), fmtLat(mx), ratio(p50, raw50), ratio(p99, raw99),
-			fmtLat(p50s[0]) + "–" + fmtLat(p50s[len(p50s)-1]), runs,
+			fmtLat(p50s[0]) + "–" + fmtLat(p50s[len(p50s)-1]), runs, goal,
 		})
 	}
 	return rows
