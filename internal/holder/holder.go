@@ -417,8 +417,12 @@ func (h *holder) took(p []byte) {
 // wakes it (on a virtual machine, waking an idle process costs tens of
 // microseconds, each hop of the echo's path once), it looks for the echo for
 // up to echoSpin, yielding the CPU between looks, and forwards it at once.
-// Output that takes longer is read by readPty as always.
+// Output that takes longer is read by readPty as always. Once the child
+// has exited it does nothing: what the pty still gives then is drain's.
 func (h *holder) awaitEcho() {
+	if h.relay.free.Load() {
+		return
+	}
 	deadline := time.Now().Add(echoSpin)
 	for time.Now().Before(deadline) {
 		if h.ptyMu.TryLock() {
