@@ -218,7 +218,7 @@ func (s *tkServer) close() {
 	os.RemoveAll(string(s.dir))
 }
 
-// keepLogs is -keep-logs: where stop copies each server's log.
+// keepLogs is -keep-logs: where close copies each server's log.
 var keepLogs string
 
 var keptLogs atomic.Int64

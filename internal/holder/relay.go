@@ -42,15 +42,17 @@ func newRelay(l *outlog.Log) *relay {
 func (r *relay) sent(off uint64) {
 	r.log.Hold(off)
 	r.at.Store(time.Now().UnixNano())
-	select {
-	case r.progress <- struct{}{}:
-	default:
-	}
+	r.nudge()
 }
 
 // childGone lets the reader read freely from now on.
 func (r *relay) childGone() {
 	r.free.Store(true)
+	r.nudge()
+}
+
+// nudge makes a waiting reader look again, without blocking.
+func (r *relay) nudge() {
 	select {
 	case r.progress <- struct{}{}:
 	default:
@@ -69,7 +71,10 @@ func (r *relay) wait() {
 	}()
 	for {
 		held, ok := r.log.Held()
-		if !ok || r.free.Load() || r.log.End()-min(held, r.log.End()) <= r.maxLag {
+		if !ok || r.free.Load() {
+			return
+		}
+		if end := r.log.End(); end-min(held, end) <= r.maxLag {
 			return
 		}
 		idle := time.Since(time.Unix(0, r.at.Load()))

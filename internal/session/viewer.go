@@ -493,8 +493,8 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				off += uint64(n)
 				continue
 			case errors.Is(err, outlog.ErrCompacted):
+				l.Refresh()
 				if !v.waiter {
-					l.Refresh()
 					at, err := v.resync(end, resyncWhy{behind: end - off, gone: true, first: l.First()})
 					if err != nil {
 						return err
@@ -502,7 +502,6 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 					off = at
 					continue
 				}
-				l.Refresh()
 				first := min(max(l.First(), off+1), end)
 				if err := v.send(func(w *wire.Writer) error { return w.Gap(off, first) }); err != nil {
 					return err
