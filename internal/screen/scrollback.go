@@ -12,19 +12,28 @@ import (
 
 // scrollback holds the lines that scrolled off the top of the normal
 // buffer, oldest first, each packed (see encodeLine) into byte chunks that
-// hold no pointers. Every chunk but the newest, the one lines are appended
-// to, is compressed (S2): terminal text packs several times smaller, and
-// history is read rarely (a snapshot, a resize, a checkpoint) and then
-// mostly in order, one chunk decompressed at a time. It drops its oldest
-// lines to stay within a number of lines and of bytes (uncompressed).
+// hold no pointers. Lines are appended to the newest chunk, the open one;
+// a full chunk is sealed, and sealed chunks are compressed (S2), oldest
+// first: terminal text packs several times smaller, and history is read
+// rarely (a snapshot, a resize, a checkpoint) and then mostly in order, one
+// chunk decompressed at a time. Compression waits until more than
+// rawBudget of sealed chunks are raw, or until compact: a flood of output
+// drops its lines from a full history soon after they arrive, so most of
+// them are never compressed, and a quiet session's model compacts it. It
+// drops its oldest lines to stay within a number of lines and of bytes
+// (uncompressed).
 type scrollback struct {
-	chunks    [][]byte // chunks[0] is chunk number chunkBase; all but the last are S2 blocks
+	chunks    [][]byte // chunks[0] is chunk number chunkBase; chunks[:packed] are S2 blocks
+	packed    int
 	chunkBase uint32
 	refs      []sbRef // refs[head:] are the lines, oldest first
 	head      int
 	bytes     int // packed bytes plus sbRefSize per line
 	maxLines  int
 	maxBytes  int
+	// spare is the buffer of the last raw chunk dropped, for the next
+	// chunk to open in.
+	spare []byte
 	// cache is the decompressed form of sealed chunk cacheOf, while the
 	// lines are being read; push and release give it back.
 	cache   []byte
@@ -42,6 +51,10 @@ const (
 	sbRefSize    = 12
 	minChunkSize = 1 << 10
 	maxChunkSize = 64 << 10
+	// rawBudget is how many bytes of sealed chunks may wait raw for
+	// compression: the default history (10,000 lines) of plain output,
+	// packed, fits in it.
+	rawBudget = 1 << 20
 )
 
 // Buffers for compressing a chunk and for the decompressed chunk a reader
@@ -69,7 +82,7 @@ func (sb *scrollback) line(i int) []byte {
 // chunk returns the uncompressed contents of chunk k.
 func (sb *scrollback) chunk(k uint32) []byte {
 	i := int(k - sb.chunkBase)
-	if i == len(sb.chunks)-1 {
+	if i >= sb.packed {
 		return sb.chunks[i]
 	}
 	if sb.cached && sb.cacheOf == k {
@@ -105,12 +118,29 @@ func (sb *scrollback) release() {
 	}
 }
 
-// seal compresses chunk i (not the last) and returns its uncompressed
-// buffer for reuse.
-func (sb *scrollback) seal(i int) []byte {
-	raw := sb.chunks[i]
-	sb.chunks[i] = compress(raw)
-	return raw[:0]
+// pack compresses the oldest raw chunk, which must be sealed, and keeps
+// its buffer as the spare.
+func (sb *scrollback) pack() {
+	raw := sb.chunks[sb.packed]
+	sb.chunks[sb.packed] = compress(raw)
+	sb.packed++
+	sb.keep(raw)
+}
+
+// keep makes a raw chunk's buffer the spare, if it is a full-sized one.
+func (sb *scrollback) keep(raw []byte) {
+	if cap(raw) == maxChunkSize {
+		sb.spare = raw[:0]
+	}
+}
+
+// compact compresses every sealed chunk.
+func (sb *scrollback) compact() {
+	sb.release()
+	for sb.packed < len(sb.chunks)-1 {
+		sb.pack()
+	}
+	sb.spare = nil
 }
 
 // compress returns the S2 block of raw, in a slice of its own.
@@ -134,17 +164,17 @@ func (sb *scrollback) push(enc []byte) {
 	n := len(sb.chunks)
 	if n == 0 || len(sb.chunks[n-1])+len(enc) > cap(sb.chunks[n-1]) {
 		size := minChunkSize
-		var free []byte
 		if n > 0 {
 			size = min(2*cap(sb.chunks[n-1]), maxChunkSize)
-			free = sb.seal(n - 1)
+			sb.packOver(rawBudget)
 		}
 		size = max(size, len(enc))
-		if cap(free) >= size && cap(free) <= 2*size {
-			sb.chunks = append(sb.chunks, free)
+		if cap(sb.spare) >= size && cap(sb.spare) <= 2*size {
+			sb.chunks = append(sb.chunks, sb.spare)
 		} else {
 			sb.chunks = append(sb.chunks, make([]byte, 0, size))
 		}
+		sb.spare = nil
 		n++
 	}
 	c := sb.chunks[n-1]
@@ -165,9 +195,22 @@ func (sb *scrollback) clearWrapped(i int) {
 		return
 	}
 	c[r.off] &^= 1
-	if k < len(sb.chunks)-1 {
+	if k < sb.packed {
 		// A sealed chunk: c is the cache; compress it again.
 		sb.chunks[k] = compress(c)
+	}
+}
+
+// packOver compresses the oldest sealed chunks while their raw ones,
+// the open chunk included, hold more than budget bytes.
+func (sb *scrollback) packOver(budget int) {
+	raw := 0
+	for _, c := range sb.chunks[sb.packed:] {
+		raw += len(c)
+	}
+	for raw > budget && sb.packed < len(sb.chunks)-1 {
+		raw -= len(sb.chunks[sb.packed])
+		sb.pack()
 	}
 }
 
@@ -185,6 +228,11 @@ func (sb *scrollback) dropOldest() {
 		if sb.cached && sb.cacheOf == sb.chunkBase {
 			sb.cached = false
 		}
+		if sb.packed > 0 {
+			sb.packed--
+		} else {
+			sb.keep(sb.chunks[0])
+		}
 		sb.chunks[0] = nil
 		m := copy(sb.chunks, sb.chunks[1:])
 		sb.chunks[m] = nil
@@ -200,7 +248,7 @@ func (sb *scrollback) dropOldest() {
 
 func (sb *scrollback) clear() {
 	sb.release()
-	sb.chunks = nil
+	sb.chunks, sb.packed, sb.spare = nil, 0, nil
 	sb.refs = nil
 	sb.head = 0
 	sb.bytes = 0
@@ -209,7 +257,7 @@ func (sb *scrollback) clear() {
 
 // memory is the heap the scrollback holds, in bytes.
 func (sb *scrollback) memory() int {
-	n := cap(sb.refs)*sbRefSize + cap(sb.cache)
+	n := cap(sb.refs)*sbRefSize + cap(sb.cache) + cap(sb.spare)
 	for _, c := range sb.chunks {
 		n += cap(c)
 	}
@@ -244,10 +292,14 @@ const (
 )
 
 // trimmedEnd is the length of row without its trailing blank cells. Most
-// of a wide terminal's rows are mostly blank: four cells a step, each an
-// 8-byte compare the compiler keeps inline.
+// of a wide terminal's rows are mostly blank: 32 cells a step (the
+// runtime's vectorized compare of memory), then four, each an 8-byte
+// compare the compiler keeps inline, then one.
 func trimmedEnd(row []cell) int {
 	end := len(row)
+	for end >= len(blankCells) && *(*[len(blankCells)]cell)(row[end-len(blankCells) : end]) == blankCells {
+		end -= len(blankCells)
+	}
 	for end >= 4 {
 		q := row[end-4 : end : end]
 		if q[0] != blankCell || q[1] != blankCell || q[2] != blankCell || q[3] != blankCell {
@@ -260,6 +312,12 @@ func trimmedEnd(row []cell) int {
 	}
 	return end
 }
+
+// blankCells is the run of blank cells trimmedEnd compares at once.
+var blankCells = func() (run [32]cell) {
+	fillCells(run[:], blankCell)
+	return run
+}()
 
 // encodeLine appends the packed form of a row.
 func (s *Screen) encodeLine(b []byte, l *line) []byte {
@@ -286,48 +344,67 @@ func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 		}
 		b = binary.AppendUvarint(b, uint64(j-i))
 		b = s.appendStyle(b, s.styles.get(sid))
-		b = slices.Grow(b, j-i)
-		for k := i; k < j; k++ {
-			c := row[k]
-			if v := c.c - (w1 | 0x20); v < 0x5F {
-				// Printable ASCII of width 1: the common case, one byte.
-				b = append(b, byte(c.c))
-				continue
-			}
-			cp := c.c & cpMask
-			w := c.width()
-			switch {
-			case c.c&combFlag != 0:
-				str := s.cellString(c)
-				if w == 2 && k+1 < j && row[k+1].c == 0 {
-					b = append(b, pkCombWide)
-					k++
-				} else {
-					b = append(b, pkComb, byte(w))
+		for k := i; k < j; {
+			// Printable ASCII of width 1, the common case: a byte each,
+			// stored into room grown for the rest of the run.
+			src := row[k:j]
+			b = slices.Grow(b, len(src))
+			n := len(b)
+			dst := b[n : n+len(src)]
+			m := 0
+			for ; m < len(src); m++ {
+				v := src[m].c - (w1 | 0x20)
+				if v >= 0x5F {
+					break
 				}
-				b = binary.AppendUvarint(b, uint64(len(str)))
-				b = append(b, str...)
-			case w == 1 && cp >= 0x20 && cp < 0x7f:
-				b = append(b, byte(cp))
-			case w == 1 && cp == 0:
-				b = append(b, pkNull)
-			case w == 1:
-				b = append(b, pkNarrow)
-				b = binary.AppendUvarint(b, uint64(cp))
-			case w == 2 && cp != 0 && k+1 < j && row[k+1].c == 0:
-				b = append(b, pkWide)
-				b = binary.AppendUvarint(b, uint64(cp))
-				k++
-			case c.c == 0:
-				b = append(b, pkCont)
-			default:
-				b = append(b, pkAny, byte(w))
-				b = binary.AppendUvarint(b, uint64(cp))
+				dst[m] = byte(v + 0x20)
+			}
+			b = b[:n+m]
+			if k += m; k < j {
+				b, k = s.appendCell(b, row, k, j)
 			}
 		}
 		i = j
 	}
 	return b, end
+}
+
+// appendCell appends the packed form of row[k], a cell of the run that
+// ends at j that is not printable ASCII of width 1, and returns the index
+// of the next cell: a wide character takes its continuation with it.
+func (s *Screen) appendCell(b []byte, row []cell, k, j int) ([]byte, int) {
+	c := row[k]
+	cp := c.c & cpMask
+	w := c.width()
+	switch {
+	case c.c&combFlag != 0:
+		str := s.cellString(c)
+		if w == 2 && k+1 < j && row[k+1].c == 0 {
+			b = append(b, pkCombWide)
+			k++
+		} else {
+			b = append(b, pkComb, byte(w))
+		}
+		b = binary.AppendUvarint(b, uint64(len(str)))
+		b = append(b, str...)
+	case w == 1 && cp >= 0x20 && cp < 0x7f:
+		b = append(b, byte(cp))
+	case w == 1 && cp == 0:
+		b = append(b, pkNull)
+	case w == 1:
+		b = append(b, pkNarrow)
+		b = binary.AppendUvarint(b, uint64(cp))
+	case w == 2 && cp != 0 && k+1 < j && row[k+1].c == 0:
+		b = append(b, pkWide)
+		b = binary.AppendUvarint(b, uint64(cp))
+		k++
+	case c.c == 0:
+		b = append(b, pkCont)
+	default:
+		b = append(b, pkAny, byte(w))
+		b = binary.AppendUvarint(b, uint64(cp))
+	}
+	return b, k + 1
 }
 
 // Style fields present in an inline style, in a leading mask byte.
@@ -603,8 +680,8 @@ func (sb *scrollback) truncate(n int) {
 	sb.refs = sb.refs[:sb.head+n]
 	last := sb.refs[len(sb.refs)-1]
 	ci := int(last.chunk - sb.chunkBase)
-	if ci < len(sb.chunks)-1 {
-		// The newest chunk left is sealed: open it again, uncompressed.
+	if ci < sb.packed {
+		// The newest chunk left is compressed: open it again, raw.
 		c := sb.chunk(last.chunk)
 		open := make([]byte, len(c), max(len(c), minChunkSize))
 		copy(open, c)
@@ -616,7 +693,12 @@ func (sb *scrollback) truncate(n int) {
 	}
 	sb.chunks = sb.chunks[:ci+1]
 	sb.chunks[ci] = sb.chunks[ci][:last.off+last.n]
+	sb.packed = min(sb.packed, ci)
 }
+
+// CompactScrollback compresses all of the history that waits raw for it
+// (see scrollback): a quiet session's model calls it.
+func (s *Screen) CompactScrollback() { s.sb.compact() }
 
 // ScrollbackLines is how many lines the normal buffer's scrollback holds.
 func (s *Screen) ScrollbackLines() int { return s.sb.len() }

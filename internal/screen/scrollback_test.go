@@ -24,18 +24,39 @@ func checkLines(t *testing.T, sb *scrollback, first, n int) {
 	}
 }
 
-// TestScrollbackCompressed: sealed chunks are compressed, every line reads
-// back whole in any order, and truncating into a sealed chunk opens it
+// TestScrollbackCompressed: sealed chunks are compressed once more than
+// rawBudget of them wait, or when compacted; every line reads back whole in
+// any order, before and after; and truncating into a sealed chunk opens it
 // again for appending.
 func TestScrollbackCompressed(t *testing.T) {
-	sb := &scrollback{maxLines: 5000, maxBytes: 4 << 20}
+	sb := &scrollback{maxLines: 100000, maxBytes: 16 << 20}
 	raw := 0
+	for i := range 60000 {
+		sb.push(packedLine(i))
+		raw += len(packedLine(i))
+	}
+	if raw < 3*rawBudget {
+		t.Fatalf("%d bytes of lines: the test needs more than the raw budget", raw)
+	}
+	checkLines(t, sb, 0, 60000)
+	sb.release()
+	if m := sb.memory(); m > raw/2+rawBudget+2*maxChunkSize+60000*sbRefSize*2 {
+		t.Errorf("%d lines of %d bytes held in %d bytes: more than the raw budget waits", sb.len(), raw, m)
+	}
+
+	sb = &scrollback{maxLines: 5000, maxBytes: 4 << 20}
+	raw = 0
 	for i := range 8000 {
 		sb.push(packedLine(i))
 		if i >= 3000 {
 			raw += len(packedLine(i))
 		}
 	}
+	checkLines(t, sb, 3000, 5000)
+	if sb.packed != 0 {
+		t.Errorf("%d chunks compressed within the raw budget", sb.packed)
+	}
+	sb.compact()
 	checkLines(t, sb, 3000, 5000)
 	sb.release()
 	if m := sb.memory(); m > raw/2+5000*sbRefSize*2 {
@@ -72,6 +93,15 @@ func TestScrollbackCompressed(t *testing.T) {
 	if len(sb.chunks) < 4 {
 		t.Fatalf("%d chunks: the test needs sealed ones", len(sb.chunks))
 	}
+	if i := sb.refs[sb.head+1500].chunk - sb.chunkBase; int(i) >= len(sb.chunks)-1 {
+		t.Fatal("line 1500 is in the open chunk: the test needs it in a sealed one")
+	}
+	sb.truncate(1500) // into a raw sealed chunk
+	for i := 1500; i < 2800; i++ {
+		sb.push(packedLine(i))
+	}
+	checkLines(t, sb, 0, 2800)
+	sb.compact()
 	sb.line(10) // a cached chunk that truncate must forget
 	sb.truncate(1000)
 	for i := 1000; i < 2000; i++ {
@@ -85,7 +115,13 @@ func TestScrollbackCompressed(t *testing.T) {
 func TestScrollbackCompressedScreen(t *testing.T) {
 	s := New(100, 10, Options{})
 	for i := range 3000 {
+		if i == 1000 {
+			s.CompactScrollback() // compressed chunks, then raw ones
+		}
 		fmt.Fprintf(s, "line %d of the history %x\r\n", i, i*7919)
+	}
+	if s.sb.packed == 0 || s.sb.packed >= len(s.sb.chunks)-1 {
+		t.Fatalf("%d of %d chunks compressed: the test needs both kinds", s.sb.packed, len(s.sb.chunks))
 	}
 	check := func(s *Screen, what string) {
 		t.Helper()

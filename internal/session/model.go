@@ -184,6 +184,7 @@ func (m *model) feed() {
 		}
 		if exit != nil {
 			m.checkpoint(true)
+			m.compact()
 			m.freeze() // an ended session's screen changes no more
 			return
 		}
@@ -196,6 +197,7 @@ func (m *model) feed() {
 		case <-changed:
 		case <-idle.C:
 			h.shrinkWindow(idleWindow)
+			m.compact()
 			m.freeze()
 		case <-h.closed:
 			return
@@ -264,6 +266,15 @@ func (m *model) skip(to uint64) {
 		m.progress = make(chan struct{})
 	}
 	m.mu.Unlock()
+}
+
+// compact compresses the screen's history, when the session is quiet.
+func (m *model) compact() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.scr != nil {
+		m.scr.CompactScrollback()
+	}
 }
 
 // freeze marshals the screen and lets it go, when its history is short
