@@ -65,6 +65,7 @@ func mustRun(t *testing.T, e *env, ref string) {
 
 // A session no viewer ever attached to ends after the orphan grace.
 func TestOrphanGraceEndsSessionWithNoViewer(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.serverEnv = []string{"TERMKEEP_ORPHAN_GRACE=2s"}
 	e.startServer()
@@ -91,6 +92,7 @@ func TestOrphanGraceWaitsForViewer(t *testing.T) {
 // A session that prints something every 500 ms outlives the idle timeout;
 // a quiet one does not.
 func TestIdleTimeoutEndsQuietSession(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
 	e := newEnv(t)
 	e.serverEnv = []string{"TERMKEEP_IDLE_TIMEOUT=2s"}
 	e.startServer()
