@@ -34,6 +34,10 @@ type Cursor struct {
 	// as a *GapError.
 	gapLeft   uint64
 	gapReason string
+	// With trackSizes, sizes collects the Size records Read passes, for
+	// TakeSizes.
+	trackSizes bool
+	sizes      []SizeChange
 }
 
 var _ io.ReadCloser = (*Cursor)(nil)
@@ -49,6 +53,33 @@ func (c *Cursor) readAt(b []byte, pos int64) (int, error) {
 	return c.f.ReadAt(b, pos)
 }
 
+// TrackSizes makes the cursor keep the Size records its Reads pass, for
+// TakeSizes: what a reader replaying the bytes must apply, each before the
+// byte at its offset, found in the same pass over the file as the bytes
+// (Log.Sizes scans the segment again).
+func (c *Cursor) TrackSizes() { c.trackSizes = true }
+
+// TakeSizes returns the Size records passed since the last call (or Seek),
+// in order, with the offset of the byte each comes before: every one at or
+// after the offset the cursor was placed at, up to and possibly just past
+// the bytes returned (a record at the offset of the next byte).
+func (c *Cursor) TakeSizes() []SizeChange {
+	s := c.sizes
+	c.sizes = nil
+	return s
+}
+
+// passed notes a record other than data that the cursor has read past,
+// at the stream's offset at.
+func (c *Cursor) passed(typ byte, body []byte, at uint64) {
+	if typ == recSize && c.trackSizes && len(body) == 4 {
+		r := record{typ: recSize, n: len(body)}
+		copy(r.small[:], body)
+		cols, rows := r.size()
+		c.sizes = append(c.sizes, SizeChange{Offset: at, Cols: cols, Rows: rows})
+	}
+}
+
 // Offset returns the offset of the next byte Read returns.
 func (c *Cursor) Offset() uint64 { return c.off }
 
@@ -58,6 +89,7 @@ func (c *Cursor) Seek(off uint64) {
 		c.off = off
 		c.placed = false
 		c.gapLeft = 0
+		c.sizes = nil
 	}
 }
 
@@ -336,6 +368,7 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 					c.gapAt(raw[body : body+ln])
 					break
 				}
+				c.passed(typ, raw[body:body+ln], c.off+uint64(n+w))
 				continue
 			}
 			take := min(ln, got-body, int(want-uint64(w)))
@@ -410,6 +443,8 @@ func (c *Cursor) readHeader() error {
 	c.pos += int64(hdrSize + ln)
 	if typ == recGap {
 		c.gapAt(b)
+	} else {
+		c.passed(typ, b, c.off) // only called with nothing read yet
 	}
 	return nil
 }

@@ -894,6 +894,50 @@ func TestSizes(t *testing.T) {
 	}
 }
 
+// TestCursorSizes: a cursor that tracks sizes reports the Size records of
+// what it reads, as Sizes does, whatever its reads' sizes and wherever it
+// starts.
+func TestCursorSizes(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{SegmentSize: 64 << 10, Retention: 1 << 30, Cols: 80, Rows: 24})
+	defer l.Close()
+	data := make([]byte, 13000)
+	var at []uint64
+	for i := range 40 {
+		l.Append(data[:1000+i*300])
+		if i%7 == 3 {
+			l.SetSize(uint16(81+i), uint16(25+i))
+			at = append(at, l.End())
+		}
+	}
+	for _, from := range []uint64{0, at[1] - 5000, at[1], at[1] + 1} {
+		want, err := l.Sizes(from, l.End())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{37, 4096, ReadBuffer} {
+			c := l.Cursor(from)
+			c.TrackSizes()
+			buf := make([]byte, size)
+			var got []SizeChange
+			for {
+				n, err := c.Read(buf)
+				got = append(got, c.TakeSizes()...)
+				if err == io.EOF {
+					break
+				}
+				if err != nil || n == 0 {
+					t.Fatalf("from %d, reads of %d: %d, %v", from, size, n, err)
+				}
+			}
+			c.Close()
+			if !slices.Equal(got, want) {
+				t.Fatalf("from %d, reads of %d: sizes\n%v\nwant\n%v", from, size, got, want)
+			}
+		}
+	}
+}
+
 func TestMarks(t *testing.T) {
 	dir := t.TempDir()
 	l := openT(t, dir, Options{SegmentSize: 64 << 10, Retention: 1 << 30, Cols: 80, Rows: 24})

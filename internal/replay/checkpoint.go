@@ -112,11 +112,18 @@ func SaveCheckpoint(sessionDir string, off uint64, model []byte, first uint64) e
 	if err := scr.UnmarshalBinary(model); err != nil {
 		return fmt.Errorf("replay: save checkpoint: %w", err)
 	}
-	scr.TrimScrollback(CheckpointScrollback)
-	trimmed, err := scr.MarshalBinary()
+	trimmed, err := scr.MarshalTrimmed(CheckpointScrollback)
 	if err != nil {
 		return fmt.Errorf("replay: save checkpoint: %w", err)
 	}
+	return SaveTrimmedCheckpoint(sessionDir, off, trimmed, first)
+}
+
+// SaveTrimmedCheckpoint is SaveCheckpoint of a model already trimmed:
+// Screen.MarshalTrimmed(CheckpointScrollback), or a MarshalBinary of a
+// screen with no more history than that. The screen model makes it so
+// without decoding its own checkpoint again.
+func SaveTrimmedCheckpoint(sessionDir string, off uint64, trimmed []byte, first uint64) error {
 	if err := os.MkdirAll(filepath.Join(sessionDir, Dir), 0o700); err != nil {
 		return fmt.Errorf("replay: save checkpoint: %w", err)
 	}

@@ -25,14 +25,29 @@ var ErrCheckpoint = errors.New("screen: bad checkpoint")
 // the scrollback, modes, character sets, tab stops, saved cursors, title,
 // working directory, hyperlinks and the parser's state between Writes.
 // UnmarshalBinary of it gives a screen that behaves the same from then on.
-func (s *Screen) MarshalBinary() ([]byte, error) {
+func (s *Screen) MarshalBinary() ([]byte, error) { return s.marshal(0), nil }
+
+// MarshalTrimmed is MarshalBinary of the screen as TrimScrollback(n) would
+// leave it, with the screen itself left as it is: a checkpoint that keeps
+// only recent history, without a copy of the whole screen to trim.
+func (s *Screen) MarshalTrimmed(n int) ([]byte, error) {
+	return s.marshal(max(s.sb.len()-max(n, 0), 0)), nil
+}
+
+// marshal encodes the screen without its oldest drop lines of history, as
+// TrimScrollback leaves it when it drops them.
+func (s *Screen) marshal(drop int) []byte {
 	defer s.sb.release() // the history read cache
-	e := &encoder{s: s}
+	e := &encoder{s: s, drop: drop}
 	e.b = append(e.b, checkpointMagic...)
 	e.b = append(e.b, checkpointVersion)
 	e.int(s.cols)
 	e.int(s.rows)
-	e.int(s.sb.maxLines)
+	maxLines := s.sb.maxLines
+	if drop > 0 {
+		maxLines = s.sb.len() - drop
+	}
+	e.int(maxLines)
 	e.int(s.sb.maxBytes)
 	m := s.modes
 	var flags uint64
@@ -60,18 +75,19 @@ func (s *Screen) MarshalBinary() ([]byte, error) {
 	e.buffer(s.normal)
 	e.buffer(s.alt)
 	n := s.sb.len()
-	e.int(n)
-	for i := 0; i < n; i++ {
+	e.int(n - drop)
+	for i := drop; i < n; i++ {
 		l := s.sb.line(i)
 		e.int(len(l))
 		e.b = append(e.b, l...)
 	}
-	return e.b, nil
+	return e.b
 }
 
 type encoder struct {
-	s *Screen
-	b []byte
+	s    *Screen
+	b    []byte
+	drop int // history lines left out (marshal)
 }
 
 func (e *encoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
@@ -118,7 +134,12 @@ func (e *encoder) buffer(b *buffer) {
 		e.uint(t)
 	}
 	e.int(b.savedX)
-	e.int(b.savedY)
+	if b == e.s.normal {
+		// An absolute line: it moves up with the history left out.
+		e.int(max(b.savedY-e.drop, 0))
+	} else {
+		e.int(b.savedY)
+	}
 	e.uint(uint64(b.savedFg))
 	e.uint(uint64(b.savedBg))
 	e.b = append(e.b, b.savedCharset)

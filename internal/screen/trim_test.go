@@ -63,3 +63,32 @@ func TestTrimScrollbackShort(t *testing.T) {
 		t.Fatalf("TrimScrollback(0) left %d lines", n)
 	}
 }
+
+// MarshalTrimmed gives the bytes of MarshalBinary after TrimScrollback,
+// and leaves the screen as it was.
+func TestMarshalTrimmed(t *testing.T) {
+	var in strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&in, "line %d \x1b[1;3%dmin color\x1b[m\r\n", i, i%8)
+	}
+	// A saved cursor in each buffer, and the alternate buffer shown.
+	in.WriteString("\x1b[3;2H\x1b7\x1b[?1049h\x1b[5;5H\x1b7alt")
+	s := New(30, 24, Options{ScrollbackLines: 200})
+	s.Write([]byte(in.String()))
+	before, _ := s.MarshalBinary()
+	for _, n := range []int{0, 1, 20, 199, 200, 500} {
+		got, err := s.MarshalTrimmed(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cloneScreen(t, s)
+		c.TrimScrollback(n)
+		want, _ := c.MarshalBinary()
+		if string(got) != string(want) {
+			t.Fatalf("MarshalTrimmed(%d) differs from TrimScrollback then MarshalBinary", n)
+		}
+	}
+	if after, _ := s.MarshalBinary(); string(after) != string(before) {
+		t.Fatal("MarshalTrimmed changed the screen")
+	}
+}

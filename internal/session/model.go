@@ -30,8 +30,9 @@ const checkpointEvery = 4 << 20
 // freezeMaxScrollback bounds the history of a screen that is frozen while
 // its session is quiet (model.freeze): thawing one this size takes well
 // under a millisecond; a longer one stays live, so a viewer's snapshot of
-// it never waits for a thaw.
-const freezeMaxScrollback = 1000
+// it never waits for a thaw. It is no more than a replay checkpoint keeps,
+// so a frozen screen is a replay checkpoint as it is (model.checkpoint).
+const freezeMaxScrollback = replay.CheckpointScrollback
 
 // model is a session's screen model: a headless terminal fed with the
 // session's output by a goroutine of its own that follows the output like a
@@ -147,21 +148,22 @@ func (m *model) feed() {
 		if off < end {
 			if cur == nil {
 				cur = l.Cursor(off)
+				cur.TrackSizes()
 				buf = make([]byte, outlog.ReadBuffer)
 			} else if cur.Offset() != off {
 				cur.Seek(off)
 			}
 			n, err := cur.Read(buf)
+			// Bytes from the log carry their size changes with them
+			// there; live ones arrive as Resized frames.
+			if sizes := cur.TakeSizes(); len(sizes) > 0 {
+				m.mu.Lock()
+				m.addSizesLocked(sizes...)
+				m.mu.Unlock()
+			}
 			var gap *outlog.GapError
 			switch {
 			case n > 0:
-				// Bytes from the log carry their size changes with them
-				// there; live ones arrive as Resized frames.
-				if sizes, err := l.Sizes(off, off+uint64(n)); err == nil && len(sizes) > 0 {
-					m.mu.Lock()
-					m.addSizesLocked(sizes...)
-					m.mu.Unlock()
-				}
 				m.apply(off, buf[:n])
 			case errors.Is(err, outlog.ErrCompacted):
 				l.Refresh()
@@ -374,16 +376,19 @@ func (m *model) checkpoint(force bool) {
 		m.mu.Unlock()
 		return
 	}
-	var data []byte
+	var data, trimmed []byte
 	var err error
 	if m.frozen != nil {
-		data = m.frozen // what MarshalBinary gave
+		// What MarshalBinary gave, of a screen with no more history than
+		// a replay checkpoint keeps (freezeMaxScrollback).
+		data, trimmed = m.frozen, m.frozen
 	} else {
-		var merr error
-		err = m.call(func(scr *screen.Screen, _ uint64) { data, merr = scr.MarshalBinary() })
-		if err == nil {
-			err = merr
-		}
+		var merr, terr error
+		err = m.call(func(scr *screen.Screen, _ uint64) {
+			data, merr = scr.MarshalBinary()
+			trimmed, terr = scr.MarshalTrimmed(replay.CheckpointScrollback)
+		})
+		err = cmp.Or(err, merr, terr)
 	}
 	off := m.off
 	if err == nil {
@@ -401,7 +406,7 @@ func (m *model) checkpoint(force bool) {
 	if l, err := m.h.outlog(); err == nil {
 		first = l.First()
 	}
-	if err := replay.SaveCheckpoint(m.h.dir, off, data, first); err != nil {
+	if err := replay.SaveTrimmedCheckpoint(m.h.dir, off, trimmed, first); err != nil {
 		m.h.log.Warn("write replay checkpoint", "err", err)
 	}
 }
