@@ -157,10 +157,21 @@ func TestMemory(t *testing.T) {
 		s.Write(plainText(4 << 20))
 		return s
 	})
+	// A quiet session's model compacts its history (session.model).
+	quiet, s3 := heapOf(func() any {
+		s := New(80, 24, Options{})
+		s.Write(plainText(4 << 20))
+		s.CompactScrollback()
+		return s
+	})
 	sc := s2.(*Screen)
 	t.Logf("idle 80x24 session: %d bytes", idle)
-	t.Logf("80x24 with %d scrollback lines (%d packed bytes): %d bytes, %.1f bytes per scrollback line, %d bytes per screen cell",
+	t.Logf("80x24 with %d scrollback lines (%d packed bytes), still printing: %d bytes, %.1f bytes per scrollback line, %d bytes per screen cell",
 		sc.sb.len(), sc.sb.bytes, full, float64(full)/float64(sc.sb.len()), 8)
+	t.Logf("the same once quiet (history compressed): %d bytes, %.1f bytes per scrollback line", quiet, float64(quiet)/float64(sc.sb.len()))
+	if quiet >= full {
+		t.Errorf("compacting the history left %d bytes of %d", quiet, full)
+	}
 	if idle > 64<<10 {
 		t.Errorf("idle session holds %d bytes, want under 64 KiB", idle)
 	}
@@ -172,6 +183,7 @@ func TestMemory(t *testing.T) {
 	}
 	runtime.KeepAlive(s1)
 	runtime.KeepAlive(s2)
+	runtime.KeepAlive(s3)
 }
 
 // TestScrollbackLimits checks both limits of the scrollback.
