@@ -19,9 +19,10 @@ import (
 // chunk decompressed at a time. Compression waits until more than
 // rawBudget of sealed chunks are raw, or until compact: a flood of output
 // drops its lines from a full history soon after they arrive, so most of
-// them are never compressed, and a quiet session's model compacts it. It
-// drops its oldest lines to stay within a number of lines and of bytes
-// (uncompressed).
+// them are never compressed. The session's model compacts a busy screen
+// every second and a quiet one once, so a session that prints slowly
+// keeps little raw. It drops its oldest lines to stay within a number of
+// lines and of bytes (uncompressed).
 type scrollback struct {
 	chunks    [][]byte // chunks[0] is chunk number chunkBase; chunks[:packed] are S2 blocks
 	packed    int
@@ -137,8 +138,8 @@ func (sb *scrollback) keep(raw []byte) {
 // compact compresses every sealed chunk.
 func (sb *scrollback) compact() {
 	sb.release()
-	for sb.packed < len(sb.chunks)-1 {
-		sb.pack()
+	if n := len(sb.chunks); n > 0 {
+		sb.packOver(0, n-1)
 	}
 	sb.spare = nil
 }
@@ -166,7 +167,7 @@ func (sb *scrollback) push(enc []byte) {
 		size := minChunkSize
 		if n > 0 {
 			size = min(2*cap(sb.chunks[n-1]), maxChunkSize)
-			sb.packOver(rawBudget)
+			sb.packOver(rawBudget, n) // chunk n-1 is sealed now
 		}
 		size = max(size, len(enc))
 		if cap(sb.spare) >= size && cap(sb.spare) <= 2*size {
@@ -201,14 +202,14 @@ func (sb *scrollback) clearWrapped(i int) {
 	}
 }
 
-// packOver compresses the oldest sealed chunks while their raw ones,
-// the open chunk included, hold more than budget bytes.
-func (sb *scrollback) packOver(budget int) {
+// packOver compresses the oldest of the sealed chunks, chunks[:sealed],
+// while those left raw hold more than budget bytes.
+func (sb *scrollback) packOver(budget, sealed int) {
 	raw := 0
-	for _, c := range sb.chunks[sb.packed:] {
+	for _, c := range sb.chunks[sb.packed:sealed] {
 		raw += len(c)
 	}
-	for raw > budget && sb.packed < len(sb.chunks)-1 {
+	for raw > budget && sb.packed < sealed {
 		raw -= len(sb.chunks[sb.packed])
 		sb.pack()
 	}

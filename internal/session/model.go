@@ -54,7 +54,14 @@ type model struct {
 	sizes      []outlog.SizeChange
 	ckptOff    uint64 // offset of the last checkpoint written
 	stopped    bool
+	compacted  time.Time // when the screen's history was last compacted
 }
+
+// compactEvery is how often a busy screen's history is compacted: in a
+// flood, most of it is gone before then and never compressed (the
+// screen's scrollback); a session that prints slowly keeps a second's
+// worth raw at most.
+const compactEvery = time.Second
 
 // startModel builds the model from the newest checkpoint (or the oldest
 // retained byte) and starts feeding it. It is called once per host.
@@ -231,6 +238,10 @@ func (m *model) apply(off uint64, p []byte) {
 	m.off = off
 	close(m.progress)
 	m.progress = make(chan struct{})
+	if now := time.Now(); now.Sub(m.compacted) >= compactEvery {
+		m.scr.CompactScrollback()
+		m.compacted = now
+	}
 	m.mu.Unlock()
 	if off-m.ckptOffLocked() >= checkpointEvery {
 		m.checkpoint(false)
