@@ -80,6 +80,19 @@ func (c *Cursor) passed(typ byte, body []byte, at uint64) {
 	}
 }
 
+// passTail passes the records after the last data record of the segment
+// the cursor is leaving, all at its end (c.off): a Size record written
+// just before the segment was closed. Sizes reports it; the next segment
+// opens with the same size.
+func (c *Cursor) passTail() {
+	s := newScanner(c.f, c.pos, false)
+	defer s.release()
+	var rec record
+	for s.next(&rec) && !isData(rec.typ) {
+		c.passed(rec.typ, rec.small[:rec.n], c.off)
+	}
+}
+
 // Offset returns the offset of the next byte Read returns.
 func (c *Cursor) Offset() uint64 { return c.off }
 
@@ -195,6 +208,9 @@ func (c *Cursor) Read(p []byte) (int, error) {
 			return 0, g
 		}
 		if !c.placed || c.seg != v.seg {
+			if c.placed && c.trackSizes {
+				c.passTail()
+			}
 			err := c.place(v.seg)
 			if errors.Is(err, fs.ErrNotExist) && !relisted {
 				// Retention deleted it after we looked; in write mode the
