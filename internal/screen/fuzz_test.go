@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -73,6 +74,21 @@ func FuzzScreen(f *testing.F) {
 		want, got = s.Dump(-1), c.Dump(-1)
 		if d := Diff(&want, &got, 5); d != nil {
 			t.Fatalf("after more output the restored checkpoint differs:\n  %s", strings.Join(d, "\n  "))
+		}
+
+		// Compacting the history changes nothing but its memory; a
+		// trimmed checkpoint is the checkpoint of a trimmed copy.
+		s.CompactScrollback()
+		got = s.Dump(-1)
+		if d := Diff(&want, &got, 5); d != nil || len(want.Scrollback) != len(got.Scrollback) {
+			t.Fatalf("compacting the history changed the screen:\n  %s", strings.Join(d, "\n  "))
+		}
+		keep := int(size) % 50
+		trimmed, _ := s.MarshalTrimmed(keep)
+		tc := cloneScreen(t, s)
+		tc.TrimScrollback(keep)
+		if tb, _ := tc.MarshalBinary(); !bytes.Equal(trimmed, tb) {
+			t.Fatalf("MarshalTrimmed(%d) is not the checkpoint of a copy trimmed to %d lines", keep, keep)
 		}
 
 		// Snapshot: the same screen.
