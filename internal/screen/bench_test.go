@@ -214,8 +214,9 @@ func TestScrollbackLimits(t *testing.T) {
 }
 
 // TestWriteAllocs checks that writing is allocation-free once the
-// scrollback is full, but for the compressed copy of each history chunk
-// it seals (one per 64 KiB of history).
+// scrollback is full, but for at most a compressed copy of each history
+// chunk it seals (one per 64 KiB of history; a chunk a flood drops raw
+// costs none, and its buffer opens the next).
 func TestWriteAllocs(t *testing.T) {
 	for _, c := range []struct {
 		name string
