@@ -111,7 +111,7 @@ func (e *encoder) parser(p *parser) {
 	}
 	e.int(p.p.nsub)
 	for i := 0; i < p.p.nsub; i++ {
-		e.int(int(p.p.sub[i] + 1))
+		e.int(int(p.p.sub[i]) + 1) // in int: a sub-parameter may be maxParam
 	}
 	e.bool(p.p.reject)
 	e.bool(p.p.rejectS)
