@@ -56,7 +56,7 @@ func (c *Cursor) readAt(b []byte, pos int64) (int, error) {
 // TrackSizes makes the cursor keep the Size records its Reads pass, for
 // TakeSizes: what a reader replaying the bytes must apply, each before the
 // byte at its offset, found in the same pass over the file as the bytes
-// (Log.Sizes scans the segment again).
+// rather than by a second scan of the segment.
 func (c *Cursor) TrackSizes() { c.trackSizes = true }
 
 // TakeSizes returns the Size records passed since the last call (or Seek),
@@ -82,8 +82,9 @@ func (c *Cursor) passed(typ byte, body []byte, at uint64) {
 
 // passTail passes the records after the last data record of the segment
 // the cursor is leaving, all at its end (c.off): a Size record written
-// just before the segment was closed. Sizes reports it; the next segment
-// opens with the same size.
+// just before the segment was closed (the next segment opens with the
+// same size, but a reader replaying the bytes applies both, as they were
+// set).
 func (c *Cursor) passTail() {
 	s := newScanner(c.f, c.pos, false)
 	defer s.release()

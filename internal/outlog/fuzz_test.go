@@ -275,29 +275,14 @@ func FuzzAppendRead(f *testing.F) {
 		if err != nil || !bytes.Equal(got, model[l.First():]) {
 			t.Fatalf("final read: %v", err)
 		}
-		// A cursor that tracks sizes passes the Size records Sizes finds.
+		// A cursor that tracks sizes passes the Size records a scan finds.
 		for _, from := range []uint64{l.First(), l.First() + (l.End()-l.First())/2} {
-			want, err := l.Sizes(from, l.End())
+			want, err := l.scanSizes(from, l.End())
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := l.Cursor(from)
-			c.TrackSizes()
-			buf := make([]byte, 1+arg(0)*3)
-			var sizes []SizeChange
-			for {
-				n, err := c.Read(buf)
-				sizes = append(sizes, c.TakeSizes()...)
-				if err == io.EOF {
-					break
-				}
-				if err != nil || n == 0 {
-					t.Fatalf("sizes read from %d: %d %v", from, n, err)
-				}
-			}
-			c.Close()
-			if !slices.Equal(sizes, want) {
-				t.Fatalf("a cursor from %d passed sizes %v, Sizes gives %v", from, sizes, want)
+			if sizes := readSizes(t, l, from, 1+arg(0)*3); !slices.Equal(sizes, want) {
+				t.Fatalf("a cursor from %d passed sizes %v, a scan finds %v", from, sizes, want)
 			}
 		}
 	})

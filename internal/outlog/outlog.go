@@ -1012,22 +1012,6 @@ type SizeChange struct {
 	Cols, Rows uint16
 }
 
-// Sizes returns the Size records at offsets in [lo, hi), in order: what a
-// reader replaying those bytes must apply, each before the byte at its
-// offset. Records that repeat the size in force (every segment opens with
-// one) are included; applying them is harmless. Offsets below First are
-// skipped.
-func (l *Log) Sizes(lo, hi uint64) ([]SizeChange, error) {
-	var out []SizeChange
-	err := l.scanRange(lo, hi, func(rec *record, at uint64) {
-		if rec.typ == recSize {
-			c, r := rec.size()
-			out = append(out, SizeChange{Offset: at, Cols: c, Rows: r})
-		}
-	})
-	return out, err
-}
-
 // Range is the bytes [Start, End) of the stream.
 type Range struct{ Start, End uint64 }
 

@@ -852,6 +852,43 @@ func TestImports(t *testing.T) {
 	}
 }
 
+// scanSizes returns the Size records at offsets in [lo, hi), in order,
+// found by scanning the segments' records on their own: the reference a
+// size-tracking cursor (Cursor.TrackSizes) is checked against. Records
+// that repeat the size in force (every segment opens with one) are
+// included. Offsets below First are skipped.
+func (l *Log) scanSizes(lo, hi uint64) ([]SizeChange, error) {
+	var out []SizeChange
+	err := l.scanRange(lo, hi, func(rec *record, at uint64) {
+		if rec.typ == recSize {
+			c, r := rec.size()
+			out = append(out, SizeChange{Offset: at, Cols: c, Rows: r})
+		}
+	})
+	return out, err
+}
+
+// readSizes reads l from from to its end with a size-tracking cursor and
+// reads of bufSize, and returns the Size records it passed.
+func readSizes(t *testing.T, l *Log, from uint64, bufSize int) []SizeChange {
+	t.Helper()
+	c := l.Cursor(from)
+	defer c.Close()
+	c.TrackSizes()
+	buf := make([]byte, bufSize)
+	var sizes []SizeChange
+	for {
+		n, err := c.Read(buf)
+		sizes = append(sizes, c.TakeSizes()...)
+		if err == io.EOF {
+			return sizes
+		}
+		if err != nil || n == 0 {
+			t.Fatalf("sizes read from %d, reads of %d: %d %v", from, bufSize, n, err)
+		}
+	}
+}
+
 func TestSizes(t *testing.T) {
 	dir := t.TempDir()
 	l := openT(t, dir, Options{SegmentSize: 64 << 10, Retention: 1 << 30, Cols: 80, Rows: 24})
@@ -866,7 +903,7 @@ func TestSizes(t *testing.T) {
 			want = append(want, SizeChange{l.End(), c, r})
 		}
 	}
-	got, err := l.Sizes(0, l.End())
+	got, err := l.scanSizes(0, l.End())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -886,7 +923,7 @@ func TestSizes(t *testing.T) {
 		}
 	}
 	// A window in the middle sees only its own changes.
-	mid, _ := l.Sizes(want[2].Offset, want[3].Offset)
+	mid, _ := l.scanSizes(want[2].Offset, want[3].Offset)
 	for _, s := range mid {
 		if s.Offset < want[2].Offset || s.Offset >= want[3].Offset {
 			t.Fatalf("size %v outside the window", s)
@@ -895,7 +932,7 @@ func TestSizes(t *testing.T) {
 }
 
 // TestCursorSizes: a cursor that tracks sizes reports the Size records of
-// what it reads, as Sizes does, whatever its reads' sizes and wherever it
+// what it reads, as scanSizes does, whatever its reads' sizes and wherever it
 // starts.
 func TestCursorSizes(t *testing.T) {
 	dir := t.TempDir()
@@ -911,27 +948,12 @@ func TestCursorSizes(t *testing.T) {
 		}
 	}
 	for _, from := range []uint64{0, at[1] - 5000, at[1], at[1] + 1} {
-		want, err := l.Sizes(from, l.End())
+		want, err := l.scanSizes(from, l.End())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, size := range []int{37, 4096, ReadBuffer} {
-			c := l.Cursor(from)
-			c.TrackSizes()
-			buf := make([]byte, size)
-			var got []SizeChange
-			for {
-				n, err := c.Read(buf)
-				got = append(got, c.TakeSizes()...)
-				if err == io.EOF {
-					break
-				}
-				if err != nil || n == 0 {
-					t.Fatalf("from %d, reads of %d: %d, %v", from, size, n, err)
-				}
-			}
-			c.Close()
-			if !slices.Equal(got, want) {
+			if got := readSizes(t, l, from, size); !slices.Equal(got, want) {
 				t.Fatalf("from %d, reads of %d: sizes\n%v\nwant\n%v", from, size, got, want)
 			}
 		}

@@ -371,7 +371,8 @@ func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 }
 
 // appendCell appends the packed form of row[k], a cell of the run that
-// ends at j that is not printable ASCII of width 1, and returns the index
+// ends at j that is not printable ASCII of width 1 (encodeLineEnd packs
+// those itself), and returns the index
 // of the next cell: a wide character takes its continuation with it.
 func (s *Screen) appendCell(b []byte, row []cell, k, j int) ([]byte, int) {
 	c := row[k]
@@ -388,8 +389,6 @@ func (s *Screen) appendCell(b []byte, row []cell, k, j int) ([]byte, int) {
 		}
 		b = binary.AppendUvarint(b, uint64(len(str)))
 		b = append(b, str...)
-	case w == 1 && cp >= 0x20 && cp < 0x7f:
-		b = append(b, byte(cp))
 	case w == 1 && cp == 0:
 		b = append(b, pkNull)
 	case w == 1:
