@@ -117,7 +117,10 @@ export class Server {
         await this.kill();
       }
     } finally {
-      rmSync(this.dir, { recursive: true, force: true });
+      // The sessions' holders may still be recording their exit in the
+      // directory a moment after the server has gone: retry a directory
+      // that is not empty yet.
+      rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     }
   }
 }
