@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"termkeep/internal/api"
+	"termkeep/internal/rawio"
 	"termkeep/internal/statedir"
 	"termkeep/internal/wire"
 )
@@ -319,7 +320,11 @@ func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Str
 	if err := req.Write(conn); err != nil {
 		return fail(fmt.Errorf("client: attach: %w", err))
 	}
-	br := bufio.NewReaderSize(conn, 256<<10)
+	// Frames are read and written raw (internal/rawio): an ordinary system
+	// call after the client was idle wakes the runtime's monitor thread,
+	// once per keystroke and once per echo.
+	raw := rawio.NewConn(conn)
+	br := bufio.NewReaderSize(raw, 256<<10)
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		return fail(fmt.Errorf("client: attach: %w", err))
@@ -329,7 +334,7 @@ func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Str
 		resp.Body.Close()
 		return fail(err)
 	}
-	s := &Stream{conn: conn, r: br, w: wire.NewWriter(conn)}
+	s := &Stream{conn: conn, r: br, w: wire.NewWriter(raw)}
 	if hello.Version == 0 {
 		hello.Version = wire.Version
 	}

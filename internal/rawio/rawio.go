@@ -17,6 +17,7 @@ package rawio
 
 import (
 	"io"
+	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -157,6 +158,31 @@ func Write(rc syscall.RawConn, p []byte) (int, error) {
 	}
 	return written, err
 }
+
+// Conn is a socket whose Read and Write are Read and Write above: raw
+// calls, waiting in the poller when they would block, so deadlines hold.
+// Everything else (Close, deadlines, addresses) is the net.Conn's.
+type Conn struct {
+	net.Conn
+	rc syscall.RawConn
+}
+
+// NewConn returns c with raw reads and writes, or c itself when it has no
+// descriptor of its own to make them on (a TLS connection, a pipe).
+func NewConn(c net.Conn) net.Conn {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return c
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	return &Conn{Conn: c, rc: rc}
+}
+
+func (c *Conn) Read(p []byte) (int, error)  { return Read(c.rc, p) }
+func (c *Conn) Write(p []byte) (int, error) { return Write(c.rc, p) }
 
 // File is an *os.File (a local file: a log segment) whose Write and ReadAt
 // are raw calls. Everything else is the os.File's.

@@ -57,6 +57,38 @@ func TestReadWriteConn(t *testing.T) {
 	}
 }
 
+// A Conn reads and writes raw, keeps the connection's deadlines, and closes
+// it; a connection without a descriptor of its own is left as it is.
+func TestConn(t *testing.T) {
+	a, b := socketPair(t)
+	c, d := NewConn(a), NewConn(b)
+	if _, ok := c.(*Conn); !ok {
+		t.Fatalf("NewConn of a unix socket is %T, want *Conn", c)
+	}
+	big := bytes.Repeat([]byte("termkeep"), 1<<17) // 1 MiB: more than the socket holds
+	go c.Write(big)
+	got, err := io.ReadAll(io.LimitReader(d, int64(len(big))))
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("read %d bytes (%v), want the %d written", len(got), err, len(big))
+	}
+	d.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := d.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d.SetReadDeadline(time.Time{})
+	if _, err := d.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("read after the peer's Close: %v, want EOF", err)
+	}
+	p, q := net.Pipe()
+	defer q.Close()
+	if NewConn(p) != p {
+		t.Fatal("NewConn wrapped a connection that has no descriptor")
+	}
+}
+
 // ReadLazy holds a buffer only while there is something to read: every
 // buffer it got went back or came out with bytes in it, and the bytes are
 // the ones written.

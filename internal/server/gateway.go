@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/atomicfile"
+	"termkeep/internal/rawio"
 	"termkeep/internal/session"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -310,7 +312,7 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	}
 	// The guard has already compared the Origin with this server's own
 	// origins, which is stricter than the library's same-host check.
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	c, err := websocket.Accept(rawHijack{w}, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept has answered
 	}
@@ -326,4 +328,27 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	// The host pings the viewer with wire frames (ViewerOptions), so a
 	// browser that vanished is noticed here as on the unix socket.
 	h.ServeViewer(nc, hello, g.s.viewerOptions(sess, "web", readOnly))
+}
+
+// rawHijack gives the WebSocket library the browser's connection with raw
+// reads and writes (internal/rawio), as the unix socket's viewers have
+// theirs (handleAttach); a TLS connection stays as it is.
+type rawHijack struct{ http.ResponseWriter }
+
+func (h rawHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := h.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("connection cannot be upgraded")
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := brw.Writer.Flush(); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	raw := rawio.NewConn(c)
+	brw.Writer.Reset(raw)
+	return raw, brw, nil // the library reads what brw holds, then raw
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
+	"termkeep/internal/rawio"
 	"termkeep/internal/session"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
@@ -504,7 +506,16 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 		conn.Close()
 		return
 	}
-	rw := &hijacked{Reader: brw.Reader, Conn: conn}
+	// The frames are read and written raw (internal/rawio): a keystroke
+	// through this connection then wakes no thread of the server but the
+	// one that reads it. The HTTP server may have read the first frames.
+	raw := rawio.NewConn(conn)
+	var in io.Reader = raw
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		in = io.MultiReader(bytes.NewReader(bytes.Clone(b)), raw)
+	}
+	rw := &hijacked{Reader: bufio.NewReaderSize(in, 16<<10), Conn: raw}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var buf []byte
 	f, err := wire.ReadFrame(rw, &buf)
@@ -531,8 +542,8 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 	h.ServeViewer(rw, hello, s.viewerOptions(sess, "cli", hello.ReadOnly))
 }
 
-// hijacked reads through the HTTP server's buffer (which may already hold
-// the client's first frames) and writes straight to the connection.
+// hijacked reads through a buffer (which may start with the client's first
+// frames, read by the HTTP server) and writes straight to the connection.
 type hijacked struct {
 	*bufio.Reader
 	net.Conn

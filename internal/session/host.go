@@ -288,7 +288,10 @@ func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
 	if err != nil {
 		return nil, welcome, fmt.Errorf("session: dial holder: %w", err)
 	}
-	up := &holderConn{c: c, w: wire.NewWriter(c)}
+	// Input goes out as a raw write, as output comes in (newFrameReader): an
+	// ordinary system call after the server was idle wakes the runtime's
+	// monitor thread (internal/rawio), once per keystroke.
+	up := &holderConn{c: c, w: wire.NewWriter(rawio.NewConn(c))}
 	if err := up.w.JSON(wire.TypeHello, wire.Hello{Version: wire.Version, Role: wire.RoleServer, From: from}); err != nil {
 		c.Close()
 		return nil, welcome, fmt.Errorf("session: hello to holder: %w", err)
