@@ -16,6 +16,7 @@ import (
 
 	"termkeep/internal/client"
 	"termkeep/internal/keys"
+	"termkeep/internal/rawio"
 	"termkeep/internal/wire"
 )
 
@@ -86,6 +87,18 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 		}
 	}
 	size()
+	// Keystrokes and output go through a non-blocking file of the terminal
+	// with raw calls where there is one (tty_linux.go): an ordinary system
+	// call after attach was idle wakes the runtime's monitor thread, once
+	// per keystroke and once per echo.
+	var tin io.Reader = in
+	var tout io.Writer = out
+	if tf := openTerminal(in, out); tf != nil {
+		defer tf.Close()
+		if rc, err := tf.SyscallConn(); err == nil {
+			tin, tout = rawTerminal{rc}, rawTerminal{rc}
+		}
+	}
 
 	// SIGHUP (the terminal went away) and SIGTERM end attach cleanly, so the
 	// deferred Restore runs; the session is untouched.
@@ -96,7 +109,7 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 	typed := &inputPath{ch: make(chan []byte, 16)}
 	input := typed.ch
 	detached := make(chan struct{})
-	go readInput(in, detachKey, typed, detached)
+	go readInput(tin, detachKey, typed, detached)
 
 	say := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "\r\n[termkeep: "+format+"]\r\n", args...)
@@ -123,14 +136,14 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 				switch fr.Type {
 				case wire.TypeOutput:
 					off, data, _ := wire.ParseOutput(fr.Payload)
-					if _, err := out.Write(data); err != nil {
+					if _, err := tout.Write(data); err != nil {
 						done <- result{err: err}
 						return
 					}
 					f.advance(off, len(data))
 				case wire.TypeSnapshot:
 					off, data, _ := wire.ParseOutput(fr.Payload)
-					if _, err := out.Write(data); err != nil {
+					if _, err := tout.Write(data); err != nil {
 						done <- result{err: err}
 						return
 					}
@@ -252,6 +265,12 @@ func (p *inputPath) queued(s *client.Stream, data []byte) {
 	p.waiting--
 	p.mu.Unlock()
 }
+
+// rawTerminal reads and writes a non-blocking terminal with raw calls.
+type rawTerminal struct{ rc syscall.RawConn }
+
+func (t rawTerminal) Read(p []byte) (int, error)  { return rawio.Read(t.rc, p) }
+func (t rawTerminal) Write(p []byte) (int, error) { return rawio.Write(t.rc, p) }
 
 // readInput copies the local terminal to the session until it ends or the
 // detach key is pressed. It reads with a plain Read: no buffering decoder
