@@ -456,6 +456,28 @@ func (rep *report) markdown() string {
 		for _, r := range rep.lat {
 			fmt.Fprintf(&b, "- **%s**: %s.\n", r.c.name, r.c.note)
 		}
+		b.WriteString("\nBefore (make bench, 2026-11-22 01:48 UTC): p50 360 µs through termkeep attach,\n")
+		b.WriteString("267 µs through a WebSocket, 216 µs through the wire client. The server's sockets,\n")
+		b.WriteString("and termkeep attach's socket and terminal, were read and written with ordinary\n")
+		b.WriteString("system calls, and the first one after the process had been idle woke the Go\n")
+		b.WriteString("runtime's monitor thread: per key, 43 context switches on the machine through\n")
+		b.WriteString("termkeep attach (now 34) and 25 through the wire client (now 22), counted with\n")
+		b.WriteString("`perf stat -a -e context-switches` over this section. They are raw calls now\n")
+		b.WriteString("that wait in the runtime's poller (internal/rawio), as the holder's were.\n")
+		b.WriteString("\nWhy the goals are still missed: an echo is a chain of wake-ups of sleeping\n")
+		b.WriteString("processes, and here a woken process starts running 25-40 µs later on average\n")
+		b.WriteString("(`perf sched latency` over this section). Through termkeep attach a key wakes\n")
+		b.WriteString("attach, the server, the holder, the server and attach again; through tmux, its\n")
+		b.WriteString("client and its server twice (tmux's server writes to the client's terminal\n")
+		b.WriteString("itself). Through a WebSocket it wakes the server, the holder and the server\n")
+		b.WriteString("again, where ttyd has no holder. The holder, a process of its own so that the\n")
+		b.WriteString("session outlives the server, is the hop the others lack; it already looks for\n")
+		b.WriteString("the echo for 200 µs instead of sleeping. Fewer wake-ups would take more of\n")
+		b.WriteString("that (each process spinning a core for every key typed), or termkeep attach\n")
+		b.WriteString("speaking to the holder directly, past the server's arbitration of terminal\n")
+		b.WriteString("answers, its input limits and its size policy. The WebSocket goal was set from\n")
+		b.WriteString("ttyd's 92 µs on a machine whose raw pty echoed in 27 µs; the raw pty here takes\n")
+		b.WriteString("about twice that (see the table).\n")
 	}
 
 	if rep.screen != nil {
