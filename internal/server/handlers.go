@@ -515,7 +515,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 		b, _ := brw.Reader.Peek(n)
 		in = io.MultiReader(bytes.NewReader(bytes.Clone(b)), raw)
 	}
-	rw := &hijacked{Reader: bufio.NewReaderSize(in, 16<<10), Conn: raw}
+	rw := &hijacked{Reader: bufio.NewReaderSize(in, 4<<10), Conn: raw}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var buf []byte
 	f, err := wire.ReadFrame(rw, &buf)
