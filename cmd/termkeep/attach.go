@@ -96,7 +96,7 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 	if tf := openTerminal(in, out); tf != nil {
 		defer tf.Close()
 		if rc, err := tf.SyscallConn(); err == nil {
-			tin, tout = rawTerminal{rc}, rawTerminal{rc}
+			tin, tout = rawio.NewReadWriter(rc), rawio.NewReadWriter(rc)
 		}
 	}
 
@@ -265,12 +265,6 @@ func (p *inputPath) queued(s *client.Stream, data []byte) {
 	p.waiting--
 	p.mu.Unlock()
 }
-
-// rawTerminal reads and writes a non-blocking terminal with raw calls.
-type rawTerminal struct{ rc syscall.RawConn }
-
-func (t rawTerminal) Read(p []byte) (int, error)  { return rawio.Read(t.rc, p) }
-func (t rawTerminal) Write(p []byte) (int, error) { return rawio.Write(t.rc, p) }
 
 // readInput copies the local terminal to the session until it ends or the
 // detach key is pressed. It reads with a plain Read: no buffering decoder

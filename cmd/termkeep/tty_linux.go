@@ -8,7 +8,7 @@ import (
 
 // openTerminal opens the terminal that in and out both are once more, as a
 // file of attach's own: non-blocking, so that its reads and writes wait in
-// the runtime's poller and can be raw calls (rawTerminal), without changing
+// the runtime's poller and can be raw calls (rawio.ReadWriter), without changing
 // the flags of the file in and out share with the shell (each open of a
 // terminal has flags of its own). It returns nil when in and out are not
 // one terminal, or when the terminal cannot be opened again; attach then

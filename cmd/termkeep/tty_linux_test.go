@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"termkeep/internal/rawio"
 )
 
 // openTerminal opens the terminal again as a non-blocking file of its own,
@@ -48,7 +50,7 @@ func TestOpenTerminal(t *testing.T) {
 	}
 
 	// Output written to it reaches the terminal; keys typed there come out.
-	term := rawTerminal{rc}
+	term := rawio.NewReadWriter(rc)
 	if _, err := term.Write([]byte("shown")); err != nil {
 		t.Fatal(err)
 	}

@@ -662,12 +662,12 @@ func (u *upstream) serve() {
 		close(u.done)
 		return
 	}
-	u.w = wire.NewWriter(rawWriter{rc})
+	u.w = wire.NewWriter(rawio.NewReadWriter(rc))
 	var buf []byte
 	u.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	// One read per burst of frames rather than two per frame (header, then
 	// payload): keystrokes arrive here one frame at a time.
-	br := bufio.NewReaderSize(rawReader{rc}, 16<<10)
+	br := bufio.NewReaderSize(rawio.NewReadWriter(rc), 16<<10)
 	f, err := wire.ReadFrame(br, &buf)
 	if err != nil || f.Type != wire.TypeHello {
 		u.fail(wire.CodeMalformed, "expected a hello frame")
@@ -763,15 +763,6 @@ func (u *upstream) serve() {
 		}
 	}
 }
-
-// rawWriter and rawReader are the server's socket through rawio.
-type (
-	rawWriter struct{ rc syscall.RawConn }
-	rawReader struct{ rc syscall.RawConn }
-)
-
-func (w rawWriter) Write(p []byte) (int, error) { return rawio.Write(w.rc, p) }
-func (r rawReader) Read(p []byte) (int, error)  { return rawio.Read(r.rc, p) }
 
 func (u *upstream) fail(code uint16, msg string) {
 	u.send(func(w *wire.Writer) error { return w.Error(code, msg) })

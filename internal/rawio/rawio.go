@@ -159,12 +159,22 @@ func Write(rc syscall.RawConn, p []byte) (int, error) {
 	return written, err
 }
 
+// ReadWriter reads and writes a non-blocking descriptor (a socket, or a
+// terminal opened non-blocking) with Read and Write above.
+type ReadWriter struct{ rc syscall.RawConn }
+
+// NewReadWriter is Read and Write of rc as an io.ReadWriter.
+func NewReadWriter(rc syscall.RawConn) ReadWriter { return ReadWriter{rc} }
+
+func (rw ReadWriter) Read(p []byte) (int, error)  { return Read(rw.rc, p) }
+func (rw ReadWriter) Write(p []byte) (int, error) { return Write(rw.rc, p) }
+
 // Conn is a socket whose Read and Write are Read and Write above: raw
 // calls, waiting in the poller when they would block, so deadlines hold.
 // Everything else (Close, deadlines, addresses) is the net.Conn's.
 type Conn struct {
 	net.Conn
-	rc syscall.RawConn
+	rw ReadWriter
 }
 
 // NewConn returns c with raw reads and writes, or c itself when it has no
@@ -178,11 +188,11 @@ func NewConn(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &Conn{Conn: c, rc: rc}
+	return &Conn{Conn: c, rw: ReadWriter{rc}}
 }
 
-func (c *Conn) Read(p []byte) (int, error)  { return Read(c.rc, p) }
-func (c *Conn) Write(p []byte) (int, error) { return Write(c.rc, p) }
+func (c *Conn) Read(p []byte) (int, error)  { return c.rw.Read(p) }
+func (c *Conn) Write(p []byte) (int, error) { return c.rw.Write(p) }
 
 // File is an *os.File (a local file: a log segment) whose Write and ReadAt
 // are raw calls. Everything else is the os.File's.

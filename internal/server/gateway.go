@@ -331,8 +331,9 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 }
 
 // rawHijack gives the WebSocket library the browser's connection with raw
-// reads and writes (internal/rawio), as the unix socket's viewers have
-// theirs (handleAttach); a TLS connection stays as it is.
+// reads and writes (hijackRaw), as the unix socket's viewers have theirs
+// (handleAttach); the library reads what brw holds first, then the
+// connection.
 type rawHijack struct{ http.ResponseWriter }
 
 func (h rawHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -340,6 +341,14 @@ func (h rawHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if !ok {
 		return nil, nil, errors.New("connection cannot be upgraded")
 	}
+	return hijackRaw(hj)
+}
+
+// hijackRaw takes the connection over from the HTTP server with raw reads
+// and writes (rawio.NewConn; a TLS connection stays as it is): the
+// connection, and brw, whose writer writes to it and whose reader may hold
+// bytes the HTTP server read already, which come before the connection's.
+func hijackRaw(hj http.Hijacker) (net.Conn, *bufio.ReadWriter, error) {
 	c, brw, err := hj.Hijack()
 	if err != nil {
 		return nil, nil, err
@@ -350,5 +359,5 @@ func (h rawHijack) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	raw := rawio.NewConn(c)
 	brw.Writer.Reset(raw)
-	return raw, brw, nil // the library reads what brw holds, then raw
+	return raw, brw, nil
 }

@@ -20,7 +20,6 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
-	"termkeep/internal/rawio"
 	"termkeep/internal/session"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
@@ -497,25 +496,22 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 		writeError(w, http.StatusInternalServerError, "connection cannot be upgraded")
 		return
 	}
-	conn, brw, err := hj.Hijack()
+	// The frames are read and written raw (hijackRaw): a keystroke
+	// through this connection then wakes no thread of the server but the
+	// one that reads it.
+	conn, brw, err := hijackRaw(hj)
 	if err != nil {
 		return
 	}
+	// The HTTP server may have read the first frames: they come first.
+	b, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	brw.Reader.Reset(io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn))
 	fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\nConnection: Upgrade\r\n\r\n", api.UpgradeProto)
 	if err := brw.Flush(); err != nil {
 		conn.Close()
 		return
 	}
-	// The frames are read and written raw (internal/rawio): a keystroke
-	// through this connection then wakes no thread of the server but the
-	// one that reads it. The HTTP server may have read the first frames.
-	raw := rawio.NewConn(conn)
-	var in io.Reader = raw
-	if n := brw.Reader.Buffered(); n > 0 {
-		b, _ := brw.Reader.Peek(n)
-		in = io.MultiReader(bytes.NewReader(bytes.Clone(b)), raw)
-	}
-	rw := &hijacked{Reader: bufio.NewReaderSize(in, 4<<10), Conn: raw}
+	rw := &hijacked{Reader: brw.Reader, Conn: conn}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var buf []byte
 	f, err := wire.ReadFrame(rw, &buf)
@@ -542,8 +538,8 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 	h.ServeViewer(rw, hello, s.viewerOptions(sess, "cli", hello.ReadOnly))
 }
 
-// hijacked reads through a buffer (which may start with the client's first
-// frames, read by the HTTP server) and writes straight to the connection.
+// hijacked reads through the HTTP server's buffer (which may already hold
+// the client's first frames) and writes straight to the connection.
 type hijacked struct {
 	*bufio.Reader
 	net.Conn
