@@ -82,7 +82,7 @@ func TestLimitsOpenFiles(t *testing.T) {
 // ignores: the server runs as nobody when the test is root): sessions are
 // created until one is refused, with 503 and a sentence naming the limit;
 // the refused create leaves nothing behind, the server lives, running
-// sessions work, and ending two makes room for another.
+// sessions work, and ending three makes room for another.
 func TestLimitsProcesses(t *testing.T) {
 	u := newUserEnv(t)
 	base, err := userTasks(u.uid)
@@ -105,7 +105,7 @@ func TestLimitsProcesses(t *testing.T) {
 	}
 	now, _ := userTasks(u.uid)
 	t.Logf("limit %d (uid %d had %d); %d sessions, %d tasks, then: %s", limit, u.uid, base, len(created), now, refusal)
-	if len(created) < 3 {
+	if len(created) < 4 {
 		t.Fatalf("only %d sessions fit in %d processes and threads", len(created), limit)
 	}
 	want := fmt.Sprintf("termkeep: too many processes: the server's user (%s) may have %d processes and threads (ulimit -u) and has ", u.name, limit)
@@ -131,7 +131,10 @@ func TestLimitsProcesses(t *testing.T) {
 		t.Fatal("the server died")
 	}
 	u.echoes("keep", "procs-ok")
-	for _, id := range created[1:3] {
+	// The creates over HTTP filled the room the CLI's threads had left, and
+	// the next create runs the CLI again: a session's six or seven tasks
+	// less is within that CLI's count of the reserve, so end three.
+	for _, id := range created[1:4] {
 		u.mustRun("rm", "--force", id)
 	}
 	u.mustRun("new", "--name", "again", "--", "cat")
