@@ -328,6 +328,12 @@ func (s *Screen) encodeLine(b []byte, l *line) []byte {
 
 // encodeLineEnd is encodeLine that also returns the length of the row
 // without its trailing blank cells.
+//
+// A run's length comes first in the packed form, but the run is found
+// while its cells are packed, in one pass over them: room for the length
+// is kept for the longest run the rest of the row allows, and what is
+// packed after it moves back when the run is shorter and its length
+// needs fewer bytes (never, on a row of fewer than 128 cells).
 func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 	h := byte(0)
 	if l.wrapped {
@@ -337,51 +343,60 @@ func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 	b = append(b, h)
 	row := l.cells
 	end := trimmedEnd(row)
+	var lenBuf [binary.MaxVarintLen64]byte
 	for i := 0; i < end; {
 		sid := row[i].s
-		j := i + 1
-		for j < end && row[j].s == sid {
-			j++
-		}
-		b = binary.AppendUvarint(b, uint64(j-i))
+		at := len(b)
+		room := len(binary.AppendUvarint(lenBuf[:0], uint64(end-i)))
+		b = append(b, lenBuf[:room]...)
 		b = s.appendStyle(b, s.styles.get(sid))
-		for k := i; k < j; {
-			// Printable ASCII of width 1, the common case: a byte each,
-			// stored into room grown for the rest of the run.
-			src := row[k:j]
+		j := i
+		for {
+			// Printable ASCII of width 1 in the run's style, the common
+			// case: a byte each, stored into room grown for the rest of
+			// the row.
+			src := row[j:end]
 			b = slices.Grow(b, len(src))
 			n := len(b)
 			dst := b[n : n+len(src)]
 			m := 0
 			for ; m < len(src); m++ {
 				v := src[m].c - (w1 | 0x20)
-				if v >= 0x5F {
+				if v >= 0x5F || src[m].s != sid {
 					break
 				}
 				dst[m] = byte(v + 0x20)
 			}
 			b = b[:n+m]
-			if k += m; k < j {
-				b, k = s.appendCell(b, row, k, j)
+			if j += m; j == end || row[j].s != sid {
+				break
 			}
+			b, j = s.appendCell(b, row, j, end)
+		}
+		n := binary.PutUvarint(lenBuf[:], uint64(j-i))
+		copy(b[at:], lenBuf[:n])
+		if n < room {
+			b = append(b[:at+n], b[at+room:]...)
 		}
 		i = j
 	}
 	return b, end
 }
 
-// appendCell appends the packed form of row[k], a cell of the run that
-// ends at j that is not printable ASCII of width 1 (encodeLineEnd packs
-// those itself), and returns the index
-// of the next cell: a wide character takes its continuation with it.
-func (s *Screen) appendCell(b []byte, row []cell, k, j int) ([]byte, int) {
+// appendCell appends the packed form of row[k], a cell that encodeLineEnd
+// does not pack itself (it is not printable ASCII of width 1) in a run of
+// the style of row[k] that ends at end or at the first cell of another
+// style, and returns the index of the next cell: a wide character takes
+// its continuation with it when that is in the run.
+func (s *Screen) appendCell(b []byte, row []cell, k, end int) ([]byte, int) {
 	c := row[k]
 	cp := c.c & cpMask
 	w := c.width()
+	contNext := k+1 < end && row[k+1].c == 0 && row[k+1].s == c.s
 	switch {
 	case c.c&combFlag != 0:
 		str := s.cellString(c)
-		if w == 2 && k+1 < j && row[k+1].c == 0 {
+		if w == 2 && contNext {
 			b = append(b, pkCombWide)
 			k++
 		} else {
@@ -394,7 +409,7 @@ func (s *Screen) appendCell(b []byte, row []cell, k, j int) ([]byte, int) {
 	case w == 1:
 		b = append(b, pkNarrow)
 		b = binary.AppendUvarint(b, uint64(cp))
-	case w == 2 && cp != 0 && k+1 < j && row[k+1].c == 0:
+	case w == 2 && cp != 0 && contNext:
 		b = append(b, pkWide)
 		b = binary.AppendUvarint(b, uint64(cp))
 		k++
