@@ -43,6 +43,19 @@ func EncodeCheckpoint(off uint64, model []byte) []byte {
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
+// AppendCheckpoint appends the checkpoint file of scr at offset off to b:
+// what EncodeCheckpoint makes of scr's MarshalBinary, without a copy of
+// the model.
+func AppendCheckpoint(b []byte, off uint64, scr *screen.Screen) []byte {
+	start := len(b)
+	b = append(b, ckptMagic[:]...)
+	b = binary.BigEndian.AppendUint64(b, off)
+	b = binary.BigEndian.AppendUint64(b, 0) // the model's length, once it is known
+	b, _ = scr.AppendBinary(b)
+	binary.BigEndian.PutUint64(b[start+16:], uint64(len(b)-start-ckptHeader))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+}
+
 // DecodeCheckpoint reads a checkpoint file back. It rejects anything that
 // is not a whole, valid one (an error wrapping ErrCheckpoint) and never
 // panics.
@@ -69,7 +82,13 @@ func DecodeCheckpoint(b []byte) (*screen.Screen, uint64, error) {
 // reader sees the old file or the new one). It does not fsync: a
 // checkpoint lost to a crash is rebuilt from the log.
 func WriteCheckpoint(path string, off uint64, model []byte) error {
-	return atomicfile.Write(path, EncodeCheckpoint(off, model), false)
+	return WriteCheckpointFile(path, EncodeCheckpoint(off, model))
+}
+
+// WriteCheckpointFile is WriteCheckpoint of a whole checkpoint file
+// (EncodeCheckpoint, AppendCheckpoint).
+func WriteCheckpointFile(path string, file []byte) error {
+	return atomicfile.Write(path, file, false)
 }
 
 // ReadCheckpoint reads the checkpoint file at path.

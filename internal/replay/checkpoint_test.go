@@ -38,6 +38,25 @@ func TestCheckpointFile(t *testing.T) {
 	}
 }
 
+// AppendCheckpoint makes the file EncodeCheckpoint makes of the screen's
+// MarshalBinary, after whatever the buffer held.
+func TestAppendCheckpoint(t *testing.T) {
+	s := screen.New(40, 5, screen.Options{})
+	s.Write([]byte(strings.Repeat("a line of \x1b[1mhistory\x1b[m\r\n", 500) + "\x1b]0;title\x07last"))
+	model, _ := s.MarshalBinary()
+	want := EncodeCheckpoint(1234, model)
+	if got := AppendCheckpoint(nil, 1234, s); string(got) != string(want) {
+		t.Fatalf("AppendCheckpoint: %d bytes, EncodeCheckpoint: %d, and they differ", len(got), len(want))
+	}
+	got := AppendCheckpoint([]byte("prefix"), 1234, s)
+	if string(got[:6]) != "prefix" || string(got[6:]) != string(want) {
+		t.Fatal("AppendCheckpoint after a prefix is not the prefix and the file")
+	}
+	if _, off, err := DecodeCheckpoint(got[6:]); err != nil || off != 1234 {
+		t.Fatalf("decode: %v, offset %d", err, off)
+	}
+}
+
 // SaveCheckpoint keeps at most 1,000 lines of history, and the newest
 // MaxCheckpoints files none of which is below the oldest retained byte.
 func TestSaveAndPrune(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // The checkpoint format: a magic string, a version byte, then the model's
@@ -25,20 +26,27 @@ var ErrCheckpoint = errors.New("screen: bad checkpoint")
 // the scrollback, modes, character sets, tab stops, saved cursors, title,
 // working directory, hyperlinks and the parser's state between Writes.
 // UnmarshalBinary of it gives a screen that behaves the same from then on.
-func (s *Screen) MarshalBinary() ([]byte, error) { return s.marshal(0), nil }
+func (s *Screen) MarshalBinary() ([]byte, error) { return s.marshal(nil, 0), nil }
+
+// AppendBinary appends MarshalBinary's checkpoint to b
+// (encoding.BinaryAppender): a caller that frames the checkpoint puts its
+// header first and makes no second copy of it.
+func (s *Screen) AppendBinary(b []byte) ([]byte, error) { return s.marshal(b, 0), nil }
 
 // MarshalTrimmed is MarshalBinary of the screen as TrimScrollback(n) would
 // leave it, with the screen itself left as it is: a checkpoint that keeps
 // only recent history, without a copy of the whole screen to trim.
 func (s *Screen) MarshalTrimmed(n int) ([]byte, error) {
-	return s.marshal(max(s.sb.len()-max(n, 0), 0)), nil
+	return s.marshal(nil, max(s.sb.len()-max(n, 0), 0)), nil
 }
 
-// marshal encodes the screen without its oldest drop lines of history, as
-// TrimScrollback leaves it when it drops them.
-func (s *Screen) marshal(drop int) []byte {
+// marshal appends to b the screen without its oldest drop lines of
+// history, as TrimScrollback leaves it when it drops them. It makes room
+// for all of it at once: a busy screen's checkpoint is a megabyte, and
+// growing to that by doubling copied it over and over.
+func (s *Screen) marshal(b []byte, drop int) []byte {
 	defer s.sb.release() // the history read cache
-	e := &encoder{s: s, drop: drop}
+	e := &encoder{s: s, drop: drop, b: slices.Grow(b, s.marshalSize(drop))}
 	e.b = append(e.b, checkpointMagic...)
 	e.b = append(e.b, checkpointVersion)
 	e.int(s.cols)
@@ -82,6 +90,19 @@ func (s *Screen) marshal(drop int) []byte {
 		e.b = append(e.b, l...)
 	}
 	return e.b
+}
+
+// marshalSize is a generous estimate of what marshal(drop) appends: the
+// kept share of the packed history (whose count of bytes includes an
+// index entry per line, more than the line's length prefix takes), and the
+// rows of both buffers at a byte a cell plus their headers.
+func (s *Screen) marshalSize(drop int) int {
+	history := s.sb.bytes
+	if n := s.sb.len(); n > 0 && drop > 0 {
+		history = int(int64(history) * int64(max(n-drop, 0)) / int64(n))
+	}
+	rows := len(s.normal.lines) + len(s.normal.hidden) + len(s.alt.lines) + len(s.alt.hidden)
+	return 1<<10 + len(s.title) + len(s.icon) + len(s.cwdURI) + len(s.cwd) + history + rows*(s.cols+16)
 }
 
 type encoder struct {

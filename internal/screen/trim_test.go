@@ -92,3 +92,29 @@ func TestMarshalTrimmed(t *testing.T) {
 		t.Fatal("MarshalTrimmed changed the screen")
 	}
 }
+
+// marshal makes room for a checkpoint once: its estimate is at least what
+// it writes, for plain and colored history, wide and narrow screens, whole
+// and trimmed; and AppendBinary appends what MarshalBinary returns.
+func TestMarshalSize(t *testing.T) {
+	var colored strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&colored, "\x1b[3%dm%d\x1b[m \x1b[38;5;%dm%s\x1b[m wide \u4e16\u754c\r\n", i%8, i, i%256, strings.Repeat("x", i%150))
+	}
+	for _, in := range []string{string(plainText(1 << 20)), colored.String()} {
+		for _, cols := range []int{20, 80, 200} {
+			s := New(cols, 30, Options{})
+			s.Write([]byte(in))
+			for _, drop := range []int{0, 1, s.sb.len() / 2, s.sb.len()} {
+				size := s.marshalSize(drop)
+				if n := len(s.marshal(nil, drop)); n > size {
+					t.Errorf("%d columns, %d of %d history lines left out: %d bytes, estimated %d", cols, drop, s.sb.len(), n, size)
+				}
+			}
+			whole, _ := s.MarshalBinary()
+			if got, _ := s.AppendBinary([]byte("prefix")); string(got) != "prefix"+string(whole) {
+				t.Errorf("%d columns: AppendBinary is not the prefix and MarshalBinary", cols)
+			}
+		}
+	}
+}

@@ -387,27 +387,27 @@ func (m *model) checkpoint(force bool) {
 		m.mu.Unlock()
 		return
 	}
-	var data, trimmed []byte
+	off := m.off
+	var file, trimmed []byte
 	var err error
 	if m.frozen != nil {
 		// What MarshalBinary gave, of a screen with no more history than
 		// a replay checkpoint keeps (freezeMaxScrollback).
-		data, trimmed = m.frozen, m.frozen
+		file, trimmed = replay.EncodeCheckpoint(off, m.frozen), m.frozen
 	} else {
-		var merr, terr error
+		var terr error
 		err = m.call(func(scr *screen.Screen, _ uint64) {
-			data, merr = scr.MarshalBinary()
+			file = replay.AppendCheckpoint(nil, off, scr)
 			trimmed, terr = scr.MarshalTrimmed(replay.CheckpointScrollback)
 		})
-		err = cmp.Or(err, merr, terr)
+		err = cmp.Or(err, terr)
 	}
-	off := m.off
 	if err == nil {
 		m.ckptOff = off
 	}
 	m.mu.Unlock()
 	if err == nil {
-		err = replay.WriteCheckpoint(filepath.Join(m.h.dir, CheckpointFile), off, data)
+		err = replay.WriteCheckpointFile(filepath.Join(m.h.dir, CheckpointFile), file)
 	}
 	if err != nil {
 		m.h.log.Warn("write screen checkpoint", "err", err)
