@@ -86,6 +86,7 @@ func fullScreenApp(cols, rows, frames int) []byte {
 }
 
 func benchWrite(b *testing.B, cols, rows int, data []byte) {
+	withoutMarkChecks(b)
 	s := New(cols, rows, Options{})
 	s.Write(data) // warm: scrollback full, tables grown
 	b.SetBytes(int64(len(data)))
@@ -106,6 +107,7 @@ func BenchmarkScreenFullScreenApp200x50(b *testing.B) {
 }
 
 func BenchmarkScreenSnapshot80x24(b *testing.B) {
+	withoutMarkChecks(b)
 	s := New(80, 24, Options{})
 	s.Write(plainText(1 << 20))
 	b.ReportAllocs()
@@ -116,6 +118,7 @@ func BenchmarkScreenSnapshot80x24(b *testing.B) {
 }
 
 func BenchmarkScreenCheckpoint80x24(b *testing.B) {
+	withoutMarkChecks(b)
 	s := New(80, 24, Options{})
 	s.Write(plainText(1 << 20))
 	b.ReportAllocs()
@@ -246,6 +249,7 @@ func TestWriteAllocs(t *testing.T) {
 // A snapshot as a fresh web UI viewer asks for it: the screen and 10,000
 // lines of history (the default scrollback) at 200x50.
 func BenchmarkScreenSnapshot200x50(b *testing.B) {
+	withoutMarkChecks(b)
 	s := New(200, 50, Options{})
 	s.Write(plainText(4 << 20))
 	b.ReportAllocs()

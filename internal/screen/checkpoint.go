@@ -197,6 +197,9 @@ func (s *Screen) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("%w: %v", ErrCheckpoint, err)
 	}
 	*s = *n
+	// Rows read back know no marks of blank cells (see leave), whatever
+	// reading them did.
+	s.epoch, s.untracked = n.epoch+1, 0
 	return nil
 }
 

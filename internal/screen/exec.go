@@ -13,6 +13,18 @@ func (s *Screen) execute(b byte) {
 		s.lineFeed()
 	case 0x0d:
 		s.cur.x = 0
+	default:
+		s.leave()
+		s.executeOther(b)
+		s.back()
+	}
+	s.prevWidth = 0
+}
+
+// executeOther is execute of a control other than a line feed or a
+// carriage return.
+func (s *Screen) executeOther(b byte) {
+	switch b {
 	case 0x08:
 		s.backspace()
 	case 0x09:
@@ -29,7 +41,6 @@ func (s *Screen) execute(b byte) {
 	case 0x88:
 		s.cur.setTab(s.cur.x)
 	}
-	s.prevWidth = 0
 }
 
 func (s *Screen) escDispatch(id uint32) {
@@ -227,6 +238,7 @@ func (s *Screen) scroll(wrapped bool) {
 				// Past end the row is blank already: erase only the rest.
 				fillCells(l.cells[:end], blankCell)
 				l.wrapped, l.marks = wrapped, 0
+				s.knownBlank(&l, 0)
 				copy(b.lines[b.top:b.bottom], b.lines[b.top+1:b.bottom+1])
 				b.lines[b.bottom] = l
 				return
@@ -275,6 +287,11 @@ func (s *Screen) recycle(l *line, sid uint32) {
 	fillCells(l.cells, cell{c: w1, s: sid})
 	l.wrapped = false
 	l.marks = 0
+	if sid == 0 {
+		s.knownBlank(l, 0)
+	} else {
+		s.knownBlank(l, len(l.cells))
+	}
 }
 
 func (s *Screen) saveCursor() {

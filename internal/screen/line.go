@@ -1,5 +1,7 @@
 package screen
 
+import "fmt"
+
 // A cell is 8 bytes: its content word and an index into the screen's style
 // table. The content word holds, as xterm.js's buffer does, a code point (or,
 // with combFlag, an index into the screen's table of multi-code-point
@@ -46,6 +48,10 @@ type line struct {
 	cells   []cell
 	wrapped bool  // reached by auto-wrap from the row above (xterm.js isWrapped)
 	marks   uint8 // OSC 133 marks received on this row (markPrompt...)
+	// While epoch is the screen's (Screen.epoch), the cells from blankFrom
+	// on are known to be blank (see Screen.contentEnd).
+	blankFrom int32
+	epoch     uint64
 }
 
 // OSC 133 (shell integration) marks, kept per row.
@@ -173,3 +179,63 @@ func trimmedLength(row []cell) int {
 	}
 	return 0
 }
+
+// Packing a row that scrolls into the history trims its trailing blank
+// cells, and on a wide screen that scan was most of the packing. A row
+// that plain output scrolls through knows where its blank cells start
+// instead: scrolling blanks it, and printing raises the mark as it
+// writes (the fast paths: printASCII, the erase at auto-wrap, the fix-ups
+// at the ends of a run). Everything else that writes cells (any other
+// control, escape sequence or character, a resize, a checkpoint read)
+// runs between leave and back, whose new epochs make every mark unknown:
+// nothing else has to keep them right, and one that is not known costs
+// the scan it always did.
+
+// leave starts an operation that writes cells without keeping the marks.
+func (s *Screen) leave() {
+	s.epoch++
+	s.untracked++
+}
+
+// back ends what leave started.
+func (s *Screen) back() {
+	s.epoch++
+	s.untracked--
+}
+
+// knownBlank records that l's cells from x on are blank, outside leave
+// and back (inside, it forgets what l knew).
+func (s *Screen) knownBlank(l *line, x int) {
+	if s.untracked == 0 {
+		l.blankFrom, l.epoch = int32(x), s.epoch
+	} else {
+		l.epoch = 0
+	}
+}
+
+// wrote keeps l's mark after a write of its cells before end.
+func (s *Screen) wrote(l *line, end int) {
+	if l.epoch == s.epoch && int32(end) > l.blankFrom {
+		l.blankFrom = int32(end)
+	}
+}
+
+// contentEnd is where l's trailing blank cells start at the latest: its
+// mark when it is known, else its length.
+func (s *Screen) contentEnd(l *line) int {
+	if l.epoch == 0 || l.epoch != s.epoch || int(l.blankFrom) >= len(l.cells) {
+		return len(l.cells)
+	}
+	if verifyMarks {
+		for i, c := range l.cells[l.blankFrom:] {
+			if !c.isBlank() {
+				panic(fmt.Sprintf("screen: a row's blank cells start at %d by its mark, but cell %d is %#v", l.blankFrom, int(l.blankFrom)+i, c))
+			}
+		}
+	}
+	return int(l.blankFrom)
+}
+
+// verifyMarks makes contentEnd check each mark it uses (the package's
+// tests set it).
+var verifyMarks = false

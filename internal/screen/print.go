@@ -12,9 +12,10 @@ func (s *Screen) beginRun() {
 	s.inRun = true
 	b := s.cur
 	if b.x > 0 {
-		row := b.lines[b.y].cells
-		if cellAt(row, b.x-1).width() == 2 {
-			row[b.x-1] = cell{c: w1, s: s.curID()}
+		l := &b.lines[b.y]
+		if cellAt(l.cells, b.x-1).width() == 2 {
+			l.cells[b.x-1] = cell{c: w1, s: s.curID()}
+			s.wrote(l, b.x)
 		}
 	}
 }
@@ -28,9 +29,10 @@ func (s *Screen) endRun() {
 	s.inRun = false
 	b := s.cur
 	if b.x < s.cols {
-		row := b.lines[b.y].cells
-		if c := cellAt(row, b.x); c.width() == 0 && !c.hasContent() && b.x < len(row) {
-			row[b.x] = cell{c: w1, s: s.curID()}
+		l := &b.lines[b.y]
+		if c := cellAt(l.cells, b.x); c.width() == 0 && !c.hasContent() && b.x < len(l.cells) {
+			l.cells[b.x] = cell{c: w1, s: s.curID()}
+			s.wrote(l, b.x+1)
 		}
 	}
 }
@@ -62,13 +64,14 @@ func (s *Screen) printASCII(p []byte) {
 				p = p[len(p)-1:]
 			}
 		}
-		row := b.lines[b.y].cells
+		l := &b.lines[b.y]
 		n := min(len(p), cols-b.x)
-		dst := row[b.x : b.x+n]
+		dst := l.cells[b.x : b.x+n]
 		for i, c := range p[:n] {
 			dst[i] = cell{c: uint32(c) | w1, s: sid}
 		}
 		b.x += n
+		s.wrote(l, b.x)
 		p = p[n:]
 	}
 }
@@ -78,12 +81,15 @@ func (s *Screen) printASCII(p []byte) {
 // as wrapped (scrolling at the bottom of the scroll region).
 func (s *Screen) wrapLine() {
 	b := s.cur
-	row := b.lines[b.y].cells
+	row := &b.lines[b.y]
 	sid := s.curID()
 	oldX := b.x
-	erase := func(row []cell) {
-		for x := oldX; x < s.cols && x < len(row); x++ {
-			row[x] = cell{c: w1, s: sid}
+	erase := func(l *line) {
+		for x := oldX; x < s.cols && x < len(l.cells); x++ {
+			l.cells[x] = cell{c: w1, s: sid}
+		}
+		if sid != 0 {
+			s.wrote(l, s.cols)
 		}
 	}
 	b.x = 0
@@ -99,7 +105,7 @@ func (s *Screen) wrapLine() {
 		}
 		s.scroll(true)
 		if recycled {
-			erase(b.lines[b.y].cells)
+			erase(&b.lines[b.y])
 		}
 		return
 	}
@@ -112,6 +118,12 @@ func (s *Screen) wrapLine() {
 
 // putRune prints one character.
 func (s *Screen) putRune(cp rune) {
+	s.leave()
+	s.putRuneUntracked(cp)
+	s.back()
+}
+
+func (s *Screen) putRuneUntracked(cp rune) {
 	if !s.inRun {
 		s.beginRun()
 	}

@@ -14,6 +14,8 @@ func (s *Screen) Resize(cols, rows int) {
 	}
 	cols = clampDim(cols, minCols)
 	rows = clampDim(rows, 1)
+	s.leave()
+	defer s.back()
 	s.endRun()
 	oldCols, oldRows := s.cols, s.rows
 	s.resizeNormal(oldCols, oldRows, cols, rows)

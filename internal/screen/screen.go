@@ -59,6 +59,12 @@ type Screen struct {
 
 	p      parser
 	encBuf []byte // scratch for packing lines
+
+	// epoch and untracked keep the rows' marks of blank cells (see
+	// leave): epoch starts at 1, so a row's zero epoch is never the
+	// screen's.
+	epoch     uint64
+	untracked int
 }
 
 type modes struct {
@@ -122,7 +128,7 @@ type buffer struct {
 func New(cols, rows int, opts Options) *Screen {
 	cols = clampDim(cols, minCols)
 	rows = clampDim(rows, 1)
-	s := &Screen{cols: cols, rows: rows, modes: modes{wrap: true}}
+	s := &Screen{cols: cols, rows: rows, modes: modes{wrap: true}, epoch: 1}
 	switch {
 	case opts.ScrollbackLines == 0:
 		s.sb.maxLines = defaultScrollbackLines
@@ -215,7 +221,23 @@ func (s *Screen) Write(p []byte) (int, error) {
 		p = p[len(q):]
 	}
 	s.maybeCollect()
+	if verifyMarks {
+		s.checkMarks()
+	}
 	return n, nil
+}
+
+// checkMarks checks the mark of every row (contentEnd panics at a wrong
+// one).
+func (s *Screen) checkMarks() {
+	for _, b := range []*buffer{s.normal, s.alt} {
+		for i := range b.hidden {
+			s.contentEnd(&b.hidden[i])
+		}
+		for i := range b.lines {
+			s.contentEnd(&b.lines[i])
+		}
+	}
 }
 
 // parse runs the bytes through the UTF-8 decoder and the parser.
@@ -403,7 +425,13 @@ func (s *Screen) advance(cp rune) {
 	case acExecute:
 		s.execute(byte(cp))
 	case acCSIDispatch:
-		s.csiDispatch(p.collect<<8 | uint32(cp))
+		if id := p.collect<<8 | uint32(cp); id == 'm' {
+			s.csiDispatch(id) // SGR: no cell changes
+		} else {
+			s.leave()
+			s.csiDispatch(id)
+			s.back()
+		}
 		s.prevWidth = 0
 	case acParam:
 		switch cp {
@@ -417,7 +445,9 @@ func (s *Screen) advance(cp rune) {
 	case acCollect:
 		p.collect = p.collect<<8 | uint32(cp)
 	case acESCDispatch:
+		s.leave()
 		s.escDispatch(p.collect<<8 | uint32(cp))
+		s.back()
 		s.prevWidth = 0
 	case acClear:
 		p.p.reset()
@@ -427,7 +457,9 @@ func (s *Screen) advance(cp rune) {
 	case acOSCPut:
 		p.oscPut(cp)
 	case acOSCEnd:
+		s.leave()
 		s.oscEnd(cp != 0x18 && cp != 0x1a)
+		s.back()
 		p.p.reset()
 		p.collect = 0
 		s.prevWidth = 0

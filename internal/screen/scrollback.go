@@ -342,7 +342,7 @@ func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 	h |= l.marks << 1
 	b = append(b, h)
 	row := l.cells
-	end := trimmedEnd(row)
+	end := trimmedEnd(row[:s.contentEnd(l)])
 	var lenBuf [binary.MaxVarintLen64]byte
 	for i := 0; i < end; {
 		sid := row[i].s
