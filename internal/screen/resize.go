@@ -398,7 +398,7 @@ func linesToRemove(lines []*rline, oldCols, cols, cursorAbs int) []int {
 		destCol := wrappedTrimmedLength(group, 0, oldCols)
 		src := 1
 		srcCol := 0
-		for src < len(group) {
+		for src < len(group) && dest < len(group) {
 			srcTrimmed := wrappedTrimmedLength(group, src, oldCols)
 			n := min(srcTrimmed-srcCol, cols-destCol)
 			copyCells(group[dest], group[src], srcCol, destCol, n, false)
@@ -412,13 +412,18 @@ func linesToRemove(lines []*rline, oldCols, cols, cursorAbs int) []int {
 				src++
 				srcCol = 0
 			}
-			if destCol == 0 && dest != 0 && cellAt(group[dest-1].cells, cols-1).width() == 2 {
+			if destCol == 0 && dest != 0 && dest < len(group) && cellAt(group[dest-1].cells, cols-1).width() == 2 {
 				copyCells(group[dest], group[dest-1], cols-1, destCol, 1, false)
 				destCol++
 				setAt(group[dest-1].cells, cols-1, blankCell)
 			}
 		}
-		replaceCells(group[dest].cells, destCol, cols, blankCell, false, nil)
+		// Wide characters moved to the start of the next row can fill
+		// every row of the group; xterm.js then fails on the row past its
+		// end (it throws), the model stops there.
+		if dest < len(group) {
+			replaceCells(group[dest].cells, destCol, cols, blankCell, false, nil)
+		}
 		count := 0
 		for k := len(group) - 1; k > 0; k-- {
 			if k > dest || trimmedLength(group[k].cells) == 0 {

@@ -190,9 +190,10 @@ func (w *painter) moveTo(x int) {
 	}
 }
 
-// put prints a cell's characters where the cursor is.
+// put prints a cell's characters where the cursor is (what printable
+// makes of them).
 func (w *painter) put(c cell) {
-	str := w.s.cellString(c)
+	str := w.s.printable(c)
 	wd := c.width()
 	if r, _ := utf8.DecodeRuneInString(str); runeWidth(r) == 0 && w.joinable {
 		// A zero-width character right after a printed one would join it:
@@ -202,6 +203,31 @@ func (w *painter) put(c cell) {
 	w.b = append(w.b, str...)
 	w.x += max(wd, 1)
 	w.joinable = wd > 0
+}
+
+// standIn is printed for a cell whose character is wider than the cell.
+// Only xterm.js's reflow leaves such a cell, when its copy of a row's
+// strings puts a wide character's string on a narrow cell (see copyCells);
+// no output makes one, since printing the character takes both its
+// columns, and at the last column wraps the row first.
+const standIn = "\ufffd"
+
+// printable is what printing cell c sends: what takes the cell's place and
+// no more, so that the cells after it stay where they are. That is its
+// characters, except where they cannot make the cell again (see exactCell):
+// a character wider than the cell is sent as the stand-in, and of a string
+// of zero-width characters (joined to an erased cell) only the first goes,
+// since with nothing to join each of them would take a column of its own.
+func (s *Screen) printable(c cell) string {
+	str := s.cellString(c)
+	r, n := utf8.DecodeRuneInString(str)
+	switch rw := runeWidth(r); {
+	case rw > max(c.width(), 1):
+		return standIn
+	case rw == 0 && n < len(str):
+		return str[:n]
+	}
+	return str
 }
 
 // wideFiller is printed where a wide character is needed for its side
@@ -303,7 +329,7 @@ func (w *painter) paintRow(row []cell, nextWrapped bool) {
 			w.moveTo(i)
 			w.setStyle(c.s)
 			w.put(c)
-			if r, _ := utf8.DecodeRuneInString(s.cellString(c)); runeWidth(r) != wd {
+			if r, _ := utf8.DecodeRuneInString(s.printable(c)); runeWidth(r) != wd {
 				w.x = -1 // printed as another width: where the cursor is, is unknown
 			}
 			step := 1
@@ -627,9 +653,11 @@ func (w *painter) cursor() {
 				return
 			}
 		}
-		if pw == 2 && !s.modes.wrap && b.x == cols-1 {
+		if pw == 2 && !s.modes.wrap && b.x == cols-1 && cellAt(b.lines[b.y].cells, b.x-1).width() != 2 {
 			// The last thing printed was a wide character that did not
-			// fit (and was dropped): drop another.
+			// fit (and was dropped): drop another. (Not where a resize
+			// left the cursor on the second half of a wide character:
+			// the filler would erase it.)
 			w.cup(b, b.x)
 			w.setStyle(curID)
 			w.b = append(w.b, wideFiller...)
@@ -692,15 +720,20 @@ func (w *painter) cup(b *buffer, x int) {
 // printed. It reports whether it could.
 func (w *painter) reprint(b *buffer, x int, c cell) bool {
 	s := w.s
-	str := s.cellString(c)
+	str := s.printable(c)
 	if str == "" {
 		return false
 	}
-	if s.charset != 0 {
-		r0, _ := utf8.DecodeRuneInString(str)
-		if r0 < 127 && mapCharset(s.charset, r0) != r0 {
-			return false
-		}
+	r0, _ := utf8.DecodeRuneInString(str)
+	if runeWidth(r0) != c.width() {
+		// Printed, it would not make the cell again: a narrow character
+		// on a wide cell leaves the cursor short of where it is, and a
+		// zero-width one starts no cell to join (in insert mode the
+		// deletion before it would pull the rest of the row over).
+		return false
+	}
+	if s.charset != 0 && r0 < 127 && mapCharset(s.charset, r0) != r0 {
+		return false
 	}
 	st := w.cur
 	link := w.link
@@ -848,7 +881,9 @@ func appendParams(b []byte, p *params) []byte {
 // cases make, and no byte stream written into a terminal of the same size
 // makes again: a cell whose width is not its character's (a combining
 // mark joined to an erased cell after a resize; a character joined to a
-// wide one that did not fit), a wide character in the last column or
+// wide one that did not fit; a string the reflow moved onto a cell of
+// another width), which the painter sends so that it takes only the
+// cell's place (see printable), a wide character in the last column or
 // without its continuation, a continuation without its wide character
 // after a cell that is not erased, and erased cells in a style erasing
 // cannot give in the few places the painter's tricks cannot reach.

@@ -224,7 +224,7 @@ func (m *model) apply(off uint64, p []byte) {
 			s := m.sizes[0]
 			m.sizes = m.sizes[1:]
 			if c, r := m.scr.Size(); c != int(s.Cols) || r != int(s.Rows) {
-				m.scr.Resize(int(s.Cols), int(s.Rows))
+				m.resize(off, int(s.Cols), int(s.Rows))
 			}
 		}
 		n := len(p)
@@ -261,6 +261,19 @@ func (m *model) write(off uint64, p []byte) {
 		}
 	}()
 	m.scr.Write(p)
+}
+
+// resize resizes the model, isolated as write is: a panic costs the
+// rendered screen, which starts again blank at the new size.
+func (m *model) resize(off uint64, cols, rows int) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.h.log.Error("screen model failed to resize; starting it again from the next byte", "offset", off, "panic", r,
+				"stack", string(debug.Stack()))
+			m.scr = screen.New(cols, rows, screen.Options{})
+		}
+	}()
+	m.scr.Resize(cols, rows)
 }
 
 func (m *model) ckptOffLocked() uint64 {
@@ -348,7 +361,7 @@ func (m *model) at(off uint64, timeout time.Duration, fn func(scr *screen.Screen
 				sz := m.sizes[0]
 				m.sizes = m.sizes[1:]
 				if c, r := m.scr.Size(); c != int(sz.Cols) || r != int(sz.Rows) {
-					m.scr.Resize(int(sz.Cols), int(sz.Rows))
+					m.resize(m.off, int(sz.Cols), int(sz.Rows))
 				}
 			}
 			err := m.call(fn)
