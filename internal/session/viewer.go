@@ -28,6 +28,13 @@ const resyncAfter = 250 * time.Millisecond
 // output (a browser drawing a flood), is skipped to the present.
 const catchUpWithin = 2 * time.Second
 
+// judgeSlowOver is how long a viewer that is still reading, but too slowly
+// by the last moment's pace, is watched before it is skipped: on a busy
+// machine a reader can be starved for a moment and read little in it. One
+// that reads nothing at all, or whose writes block, is skipped after
+// resyncAfter.
+const judgeSlowOver = time.Second
+
 // Defaults for ViewerOptions.
 const (
 	DefaultViewerQueue  = 1 << 20
@@ -416,17 +423,23 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		// machine is not a slow viewer, and costs nothing to wait out (the
 		// bytes are in the window or the log, not in a buffer of its own).
 		lagging := live && !v.waiter && off < end && end-drawn > queue
+		// One clock reading for every judgement below: on a busy machine
+		// this goroutine can be descheduled between two readings for longer
+		// than resyncAfter, and a viewer found keeping pace by the first
+		// must not be judged slow by the second.
+		now := time.Now()
 		if !lagging {
 			behindSince = time.Time{}
 		} else if behindSince.IsZero() {
-			behindSince, behindDrawn, behindDrain = time.Now(), drawn, v.h.draining()
+			behindSince, behindDrawn, behindDrain = now, drawn, v.h.draining()
 			if !blockedAt.IsZero() {
 				behindSince = blockedAt
 			}
 		}
 		read := max(drawn, behindDrawn) - behindDrawn // drawn since it fell behind
-		if lagging && time.Since(behindSince) >= resyncAfter && blockedAt.IsZero() &&
-			(keepsPace(end-drawn, read, time.Since(behindSince)) || behindDrain) {
+		lagFor := now.Sub(behindSince)
+		if lagging && lagFor >= resyncAfter && blockedAt.IsZero() &&
+			(keepsPace(end-drawn, read, lagFor) || behindDrain) {
 			// Behind, but not slow: it kept reading, at a pace that reads
 			// what is behind it soon (the bytes came in a burst, say after
 			// a reconnect, or it reads nearly as fast as a flood comes), or
@@ -434,12 +447,13 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 			// (it was stopped or hung for a while), so nobody could have had
 			// these bytes sooner. Judge it again over the next moment. A
 			// viewer that stopped reading is slow whatever the server did.
-			behindSince, behindDrawn, behindDrain = time.Now(), drawn, v.h.draining()
+			behindSince, behindDrawn, behindDrain = now, drawn, v.h.draining()
+			lagFor = 0
 		}
 		if off >= end {
 			live = true
-		} else if lagging && time.Since(behindSince) >= resyncAfter {
-			why := resyncWhy{behind: end - drawn, read: read, over: time.Since(behindSince), blocked: !blockedAt.IsZero()}
+		} else if lagging && lagFor >= resyncAfter && (read == 0 || !blockedAt.IsZero() || lagFor >= judgeSlowOver) {
+			why := resyncWhy{behind: end - drawn, read: read, over: lagFor, blocked: !blockedAt.IsZero()}
 			behindSince = time.Time{}
 			at, err := v.resync(end, why)
 			if err != nil {
