@@ -220,7 +220,19 @@ func bench(cfg config) int {
 	}
 	rep := &report{cfg: cfg, machine: describeMachine()}
 
-	ran := func(section string) { rep.ran = append(rep.ran, section) }
+	// ran records that a section starts, and says how long the one before
+	// it took (the whole must fit in make bench's 10 minutes).
+	var sectionStart time.Time
+	sectionTook := func() {
+		if len(rep.ran) > 0 {
+			logf("%s took %v", rep.ran[len(rep.ran)-1], time.Since(sectionStart).Round(time.Second))
+		}
+	}
+	ran := func(section string) {
+		sectionTook()
+		rep.ran = append(rep.ran, section)
+		sectionStart = time.Now()
+	}
 
 	if cfg.runs("throughput", contenderNames()...) {
 		ran("throughput")
@@ -306,6 +318,7 @@ func bench(cfg config) int {
 		}
 	}
 
+	sectionTook()
 	rep.took = time.Since(started)
 	fmt.Print(rep.text())
 	if cfg.out != "" {
