@@ -15,8 +15,9 @@ import (
 // viewerChunk bounds one Output frame sent to a viewer.
 const viewerChunk = 256 << 10
 
-// resyncAfter is how long a viewer may stay more than its queue behind
-// before it is judged: skipped to the present if it is slow.
+// resyncAfter is the moment over which a viewer more than its queue
+// behind is judged: if it read at a pace that catches up (catchUpWithin),
+// it is judged again over the next moment.
 const resyncAfter = 250 * time.Millisecond
 
 // catchUpWithin is the pace a viewer more than its queue behind must keep
@@ -28,11 +29,11 @@ const resyncAfter = 250 * time.Millisecond
 // output (a browser drawing a flood), is skipped to the present.
 const catchUpWithin = 2 * time.Second
 
-// judgeSlowOver is how long a viewer that is still reading, but too slowly
-// by the last moment's pace, is watched before it is skipped: on a busy
-// machine a reader can be starved for a moment and read little in it. One
-// that reads nothing at all, or whose writes block, is skipped after
-// resyncAfter.
+// judgeSlowOver is how long a viewer must stay behind without keeping
+// pace, or a write to it block, before it is skipped to the present: on a
+// busy machine a reader (a client among many in one process, a browser
+// tab) can be starved for a few hundred milliseconds, read nothing in
+// them, and then read at full speed.
 const judgeSlowOver = time.Second
 
 // Defaults for ViewerOptions.
@@ -388,15 +389,15 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 	var behindSince time.Time // when the viewer fell more than a queue behind
 	var behindDrawn uint64    // what it had drawn then
 	var behindDrain bool      // and whether the server was taking in a backlog then
-	// When the last output write began, if it blocked for a moment: the
-	// viewer stopped reading then, and that is time spent behind even though
-	// this loop could not look at the output's end meanwhile.
+	// When the last output write began, if it blocked for judgeSlowOver:
+	// the viewer stopped reading then, and that is time spent behind even
+	// though this loop could not look at the output's end meanwhile.
 	var blockedAt time.Time
 	sendOutput := func(fn func(*wire.Writer) error) error {
 		t0 := time.Now()
 		err := v.send(fn)
 		blockedAt = time.Time{}
-		if time.Since(t0) >= resyncAfter {
+		if time.Since(t0) >= judgeSlowOver {
 			blockedAt = t0
 		}
 		return err
@@ -452,7 +453,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		}
 		if off >= end {
 			live = true
-		} else if lagging && lagFor >= resyncAfter && (read == 0 || !blockedAt.IsZero() || lagFor >= judgeSlowOver) {
+		} else if lagging && lagFor >= judgeSlowOver {
 			why := resyncWhy{behind: end - drawn, read: read, over: lagFor, blocked: !blockedAt.IsZero()}
 			behindSince = time.Time{}
 			at, err := v.resync(end, why)
