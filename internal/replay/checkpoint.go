@@ -35,23 +35,28 @@ var ErrCheckpoint = errors.New("replay: bad checkpoint")
 // EncodeCheckpoint returns the checkpoint file of model (the screen's
 // MarshalBinary) at offset off.
 func EncodeCheckpoint(off uint64, model []byte) []byte {
-	b := make([]byte, 0, ckptHeader+len(model)+4)
-	b = append(b, ckptMagic[:]...)
-	b = binary.BigEndian.AppendUint64(b, off)
-	b = binary.BigEndian.AppendUint64(b, uint64(len(model)))
-	b = append(b, model...)
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return appendCheckpoint(make([]byte, 0, ckptHeader+len(model)+4), off,
+		func(b []byte) []byte { return append(b, model...) })
 }
 
 // AppendCheckpoint appends the checkpoint file of scr at offset off to b:
 // what EncodeCheckpoint makes of scr's MarshalBinary, without a copy of
 // the model.
 func AppendCheckpoint(b []byte, off uint64, scr *screen.Screen) []byte {
+	return appendCheckpoint(b, off, func(b []byte) []byte {
+		b, _ = scr.AppendBinary(b)
+		return b
+	})
+}
+
+// appendCheckpoint appends a checkpoint file at offset off to b, its model
+// appended by model.
+func appendCheckpoint(b []byte, off uint64, model func([]byte) []byte) []byte {
 	start := len(b)
 	b = append(b, ckptMagic[:]...)
 	b = binary.BigEndian.AppendUint64(b, off)
 	b = binary.BigEndian.AppendUint64(b, 0) // the model's length, once it is known
-	b, _ = scr.AppendBinary(b)
+	b = model(b)
 	binary.BigEndian.PutUint64(b[start+16:], uint64(len(b)-start-ckptHeader))
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }

@@ -204,12 +204,10 @@ func (s *Screen) back() {
 }
 
 // knownBlank records that l's cells from x on are blank, outside leave
-// and back (inside, it forgets what l knew).
+// and back (inside, whatever l knew is already of a past epoch).
 func (s *Screen) knownBlank(l *line, x int) {
 	if s.untracked == 0 {
 		l.blankFrom, l.epoch = int32(x), s.epoch
-	} else {
-		l.epoch = 0
 	}
 }
 

@@ -248,32 +248,31 @@ func (m *model) apply(off uint64, p []byte) {
 	}
 }
 
-// write feeds the model, isolating the server from a defect in the
-// emulator: a panic costs this session's rendered screen (it starts again
-// blank from the next byte), never the server or the session's output.
+// write feeds the model (see isolate).
 func (m *model) write(off uint64, p []byte) {
-	defer func() {
-		if r := recover(); r != nil {
-			c, rows := m.scr.Size()
-			m.h.log.Error("screen model failed; starting it again from the next byte", "offset", off, "panic", r,
-				"stack", string(debug.Stack()))
-			m.scr = screen.New(c, rows, screen.Options{})
-		}
-	}()
-	m.scr.Write(p)
+	cols, rows := m.scr.Size()
+	m.isolate(off, "write", cols, rows, func() { m.scr.Write(p) })
 }
 
-// resize resizes the model, isolated as write is: a panic costs the
-// rendered screen, which starts again blank at the new size.
+// resize resizes the model (see isolate): after a panic it starts again
+// at the new size.
 func (m *model) resize(off uint64, cols, rows int) {
+	m.isolate(off, "resize", cols, rows, func() { m.scr.Resize(cols, rows) })
+}
+
+// isolate runs fn, a change of the model's screen at offset off, isolating
+// the server from a defect in the emulator: a panic costs this session's
+// rendered screen (it starts again blank, cols by rows, from the next
+// byte), never the server or the session's output.
+func (m *model) isolate(off uint64, what string, cols, rows int, fn func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			m.h.log.Error("screen model failed to resize; starting it again from the next byte", "offset", off, "panic", r,
+			m.h.log.Error("screen model failed; starting it again from the next byte", "in", what, "offset", off, "panic", r,
 				"stack", string(debug.Stack()))
 			m.scr = screen.New(cols, rows, screen.Options{})
 		}
 	}()
-	m.scr.Resize(cols, rows)
+	fn()
 }
 
 func (m *model) ckptOffLocked() uint64 {

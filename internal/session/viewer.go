@@ -21,8 +21,8 @@ const viewerChunk = 256 << 10
 const resyncAfter = 250 * time.Millisecond
 
 // catchUpWithin is the pace a viewer more than its queue behind must keep
-// to count as reading rather than slow: at the rate it read over the last
-// resyncAfter, what is behind it must take at most this long to read. A
+// to count as reading rather than slow: at the rate it read since it was
+// last judged, what is behind it must take at most this long to read. A
 // viewer that reads nearly as fast as a flood comes (a second tab, a
 // client on a loaded machine) gets every byte, the ones past the window
 // from the log on disk; one that stopped, or reads a tenth as fast as the
@@ -420,8 +420,9 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 			drawn = min(v.acked.Load(), off)
 		}
 		// A viewer is resynced when it has stayed more than a queue behind
-		// for a moment: a single late wake-up of this goroutine on a busy
-		// machine is not a slow viewer, and costs nothing to wait out (the
+		// without keeping pace for judgeSlowOver: a late wake-up of this
+		// goroutine or of the reader on a busy machine is not a slow
+		// viewer, and costs nothing to wait out (the
 		// bytes are in the window or the log, not in a buffer of its own).
 		lagging := live && !v.waiter && off < end && end-drawn > queue
 		// One clock reading for every judgement below: on a busy machine
@@ -574,7 +575,7 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 
 // resyncWhy is what a resync was decided on, for the log: how far behind
 // the viewer was, and what it read over how long while behind (or that a
-// write to it blocked for resyncAfter: it had stopped reading; or that the
+// write to it blocked for judgeSlowOver: it had stopped reading; or that the
 // log no longer holds its bytes).
 type resyncWhy struct {
 	behind, read uint64
