@@ -147,12 +147,29 @@ func childMain(mode string) int {
 			fmt.Fprintf(os.Stdout, "%s:%q:END\r\n", label, got)
 		}
 		return 0
+	case "ask":
+		return askChild() // answers_test.go
 	}
 	return 2
 }
 
 // readFor returns what stdin delivers within d.
 func readFor(d time.Duration) []byte {
+	ch := readStdin()
+	var got []byte
+	deadline := time.After(d)
+	for {
+		select {
+		case b := <-ch:
+			got = append(got, b...)
+		case <-deadline:
+			return got
+		}
+	}
+}
+
+// readStdin sends what stdin delivers, read by read, until it ends.
+func readStdin() <-chan []byte {
 	ch := make(chan []byte, 64)
 	go func() {
 		for {
@@ -164,16 +181,7 @@ func readFor(d time.Duration) []byte {
 			}
 		}
 	}()
-	var got []byte
-	deadline := time.After(d)
-	for {
-		select {
-		case b := <-ch:
-			got = append(got, b...)
-		case <-deadline:
-			return got
-		}
-	}
+	return ch
 }
 
 // env is one test's termkeep: a state directory and, when started, a server

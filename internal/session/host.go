@@ -901,6 +901,12 @@ func (h *Host) addViewer(v *viewer) {
 func (h *Host) removeViewer(v *viewer) {
 	h.mu.Lock()
 	delete(h.viewers, v)
+	var orphans []pendingQuery
+	if !v.readOnly {
+		// Questions this viewer was to answer, and that no writable viewer
+		// left will see, are answered from the model.
+		orphans = h.arb.orphaned(time.Now(), h.writerSeesLocked)
+	}
 	h.act.viewersChanged(len(h.viewers), time.Now())
 	if h.sizeOwner == v {
 		// The size passes to the most recently active writable viewer left.
@@ -913,6 +919,9 @@ func (h *Host) removeViewer(v *viewer) {
 	}
 	h.viewersChangedLocked()
 	h.mu.Unlock()
+	for _, q := range orphans {
+		h.modelAnswers(q)
+	}
 	h.viewerActive(nil)
 }
 

@@ -15,10 +15,14 @@ import (
 // land in the shell as typed garbage).
 //
 // The arbiter keeps the questions the session's output has asked and not yet
-// had answered. Each answer a viewer sends is matched to its question by
-// grammar: the first answer to an outstanding question is forwarded, every
-// other answer is dropped. When a question finds no viewer to answer it, the
-// host answers from its screen model, so a program never hangs.
+// had answered. Each answer a writable viewer sends is matched to its
+// question by grammar (answers.go): the first answer to an outstanding
+// question is forwarded, every other one is dropped. A read-only viewer
+// sends nothing to the pty, answers included; a question that no writable
+// viewer will see (none is attached, or the only ones came after it, or the
+// last one left before answering) is answered by the host from its screen
+// model, so a program never hangs and a read-only viewer never has to
+// answer. Whoever answers first, the arbiter lets one answer through.
 
 // queryKind is a kind of terminal question.
 type queryKind uint8
@@ -38,30 +42,58 @@ const (
 // answer is dropped as stale.
 const queryTTL = 5 * time.Second
 
-// arbiter tracks outstanding questions. It is safe for concurrent use.
+// arbiter tracks outstanding questions and decides who answers each. It
+// is safe for concurrent use; time is passed in.
 type arbiter struct {
 	mu      sync.Mutex
 	pending []pendingQuery // oldest first
 }
 
 type pendingQuery struct {
-	kind queryKind
-	at   time.Time
-	off  uint64 // the output offset just after the question
+	kind  queryKind
+	at    time.Time
+	off   uint64 // the output offset just after the question
+	model bool   // handed to the screen model to answer
 }
 
-// asked records a question seen in the output at offset off.
-func (a *arbiter) asked(k queryKind, off uint64, now time.Time) {
+// maxPending bounds the questions kept; past it, a flood of questions goes
+// unanswered, as with a busy terminal.
+const maxPending = 64
+
+// asked records a question seen in the output at offset off. seen says
+// whether a writable viewer attached now will see it and answer; when
+// none will, asked reports that the model must answer it.
+func (a *arbiter) asked(k queryKind, off uint64, now time.Time, seen bool) (byModel bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.expireLocked(now)
-	if len(a.pending) < 64 {
-		a.pending = append(a.pending, pendingQuery{kind: k, at: now, off: off})
+	if len(a.pending) >= maxPending {
+		return false
 	}
+	a.pending = append(a.pending, pendingQuery{kind: k, at: now, off: off, model: !seen})
+	return !seen
+}
+
+// orphaned hands to the model the outstanding questions that no writable
+// viewer left will answer (seen(off) is false for each): called when a
+// writable viewer leaves. It returns them in the order they were asked.
+func (a *arbiter) orphaned(now time.Time, seen func(off uint64) bool) []pendingQuery {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expireLocked(now)
+	var out []pendingQuery
+	for i := range a.pending {
+		p := &a.pending[i]
+		if !p.model && !seen(p.off) {
+			p.model = true
+			out = append(out, *p)
+		}
+	}
+	return out
 }
 
 // answered reports whether an answer of kind k answers an outstanding
-// question (which it then consumes).
+// question (which it then consumes), whoever sent it.
 func (a *arbiter) answered(k queryKind, now time.Time) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -214,135 +246,47 @@ func parseQuery(b []byte) (k queryKind, n int, partial bool) {
 	return qNone, 0, false
 }
 
-// filterAnswers splits a viewer's input into what is passed to the session
-// and the terminal answers in it. Each answer is kept only if ok says an
-// outstanding question takes it. An answer is recognized by its grammar
-// when it arrives whole within one input frame (terminals send each answer
-// in one write). A cursor position report without an outstanding question
-// that could also be a key (F3 with a modifier is ESC [ 1 ; m R) is passed
-// through as the key.
-func filterAnswers(p []byte, ok func(queryKind) bool) []byte {
-	if bytes.IndexByte(p, 0x1b) < 0 {
-		return p
-	}
-	return splitAnswers(p, ok, true)
-}
-
-// answersOnly returns just the answers in p that ok accepts: what a
-// read-only viewer may send (its terminal answers questions too).
-func answersOnly(p []byte, ok func(queryKind) bool) (answers []byte, other bool) {
-	answers = splitAnswers(p, ok, false)
-	rest := splitAnswers(p, func(queryKind) bool { return false }, true)
-	return answers, len(rest) > 0
-}
-
-func splitAnswers(p []byte, ok func(queryKind) bool, keepOther bool) []byte {
-	out := make([]byte, 0, len(p))
-	for i := 0; i < len(p); {
-		if p[i] != 0x1b {
-			j := bytes.IndexByte(p[i:], 0x1b)
-			if j < 0 {
-				j = len(p) - i
-			}
-			if keepOther {
-				out = append(out, p[i:i+j]...)
-			}
-			i += j
-			continue
-		}
-		k, n, key := parseAnswer(p[i:])
-		if k == qNone {
-			if keepOther {
-				out = append(out, p[i])
-			}
-			i++
-			continue
-		}
-		if ok(k) || (key && keepOther) {
-			out = append(out, p[i:i+n]...)
-		}
-		i += n
-	}
-	return out
-}
-
-// parseAnswer reads a terminal answer at the start of b. key is set for a
-// cursor report that is also a valid modified-F3 key sequence.
-func parseAnswer(b []byte) (k queryKind, n int, key bool) {
-	if len(b) < 3 {
-		return qNone, 0, false
-	}
-	switch b[1] {
-	case '[':
-		i := 2
-		prefix := byte(0)
-		if b[i] == '?' || b[i] == '>' {
-			prefix = b[i]
-			i++
-		}
-		start := i
-		var params [][]byte
-		for i < len(b) && i-start < 64 && ((b[i] >= '0' && b[i] <= '9') || b[i] == ';') {
-			i++
-		}
-		if i == len(b) {
-			return qNone, 0, false
-		}
-		params = bytes.Split(b[start:i], []byte{';'})
-		switch {
-		case b[i] == 'c' && prefix == '?':
-			return qDA1, i + 1, false
-		case b[i] == 'c' && prefix == '>':
-			return qDA2, i + 1, false
-		case b[i] == 'n' && prefix == 0 && (string(b[start:i]) == "0" || string(b[start:i]) == "3"):
-			return qStatus, i + 1, false
-		case b[i] == 'R' && prefix == 0 && len(params) == 2 && len(params[0]) > 0 && len(params[1]) > 0:
-			isKey := string(params[0]) == "1" && len(params[1]) <= 2
-			return qCursor, i + 1, isKey
-		}
-		return qNone, 0, false
-	case ']':
-		if len(b) < 5 || b[2] != '1' || b[4] != ';' {
-			return qNone, 0, false
-		}
-		kind := oscColorKind(b[3])
-		if kind == qNone {
-			return qNone, 0, false
-		}
-		for i := 5; i < len(b) && i < 128; i++ {
-			if b[i] == 0x07 {
-				return kind, i + 1, false
-			}
-			if b[i] == 0x1b && i+1 < len(b) && b[i+1] == '\\' {
-				return kind, i + 2, false
-			}
-		}
-	}
-	return qNone, 0, false
-}
-
-// asked handles a question the output asked, ending at offset end: viewers
-// attached will answer it; with none, the host answers from the screen model.
+// asked handles a question the output asked, ending at offset end: a
+// writable viewer that will see it answers it; with none, the host answers
+// from the screen model. Deciding and recording happen under the host's
+// lock, so a writable viewer leaving at the same moment (removeViewer)
+// finds the question recorded and hands it over if nobody else will see it.
 func (h *Host) asked(k queryKind, end uint64) {
-	now := time.Now()
-	h.arb.asked(k, end, now)
 	h.mu.Lock()
-	nobody := len(h.viewers) == 0
+	byModel := h.arb.asked(k, end, time.Now(), h.writerSeesLocked(end))
 	h.mu.Unlock()
-	if nobody {
-		// One worker answers in the order the questions were asked.
-		h.answerOnce.Do(func() {
-			h.answerQ = make(chan pendingQuery, 64)
-			go func() {
-				for q := range h.answerQ {
-					h.answerFromModel(q.kind, q.off)
-				}
-			}()
-		})
-		select {
-		case h.answerQ <- pendingQuery{kind: k, off: end}:
-		default: // a flood of questions: the rest go unanswered, as by a busy terminal
+	if byModel {
+		h.modelAnswers(pendingQuery{kind: k, off: end})
+	}
+}
+
+// writerSeesLocked reports whether a writable viewer attached now will see
+// the question that ends at off in its output, and so answer it. A viewer
+// whose first byte is not known yet (it is still being welcomed) does not
+// count: if it answers too, the arbiter drops one of the two answers.
+func (h *Host) writerSeesLocked(off uint64) bool {
+	for v := range h.viewers {
+		if !v.readOnly && v.fromKnown && v.liveFrom < off {
+			return true
 		}
+	}
+	return false
+}
+
+// modelAnswers queues a question for the model to answer. One worker
+// answers in the order the questions were asked.
+func (h *Host) modelAnswers(q pendingQuery) {
+	h.answerOnce.Do(func() {
+		h.answerQ = make(chan pendingQuery, maxPending)
+		go func() {
+			for q := range h.answerQ {
+				h.answerFromModel(q.kind, q.off)
+			}
+		}()
+	})
+	select {
+	case h.answerQ <- q:
+	default: // a flood of questions: the rest go unanswered, as by a busy terminal
 	}
 }
 
@@ -373,7 +317,7 @@ func (h *Host) answerFromModel(k queryKind, end uint64) {
 	h.inputMu.Lock()
 	defer h.inputMu.Unlock()
 	if ans == nil || !h.arb.answered(k, time.Now()) {
-		return // a viewer arrived and answered meanwhile
+		return // a writable viewer answered meanwhile
 	}
 	h.Input(ans)
 }

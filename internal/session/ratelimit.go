@@ -24,6 +24,9 @@ const (
 	InputByteBurst = 32 << 20
 	// tooFastNotice is the least time between two notices to one viewer.
 	tooFastNotice = 5 * time.Second
+	// refusedNotice is the least time between two refusals of one kind of
+	// frame (input, resize, signal) told to one read-only viewer.
+	refusedNotice = time.Second
 )
 
 // bucket is a token bucket. It never sleeps and never reads a clock: the
@@ -104,4 +107,32 @@ func (v *viewer) throttle(lim *inputLimiter, f wire.Frame) bool {
 	case <-v.gone:
 		return false
 	}
+}
+
+// refusals paces the error frames that tell a read-only viewer its input,
+// resize or signal was refused: the first of each kind is told at once,
+// and then at most one a second, however fast it sends them (a page
+// resized by dragging its window sends dozens). Not safe for concurrent use.
+type refusals struct {
+	last [3]time.Time // input, resize, signal
+}
+
+// notify reports whether a refused frame of type t at now is to be told.
+func (r *refusals) notify(t wire.Type, now time.Time) bool {
+	var i int
+	switch t {
+	case wire.TypeInput:
+		i = 0
+	case wire.TypeResize:
+		i = 1
+	case wire.TypeSignal:
+		i = 2
+	default:
+		return true
+	}
+	if !r.last[i].IsZero() && now.Sub(r.last[i]) < refusedNotice {
+		return false
+	}
+	r.last[i] = now
+	return true
 }

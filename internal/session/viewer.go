@@ -156,6 +156,13 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		}
 		snap, from, cols, rows = data, at, c, r
 	}
+	if !v.waiter {
+		// From now on it sees every question asked after from, and answers
+		// it if it may write (Host.asked).
+		h.mu.Lock()
+		v.liveFrom, v.fromKnown = from, true
+		h.mu.Unlock()
+	}
 	welcome := wire.Welcome{
 		Version: min(max(hello.Version, wire.MinVersion), wire.Version), Session: h.ID, Name: opts.Name,
 		Pid: pid, First: first, End: end, Start: max(from, first), Cols: cols, Rows: rows,
@@ -205,6 +212,8 @@ type viewer struct {
 	id         int
 	cols, rows uint16    // the viewer's own terminal size, 0 when unknown
 	active     time.Time // last input or resize
+	liveFrom   uint64    // the offset of the first output byte it is sent
+	fromKnown  bool      // liveFrom is set
 	sentVer    uint64    // viewers version last sent to it (write loop only)
 	sentLogVer uint64    // log state version last sent to it (write loop only)
 	version    int       // the protocol version agreed in the Welcome
@@ -228,6 +237,7 @@ func (v *viewer) readLoop() {
 	r := v.rw
 	var buf []byte
 	lim := newInputLimiter(time.Now()) // ratelimit.go
+	var refused refusals               // a read-only viewer's refused frames
 	for {
 		f, err := wire.ReadFrame(r, &buf)
 		if err != nil {
@@ -245,46 +255,41 @@ func (v *viewer) readLoop() {
 			return
 		}
 		var opErr error
-		if f.Type == wire.TypeInput {
+		if f.Type == wire.TypeInput && !v.readOnly {
 			// Terminal answers are arbitrated: the first answer to an
-			// outstanding question passes, every other one is dropped. A
-			// read-only viewer may send answers and nothing else.
+			// outstanding question passes, every other one is dropped.
 			// Deciding which answer passes and writing it happen under one
 			// lock, so answers reach the program in the order they were
 			// accepted, whichever viewers sent them.
 			now := time.Now()
 			accept := func(k queryKind) bool { return v.h.arb.answered(k, now) }
-			if v.readOnly {
-				v.h.inputMu.Lock()
-				ans, other := answersOnly(f.Payload, accept)
-				if len(ans) > 0 {
-					v.h.Input(ans)
-				}
-				v.h.inputMu.Unlock()
-				if !other {
-					continue
-				}
-			} else {
-				v.h.viewerActive(v)
-				v.h.inputMu.Lock()
-				data := filterAnswers(f.Payload, accept)
-				if len(data) > 0 {
-					opErr = v.h.Input(data)
-				}
-				v.h.inputMu.Unlock()
-				if opErr != nil && !errors.Is(opErr, ErrEnded) {
-					msg := opErr.Error()
-					v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
-				}
-				continue
+			v.h.viewerActive(v)
+			v.h.inputMu.Lock()
+			data := filterAnswers(f.Payload, accept)
+			if len(data) > 0 {
+				opErr = v.h.Input(data)
 			}
+			v.h.inputMu.Unlock()
+			if opErr != nil && !errors.Is(opErr, ErrEnded) {
+				msg := opErr.Error()
+				v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
+			}
+			continue
+		}
+		if f.Type == wire.TypeInput && onlyAnswers(f.Payload) {
+			// A read-only viewer's terminal answering the output's questions
+			// on its own: never forwarded (the server answers for it), and
+			// not worth an error either.
+			continue
 		}
 		switch f.Type {
 		case wire.TypeInput, wire.TypeResize, wire.TypeSignal:
 			if v.readOnly {
-				v.send(func(w *wire.Writer) error {
-					return w.Error(wire.CodeForbidden, "this viewer is read-only: input, resize and signals are refused")
-				})
+				if refused.notify(f.Type, time.Now()) {
+					v.send(func(w *wire.Writer) error {
+						return w.Error(wire.CodeForbidden, "this viewer is read-only: input, resize and signals are refused")
+					})
+				}
 				continue
 			}
 			switch f.Type {
