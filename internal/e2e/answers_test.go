@@ -108,6 +108,12 @@ var answersRe = regexp.MustCompile(`ANSWERS<("(?:[^"\\]|\\.)*")>DONE`)
 func runAsk(t *testing.T, w *webEnv, session string, n int) string {
 	t.Helper()
 	w.mustTk("send", session, "TK_CHILD=ask "+selfBin)
+	return waitAsk(t, w, session, n)
+}
+
+// waitAsk returns what the nth run of askChild received.
+func waitAsk(t *testing.T, w *webEnv, session string, n int) string {
+	t.Helper()
 	waitFor(t, 90*time.Second, "the program's report", func() bool {
 		return len(answersRe.FindAllStringSubmatch(w.mustTk("capture", "--raw", session), -1)) >= n
 	})
@@ -125,7 +131,8 @@ func runAsk(t *testing.T, w *webEnv, session string, n int) string {
 // attack review) and with a well-formed but false cursor position reaches
 // nothing; the program gets exactly one answer to each question, the
 // server's, from its screen model. With a writable viewer attached that
-// answers, the program gets that viewer's answers, once.
+// answers, the program gets that viewer's answers, once; when that viewer
+// leaves without answering, the model's.
 func TestReadOnlyViewerCannotAnswer(t *testing.T) {
 	w := newWebEnv(t)
 	ro := w.newToken("--read-only")
@@ -149,6 +156,21 @@ func TestReadOnlyViewerCannotAnswer(t *testing.T) {
 	got = runAsk(t, w, "ask", 2)
 	if want := "\x1b]11;rgb:1234/5678/9abc\x07\x1b[7;7R"; got != want {
 		t.Errorf("with a writable viewer attached the program received %q; want that viewer's answers %q", got, want)
+	}
+
+	// A writable viewer that sees the questions but leaves without
+	// answering hands them to the screen model: the program still gets one
+	// answer to each.
+	wv.c.CloseNow()
+	waitFor(t, 20*time.Second, "the writable viewer gone", func() bool { return w.session("ask").Viewers == 1 })
+	silent := w.dialViewer("/ws/sessions/ask")
+	silent.until("welcome", isType(wire.TypeWelcome))
+	w.mustTk("send", "ask", "TK_CHILD=ask "+selfBin)
+	silent.untilText("\x1b]11;?\x07\x1b[6n")
+	silent.c.CloseNow()
+	got = waitAsk(t, w, "ask", 3)
+	if want := "\x1b]11;rgb:0000/0000/0000\x1b\\\x1b[5;10R"; got != want {
+		t.Errorf("after the writable viewer left unanswering the program received %q; want the screen model's answers %q", got, want)
 	}
 
 	// The read-only viewer's plain typing is refused, and told so.
@@ -180,7 +202,7 @@ func TestReadOnlyViewerCannotAnswer(t *testing.T) {
 	roAns.mu.Lock()
 	asked := roAns.asked
 	roAns.mu.Unlock()
-	if asked < 4 {
-		t.Errorf("the read-only viewer answered %d questions, want 4: the test did not try the attack", asked)
+	if asked < 6 {
+		t.Errorf("the read-only viewer answered %d questions, want 6: the test did not try the attack", asked)
 	}
 }
