@@ -94,7 +94,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan session:FuzzQueryScanner \
-	export:FuzzCast export:FuzzRedact mcp:FuzzClean
+	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzWSAuth server:FuzzRedirectPath
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

@@ -33,6 +33,8 @@ func (s *Server) accessRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/tokens", ownerOnly(s.handleTokens))
 	mux.HandleFunc("POST /v1/tokens", ownerOnly(s.handleTokenCreate))
 	mux.HandleFunc("DELETE /v1/tokens/{id}", ownerOnly(s.handleTokenRevoke))
+	mux.HandleFunc("GET /v1/browser-sessions", ownerOnly(s.handleBrowserSessions)) // browser.go
+	mux.HandleFunc("DELETE /v1/browser-sessions/{id}", ownerOnly(s.handleBrowserRevoke))
 }
 
 // ownerOnly refuses fn to anyone but the owner. The routes are the unix
@@ -376,7 +378,7 @@ func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
 	s.events.emit(store.EventTokenCreated, "", detail)
 	out := api.TokenCreated{Token: s.tokenView(ctx, got, now), Secret: secret}
 	if s.gw != nil {
-		out.URL = s.gw.url + "?token=" + secret
+		out.URL = BrowserLink(s.gw.url, secret)
 	}
 	writeJSON(w, http.StatusCreated, out)
 }
