@@ -129,14 +129,7 @@ func (s *Server) browserView(c store.BrowserCred, now time.Time, names map[strin
 	if !c.Owner {
 		out.From, out.TokenName = c.Token, names[c.Token]
 	}
-	switch {
-	case c.RevokedAt != nil:
-		out.State = api.TokenRevoked
-	case !c.Active(now):
-		out.State = api.TokenExpired
-	default:
-		out.State = api.TokenActive
-	}
+	out.State = credState(c.RevokedAt, c.Active(now))
 	return out
 }
 
