@@ -75,8 +75,8 @@ func loadOrCreateToken(dir statedir.Dir) (string, error) {
 }
 
 // guard checks every request of the TCP listener before it reaches a
-// handler: Host, token, Origin and the CSRF header, in that order, and puts
-// the security headers on every answer.
+// handler: Host, Origin, path and secret, in that order, and puts the
+// security headers on every answer.
 type guard struct {
 	token []byte
 	// hosts are the Host values this server answers to, lower case:
@@ -86,7 +86,8 @@ type guard struct {
 	origins map[string]bool
 	// home is the URL the refusals point to.
 	home string
-	// secure: the listener serves TLS, so the cookie is Secure (tls.go).
+	// secure: the listener serves TLS, so the old cookie is expired with
+	// Secure (tls.go).
 	secure bool
 	// limiter counts wrong tokens per address (loginlimit.go); nil: no limit.
 	limiter *loginLimiter

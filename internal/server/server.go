@@ -67,7 +67,7 @@ type Config struct {
 	// is not loopback needs TLSCert and TLSKey, or InsecureNoTLS (tls.go).
 	Listen string
 	// TLSCert and TLSKey are PEM files: with them the listener serves HTTPS
-	// and WSS, and the login cookie is Secure.
+	// and WSS.
 	TLSCert, TLSKey string
 	// InsecureNoTLS allows plain HTTP on a non-loopback Listen address.
 	InsecureNoTLS bool
