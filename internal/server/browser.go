@@ -101,6 +101,11 @@ func (s *Server) lookupBrowser(ctx context.Context, secret string) (principal, b
 	}
 	var p principal
 	if c.Owner {
+		// Made from an owner token that has since been replaced (the
+		// token file removed, so a new one was made): no one's.
+		if s.gw == nil || c.OwnerHash != store.SecretHash(s.gw.token) {
+			return principal{}, false
+		}
 		p = ownerPrincipal()
 	} else {
 		t, err := s.store.Token(ctx, c.Token)
@@ -156,7 +161,9 @@ func (g *gateway) handleBrowserSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	secret = browserSecretPrefix + secret
 	c := store.BrowserCred{ID: browserIDPrefix + newID(), Owner: p.owner, User: p.user, Label: browserLabel(r.UserAgent())}
-	if !p.owner {
+	if p.owner {
+		c.OwnerHash = store.SecretHash(g.token)
+	} else {
 		c.Token = p.tokenID
 	}
 	got, err := s.store.CreateBrowserCred(ctx, c, secret)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -231,6 +233,39 @@ func TestBrowserCredentialLifecycle(t *testing.T) {
 	if !errors.Is(ctx.Err(), nil) {
 		t.Fatal(ctx.Err())
 	}
+}
+
+// A browser signed in with the owner token is signed out when that token
+// is replaced (its file removed, so the next server makes a new one); one
+// signed in before a restart with the same token stays signed in.
+func TestBrowserCredentialOwnerTokenReplaced(t *testing.T) {
+	ts := newTestServer(t, "127.0.0.1:0")
+	own := ts.signIn(ts.token)
+	restart := func() {
+		t.Helper()
+		ts.srv.Shutdown(false)
+		if err := <-ts.done; err != nil {
+			t.Fatal(err)
+		}
+		srv, err := New(context.Background(), Config{
+			StateDir: ts.dir, HolderArgv: []string{"/bin/false"}, Listen: strings.TrimPrefix(ts.base, "http://"),
+			Logger: slog.New(slog.NewTextHandler(ts.logs, nil)), KillGrace: time.Second,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts.srv = srv
+		go func() { ts.done <- srv.Serve(context.Background()) }()
+		tok, _ := os.ReadFile(ts.dir.Token())
+		ts.token = strings.TrimSpace(string(tok))
+	}
+	restart()
+	expectStatus(t, ts.do("GET", "/api/me", "", nil, bearer(own.Credential)...), 200)
+	os.Remove(ts.dir.Token())
+	restart()
+	expectJSONError(t, ts.do("GET", "/api/me", "", nil, bearer(own.Credential)...), 401, "termkeep url")
+	fresh := ts.signIn(ts.token)
+	expectStatus(t, ts.do("GET", "/api/me", "", nil, bearer(fresh.Credential)...), 200)
 }
 
 func TestWSAuth(t *testing.T) {

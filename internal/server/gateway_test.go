@@ -111,7 +111,7 @@ func newTestServerAt(t *testing.T, listen string, now func() time.Time, sessions
 	ts := &testServer{t: t, dir: dir, srv: srv, logs: logs, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Serve(context.Background()) }()
 	t.Cleanup(func() {
-		srv.Shutdown(false)
+		ts.srv.Shutdown(false)
 		select {
 		case <-ts.done:
 		case <-time.After(10 * time.Second):

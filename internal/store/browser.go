@@ -34,7 +34,10 @@ type BrowserCred struct {
 	// Owner: made from the owner token. Otherwise Token is the registry
 	// token it was made from, and it lets in no more than that token does
 	// at the time of each request.
-	Owner      bool
+	Owner bool
+	// OwnerHash is, for Owner, the SecretHash of the owner token it was
+	// made from: once that token is replaced, the credential is no one's.
+	OwnerHash  string
 	Token      string
 	User       string
 	Label      string // the browser, as its User-Agent named it
@@ -58,7 +61,7 @@ func (c BrowserCred) NeedsTouch(now time.Time) bool {
 	return now.Sub(c.LastUsedAt) >= browserTouchEvery
 }
 
-const browserCols = `id, owner, token, "user", label, created_at, last_used_at, revoked_at`
+const browserCols = `id, owner, owner_hash, token, "user", label, created_at, last_used_at, revoked_at`
 
 // CreateBrowserCred records c, keeping only the SHA-256 of secret. Its
 // CreatedAt and LastUsedAt are now; it returns c as recorded. Credentials
@@ -72,6 +75,8 @@ func (s *Store) CreateBrowserCred(ctx context.Context, c BrowserCred, secret str
 		return BrowserCred{}, wrap(op, errors.New("a browser credential needs a user"))
 	case c.Owner == (c.Token != ""):
 		return BrowserCred{}, wrap(op, errors.New("a browser credential comes from the owner token or from one registry token"))
+	case c.Owner != (c.OwnerHash != ""):
+		return BrowserCred{}, wrap(op, errors.New("a browser credential of the owner records which owner token it came from"))
 	case len(secret) < 16:
 		return BrowserCred{}, wrap(op, errors.New("the secret is too short to be one"))
 	}
@@ -83,8 +88,8 @@ func (s *Store) CreateBrowserCred(ctx context.Context, c BrowserCred, secret str
 			old, formatTime(now.Add(-browserKeep-BrowserIdle))); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO browser_creds (`+browserCols+`, hash) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
-			c.ID, c.Owner, c.Token, c.User, c.Label, formatTime(now), formatTime(now), hashSecret(secret))
+		_, err := tx.ExecContext(ctx, `INSERT INTO browser_creds (`+browserCols+`, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+			c.ID, c.Owner, c.OwnerHash, c.Token, c.User, c.Label, formatTime(now), formatTime(now), hashSecret(secret))
 		switch {
 		case isUnique(err, "browser_creds.id"):
 			err = errors.New("a browser credential with this id already exists")
@@ -163,7 +168,7 @@ func scanBrowserCred(sc scanner) (BrowserCred, error) {
 		revoked       sql.NullString
 		err           error
 	)
-	if err = sc.Scan(&c.ID, &c.Owner, &c.Token, &c.User, &c.Label, &created, &used, &revoked); errors.Is(err, sql.ErrNoRows) {
+	if err = sc.Scan(&c.ID, &c.Owner, &c.OwnerHash, &c.Token, &c.User, &c.Label, &created, &used, &revoked); errors.Is(err, sql.ErrNoRows) {
 		return BrowserCred{}, ErrBrowserCredNotFound
 	}
 	if err != nil {

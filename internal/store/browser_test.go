@@ -57,30 +57,32 @@ func TestBrowserCreds(t *testing.T) {
 	}
 	const secret = "tkb_browser-secret-0123456789abcdef"
 	for _, bad := range []BrowserCred{
-		{ID: "", User: "me", Owner: true},
-		{ID: "b-1", Owner: true},
-		{ID: "b-1", User: "me"},                          // from nothing
-		{ID: "b-1", User: "me", Owner: true, Token: "t"}, // from both
+		{ID: "", User: "me", Owner: true, OwnerHash: "h"},
+		{ID: "b-1", Owner: true, OwnerHash: "h"},
+		{ID: "b-1", User: "me"},                                          // from nothing
+		{ID: "b-1", User: "me", Owner: true, OwnerHash: "h", Token: "t"}, // from both
+		{ID: "b-1", User: "me", Owner: true},                             // from which owner token?
+		{ID: "b-1", User: "me", Token: "t", OwnerHash: "h"},
 	} {
 		if _, err := s.CreateBrowserCred(ctx, bad, secret); err == nil {
 			t.Errorf("CreateBrowserCred(%+v) succeeded", bad)
 		}
 	}
-	if _, err := s.CreateBrowserCred(ctx, BrowserCred{ID: "b-1", User: "me", Owner: true}, "short"); err == nil {
+	if _, err := s.CreateBrowserCred(ctx, BrowserCred{ID: "b-1", User: "me", Owner: true, OwnerHash: "h"}, "short"); err == nil {
 		t.Error("a short secret was taken")
 	}
-	own, err := s.CreateBrowserCred(ctx, BrowserCred{ID: "b-own", User: "me", Owner: true, Label: "Chromium"}, secret)
+	own, err := s.CreateBrowserCred(ctx, BrowserCred{ID: "b-own", User: "me", Owner: true, OwnerHash: "h", Label: "Chromium"}, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if own.CreatedAt.IsZero() || !own.LastUsedAt.Equal(own.CreatedAt) || own.RevokedAt != nil {
 		t.Fatalf("created %+v", own)
 	}
-	if _, err := s.CreateBrowserCred(ctx, BrowserCred{ID: "b-own2", User: "me", Owner: true}, secret); err == nil {
+	if _, err := s.CreateBrowserCred(ctx, BrowserCred{ID: "b-own2", User: "me", Owner: true, OwnerHash: "h"}, secret); err == nil {
 		t.Error("a second credential with the same secret")
 	}
 	got, err := s.BrowserCredBySecret(ctx, secret)
-	if err != nil || got.ID != "b-own" || !got.Owner || got.Label != "Chromium" {
+	if err != nil || got.ID != "b-own" || !got.Owner || got.OwnerHash != "h" || got.Label != "Chromium" {
 		t.Fatalf("BrowserCredBySecret = %+v, %v", got, err)
 	}
 	if _, err := s.BrowserCredBySecret(ctx, secret+"x"); !errors.Is(err, ErrBrowserCredNotFound) || bytes.Contains([]byte(err.Error()), []byte(secret)) {
@@ -147,7 +149,7 @@ func TestBrowserCreds(t *testing.T) {
 	}
 	// Long expired or revoked ones are forgotten when a new one is made.
 	clk.advance(BrowserIdle + 31*24*time.Hour)
-	if _, err := s.CreateBrowserCred(ctx, BrowserCred{ID: "b-new", User: "me", Owner: true}, "tkb_a-newer-secret-0123456789"); err != nil {
+	if _, err := s.CreateBrowserCred(ctx, BrowserCred{ID: "b-new", User: "me", Owner: true, OwnerHash: "h"}, "tkb_a-newer-secret-0123456789"); err != nil {
 		t.Fatal(err)
 	}
 	if list, _ := s.BrowserCreds(ctx); len(list) != 1 || list[0].ID != "b-new" {

@@ -86,6 +86,7 @@ var migrations = []string{
 		id           TEXT NOT NULL PRIMARY KEY,
 		hash         TEXT NOT NULL UNIQUE,
 		owner        INTEGER NOT NULL DEFAULT 0,
+		owner_hash   TEXT NOT NULL DEFAULT '',
 		token        TEXT NOT NULL DEFAULT '',
 		"user"       TEXT NOT NULL,
 		label        TEXT NOT NULL DEFAULT '',

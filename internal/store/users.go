@@ -64,6 +64,10 @@ func hashSecret(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// SecretHash is how the registry names a secret without holding it: its
+// SHA-256, in hex.
+func SecretHash(secret string) string { return hashSecret(secret) }
+
 // CreateUser records a user; ErrUserExists if the name is taken.
 func (s *Store) CreateUser(ctx context.Context, name string) error {
 	op := "create user " + name
