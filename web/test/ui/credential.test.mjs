@@ -68,6 +68,8 @@ test('a page on another port of 127.0.0.1 gets no credential', async () => {
   const ctx = await browser.newContext();
   try {
     await newSession(s, 'work');
+    // The cookie a server of before left: the first answer expires it.
+    await ctx.addCookies([{ name: 'termkeep_token', value: s.token, url: s.url, httpOnly: true, sameSite: 'Strict' }]);
     const page = await signInOld(ctx, s, 1);
     assert.ok(!page.url().includes(s.token), `the token stayed in the address: ${page.url()}`);
 
@@ -193,6 +195,37 @@ test('sign out revokes the credential and ends its viewers; a new tab is signed 
     await fresh.close();
   } finally {
     await ctx.close();
+    await s.stop();
+  }
+});
+
+test('the list of signed-in browsers revokes another one, which is signed out at once', async () => {
+  const s = await Server.start();
+  const ctxA = await browser.newContext({ viewport: { width: 1000, height: 600 } });
+  const ctxB = await browser.newContext({ viewport: { width: 1000, height: 600 } });
+  try {
+    const made = await newSession(s, 'work');
+    const a = await signInOld(ctxA, s, 1);
+    const b = await signInOld(ctxB, s, 1);
+    const idB = JSON.parse(await credential(b)).id;
+    await waitFor(async () => (await s.api('GET', `/api/sessions/${made.id}`)).viewers === 2, { what: 'two viewers' });
+    await a.click('#btn-account');
+    const row = `#browsers-list li[data-id="${idB}"]`;
+    await a.waitForSelector(row);
+    assert.doesNotMatch(await a.textContent(row), /This browser/);
+    await a.click(`${row} button`);
+    await a.waitForSelector(row, { state: 'detached' });
+    await b.waitForSelector('#fatal:not([hidden])', { timeout: 20000 });
+    await waitFor(async () => (await s.api('GET', `/api/sessions/${made.id}`)).viewers === 1, { what: 'B\'s viewer to end' });
+    // A is still signed in and live.
+    await a.keyboard.press('Escape');
+    assert.equal((await tabs(a))[0].state, 'live');
+    const events = await s.cli('events', '--json');
+    assert.match(events, /browser\.revoked/);
+    assert.ok(!events.includes(JSON.parse(await credential(a)).credential));
+  } finally {
+    await ctxA.close();
+    await ctxB.close();
     await s.stop();
   }
 });
