@@ -51,9 +51,14 @@ function store(v: Stored | null): void {
 
 let current: Stored | null = load();
 
-// Another tab signed in, switched or signed out: follow it.
+// Another tab signed in, switched or signed out: follow it. A switch to
+// someone else starts this page over as them, since what it shows is the
+// other one's.
 window.addEventListener('storage', (e) => {
-  if (e.key === CRED_KEY || e.key === null) current = load();
+  if (e.key !== CRED_KEY && e.key !== null) return;
+  const before = current;
+  current = load();
+  if (before && current && current.id !== before.id) location.reload();
 });
 
 /** credentialId is the id of this page's credential ('' when signed out). */
