@@ -77,8 +77,9 @@ type Config struct {
 	// MaxSessions is how many running sessions one user may have
 	// (0: DefaultMaxSessions).
 	MaxSessions int
-	// WebUI serves the browser UI's pages on the TCP listener, behind the
-	// token; nil serves a short placeholder.
+	// WebUI serves the browser UI's pages on the TCP listener, to anyone
+	// who passes the Host and Origin checks (the pages hold no data; they
+	// sign in by themselves); nil serves a short placeholder.
 	WebUI http.Handler
 	// OrphanGrace ends a session this long after its last viewer left, and
 	// IdleTimeout one with no output and no input for this long (0: never;
