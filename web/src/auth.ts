@@ -148,14 +148,13 @@ export async function signIn(confirm: (now: Principal, link: Principal) => Promi
   const token = takeFragmentToken();
   if (token === null || token === '') return current ? { ok: true, switched: false } : { ok: false, why: 'none' };
   const held = current;
-  if (held) {
-    const now = await me(held.credential);
-    if (now) {
-      const link = await me(token);
-      if (!link || same(now, link) || !(await confirm(now, link))) return { ok: true, switched: false };
-    }
+  const now = held ? await me(held.credential) : null;
+  if (now) {
+    const link = await me(token);
+    if (!link || same(now, link) || !(await confirm(now, link))) return { ok: true, switched: false };
   }
-  if (!(await exchange(token))) return held && current === held ? { ok: true, switched: false } : { ok: false, why: 'refused' };
+  // A link that does not work leaves a working sign-in as it was.
+  if (!(await exchange(token))) return now ? { ok: true, switched: false } : { ok: false, why: 'refused' };
   if (held) void revoke(held);
   return { ok: true, switched: held !== null };
 }
