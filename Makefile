@@ -94,7 +94,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan session:FuzzQueryScanner \
-	session:FuzzAnswers \
+	session:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath \
 	export:FuzzCast export:FuzzRedact mcp:FuzzClean
 fuzz: SHELL := /bin/bash
 fuzz: deps

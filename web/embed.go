@@ -34,8 +34,10 @@ type asset struct {
 // Handler serves the UI: GET / is the page, /assets/... its script,
 // styles and icon. Every answer is revalidated (the bundle's names carry no
 // hash) with a strong ETag, so a browser downloads it again only after the
-// binary changed. Unknown paths are 404. The server's guard (token, Host,
-// Origin, security headers) runs before it.
+// binary changed. Unknown paths are 404. The server's guard (Host, Origin,
+// path, security headers) runs before it; it asks for no token, since the
+// page and its assets are the same for everyone and hold no data: the page
+// signs in by itself.
 func Handler() http.Handler { return handler(dist) }
 
 // handler serves the files under "dist" in fsys.

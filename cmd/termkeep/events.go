@@ -28,7 +28,8 @@ viewer.attached, viewer.detached, session.renamed, session.closed, process.exite
 session.interrupted, session.restored, session.paused, session.quiet (printed
 nothing for a while: it may wait for input), session.removed, workspace.created,
 workspace.removed, user.added, user.removed (its tokens revoked),
-token.created and token.revoked. With --follow, keep printing new events
+token.created, token.revoked, browser.signed_in (a browser swapped a token
+for a credential of its own) and browser.revoked. With --follow, keep printing new events
 until interrupted. --json prints one JSON object per line.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {

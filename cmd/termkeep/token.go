@@ -26,7 +26,14 @@ browser listener as a user, narrowed to what the token allows: one session
 (` + "`termkeep url`" + `) keeps full access.
 
 A token's secret is printed once, when it is made: the server keeps only its
-SHA-256 and cannot show it again. Revoking a token disconnects its viewers.`,
+SHA-256 and cannot show it again. Revoking a token disconnects its viewers.
+
+A browser opened with a token's address (or ` + "`termkeep url`" + `'s) swaps it for a
+credential of its own, kept in that page's origin only; it acts as the token
+it came from and expires after 14 days unused. ` + "`termkeep token ls --browsers`" + `
+lists them (IDs b-…), and ` + "`termkeep token revoke`" + ` takes their IDs too, signing
+that browser out at once. Revoking a token signs out every browser that
+signed in with it.`,
 	}
 	cmd.AddCommand(newTokenCreateCmd(g), newTokenLsCmd(g), newTokenRevokeCmd(g))
 	return cmd
@@ -119,7 +126,41 @@ func parseLifetime(s string) (time.Duration, error) {
 }
 
 func newTokenLsCmd(g *globals) *cobra.Command {
-	return newListCmd(g, "List access tokens (never their secrets)", (*client.Client).Tokens, table[api.Token]{
+	tokens := newTokenListCmd(g)
+	browsers := newListCmd(g, "", (*client.Client).BrowserSessions, table[api.BrowserSession]{
+		header: []string{"ID", "USER", "FROM", "BROWSER", "STATE", "SIGNED IN", "LAST USED"},
+		empty:  "no browser has signed in (open the address `termkeep url` prints)",
+		row: func(b api.BrowserSession) []string {
+			from, label := "owner token", b.Label
+			if b.From != "owner" {
+				from = "token " + b.From
+				if b.TokenName != "" {
+					from += " (" + b.TokenName + ")"
+				}
+			}
+			if label == "" {
+				label = "-"
+			}
+			return []string{b.ID, b.User, from, label, b.State, ago(b.CreatedAt), ago(b.LastUsedAt)}
+		},
+	})
+	var showBrowsers bool
+	listTokens := tokens.RunE
+	tokens.RunE = func(cmd *cobra.Command, args []string) error {
+		if !showBrowsers {
+			return listTokens(cmd, args)
+		}
+		if err := browsers.Flags().Set("json", tokens.Flags().Lookup("json").Value.String()); err != nil {
+			return err
+		}
+		return browsers.RunE(cmd, args)
+	}
+	tokens.Flags().BoolVar(&showBrowsers, "browsers", false, "list the browsers signed in with a credential of their own instead")
+	return tokens
+}
+
+func newTokenListCmd(g *globals) *cobra.Command {
+	return newListCmd(g, "List access tokens (never their secrets), or with --browsers the signed-in browsers", (*client.Client).Tokens, table[api.Token]{
 		header: []string{"ID", "NAME", "USER", "SCOPE", "MODE", "STATE", "EXPIRES", "LAST USED"},
 		empty:  "no access tokens (make one with `termkeep token create`)",
 		row: func(t api.Token) []string {
@@ -138,14 +179,25 @@ func newTokenLsCmd(g *globals) *cobra.Command {
 func newTokenRevokeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "revoke ID...",
-		Short: "Revoke access tokens and disconnect their viewers",
-		Args:  minArgs(1, "the ID of a token (see `termkeep token ls`)"),
+		Short: "Revoke access tokens or signed-in browsers and disconnect their viewers",
+		Long: `Revoke access tokens (IDs from ` + "`termkeep token ls`" + `) or signed-in browsers
+(IDs b-… from ` + "`termkeep token ls --browsers`" + `). Their viewers and event
+streams end at once; a revoked token's browsers are signed out with it.`,
+		Args: minArgs(1, "the ID of a token or a browser (see `termkeep token ls` and `termkeep token ls --browsers`)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
 			for _, id := range args {
+				if strings.HasPrefix(id, "b-") {
+					b, err := c.RevokeBrowserSession(cmd.Context(), id)
+					if err != nil {
+						return err
+					}
+					fmt.Println(b.ID)
+					continue
+				}
 				t, err := c.RevokeToken(cmd.Context(), id)
 				if err != nil {
 					return err

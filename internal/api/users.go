@@ -83,3 +83,28 @@ type TokenCreated struct {
 	Secret string `json:"secret"`
 	URL    string `json:"url,omitempty"`
 }
+
+// BrowserSession is a browser's sign-in as the server shows it: never its
+// credential. From is "owner" for one made from the owner token, else the
+// id of the registry token it was made from.
+type BrowserSession struct {
+	ID         string     `json:"id"`
+	User       string     `json:"user"`
+	From       string     `json:"from"`
+	TokenName  string     `json:"token_name,omitempty"`
+	Label      string     `json:"label"`
+	State      string     `json:"state"` // active, expired or revoked
+	CreatedAt  time.Time  `json:"created_at"`
+	LastUsedAt time.Time  `json:"last_used_at"`
+	ExpiresAt  time.Time  `json:"expires_at"` // if unused until then
+	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
+	// Current: the request that listed it came with this credential.
+	Current bool `json:"current,omitempty"`
+}
+
+// BrowserSignIn answers POST /api/browser-sessions: the sign-in and its
+// credential, shown this once.
+type BrowserSignIn struct {
+	BrowserSession
+	Credential string `json:"credential"`
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -139,5 +140,7 @@ func BrowserURL(dir statedir.Dir) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read the access token: %w", err)
 	}
-	return strings.TrimSpace(string(u)) + "?token=" + strings.TrimSpace(string(tok)), nil
+	// The token goes in the fragment, which the browser sends to no
+	// server; the page swaps it for a credential of its own.
+	return strings.TrimSpace(string(u)) + "#" + url.Values{"token": {strings.TrimSpace(string(tok))}}.Encode(), nil
 }

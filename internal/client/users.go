@@ -57,3 +57,19 @@ func (c *Client) RevokeToken(ctx context.Context, id string) (api.Token, error) 
 	err := c.doJSON(ctx, "DELETE", "/v1/tokens/"+url.PathEscape(id), nil, &out)
 	return out, err
 }
+
+// BrowserSessions lists the browsers signed in with a credential of their
+// own, revoked and expired ones included.
+func (c *Client) BrowserSessions(ctx context.Context) ([]api.BrowserSession, error) {
+	var out []api.BrowserSession
+	err := c.doJSON(ctx, "GET", "/v1/browser-sessions", nil, &out)
+	return out, err
+}
+
+// RevokeBrowserSession revokes a browser's credential, ending its viewers
+// and event streams.
+func (c *Client) RevokeBrowserSession(ctx context.Context, id string) (api.BrowserSession, error) {
+	var out api.BrowserSession
+	err := c.doJSON(ctx, "DELETE", "/v1/browser-sessions/"+url.PathEscape(id), nil, &out)
+	return out, err
+}

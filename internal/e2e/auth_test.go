@@ -32,10 +32,21 @@ func (w *webEnv) newToken(args ...string) api.TokenCreated {
 	if err := json.Unmarshal([]byte(out), &t); err != nil {
 		w.t.Fatalf("token create --json printed %q: %v", out, err)
 	}
-	if t.Secret == "" || t.ID == "" || t.URL != w.base+"/?token="+t.Secret {
+	if t.Secret == "" || t.ID == "" || t.URL != w.base+"/#token="+t.Secret {
 		w.t.Fatalf("token create: %+v", t)
 	}
 	return t
+}
+
+// signIn swaps secret for a browser credential, as the page does.
+func (w *webEnv) signIn(secret string) api.BrowserSignIn {
+	w.t.Helper()
+	code, b := w.do("POST", "/api/browser-sessions", bearer(secret), nil)
+	var out api.BrowserSignIn
+	if err := json.Unmarshal(b, &out); code != http.StatusCreated || err != nil || out.Credential == "" {
+		w.t.Fatalf("sign in: %d %s", code, b)
+	}
+	return out
 }
 
 // as returns the same env acting with another token.
@@ -72,7 +83,7 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 
 // dialStatus tries a WebSocket viewer with auth and returns the handshake's
 // status (101 when it was accepted; the connection is then closed).
-func (w *webEnv) dialStatus(path, auth string) int {
+func (w *webEnv) dialStatus(path, auth string, protocols ...string) int {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -80,7 +91,7 @@ func (w *webEnv) dialStatus(path, auth string) int {
 	if auth != "" {
 		h.Set("Authorization", auth)
 	}
-	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(w.base, "http")+path, &websocket.DialOptions{HTTPHeader: h})
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(w.base, "http")+path, &websocket.DialOptions{HTTPHeader: h, Subprotocols: protocols})
 	if err == nil {
 		c.CloseNow()
 		return http.StatusSwitchingProtocols
@@ -208,15 +219,10 @@ func TestAuthRefusals(t *testing.T) {
 			t.Errorf("%s: WebSocket viewer answered %d", c.what, code)
 		}
 	}
-	// Nor does a refused token log a browser in.
+	// Nor does a refused token sign a browser in.
 	for _, secret := range []string{expired.Secret, revoked.Secret, "nope"} {
-		resp, err := noRedirect.Get(w.base + "/?token=" + secret)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if !refused(resp.StatusCode) || len(resp.Cookies()) != 0 {
-			t.Errorf("opening /?token= with a refused token: %s, cookies %v", resp.Status, resp.Cookies())
+		if code, b := w.do("POST", "/api/browser-sessions", bearer(secret), nil); !refused(code) {
+			t.Errorf("signing in with a refused token: %d %s", code, b)
 		}
 	}
 	w.expectRunning("victim")
@@ -360,16 +366,9 @@ func TestAuthReadOnly(t *testing.T) {
 		t.Errorf("the read-only viewer's attach: %s %s", evs[1].Kind, evs[1].Detail)
 	}
 
-	// Every state-changing call is refused, by bearer or by cookie.
-	resp, err := noRedirect.Get(ro.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	cookie := resp.Cookies()
-	if resp.StatusCode != http.StatusSeeOther || len(cookie) != 1 {
-		t.Fatalf("opening the read-only token's address: %s %v", resp.Status, cookie)
-	}
+	// Every state-changing call is refused, by the token or by the
+	// credential of a browser signed in with it.
+	cred := w.signIn(ro.Secret).Credential
 	for _, r := range []struct {
 		method, path string
 		body         any
@@ -383,16 +382,17 @@ func TestAuthReadOnly(t *testing.T) {
 		if code, b := w.do(r.method, r.path, bearer(ro.Secret), r.body); code != http.StatusForbidden || !strings.Contains(string(b), "read-only") {
 			t.Errorf("bearer: %s %s answered %d %s", r.method, r.path, code, b)
 		}
-		if code, b := w.do(r.method, r.path, "", r.body, "Cookie", cookie[0].Name+"="+cookie[0].Value, "X-Termkeep", "1"); code != http.StatusForbidden {
-			t.Errorf("cookie: %s %s answered %d %s", r.method, r.path, code, b)
+		if code, b := w.do(r.method, r.path, bearer(cred), r.body); code != http.StatusForbidden {
+			t.Errorf("browser credential: %s %s answered %d %s", r.method, r.path, code, b)
 		}
 	}
 	w.expectRunning("ro")
 }
 
 // A share link reaches its session only: another is 404, the list has its
-// session only, and it creates nothing. Opening it logs a browser in with
-// a cookie carrying the token.
+// session only, and it creates nothing. Opening it sends the token to no
+// server; the browser signs in with it and gets a credential that reaches
+// no more than the link.
 func TestAuthShareLink(t *testing.T) {
 	w := newWebEnv(t)
 	w.mustTk("new", "--name", "shared", "--", "cat")
@@ -407,22 +407,19 @@ func TestAuthShareLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	cs := resp.Cookies()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || len(cs) != 1 {
-		t.Fatalf("opening the link: %s, Location %q, cookies %v", resp.Status, resp.Header.Get("Location"), cs)
+	// The page (or, in a build without the UI, its placeholder), no token
+	// needed: no redirect, no cookie.
+	if resp.StatusCode/100 == 3 || resp.StatusCode == http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Fatalf("opening the link: %s, cookies %v", resp.Status, resp.Cookies())
 	}
-	c := cs[0]
-	if c.Value != link.Secret || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.MaxAge <= 0 || c.MaxAge > 2*3600+1 {
-		t.Errorf("cookie %+v: want the token, HttpOnly, SameSite=Strict, for at most the token's 2h", c)
-	}
-	cookie := c.Name + "=" + c.Value
-	code, b := w.do("GET", "/api/sessions", "", nil, "Cookie", cookie)
+	cred := w.signIn(link.Secret)
+	code, b := w.do("GET", "/api/sessions", bearer(cred.Credential), nil)
 	var list []api.Session
 	json.Unmarshal(b, &list)
 	if code != 200 || ids(list) != "shared" {
 		t.Errorf("the link lists %d %s", code, b)
 	}
-	for _, auth := range [][]string{{"Cookie", cookie}, {"Authorization", bearer(link.Secret)}} {
+	for _, auth := range [][]string{{"Authorization", bearer(cred.Credential)}, {"Authorization", bearer(link.Secret)}} {
 		if code, _ := w.do("GET", "/api/sessions/private", "", nil, auth...); code != http.StatusNotFound {
 			t.Errorf("%s: GET another session answered %d", auth[0], code)
 		}
@@ -518,7 +515,7 @@ func TestAuthTokenCLI(t *testing.T) {
 			url = strings.TrimSpace(v)
 		}
 	}
-	if len(secret) < 40 || url != w.base+"/?token="+secret {
+	if len(secret) < 40 || url != w.base+"/#token="+secret {
 		t.Fatalf("token create printed:\n%s", out)
 	}
 	table := w.mustTk("token", "ls")
@@ -585,13 +582,21 @@ func TestAuthSecretsNotStored(t *testing.T) {
 	var secrets []string
 	for _, tk := range []api.TokenCreated{full, ro, link, short} {
 		secrets = append(secrets, tk.Secret)
-		// Log in through the address, use the cookie, use the bearer
-		// header, try a refused call, open a viewer.
+		// Open the address, sign a browser in and use its credential,
+		// use the bearer header, try a refused call, open a viewer.
 		resp, err := noRedirect.Get(tk.URL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
+		w.do("GET", "/?token="+tk.Secret, "", nil)
+		if code, b := w.do("POST", "/api/browser-sessions", bearer(tk.Secret), nil); code == http.StatusCreated {
+			var in api.BrowserSignIn
+			json.Unmarshal(b, &in)
+			secrets = append(secrets, in.Credential)
+			w.do("GET", "/api/sessions", bearer(in.Credential), nil)
+			w.dialStatus("/ws/sessions/work?from=-1", "", "termkeep.v1", "termkeep.auth."+in.Credential)
+		}
 		w.do("GET", "/api/sessions", "", nil, "Cookie", "termkeep_token="+tk.Secret)
 		w.do("GET", "/api/sessions/work", bearer(tk.Secret), nil)
 		w.do("DELETE", "/api/sessions/nope", bearer(tk.Secret), nil)
@@ -636,7 +641,7 @@ func TestAuthSecretsNotStored(t *testing.T) {
 			}
 		case "server.log":
 			// Only the line `termkeep serve` prints it on.
-			if n != 1 || !bytes.Contains(b, []byte("open "+w.base+"/?token="+w.token+" in a browser")) {
+			if n != 1 || !bytes.Contains(b, []byte("open "+w.base+"/#token="+w.token+" in a browser")) {
 				t.Errorf("the owner token is %d times in the server log", n)
 			}
 		default:
@@ -776,5 +781,84 @@ func TestAuthUserRemove(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("access events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A browser's credential on a real session: its viewer connects with the
+// credential among its subprotocols and types; `termkeep token ls
+// --browsers` lists it, never with its secret; `termkeep token revoke`
+// signs it out and its viewer ends at once; a browser signed in with a
+// user's token is signed out when the token is revoked.
+func TestAuthBrowserCredential(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("new", "--name", "work", "--", "cat")
+	if out, errs, code := w.tk("token", "ls", "--browsers"); code != 0 || out != "" || !strings.Contains(errs, "termkeep url") {
+		t.Errorf("token ls --browsers with none: exit %d %q %q", code, out, errs)
+	}
+	in := w.signIn(w.token)
+	viewer := func(cred string) *wsViewer {
+		v := w.dialViewerWith("/ws/sessions/work", &websocket.DialOptions{Subprotocols: []string{"termkeep.v1", "termkeep.auth." + cred}})
+		if p := v.c.Subprotocol(); p != "termkeep.v1" {
+			t.Errorf("the server selected %q", p)
+		}
+		v.until("welcome", isType(wire.TypeWelcome))
+		return v
+	}
+	v := viewer(in.Credential)
+	v.w.Input([]byte("typed-by-browser\r"))
+	v.untilText("typed-by-browser\r\ntyped-by-browser")
+
+	table := w.mustTk("token", "ls", "--browsers")
+	if !strings.Contains(table, in.ID) || !strings.Contains(table, "owner token") || !strings.Contains(table, "active") || strings.Contains(table, in.Credential) {
+		t.Errorf("token ls --browsers:\n%s", table)
+	}
+	var list []api.BrowserSession
+	js := w.mustTk("token", "ls", "--browsers", "--json")
+	if json.Unmarshal([]byte(js), &list); len(list) != 1 || list[0].ID != in.ID || strings.Contains(js, in.Credential) {
+		t.Errorf("token ls --browsers --json: %s", js)
+	}
+	if out := w.mustTk("token", "revoke", in.ID); strings.TrimSpace(out) != in.ID {
+		t.Errorf("token revoke %s printed %q", in.ID, out)
+	}
+	v.untilClosed()
+	if code, _ := w.do("GET", "/api/me", bearer(in.Credential), nil); code != http.StatusUnauthorized {
+		t.Errorf("a signed-out browser answered %d", code)
+	}
+	if code := w.dialStatus("/ws/sessions/work", "", "termkeep.v1", "termkeep.auth."+in.Credential); code != http.StatusUnauthorized {
+		t.Errorf("a signed-out browser's viewer answered %d", code)
+	}
+	if _, errs, code := w.tk("token", "revoke", "b-nothing1"); code != 1 || !strings.Contains(errs, "no signed-in browser") {
+		t.Errorf("revoking an unknown browser: exit %d %q", code, errs)
+	}
+
+	// Through a token: revoking the token signs its browsers out.
+	tok := w.newToken("--name", "phone")
+	in2 := w.signIn(tok.Secret)
+	v2 := viewer(in2.Credential)
+	if table := w.mustTk("token", "ls", "--browsers"); !strings.Contains(table, "token "+tok.ID+" (phone)") {
+		t.Errorf("token ls --browsers does not say which token:\n%s", table)
+	}
+	w.mustTk("token", "revoke", tok.ID)
+	v2.untilClosed()
+	json.Unmarshal([]byte(w.mustTk("token", "ls", "--browsers", "--json")), &list)
+	if len(list) != 2 || list[0].State != "revoked" || list[1].State != "revoked" {
+		t.Errorf("after revoking both: %+v", list)
+	}
+	w.expectRunning("work")
+}
+
+// untilClosed waits for the server to end the viewer's connection.
+func (v *wsViewer) untilClosed() {
+	v.t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case _, ok := <-v.frames:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			v.t.Fatal("the viewer's connection is still open 20 s later")
+		}
 	}
 }

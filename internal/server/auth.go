@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"termkeep/internal/atomicfile"
 	"termkeep/internal/statedir"
@@ -24,21 +23,21 @@ import (
 // token what its user and scope allow. The unix socket needs none: only the
 // server's own uid can reach it (peerCheckListener).
 //
-// A browser proves it holds a token with a cookie, set when it opens a
-// page with ?token=; other clients send Authorization: Bearer. Everything a
-// browser can be tricked into by another page is refused separately: a
-// foreign Origin (cross-site WebSocket and fetch), a foreign Host (DNS
-// rebinding) and a state-changing request carried by the cookie alone
-// without the custom header a form or a simple request cannot set (CSRF).
+// Every request proves what it is with Authorization: Bearer (a token, or
+// a browser's credential, browser.go), or for a WebSocket with the
+// credential in its subprotocols. Nothing authenticates by a cookie or by
+// the address: a page on another port of the same host would receive a
+// cookie, and an address ends up in histories and logs. Since no
+// credential is ever attached by the browser on its own, a page of another
+// origin has nothing to ride on (no CSRF); what it might still try is
+// refused separately: a foreign Origin (cross-site WebSocket and fetch)
+// and a foreign Host (DNS rebinding).
 
 const (
-	// TokenCookie is the cookie a browser carries its token in.
-	TokenCookie = "termkeep_token"
-	// CSRFHeader must accompany state-changing requests authenticated by
-	// the cookie: a page on another origin cannot set it without a CORS
-	// preflight, which this server never allows.
-	CSRFHeader = "X-Termkeep"
-	tokenBytes = 32
+	// oldTokenCookie is where browsers kept the owner token before: a
+	// server that sees it expires it, and it authenticates nothing.
+	oldTokenCookie = "termkeep_token"
+	tokenBytes     = 32
 )
 
 // securityHeaders go on every answer of the TCP listener.
@@ -76,8 +75,8 @@ func loadOrCreateToken(dir statedir.Dir) (string, error) {
 }
 
 // guard checks every request of the TCP listener before it reaches a
-// handler: Host, token, Origin and the CSRF header, in that order, and puts
-// the security headers on every answer.
+// handler: Host, Origin, path and secret, in that order, and puts the
+// security headers on every answer.
 type guard struct {
 	token []byte
 	// hosts are the Host values this server answers to, lower case:
@@ -87,7 +86,8 @@ type guard struct {
 	origins map[string]bool
 	// home is the URL the refusals point to.
 	home string
-	// secure: the listener serves TLS, so the cookie is Secure (tls.go).
+	// secure: the listener serves TLS, so the old cookie is expired with
+	// Secure (tls.go).
 	secure bool
 	// limiter counts wrong tokens per address (loginlimit.go); nil: no limit.
 	limiter *loginLimiter
@@ -96,7 +96,10 @@ type guard struct {
 	// lookup finds an active registry token by its secret (nil: the owner
 	// token only); conns ends a token's requests when it is revoked.
 	lookup func(ctx context.Context, secret string) (principal, bool)
-	conns  *tokenConns
+	// lookupBrowser finds an active browser credential by its secret
+	// (browser.go; nil: none are taken).
+	lookupBrowser func(ctx context.Context, secret string) (principal, bool)
+	conns         *tokenConns
 }
 
 // newGuard returns the guard for a listener on addr (its actual address,
@@ -141,26 +144,39 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		}
 		if o := r.Header.Get("Origin"); o != "" && !g.origins[strings.ToLower(o)] {
 			// A page of another origin (another port of localhost is
-			// another origin but the same site, so the cookie alone does
-			// not rule it out): no WebSocket, no API call.
+			// another origin but the same site): no WebSocket, no API call.
 			writeError(w, http.StatusForbidden, "requests from pages of origin %q are refused; open %s instead", o, g.home)
 			return
 		}
-		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
-		if q := r.URL.Query(); q.Has("token") && r.Method == http.MethodGet && !upgrade {
-			g.login(w, r, q)
+		if err := checkRequestPath(r.URL.Path); err != nil {
+			writeError(w, http.StatusBadRequest, "%v", err)
 			return
 		}
-		bearer, p, ok := g.check(r)
+		if _, err := r.Cookie(oldTokenCookie); err == nil {
+			// Left by a server before browser credentials: it would reach
+			// every port of this host, so it goes.
+			http.SetCookie(w, &http.Cookie{Name: oldTokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: g.secure, SameSite: http.SameSiteStrictMode})
+		}
+		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		if q := r.URL.Query(); q.Has("token") && r.Method == http.MethodGet && !upgrade {
+			tokenToFragment(w, r, q)
+			return
+		}
+		if isPage(r, upgrade) {
+			// The page and its assets are the same for everyone and act as
+			// no one: a page holds no credential until its script has
+			// signed in, so it is served without one.
+			next.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), principal{})))
+			return
+		}
+		p, ok := g.check(r, upgrade)
 		if !ok {
 			g.deny(w, r)
 			return
 		}
-		if !bearer && !safeMethod(r.Method) && r.Header.Get(CSRFHeader) != "1" {
-			writeError(w, http.StatusForbidden, "a %s request needs the header %s: 1 (or Authorization: Bearer <token>)", r.Method, CSRFHeader)
-			return
-		}
-		if p.readOnly && !safeMethod(r.Method) {
+		if p.readOnly && !safeMethod(r.Method) && !strings.HasPrefix(r.URL.Path, "/api/browser-sessions") {
+			// Signing in and out changes no session: a read-only link's
+			// page does both.
 			writeError(w, http.StatusForbidden, "this access token is read-only: it can watch sessions, not change them")
 			return
 		}
@@ -168,74 +184,63 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// check reports whether r carries a valid token, who it acts as, and
-// whether it came in the Authorization header. A malformed or wrong
-// Authorization header fails even with a good cookie: the client meant the
+// isPage reports whether r asks for the web UI's page or assets rather
+// than the API, a viewer or the metrics.
+func isPage(r *http.Request, upgrade bool) bool {
+	if upgrade || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return false
+	}
+	p := r.URL.Path
+	return !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/ws/") && p != "/metrics"
+}
+
+// check reports whether r carries a valid secret and who it acts as: in
+// Authorization: Bearer, or for a WebSocket handshake a browser credential
+// among its subprotocols (wsAuth). A malformed or wrong Authorization
+// header fails whatever else the request carries: the client meant the
 // header.
-func (g *guard) check(r *http.Request) (bearer bool, p principal, ok bool) {
+func (g *guard) check(r *http.Request, upgrade bool) (principal, bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, found := strings.Cut(h, " ")
 		if !found || !strings.EqualFold(scheme, "Bearer") {
-			return true, principal{}, false
+			return principal{}, false
 		}
-		p, ok := g.authenticate(r.Context(), strings.TrimSpace(tok))
-		return true, p, ok
+		return g.authenticate(r.Context(), strings.TrimSpace(tok))
 	}
-	if c, err := r.Cookie(TokenCookie); err == nil {
-		p, ok := g.authenticate(r.Context(), c.Value)
-		return false, p, ok
+	if upgrade {
+		if cred, ok := wsAuth(r.Header.Values("Sec-WebSocket-Protocol")); ok && strings.HasPrefix(cred, browserSecretPrefix) {
+			return g.authenticate(r.Context(), cred)
+		}
 	}
-	return false, principal{}, false
+	return principal{}, false
 }
 
 func (g *guard) match(tok string) bool {
 	return subtle.ConstantTimeCompare([]byte(tok), g.token) == 1
 }
 
-// login answers a page opened with ?token=: it sets the cookie to that
-// token (the owner's or a registry token, which then lasts no longer than
-// the token) and sends the browser to the same address without the token,
-// so it drops out of the address bar and the history.
-func (g *guard) login(w http.ResponseWriter, r *http.Request, q url.Values) {
+// tokenToFragment answers an address of before browser credentials,
+// /path?token=X: it sends the browser to the same path with the token in
+// the fragment (#token=X), where the page signs in with it. It checks
+// nothing and sets nothing: the token authenticates only when the page
+// offers it.
+func tokenToFragment(w http.ResponseWriter, r *http.Request, q url.Values) {
 	tok := q.Get("token")
-	p, ok := g.authenticate(r.Context(), tok)
-	if !ok {
-		g.deny(w, r)
-		return
-	}
-	maxAge := 365 * 24 * time.Hour
-	if p.expires != nil {
-		maxAge = min(maxAge, time.Until(*p.expires)+time.Second)
-	}
-	http.SetCookie(w, &http.Cookie{
-		Name: TokenCookie, Value: tok, Path: "/",
-		HttpOnly: true, Secure: g.secure, SameSite: http.SameSiteStrictMode, MaxAge: int(maxAge.Seconds()),
-	})
 	q.Del("token")
-	// Never a protocol-relative Location ("//evil.example"): that would
-	// make this an open redirect.
-	loc := "/" + strings.TrimLeft(r.URL.Path, "/\\")
+	loc := redirectPath(r.URL.Path)
 	if len(q) > 0 {
 		loc += "?" + q.Encode()
 	}
+	loc += "#" + url.Values{"token": {tok}}.Encode()
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, loc, http.StatusSeeOther)
+	w.Header().Set("Location", loc)
+	w.WriteHeader(http.StatusSeeOther)
 }
 
-// refuse answers a request without a valid token: a short page for a
-// browser opening a page, a JSON error for everything else.
+// refuse answers a request without a valid token.
 func (g *guard) refuse(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") && !strings.HasPrefix(r.URL.Path, "/ws/") &&
-		!strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, "termkeep: this page needs the access token.\n\n"+
-			"Run `termkeep url` on the machine that runs termkeep and open the address it prints\n"+
-			"(%s?token=...). The browser keeps the token in a cookie from then on.\n", g.home)
-		return
-	}
-	writeError(w, http.StatusUnauthorized, "missing or wrong access token: open the address `termkeep url` prints, or send Authorization: Bearer <token> (the token is in the state directory's token file)")
+	writeError(w, http.StatusUnauthorized, "missing or wrong access token: open the address `termkeep url` prints (%s#token=…), "+
+		"or send Authorization: Bearer <token> (the token is in the state directory's token file)", g.home)
 }
 
 func safeMethod(m string) bool {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -85,7 +86,7 @@ func startGateway(s *Server) *gateway {
 	gd := newGuard(addr, token, g.url)
 	gd.configure(s.gwTLS != nil, addr.Port, s.origins) // tls.go
 	gd.limiter = newLoginLimiter(s.cfg.Now, s.log)     // loginlimit.go
-	gd.lookup, gd.conns = s.lookupToken, &g.conns
+	gd.lookup, gd.lookupBrowser, gd.conns = s.lookupToken, s.lookupBrowser, &g.conns
 	// /healthz and /readyz answer before the guard: no token (stats.go).
 	g.http = &http.Server{Handler: s.probes(gd.wrap(g.routes())), ReadHeaderTimeout: 10 * time.Second}
 	if err := atomicfile.Write(urlFile, []byte(g.url+"\n"), false); err != nil {
@@ -95,13 +96,22 @@ func startGateway(s *Server) *gateway {
 	return g
 }
 
-// BrowserURL returns the address to open in a browser, token included,
-// or "" when the server has no TCP listener.
+// BrowserURL returns the address to open in a browser, the token in its
+// fragment (which the browser sends to no server), or "" when the server
+// has no TCP listener.
 func (s *Server) BrowserURL() string {
 	if s.gw == nil {
 		return ""
 	}
-	return s.gw.url + "?token=" + s.gw.token
+	return BrowserLink(s.gw.url, s.gw.token)
+}
+
+// BrowserLink is the address that opens the UI at base signed in with
+// secret: the secret in the fragment, never in the path or the query, so
+// it reaches no server, no log and no history; the page swaps it for a
+// credential of its own (browser.go).
+func BrowserLink(base, secret string) string {
+	return base + "#" + url.Values{"token": {secret}}.Encode()
 }
 
 func (g *gateway) serve() {
@@ -120,7 +130,10 @@ func (g *gateway) routes() http.Handler {
 	s := g.s
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/health", s.handleHealth)
-	mux.HandleFunc("GET /api/me", s.handleMe) // principal.go
+	mux.HandleFunc("GET /api/me", s.handleMe)                           // principal.go
+	mux.HandleFunc("POST /api/browser-sessions", g.handleBrowserSignIn) // browser.go
+	mux.HandleFunc("GET /api/browser-sessions", s.handleBrowserSessions)
+	mux.HandleFunc("DELETE /api/browser-sessions/{id}", s.handleBrowserRevoke)
 	mux.HandleFunc("GET /api/sessions", s.handleList)
 	mux.HandleFunc("POST /api/sessions", g.handleCreate)
 	mux.HandleFunc("GET /api/sessions/{ref}", s.withSession(s.handleGet))
@@ -312,7 +325,9 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	}
 	// The guard has already compared the Origin with this server's own
 	// origins, which is stricter than the library's same-host check.
-	c, err := websocket.Accept(rawHijack{w}, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	// A page offers WSProtocol next to its credential (browser.go): only
+	// WSProtocol is ever selected, so the credential is not echoed.
+	c, err := websocket.Accept(rawHijack{w}, r, &websocket.AcceptOptions{InsecureSkipVerify: true, Subprotocols: []string{WSProtocol}})
 	if err != nil {
 		return // Accept has answered
 	}

@@ -63,6 +63,12 @@ func (b *syncBuffer) String() string {
 // holds the given ended sessions.
 func newTestServer(t *testing.T, listen string, sessions ...store.Session) *testServer {
 	t.Helper()
+	return newTestServerAt(t, listen, nil, sessions...)
+}
+
+// newTestServerAt is newTestServer with the clock now (nil: time.Now).
+func newTestServerAt(t *testing.T, listen string, now func() time.Time, sessions ...store.Session) *testServer {
+	t.Helper()
 	// Unix socket paths are short: keep the directory out of t.TempDir's
 	// long names.
 	d, err := os.MkdirTemp("", "tks")
@@ -76,7 +82,7 @@ func newTestServer(t *testing.T, listen string, sessions ...store.Session) *test
 	}
 	ctx := context.Background()
 	if len(sessions) > 0 {
-		st, err := store.Open(ctx, dir.DB(), nil)
+		st, err := store.Open(ctx, dir.DB(), now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +103,7 @@ func newTestServer(t *testing.T, listen string, sessions ...store.Session) *test
 	logs := &syncBuffer{}
 	srv, err := New(ctx, Config{
 		StateDir: dir, HolderArgv: []string{"/bin/false"}, Listen: listen,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)), KillGrace: time.Second,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), KillGrace: time.Second, Now: now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +111,7 @@ func newTestServer(t *testing.T, listen string, sessions ...store.Session) *test
 	ts := &testServer{t: t, dir: dir, srv: srv, logs: logs, done: make(chan error, 1)}
 	go func() { ts.done <- srv.Serve(context.Background()) }()
 	t.Cleanup(func() {
-		srv.Shutdown(false)
+		ts.srv.Shutdown(false)
 		select {
 		case <-ts.done:
 		case <-time.After(10 * time.Second):
@@ -138,7 +144,7 @@ func endedSession(id, name string) store.Session {
 // noRedirect is a client that shows redirects instead of following them.
 var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-// do sends a request; auth is "bearer", "cookie", "cookie+csrf" or "".
+// do sends a request; auth is "bearer" (the owner token) or "".
 func (ts *testServer) do(method, path, auth string, body any, hdr ...string) *http.Response {
 	ts.t.Helper()
 	var rd io.Reader
@@ -153,11 +159,6 @@ func (ts *testServer) do(method, path, auth string, body any, hdr ...string) *ht
 	switch auth {
 	case "bearer":
 		req.Header.Set("Authorization", "Bearer "+ts.token)
-	case "cookie", "cookie+csrf":
-		req.AddCookie(&http.Cookie{Name: TokenCookie, Value: ts.token})
-		if auth == "cookie+csrf" {
-			req.Header.Set(CSRFHeader, "1")
-		}
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "Host" {
@@ -213,7 +214,7 @@ func TestListenerFiles(t *testing.T) {
 	if len(ts.token) != 43 { // 32 bytes, base64url without padding
 		t.Errorf("token %q has %d characters, want 43", ts.token, len(ts.token))
 	}
-	want := ts.base + "/?token=" + ts.token
+	want := ts.base + "/#token=" + ts.token
 	if got := ts.srv.BrowserURL(); got != want {
 		t.Errorf("BrowserURL = %q, want %q", got, want)
 	}
@@ -261,22 +262,16 @@ func TestAuth(t *testing.T) {
 	expectJSONError(t, ts.do("GET", "/api/sessions", "", nil), 401, "termkeep url")
 	expectJSONError(t, ts.do("GET", "/api/sessions", "", nil, "Authorization", "Bearer nope"), 401, "token")
 	expectJSONError(t, ts.do("GET", "/api/sessions", "", nil, "Authorization", "Basic "+ts.token), 401, "token")
-	expectJSONError(t, ts.do("GET", "/api/sessions", "", nil, "Cookie", TokenCookie+"=nope"), 401, "token")
-	// A wrong header is not rescued by a good cookie.
-	expectJSONError(t, ts.do("GET", "/api/sessions", "cookie", nil, "Authorization", "Bearer nope"), 401, "token")
-
-	page := ts.do("GET", "/", "", nil)
-	b := expectStatus(t, page, 401)
-	if !strings.HasPrefix(page.Header.Get("Content-Type"), "text/plain") || !strings.Contains(string(b), "termkeep url") {
-		t.Errorf("GET / without a token: %s %q", page.Header.Get("Content-Type"), b)
-	}
-
+	expectJSONError(t, ts.do("GET", "/metrics", "", nil), 401, "token")
 	expectStatus(t, ts.do("GET", "/api/sessions", "bearer", nil), 200)
-	expectStatus(t, ts.do("GET", "/api/sessions", "cookie", nil), 200)
-	expectStatus(t, ts.do("GET", "/", "cookie", nil), 200)
+
+	// The page is the same for everyone and holds nothing until its script
+	// signs in: it is served without a token.
+	page := ts.do("GET", "/", "", nil)
+	expectStatus(t, page, 200)
 
 	// Every answer, refusals included, carries the security headers.
-	for _, resp := range []*http.Response{page, ts.do("GET", "/api/sessions", "bearer", nil), ts.do("GET", "/", "", nil, "Host", "evil.example")} {
+	for _, resp := range []*http.Response{page, ts.do("GET", "/api/sessions", "", nil), ts.do("GET", "/api/sessions", "bearer", nil), ts.do("GET", "/", "", nil, "Host", "evil.example")} {
 		for k, v := range securityHeaders {
 			if got := resp.Header.Get(k); got != v {
 				t.Errorf("%s %s: %s = %q, want %q", resp.Request.Method, resp.Request.URL, k, got, v)
@@ -285,70 +280,84 @@ func TestAuth(t *testing.T) {
 	}
 }
 
-func TestTokenLogin(t *testing.T) {
+// The cookie of before browser credentials authenticates nothing, and a
+// server that sees it expires it.
+func TestOldCookieIgnoredAndExpired(t *testing.T) {
 	ts := newTestServer(t, "127.0.0.1:0")
-
-	resp := ts.do("GET", "/?token="+ts.token+"&session=abc", "", nil)
-	expectStatus(t, resp, http.StatusSeeOther)
-	if loc := resp.Header.Get("Location"); loc != "/?session=abc" {
-		t.Errorf("redirect to %q, want /?session=abc", loc)
-	}
-	var cookie *http.Cookie
-	for _, c := range resp.Cookies() {
-		if c.Name == TokenCookie {
-			cookie = c
+	cookie := oldTokenCookie + "=" + ts.token
+	for _, resp := range []*http.Response{
+		ts.do("GET", "/api/sessions", "", nil, "Cookie", cookie),
+		ts.do("DELETE", "/api/sessions/x", "", nil, "Cookie", cookie, "X-Termkeep", "1"),
+		ts.do("GET", "/", "", nil, "Cookie", cookie),
+	} {
+		if resp.Request.URL.Path != "/" {
+			expectJSONError(t, resp, 401, "termkeep url")
+		}
+		var expired bool
+		for _, c := range resp.Cookies() {
+			expired = expired || (c.Name == oldTokenCookie && c.Value == "" && c.MaxAge < 0 && c.Path == "/")
+		}
+		if !expired {
+			t.Errorf("%s %s with the old cookie: Set-Cookie %q, want it expired", resp.Request.Method, resp.Request.URL.Path, resp.Header["Set-Cookie"])
 		}
 	}
-	if cookie == nil {
-		t.Fatalf("no %s cookie set: %v", TokenCookie, resp.Header["Set-Cookie"])
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, strings.Replace(ts.base, "http", "ws", 1)+"/ws/sessions/x", &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {cookie}}})
+	if err == nil || resp == nil || resp.StatusCode != 401 {
+		t.Errorf("WebSocket with the old cookie: %v %v, want 401", err, resp)
 	}
-	if cookie.Value != ts.token || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" {
-		t.Errorf("cookie = %+v, want the token, HttpOnly, SameSite=Strict, Path=/", cookie)
-	}
-	// The cookie alone now opens the API.
-	req, _ := http.NewRequest("GET", ts.base+"/api/sessions", nil)
-	req.AddCookie(cookie)
-	r2, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Body.Close()
-	expectStatus(t, r2, 200)
-
-	// No open redirect through a protocol-relative path.
-	resp = ts.do("GET", "//evil.example/x?token="+ts.token, "", nil)
-	expectStatus(t, resp, http.StatusSeeOther)
-	if loc := resp.Header.Get("Location"); loc != "/evil.example/x" {
-		t.Errorf("redirect to %q, want /evil.example/x", loc)
-	}
-
-	resp = ts.do("GET", "/?token=wrong", "", nil)
-	expectStatus(t, resp, 401)
-	if len(resp.Cookies()) != 0 {
-		t.Error("a wrong ?token= set a cookie")
+	// Without it, nothing is set.
+	if c := ts.do("GET", "/api/sessions", "bearer", nil).Header["Set-Cookie"]; len(c) != 0 {
+		t.Errorf("Set-Cookie without the old cookie: %q", c)
 	}
 }
 
-func TestHostOriginCSRF(t *testing.T) {
+// An address of before, /path?token=X, sends the browser to the same path
+// with the token in the fragment, which reaches no server: no cookie, no
+// check, and the token does not authenticate the request.
+func TestTokenAddressToFragment(t *testing.T) {
+	ts := newTestServer(t, "127.0.0.1:0")
+	for _, tc := range []struct{ path, want string }{
+		{"/?token=" + ts.token + "&session=abc", "/?session=abc#token=" + ts.token},
+		{"/?token=wrong", "/#token=wrong"},
+		{"/?token=a%26b%23c", "/#token=a%26b%23c"},
+		{"//evil.example/x?token=" + ts.token, "/evil.example/x#token=" + ts.token},
+		{"/api/sessions?token=" + ts.token, "/api/sessions#token=" + ts.token},
+	} {
+		resp := ts.do("GET", tc.path, "", nil)
+		expectStatus(t, resp, http.StatusSeeOther)
+		if loc := resp.Header.Get("Location"); loc != tc.want {
+			t.Errorf("GET %s: Location %q, want %q", tc.path, loc, tc.want)
+		}
+		if c := resp.Header["Set-Cookie"]; len(c) != 0 {
+			t.Errorf("GET %s set a cookie: %q", tc.path, c)
+		}
+		if resp.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("GET %s: Cache-Control %q", tc.path, resp.Header.Get("Cache-Control"))
+		}
+	}
+	// A query token authenticates nothing.
+	expectStatus(t, ts.do("POST", "/api/sessions?token="+ts.token, "", map[string]any{"cwd": "/"}), 401)
+	expectStatus(t, ts.do("HEAD", "/api/sessions?token="+ts.token, "", nil), 401)
+}
+
+func TestHostOrigin(t *testing.T) {
 	ts := newTestServer(t, "127.0.0.1:0")
 	port := strings.TrimPrefix(ts.base, "http://127.0.0.1:")
 
 	// DNS rebinding: the right address under a foreign name.
 	expectJSONError(t, ts.do("GET", "/api/sessions", "bearer", nil, "Host", "evil.example:"+port), 403, "evil.example")
+	expectJSONError(t, ts.do("GET", "/", "", nil, "Host", "evil.example:"+port), 403, "evil.example")
 	expectStatus(t, ts.do("GET", "/api/sessions", "bearer", nil, "Host", "localhost:"+port), 200)
 	expectStatus(t, ts.do("GET", "/api/sessions", "bearer", nil, "Host", "LOCALHOST:"+port), 200)
 
-	// A foreign page's fetch.
-	expectJSONError(t, ts.do("GET", "/api/sessions", "cookie", nil, "Origin", "http://evil.example"), 403, "evil.example")
-	expectJSONError(t, ts.do("GET", "/api/sessions", "cookie", nil, "Origin", "http://localhost:1"), 403, "origin")
-	expectStatus(t, ts.do("GET", "/api/sessions", "cookie", nil, "Origin", "http://localhost:"+port), 200)
-
-	// CSRF: a state-changing call carried by the cookie alone.
-	expectJSONError(t, ts.do("POST", "/api/sessions", "cookie", map[string]any{"name": "x"}), 403, CSRFHeader)
-	expectJSONError(t, ts.do("PATCH", "/api/sessions/x", "cookie", map[string]any{"name": "y"}), 403, CSRFHeader)
-	expectJSONError(t, ts.do("DELETE", "/api/sessions/x", "cookie", nil), 403, CSRFHeader)
-	// With the header (or the bearer token) it reaches the handler.
-	expectJSONError(t, ts.do("DELETE", "/api/sessions/x", "cookie+csrf", nil), 404, `"x"`)
+	// A foreign page's fetch, even one that holds a secret.
+	expectJSONError(t, ts.do("GET", "/api/sessions", "bearer", nil, "Origin", "http://evil.example"), 403, "evil.example")
+	expectJSONError(t, ts.do("GET", "/api/sessions", "bearer", nil, "Origin", "http://localhost:1"), 403, "origin")
+	expectStatus(t, ts.do("GET", "/api/sessions", "bearer", nil, "Origin", "http://localhost:"+port), 200)
+	// A state-changing call needs nothing but its bearer token: no
+	// browser attaches one by itself, so there is no CSRF to guard against.
 	expectJSONError(t, ts.do("DELETE", "/api/sessions/x", "bearer", nil), 404, `"x"`)
 
 	// WebSocket upgrades: foreign Origin refused before anything else.
@@ -359,12 +368,7 @@ func TestHostOriginCSRF(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != 403 {
 		t.Errorf("WebSocket from a foreign origin: %v %v, want 403", err, resp)
 	}
-	hdr = http.Header{"Cookie": {TokenCookie + "=nope"}}
-	_, resp, err = websocket.Dial(ctx, strings.Replace(ts.base, "http", "ws", 1)+"/ws/sessions/x", &websocket.DialOptions{HTTPHeader: hdr})
-	if err == nil || resp == nil || resp.StatusCode != 401 {
-		t.Errorf("WebSocket with a wrong cookie: %v %v, want 401", err, resp)
-	}
-	// ?token= does not authenticate an upgrade (it only sets the cookie of a page).
+	// ?token= does not authenticate an upgrade.
 	_, resp, err = websocket.Dial(ctx, strings.Replace(ts.base, "http", "ws", 1)+"/ws/sessions/x?token="+ts.token, nil)
 	if err == nil || resp == nil || resp.StatusCode != 401 {
 		t.Errorf("WebSocket with ?token=: %v %v, want 401", err, resp)
@@ -388,7 +392,7 @@ func TestREST(t *testing.T) {
 	expectJSONError(t, ts.do("GET", "/api/nothing", "bearer", nil), 404, "/api/nothing")
 
 	// Rename.
-	json.Unmarshal(expectStatus(t, ts.do("PATCH", "/api/sessions/old", "cookie+csrf", map[string]any{"name": "new"}), 200), &got)
+	json.Unmarshal(expectStatus(t, ts.do("PATCH", "/api/sessions/old", "bearer", map[string]any{"name": "new"}), 200), &got)
 	if got.Name != "new" {
 		t.Fatalf("after rename: %+v", got)
 	}

@@ -101,14 +101,14 @@ func addrKey(remote string) string {
 	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
-// presentsToken reports whether r offers a token at all: a request without
-// one (a first visit) is not a wrong guess.
+// presentsToken reports whether r offers a secret at all: a request
+// without one (a first visit) is not a wrong guess.
 func presentsToken(r *http.Request) bool {
-	if r.Header.Get("Authorization") != "" || r.URL.Query().Has("token") {
+	if r.Header.Get("Authorization") != "" {
 		return true
 	}
-	_, err := r.Cookie(TokenCookie)
-	return err == nil
+	_, ok := wsAuth(r.Header.Values("Sec-WebSocket-Protocol"))
+	return ok
 }
 
 // deny answers a request whose token is missing or wrong: 401 as refuse

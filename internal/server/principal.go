@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,6 +41,9 @@ type principal struct {
 	readOnly bool
 	// expires is when the token stops letting requests in (nil = never).
 	expires *time.Time
+	// browser is the browser credential that let the request in ("" for
+	// a token); it acts as the token it was made from (browser.go).
+	browser string
 }
 
 type principalKey struct{}
@@ -107,24 +111,34 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate returns who the secret tok stands for: the owner when it is
-// the owner token (compared in constant time), else the active registry
-// token's principal. A revoked, expired or unknown token is no one.
+// the owner token (compared in constant time), else the active browser
+// credential's or registry token's principal. A revoked, expired or
+// unknown secret is no one.
 func (g *guard) authenticate(ctx context.Context, tok string) (principal, bool) {
 	if g.match(tok) {
 		return g.owner, true
 	}
-	if g.lookup == nil || tok == "" {
+	if tok == "" {
+		return principal{}, false
+	}
+	if strings.HasPrefix(tok, browserSecretPrefix) && g.lookupBrowser != nil {
+		if p, ok := g.lookupBrowser(ctx, tok); ok {
+			return p, true
+		}
+	}
+	if g.lookup == nil {
 		return principal{}, false
 	}
 	return g.lookup(ctx, tok)
 }
 
-// serveAs hands r to next acting as p. A registry token's requests end
-// when it expires or is revoked: WebSocket viewers and event streams
-// included, not only the requests that come after.
+// serveAs hands r to next acting as p. A registry token's or browser
+// credential's requests end when it expires or is revoked: WebSocket
+// viewers and event streams included, not only the requests that come
+// after.
 func (g *guard) serveAs(w http.ResponseWriter, r *http.Request, p principal, next http.Handler) {
 	ctx := withPrincipal(r.Context(), p)
-	if p.tokenID != "" && g.conns != nil {
+	if (p.tokenID != "" || p.browser != "") && g.conns != nil {
 		var cancel context.CancelFunc
 		if p.expires != nil {
 			ctx, cancel = context.WithDeadline(ctx, *p.expires)
@@ -132,7 +146,12 @@ func (g *guard) serveAs(w http.ResponseWriter, r *http.Request, p principal, nex
 			ctx, cancel = context.WithCancel(ctx)
 		}
 		defer cancel()
-		defer g.conns.track(p.tokenID, cancel)()
+		if p.tokenID != "" {
+			defer g.conns.track(p.tokenID, cancel)()
+		}
+		if p.browser != "" {
+			defer g.conns.track(browserConnKey(p.browser), cancel)()
+		}
 	}
 	next.ServeHTTP(w, r.WithContext(ctx))
 }

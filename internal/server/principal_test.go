@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -183,18 +182,6 @@ func TestRegistryTokens(t *testing.T) {
 		}
 	}
 
-	// The login address sets the cookie to the registry token, which then
-	// acts as alice.
-	resp := ts.do("GET", "/?token=alice-secret-0123456789abcdef", "", nil)
-	expectStatus(t, resp, http.StatusSeeOther)
-	if c := resp.Cookies(); len(c) != 1 || c[0].Value != "alice-secret-0123456789abcdef" || !c[0].HttpOnly || c[0].SameSite != http.SameSiteStrictMode {
-		t.Fatalf("login cookie %+v", resp.Cookies())
-	}
-	var l []api.Session
-	json.Unmarshal(expectStatus(t, ts.do("GET", "/api/sessions", "", nil, "Cookie", TokenCookie+"=alice-secret-0123456789abcdef"), 200), &l)
-	if len(l) != 1 || l[0].ID != "aaaaaaaa" {
-		t.Errorf("alice's cookie lists %+v", l)
-	}
 }
 
 // GET /api/me says who a token acts as and whether it may create sessions,
@@ -224,7 +211,7 @@ func TestMe(t *testing.T) {
 		{"owner", []string{"Authorization", "Bearer " + ts.token}, api.Me{User: currentUser(), Owner: true, CanCreate: true}},
 		{"user", []string{"Authorization", "Bearer me-alice-0123456789abcdef"}, api.Me{User: "alice", CanCreate: true}},
 		{"read-only", []string{"Authorization", "Bearer me-ro-0123456789abcdefghi"}, api.Me{User: "alice", ReadOnly: true}},
-		{"share link", []string{"Cookie", TokenCookie + "=me-link-0123456789abcdefg"}, api.Me{User: "alice", Session: "aaaaaaaa"}},
+		{"share link", []string{"Authorization", "Bearer me-link-0123456789abcdefg"}, api.Me{User: "alice", Session: "aaaaaaaa"}},
 		{"workspace", []string{"Authorization", "Bearer me-ws-0123456789abcdefghi"}, api.Me{User: "alice", Workspace: "w", CanCreate: true}},
 	} {
 		var got api.Me

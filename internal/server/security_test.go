@@ -127,7 +127,8 @@ func TestGuardConfigure(t *testing.T) {
 	}
 }
 
-// A server with a certificate serves HTTPS; its login cookie is Secure.
+// A server with a certificate serves HTTPS; the old cookie is expired with
+// Secure.
 func TestTLSListener(t *testing.T) {
 	cert, key := writeCert(t, t.TempDir())
 	d, _ := os.MkdirTemp("", "tks")
@@ -150,13 +151,15 @@ func TestTLSListener(t *testing.T) {
 		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	resp, err := c.Get(u)
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("Cookie", oldTokenCookie+"=x")
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if cs := resp.Cookies(); resp.StatusCode != http.StatusSeeOther || len(cs) != 1 || !cs[0].Secure {
-		t.Errorf("login over TLS: %s %v", resp.Status, resp.Header["Set-Cookie"])
+	if cs := resp.Cookies(); resp.StatusCode != http.StatusOK || len(cs) != 1 || !cs[0].Secure || cs[0].MaxAge >= 0 {
+		t.Errorf("the page over TLS with the old cookie: %s %v", resp.Status, resp.Header["Set-Cookie"])
 	}
 	if resp.TLS == nil || resp.TLS.NegotiatedProtocol == "h2" {
 		t.Errorf("connection state %+v: want TLS with HTTP/1.1", resp.TLS)
@@ -213,7 +216,8 @@ func TestLoginLimitOnListener(t *testing.T) {
 	if resp.Header.Get("Retry-After") == "" {
 		t.Error("no Retry-After")
 	}
-	expectStatus(t, ts.do("GET", "/?token=nope", "", nil), 429)
+	expectStatus(t, ts.do("GET", "/ws/sessions/x", "", nil, "Upgrade", "websocket", "Connection", "Upgrade",
+		"Sec-WebSocket-Protocol", WSProtocol+", "+WSAuthPrefix+browserSecretPrefix+"nope"), 429)
 	expectStatus(t, ts.do("GET", "/api/sessions", "", nil), 401)
 	expectStatus(t, ts.do("GET", "/api/sessions", "bearer", nil), 200)
 }

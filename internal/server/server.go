@@ -67,7 +67,7 @@ type Config struct {
 	// is not loopback needs TLSCert and TLSKey, or InsecureNoTLS (tls.go).
 	Listen string
 	// TLSCert and TLSKey are PEM files: with them the listener serves HTTPS
-	// and WSS, and the login cookie is Secure.
+	// and WSS.
 	TLSCert, TLSKey string
 	// InsecureNoTLS allows plain HTTP on a non-loopback Listen address.
 	InsecureNoTLS bool
@@ -77,8 +77,9 @@ type Config struct {
 	// MaxSessions is how many running sessions one user may have
 	// (0: DefaultMaxSessions).
 	MaxSessions int
-	// WebUI serves the browser UI's pages on the TCP listener, behind the
-	// token; nil serves a short placeholder.
+	// WebUI serves the browser UI's pages on the TCP listener, to anyone
+	// who passes the Host and Origin checks (the pages hold no data; they
+	// sign in by themselves); nil serves a short placeholder.
 	WebUI http.Handler
 	// OrphanGrace ends a session this long after its last viewer left, and
 	// IdleTimeout one with no output and no input for this long (0: never;

@@ -33,6 +33,8 @@ func (s *Server) accessRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/tokens", ownerOnly(s.handleTokens))
 	mux.HandleFunc("POST /v1/tokens", ownerOnly(s.handleTokenCreate))
 	mux.HandleFunc("DELETE /v1/tokens/{id}", ownerOnly(s.handleTokenRevoke))
+	mux.HandleFunc("GET /v1/browser-sessions", ownerOnly(s.handleBrowserSessions)) // browser.go
+	mux.HandleFunc("DELETE /v1/browser-sessions/{id}", ownerOnly(s.handleBrowserRevoke))
 }
 
 // ownerOnly refuses fn to anyone but the owner. The routes are the unix
@@ -261,14 +263,7 @@ func (s *Server) tokenView(ctx context.Context, t store.Token, now time.Time) ap
 		ID: t.ID, Name: t.Name, User: t.User, Session: t.Session, Workspace: t.Workspace, ReadOnly: t.ReadOnly,
 		ExpiresAt: t.ExpiresAt, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt,
 	}
-	switch {
-	case t.RevokedAt != nil:
-		out.State = api.TokenRevoked
-	case !t.Active(now):
-		out.State = api.TokenExpired
-	default:
-		out.State = api.TokenActive
-	}
+	out.State = credState(t.RevokedAt, t.Active(now))
 	if t.Session != "" {
 		if sess, err := s.store.Session(ctx, t.Session); err == nil {
 			out.SessionName = sess.Name
@@ -376,7 +371,7 @@ func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
 	s.events.emit(store.EventTokenCreated, "", detail)
 	out := api.TokenCreated{Token: s.tokenView(ctx, got, now), Secret: secret}
 	if s.gw != nil {
-		out.URL = s.gw.url + "?token=" + secret
+		out.URL = BrowserLink(s.gw.url, secret)
 	}
 	writeJSON(w, http.StatusCreated, out)
 }
@@ -411,6 +406,18 @@ func (s *Server) handleTokenRevoke(w http.ResponseWriter, r *http.Request) {
 		s.events.emit(store.EventTokenRevoked, "", map[string]any{"token": id, "user": t.User, "name": t.Name})
 	}
 	writeJSON(w, http.StatusOK, s.tokenView(r.Context(), t, s.cfg.Now()))
+}
+
+// credState is how a token or a browser credential is shown: revoked,
+// else active or expired.
+func credState(revokedAt *time.Time, active bool) string {
+	switch {
+	case revokedAt != nil:
+		return api.TokenRevoked
+	case !active:
+		return api.TokenExpired
+	}
+	return api.TokenActive
 }
 
 func checkTokenLabel(name string) error {

@@ -30,6 +30,10 @@ const (
 	EventUserRemoved  = "user.removed" // its tokens revoked
 	EventTokenCreated = "token.created"
 	EventTokenRevoked = "token.revoked"
+	// A browser swapped a token for a credential of its own, and one was
+	// revoked (sign out, `termkeep token revoke`); never with a secret.
+	EventBrowserSignedIn = "browser.signed_in"
+	EventBrowserRevoked  = "browser.revoked"
 )
 
 // Event is one entry of the registry's history. IDs grow strictly and are

@@ -80,6 +80,21 @@ var migrations = []string{
 		revoked_at   TEXT
 	) STRICT;
 	CREATE INDEX tokens_user ON tokens("user");`,
+	// 7: browser sign-ins (see browser.go): a credential a page got in
+	// exchange for a token, kept as its SHA-256, never its secret.
+	`CREATE TABLE browser_creds (
+		id           TEXT NOT NULL PRIMARY KEY,
+		hash         TEXT NOT NULL UNIQUE,
+		owner        INTEGER NOT NULL DEFAULT 0,
+		owner_hash   TEXT NOT NULL DEFAULT '',
+		token        TEXT NOT NULL DEFAULT '',
+		"user"       TEXT NOT NULL,
+		label        TEXT NOT NULL DEFAULT '',
+		created_at   TEXT NOT NULL,
+		last_used_at TEXT NOT NULL,
+		revoked_at   TEXT
+	) STRICT;
+	CREATE INDEX browser_creds_token ON browser_creds(token);`,
 }
 
 // migrate applies the migrations the file lacks, each in its own transaction

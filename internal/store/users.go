@@ -64,6 +64,10 @@ func hashSecret(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// SecretHash is how the registry names a secret without holding it: its
+// SHA-256, in hex.
+func SecretHash(secret string) string { return hashSecret(secret) }
+
 // CreateUser records a user; ErrUserExists if the name is taken.
 func (s *Store) CreateUser(ctx context.Context, name string) error {
 	op := "create user " + name
@@ -117,7 +121,8 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 	return out, wrap("list users", rows.Err())
 }
 
-// RemoveUser deletes user name and revokes its tokens, in one transaction,
+// RemoveUser deletes user name and revokes its tokens and the browser
+// credentials made from them, in one transaction,
 // and returns the ids of the tokens it revoked (those revoked before are
 // left as they were), so the caller can end their requests in flight.
 // Unless force, a user who owns running sessions is left alone and the
@@ -152,6 +157,9 @@ func (s *Store) RemoveUser(ctx context.Context, name string, force bool) (revoke
 			return err
 		} else if n == 0 {
 			return ErrUserNotFound
+		}
+		if err := s.revokeBrowserCredsOf(ctx, tx, `"user" = ? AND owner = 0`, name); err != nil {
+			return err
 		}
 		rows, err := tx.QueryContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE "user" = ? AND revoked_at IS NULL RETURNING id`,
 			s.nowText(), name)
@@ -251,11 +259,22 @@ func (s *Store) TouchToken(ctx context.Context, id string) error {
 		`UPDATE tokens SET last_used_at = ? WHERE id = ?`, s.nowText(), id))
 }
 
-// RevokeToken marks the token revoked from now on; revoking a revoked token
-// keeps the first time. ErrTokenNotFound if there is none.
+// RevokeToken marks the token revoked from now on, and the browser
+// credentials made from it with it; revoking a revoked token keeps the
+// first time. ErrTokenNotFound if there is none.
 func (s *Store) RevokeToken(ctx context.Context, id string) error {
-	return wrap("revoke token "+id, s.updateToken(ctx,
-		`UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, s.nowText(), id))
+	return wrap("revoke token "+id, s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, s.nowText(), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrTokenNotFound
+		}
+		return s.revokeBrowserCredsOf(ctx, tx, `token = ?`, id)
+	}))
 }
 
 func (s *Store) updateToken(ctx context.Context, query string, args ...any) error {

@@ -1,6 +1,8 @@
-// The REST API of the TCP listener (docs/protocol.md, "REST API"). The
-// browser carries the owner token in its cookie; state-changing calls add
-// the X-Termkeep header the server requires of them (CSRF).
+// The REST API of the TCP listener (docs/protocol.md, "REST API"). Every
+// call carries the page's credential as Authorization: Bearer (auth.ts);
+// the browser attaches nothing by itself, so no other page can ride on it.
+
+import { authHeaders } from './auth';
 
 export interface Session {
   id: string;
@@ -50,16 +52,20 @@ export class ApiError extends Error {
 }
 
 async function call<V>(method: string, path: string, body?: unknown): Promise<V> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (method !== 'GET') headers['X-Termkeep'] = '1';
+  const headers: Record<string, string> = { Accept: 'application/json', ...authHeaders() };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const r = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-    credentials: 'same-origin',
-    cache: 'no-store',
-  });
+  let r: Response;
+  try {
+    r = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'the termkeep server is not reachable');
+  }
   if (r.status === 204) return undefined as V;
   const text = await r.text();
   let data: unknown = undefined;
@@ -160,7 +166,7 @@ export interface GrepHit {
 async function fetchOK(path: string, signal?: AbortSignal): Promise<Response> {
   let r: Response;
   try {
-    r = await fetch(path, { credentials: 'same-origin', cache: 'no-store', signal });
+    r = await fetch(path, { headers: authHeaders(), credentials: 'omit', cache: 'no-store', signal });
   } catch (e) {
     if (signal?.aborted) throw e;
     throw new ApiError(0, 'the termkeep server is not reachable');
@@ -254,6 +260,28 @@ export const api = {
     call<{ session: Session; notices?: string[] }>('POST', `/api/sessions/${encodeURIComponent(id)}/restore`),
   /** close ends the session and removes it with its output log. */
   close: (id: string) => call<void>('DELETE', `/api/sessions/${encodeURIComponent(id)}?remove=1`),
+};
+
+/** BrowserSession is a browser signed in with a credential of its own (never the credential). */
+export interface BrowserSession {
+  id: string;
+  user: string;
+  /** 'owner', or the id of the token it was made from. */
+  from: string;
+  token_name?: string;
+  label: string;
+  state: 'active' | 'expired' | 'revoked' | string;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+  /** This page's own. */
+  current?: boolean;
+}
+
+/** browsers lists and revokes the browsers signed in: all of them for the owner, those of its own token for anyone else. */
+export const browsers = {
+  list: () => call<BrowserSession[]>('GET', '/api/browser-sessions'),
+  revoke: (id: string) => call<BrowserSession>('DELETE', `/api/browser-sessions/${encodeURIComponent(id)}`),
 };
 
 /** displayName is what a tab calls a session. */

@@ -3,7 +3,9 @@
 // stream that brings sessions made elsewhere, shortcuts, preferences, and
 // the page lifecycle: back/forward cache, sleep, network changes).
 
-import { api, ApiError, commandName, Event as TkEvent, Session } from './api';
+import { api, ApiError, browsers, BrowserSession, commandName, Event as TkEvent, Session } from './api';
+import { credentialId, describe, forget, Principal, signIn, signOut } from './auth';
+import { EventStream } from './events';
 import { ReplayView } from './replay';
 import { ConnState, SessionHooks, TermPrefs, TermSession } from './session';
 import { ThemeName } from './theme';
@@ -138,7 +140,7 @@ export class App {
   private activeId: string | null = null;
   private readonly tabEls = new Map<string, HTMLElement>();
   private prefs: Prefs;
-  private es: EventSource | null = null;
+  private es: EventStream | null = null;
   private esRetry = 0;
   private refreshTimer = 0;
   private refreshing: Promise<void> | null = null;
@@ -170,7 +172,7 @@ export class App {
     this.hooks = {
       changed: (ts) => this.sessionChanged(ts),
       gone: (ts) => this.removeSession(ts.id),
-      authLost: () => this.fatal('This page has lost its access', 'Run `termkeep url` on the machine that runs termkeep and open the address it prints. The browser keeps the token in a cookie from then on.'),
+      authLost: () => this.signedOut('This browser is signed out', 'Its sign-in expired (14 days unused) or was revoked. Run `termkeep url` on the machine that runs termkeep and open the address it prints to sign in again.'),
       clipboard: (text, why) => this.copy(text, why),
       notice: (text) => this.toast(text),
       filterInput: (d) => this.applyLatches(d),
@@ -195,6 +197,14 @@ export class App {
     this.bindShortcuts();
     this.bindLifecycle();
     this.updateKeysRow();
+    // A link for someone else never replaces this browser's sign-in
+    // without asking: any site can send a browser to /#token=….
+    const signed = await signIn((now, link) => this.askSwitch(now, link));
+    if (!signed.ok) {
+      if (signed.why === 'none') this.signedOut('Sign in to termkeep', 'Run `termkeep url` on the machine that runs termkeep and open the address it prints. This browser then stays signed in until it is unused for 14 days or signed out.');
+      else this.signedOut('This sign-in link does not work', 'Its token is wrong, expired or revoked. Run `termkeep url` on the machine that runs termkeep (or ask for a new share link) and open the address it prints.');
+      return;
+    }
     const layout = readJSON<Layout>(localStorage, LAYOUT_KEY);
     this.order = Array.isArray(layout?.order) ? layout!.order.filter((x) => typeof x === 'string') : [];
     const wantActive = sessionStorage.getItem(ACTIVE_KEY) ?? layout?.active ?? null;
@@ -227,7 +237,12 @@ export class App {
     this.renderStage();
     this.openEvents();
     this.followHash();
-    window.addEventListener('hashchange', () => this.followHash());
+    window.addEventListener('hashchange', () => {
+      // A sign-in link opened in this page's own window (only its
+      // fragment differs, so the page stays): sign in as at start.
+      if (new URLSearchParams(location.hash.slice(1)).has('token')) void this.signInAgain();
+      else this.followHash();
+    });
     window.setInterval(() => {
       for (const ts of this.sessions.values()) {
         ts.tick();
@@ -802,6 +817,97 @@ export class App {
     $('fatal').hidden = false;
   }
 
+  /** signedOut drops the credential and everything it reached: the tabs and the event stream. */
+  private signedOut(title: string, text: string): void {
+    forget();
+    this.es?.close();
+    this.es = null;
+    this.booted = false;
+    for (const id of [...this.sessions.keys()]) this.sessions.get(id)?.dispose();
+    this.sessions.clear();
+    this.tabEls.forEach((el) => el.remove());
+    this.tabEls.clear();
+    this.activeId = null;
+    $('bar').dataset.signedOut = '1';
+    this.fatal(title, text);
+  }
+
+  // ---- sign-ins: this browser's and the others' ----------------------------
+
+  /** askSwitch asks whether a link's access should replace this browser's sign-in. */
+  private askSwitch(now: Principal, link: Principal): Promise<boolean> {
+    return this.confirm(
+      'Switch who this browser is signed in as?',
+      `This link would sign you in as ${describe(link)}. This browser is signed in as ${describe(now)}. Switch to the link's access, or keep the current one?`,
+      'Switch',
+      'Keep current',
+    );
+  }
+
+  /** signInAgain follows a sign-in link opened in this page: a switch starts the page over with the new access. */
+  private async signInAgain(): Promise<void> {
+    const r = await signIn((now, link) => this.askSwitch(now, link));
+    if (r.ok && r.switched) location.reload();
+    else if (!r.ok && r.why === 'refused') this.toast('That sign-in link does not work: its token is wrong, expired or revoked.');
+  }
+
+  /** openBrowsers shows the browsers signed in with this page's token (all of them for the owner), each with Revoke. */
+  private async openBrowsers(): Promise<void> {
+    const d = $('browsers') as HTMLDialogElement;
+    const list = $('browsers-list');
+    list.textContent = 'Loading…';
+    if (!d.open) d.showModal();
+    let all: BrowserSession[];
+    try {
+      all = await browsers.list();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) {
+        d.close();
+        this.hooks.authLost();
+        return;
+      }
+      list.textContent = e instanceof Error ? e.message : String(e);
+      return;
+    }
+    list.textContent = '';
+    for (const b of all.filter((x) => x.state === 'active')) {
+      const li = document.createElement('li');
+      li.dataset.id = b.id;
+      const what = document.createElement('div');
+      const name = document.createElement('strong');
+      name.textContent = (b.current ? 'This browser — ' : '') + (b.label || 'a browser');
+      const detail = document.createElement('small');
+      const from = b.from === 'owner' ? 'the owner token' : `token ${b.from}${b.token_name ? ` (${b.token_name})` : ''}`;
+      detail.textContent = `${b.id} · ${b.user} · with ${from} · last used ${new Date(b.last_used_at).toLocaleString()}`;
+      what.append(name, document.createElement('br'), detail);
+      const btn = document.createElement('button');
+      btn.type = 'button';
+      btn.className = 'btn danger';
+      btn.textContent = b.current ? 'Sign out' : 'Revoke';
+      btn.addEventListener('click', () => void (b.current ? this.signOutNow() : this.revokeBrowser(b.id)));
+      li.append(what, btn);
+      list.append(li);
+    }
+  }
+
+  private async revokeBrowser(id: string): Promise<void> {
+    try {
+      await browsers.revoke(id);
+      this.toast(`Signed out ${id}.`);
+    } catch (e) {
+      this.toast(e instanceof Error ? e.message : String(e));
+    }
+    await this.openBrowsers();
+  }
+
+  /** signOutNow revokes this page's credential (the server ends its viewers) and forgets it in every tab. */
+  private async signOutNow(): Promise<void> {
+    const d = $('browsers') as HTMLDialogElement;
+    if (d.open) d.close();
+    await signOut();
+    this.signedOut('Signed out', 'This browser holds no access to termkeep now. Run `termkeep url` on the machine that runs termkeep and open the address it prints to sign in again.');
+  }
+
   // ---- chrome: buttons, search, keys row, dialogs ------------------------
 
   private bindChrome(): void {
@@ -824,6 +930,8 @@ export class App {
       this.updateKeysRow();
     });
     $('btn-help').addEventListener('click', () => ($('help') as HTMLDialogElement).showModal());
+    $('btn-account').addEventListener('click', () => void this.openBrowsers());
+    $('sign-out').addEventListener('click', () => void this.signOutNow());
     $('overlay-retry').addEventListener('click', () => {
       const ts = this.activeId ? this.sessions.get(this.activeId) : undefined;
       ts?.retryNow();
@@ -1004,11 +1112,12 @@ export class App {
     else el.textContent = `${index + 1} of ${count}`;
   }
 
-  private confirm(title: string, text: string, ok: string): Promise<boolean> {
+  private confirm(title: string, text: string, ok: string, cancel = 'Cancel'): Promise<boolean> {
     const d = $('dialog') as HTMLDialogElement;
     $('dialog-title').textContent = title;
     $('dialog-text').textContent = text;
     $('dialog-ok').textContent = ok;
+    $('dialog-cancel').textContent = cancel;
     d.returnValue = '';
     d.showModal();
     ($('dialog-ok') as HTMLButtonElement).focus();
@@ -1178,34 +1287,39 @@ export class App {
   private openEvents(): void {
     this.es?.close();
     const after = Number(localStorage.getItem(EVENT_KEY) ?? '0') || 0;
-    const es = new EventSource(`/api/events?after=${after}`);
-    this.es = es;
-    const onEvent = (ev: MessageEvent) => {
-      let e: TkEvent;
-      try {
-        e = JSON.parse(ev.data) as TkEvent;
-      } catch {
-        return;
-      }
-      if (e.id > 0) writeStorage(localStorage, EVENT_KEY, String(e.id));
-      this.onEvent(e);
-    };
-    for (const k of EVENT_KINDS) es.addEventListener(k, onEvent as EventListener);
-    es.onopen = () => {
-      this.esRetry = 0;
-      this.refreshSoon(0);
-    };
-    es.onerror = () => {
-      // EventSource retries by itself while the server answers; once it
-      // has given up (an error status), start it again with a backoff.
-      if (es.readyState === EventSource.CLOSED && this.es === es) {
+    const kinds = new Set(EVENT_KINDS);
+    const es: EventStream = new EventStream(`/api/events?after=${after}`, {
+      open: () => {
+        this.esRetry = 0;
+        this.refreshSoon(0);
+      },
+      event: (kind, data) => {
+        if (!kinds.has(kind)) return;
+        let e: TkEvent;
+        try {
+          e = JSON.parse(data) as TkEvent;
+        } catch {
+          return;
+        }
+        if (e.id > 0) writeStorage(localStorage, EVENT_KEY, String(e.id));
+        this.onEvent(e);
+      },
+      closed: (status) => {
+        if (this.es !== es) return;
         this.es = null;
+        if (status === 401) {
+          this.hooks.authLost();
+          return;
+        }
+        // Ended (the server restarted, the network went, the sign-in was
+        // revoked): start it again with a backoff; a refusal then says so.
         const delay = Math.min(30000, 1000 * 2 ** this.esRetry++) * (0.5 + Math.random() / 2);
         window.setTimeout(() => {
-          if (!this.es && !this.suspended) this.openEvents();
+          if (!this.es && !this.suspended && this.booted) this.openEvents();
         }, delay);
-      }
-    };
+      },
+    });
+    this.es = es;
   }
 
   private onEvent(e: TkEvent): void {
@@ -1283,6 +1397,7 @@ export class App {
     const pick = (id?: string) => this.sessions.get(id ?? this.activeId ?? '');
     return {
       active: () => this.activeId,
+      credential: () => credentialId(),
       tabs: () => this.order.filter((id) => this.sessions.has(id)).map((id) => {
         const ts = this.sessions.get(id)!;
         return { id, label: this.label(ts), state: ts.state, badge: badge(ts).text, viewers: ts.viewers, written: ts.written };

@@ -24,6 +24,7 @@ import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
 import { WebglAddon } from '@xterm/addon-webgl';
 import { api, ApiError, Session } from './api';
+import { wsProtocols } from './auth';
 import { themes, ThemeName } from './theme';
 import * as wire from './wire';
 
@@ -359,7 +360,7 @@ export class TermSession {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     let ws: WebSocket;
     try {
-      ws = new WebSocket(`${proto}//${location.host}/ws/sessions/${encodeURIComponent(this.id)}?${q}`);
+      ws = new WebSocket(`${proto}//${location.host}/ws/sessions/${encodeURIComponent(this.id)}?${q}`, wsProtocols());
     } catch (e) {
       this.lastError = String(e);
       this.dropped();

@@ -76,9 +76,9 @@ export class Server {
     return this;
   }
 
-  /** login is the address that sets the cookie (the address `termkeep url` prints). */
+  /** login is the address `termkeep url` prints: the token in the fragment, which the page swaps for a credential of its own. */
   get login() {
-    return `${this.url}?token=${this.token}`;
+    return `${this.url}#token=${this.token}`;
   }
 
   /** kill stops the server the hard way; sessions keep running. */

@@ -14,7 +14,7 @@ after(async () => {
 
 test('two pages on one session: typing in one shows in both', async () => {
   const s = await Server.start();
-  // Two contexts: two devices, each with its own cookie and storage.
+  // Two contexts: two devices, each with its own storage (and so its own sign-in).
   const ctxA = await browser.newContext({ viewport: { width: 1000, height: 600 } });
   const ctxB = await browser.newContext({ viewport: { width: 1000, height: 600 } });
   try {
