@@ -12,7 +12,6 @@
 package session
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -30,6 +29,7 @@ import (
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
 	"termkeep/internal/rawio"
+	"termkeep/internal/session/window"
 	"termkeep/internal/wire"
 )
 
@@ -60,9 +60,8 @@ type Host struct {
 	ologErr  error
 
 	mu      sync.Mutex // guards the fields below
-	end     uint64     // offset after the last byte received
-	recent  []chunk    // recent output, contiguous, ending at end
-	recentN int        // bytes in recent
+	end     uint64         // offset after the last byte received
+	win     *window.Window // recent output, ending at end (or before it, once ended)
 	changed chan struct{}
 	cols    uint16
 	rows    uint16
@@ -107,20 +106,6 @@ type Host struct {
 	closeOnce sync.Once
 }
 
-type chunk struct {
-	off  uint64
-	data []byte
-	// block: data is a windowBlock of the window's own, which later small
-	// chunks are appended to while it has room.
-	block bool
-}
-
-// windowBlock is the size of the blocks the window gathers small chunks
-// into. Output a line at a time (a shell, a log being tailed, an agent
-// streaming) arrives in chunks of a hundred bytes; kept one by one, they
-// cost a slice and an allocation each, nearly as much again as the bytes.
-const windowBlock = 16 << 10
-
 // Config is what a Host needs to reach its holder.
 type Config struct {
 	ID  string
@@ -153,6 +138,7 @@ func New(cfg Config) *Host {
 	}
 	return &Host{
 		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd, meter: meter,
+		win:     window.New(recentCap),
 		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
 		act: newActivity(time.Now()),
 	}
@@ -252,7 +238,7 @@ func (h *Host) connect(from int64, again bool) error {
 	h.mu.Lock()
 	h.up = up
 	h.end = uint64(from)
-	h.recent, h.recentN = nil, 0
+	h.win.Reset(h.end)
 	h.cols, h.rows, h.pid = welcome.Cols, welcome.Rows, welcome.Pid
 	close(h.changed)
 	h.changed = make(chan struct{})
@@ -359,7 +345,7 @@ func (h *Host) readHolder(up *holderConn) {
 			h.mu.Lock()
 			if to > h.end {
 				h.end = to
-				h.recent, h.recentN = nil, 0
+				h.win.Reset(to)
 			}
 			h.mu.Unlock()
 		case wire.TypeExit:
@@ -489,47 +475,11 @@ func (h *Host) appendOutput(off uint64, data []byte) (kept bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if off+uint64(len(data)) <= h.end {
-		return // a duplicate after a reconnect
+		return false // a duplicate after a reconnect, or past the end recorded
 	}
-	if off > h.end {
-		// A hole the holder would have sent as a gap: nothing to keep.
-		h.recent, h.recentN = nil, 0
-	} else if off < h.end {
-		data = data[h.end-off:]
-		off = h.end
-	}
-	n := len(h.recent)
-	switch {
-	case n > 0 && h.recent[n-1].block && cap(h.recent[n-1].data)-len(h.recent[n-1].data) >= len(data):
-		// Into the newest block's room: bytes no reader has been given (the
-		// window hands out slices capped at their length).
-		h.recent[n-1].data = append(h.recent[n-1].data, data...)
-	case len(data) <= windowBlock/4:
-		// Blocks grow from 512 bytes, so a session that printed a prompt
-		// and went quiet holds no 16 KiB for it.
-		size := 512
-		if n > 0 && h.recent[n-1].block {
-			size = min(2*cap(h.recent[n-1].data), windowBlock)
-		}
-		b := make([]byte, len(data), max(size, 2*len(data)))
-		copy(b, data)
-		h.recent = append(h.recent, chunk{off: off, data: b, block: true})
-	case cap(data) > 2*len(data):
-		// A short chunk in a large frame buffer would pin all of it: the
-		// window's cap counts what it holds, not what it keeps alive.
-		h.recent = append(h.recent, chunk{off: off, data: bytes.Clone(data)})
-	default:
-		h.recent = append(h.recent, chunk{off: off, data: data})
-		kept = true
-	}
-	h.recentN += len(data)
-	h.meter.OutputBytes.Add(uint64(len(data)))
-	for h.recentN > recentCap && len(h.recent) > 1 {
-		h.recentN -= len(h.recent[0].data)
-		h.recent[0] = chunk{}
-		h.recent = h.recent[1:]
-	}
-	h.end = off + uint64(len(data))
+	n, kept := h.win.Append(off, data)
+	h.meter.OutputBytes.Add(uint64(n))
+	h.end = h.win.End()
 	h.act.output = time.Now()
 	close(h.changed)
 	h.changed = make(chan struct{})
@@ -705,34 +655,18 @@ func (h *Host) toHolder(fn func(*wire.Writer) error) error {
 	return nil
 }
 
-// snapshotWindow copies references to the recent chunks covering [off, end)
-// up to max bytes. It returns nil when off is below the window.
+// window returns the recent output from off on, at most max bytes of it,
+// as slices the caller must not write to (window.Window.Read); nil when off
+// is not in the window. With it, the output's end, the exit once the
+// session has ended, and a channel closed when any of them changes.
 func (h *Host) window(off uint64, max int) (parts [][]byte, end uint64, exit *wire.Exit, changed chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	end, exit, changed = h.end, h.exit, h.changed
-	if off >= h.end || len(h.recent) == 0 || off < h.recent[0].off {
+	if off >= end {
 		return nil, end, exit, changed
 	}
-	// Find the chunk holding off: chunks are contiguous.
-	i := len(h.recent) - 1
-	for i > 0 && h.recent[i].off > off {
-		i--
-	}
-	n := 0
-	for ; i < len(h.recent) && n < max; i++ {
-		c := h.recent[i]
-		d := c.data
-		if off > c.off {
-			d = d[off-c.off:]
-		}
-		if n+len(d) > max {
-			d = d[:max-n]
-		}
-		parts = append(parts, d[:len(d):len(d)])
-		n += len(d)
-	}
-	return parts, end, exit, changed
+	return h.win.Read(off, max), end, exit, changed
 }
 
 // unlogged reports whether the bytes from off are neither on disk nor in the
@@ -745,8 +679,8 @@ func (h *Host) unlogged(off uint64) (to uint64, ok bool) {
 	if !h.logState.Stopped || off < h.logState.At || off >= h.end {
 		return 0, false
 	}
-	if len(h.recent) > 0 && h.recent[0].off > off {
-		return h.recent[0].off, true
+	if h.win.Len() > 0 && h.win.First() > off {
+		return h.win.First(), true
 	}
 	return 0, false
 }
@@ -771,14 +705,7 @@ func (h *Host) draining() bool {
 func (h *Host) shrinkWindow(keep int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	i, freed := 0, 0
-	for i < len(h.recent)-1 && h.recentN-len(h.recent[i].data) >= keep {
-		h.recentN -= len(h.recent[i].data)
-		freed += len(h.recent[i].data)
-		i++
-	}
-	if i > 0 {
-		h.recent = slices.Clone(h.recent[i:]) // let go of the old backing array too
+	if freed := h.win.Shrink(keep); freed > 0 {
 		idleMemory.freed(freed)
 	}
 }
