@@ -59,7 +59,7 @@ type Host struct {
 	ologOnce sync.Once
 	ologErr  error
 
-	mu      sync.Mutex // guards the fields below
+	mu      sync.Mutex     // guards the fields below
 	end     uint64         // offset after the last byte received
 	win     *window.Window // recent output, ending at end (or before it, once ended)
 	changed chan struct{}
@@ -793,7 +793,7 @@ func (h *Host) SetSizePolicy(p SizePolicy) {
 	h.mu.Lock()
 	h.policy = p
 	h.mu.Unlock()
-	h.viewerActive(nil)
+	h.viewerActive(nil, time.Now())
 }
 
 // Resyncs counts viewers that fell behind and were skipped to the present.
@@ -849,15 +849,15 @@ func (h *Host) removeViewer(v *viewer) {
 	for _, q := range orphans {
 		h.modelAnswers(q)
 	}
-	h.viewerActive(nil)
+	h.viewerActive(nil, time.Now())
 }
 
 // viewerActive records that v (nil: nobody in particular) typed, resized or
-// arrived, and applies the size policy.
-func (h *Host) viewerActive(v *viewer) error {
+// arrived at now, and applies the size policy.
+func (h *Host) viewerActive(v *viewer, now time.Time) error {
 	h.mu.Lock()
 	if v != nil {
-		v.active = time.Now()
+		v.active = now
 	}
 	var cols, rows uint16
 	switch h.policy {

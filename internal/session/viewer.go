@@ -9,32 +9,12 @@ import (
 	"time"
 
 	"termkeep/internal/outlog"
+	"termkeep/internal/session/flow"
 	"termkeep/internal/wire"
 )
 
 // viewerChunk bounds one Output frame sent to a viewer.
 const viewerChunk = 256 << 10
-
-// resyncAfter is the moment over which a viewer more than its queue
-// behind is judged: if it read at a pace that catches up (catchUpWithin),
-// it is judged again over the next moment.
-const resyncAfter = 250 * time.Millisecond
-
-// catchUpWithin is the pace a viewer more than its queue behind must keep
-// to count as reading rather than slow: at the rate it read since it was
-// last judged, what is behind it must take at most this long to read. A
-// viewer that reads nearly as fast as a flood comes (a second tab, a
-// client on a loaded machine) gets every byte, the ones past the window
-// from the log on disk; one that stopped, or reads a tenth as fast as the
-// output (a browser drawing a flood), is skipped to the present.
-const catchUpWithin = 2 * time.Second
-
-// judgeSlowOver is how long a viewer must stay behind without keeping
-// pace, or a write to it block, before it is skipped to the present: on a
-// busy machine a reader (a client among many in one process, a browser
-// tab) can be starved for a few hundred milliseconds, read nothing in
-// them, and then read at full speed.
-const judgeSlowOver = time.Second
 
 // Defaults for ViewerOptions.
 const (
@@ -108,32 +88,21 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		end = max(end, exit.End)
 	}
 	first := l.First()
-	from := end
-	resume := wire.ResumeLive
-	switch {
-	case hello.From == wire.FromSnapshot:
-		resume = wire.ResumeSnapshot
-	case hello.From >= 0:
-		from, resume = uint64(hello.From), wire.ResumeBytes
-		// A viewer whose bytes are gone gets the screen as it is instead;
-		// a waiter reads raw output and is told of the gap.
-		if from < first && !v.waiter {
-			resume = wire.ResumeSnapshot
-		}
-	}
-	if from > end {
-		msg := fmt.Sprintf("offset %d is beyond the session's end (%d)", from, end)
+	start, err := flow.Resume(hello, first, end)
+	if err != nil {
+		msg := err.Error()
 		v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
 		return errors.New("session: " + msg)
 	}
+	from, resume := start.From, start.Resume
 
 	if !v.waiter {
 		v.cols, v.rows = hello.Cols, hello.Rows
 		h.addViewer(v)
 		defer h.removeViewer(v)
 		if !readOnly && exit == nil && v.cols > 0 && v.rows > 0 {
-			h.viewerActive(v)
-			if resume == wire.ResumeSnapshot {
+			h.viewerActive(v, time.Now())
+			if start.Snapshot() {
 				// Let the size reach the model, so the snapshot is drawn at
 				// the size the viewer will see.
 				h.waitSize(v.cols, v.rows, 500*time.Millisecond)
@@ -145,7 +114,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	}
 
 	var snap []byte
-	if resume == wire.ResumeSnapshot {
+	if start.Snapshot() {
 		// The snapshot covers at least everything logged before this
 		// viewer arrived; live output continues from exactly its offset.
 		data, at, c, r, err := h.Snapshot(end, max(hello.Scrollback, 0))
@@ -168,7 +137,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		Pid: pid, First: first, End: end, Start: max(from, first), Cols: cols, Rows: rows,
 		Exited: exit != nil, Resume: resume,
 	}
-	if resume == wire.ResumeSnapshot {
+	if start.Snapshot() {
 		welcome.Start = from
 	}
 	v.version = welcome.Version
@@ -182,9 +151,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	}
 	go v.readLoop()
 	go v.pinger()
-	// A viewer that asked for the present is live from the start; one that
-	// replays a backlog becomes live once it has caught up.
-	return v.writeLoop(from, l, resume != wire.ResumeBytes)
+	return v.writeLoop(l, flow.New(from, start.Live(), flow.Config{Queue: uint64(opts.Queue), Waiter: v.waiter}))
 }
 
 type viewer struct {
@@ -263,7 +230,7 @@ func (v *viewer) readLoop() {
 			// accepted, whichever viewers sent them.
 			now := time.Now()
 			accept := func(k queryKind) bool { return v.h.arb.answered(k, now) }
-			v.h.viewerActive(v)
+			v.h.viewerActive(v, now)
 			v.h.inputMu.Lock()
 			data := filterAnswers(f.Payload, accept)
 			if len(data) > 0 {
@@ -298,7 +265,7 @@ func (v *viewer) readLoop() {
 				v.h.mu.Lock()
 				v.cols, v.rows = cols, rows
 				v.h.mu.Unlock()
-				opErr = v.h.viewerActive(v)
+				opErr = v.h.viewerActive(v, time.Now())
 			case wire.TypeSignal:
 				sig, _ := wire.ParseSignal(f.Payload)
 				opErr = v.h.Signal(sig)
@@ -371,18 +338,11 @@ func (v *viewer) pinger() {
 	}
 }
 
-// keepsPace reports whether a viewer lag bytes behind, which read (drew)
-// read bytes in the last d, would at that pace read what is behind it within
-// catchUpWithin.
-func keepsPace(lag, read uint64, d time.Duration) bool {
-	return read > 0 && float64(lag)*float64(d) <= float64(read)*float64(catchUpWithin)
-}
-
-// writeLoop sends output from off on, from the in-memory window when it
-// holds off and from the log on disk otherwise, until the session ends or the
-// viewer leaves. A live viewer that falls more than its queue behind is
-// resynced with a snapshot.
-func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
+// writeLoop sends output as p decides (package flow): from the in-memory
+// window when it holds the offset and from the log on disk otherwise,
+// until the session ends or the viewer leaves. It reads the clock once per
+// pass for p's judgement, and around each output write to time it.
+func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 	defer v.leave()
 	var cur *outlog.Cursor
 	defer func() {
@@ -391,22 +351,23 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 		}
 	}()
 	var buf []byte
-	var behindSince time.Time // when the viewer fell more than a queue behind
-	var behindDrawn uint64    // what it had drawn then
-	var behindDrain bool      // and whether the server was taking in a backlog then
-	// When the last output write began, if it blocked for judgeSlowOver:
-	// the viewer stopped reading then, and that is time spent behind even
-	// though this loop could not look at the output's end meanwhile.
-	var blockedAt time.Time
-	sendOutput := func(fn func(*wire.Writer) error) error {
-		t0 := time.Now()
+	sendOutput := func(n int, fn func(*wire.Writer) error) error {
+		began := time.Now()
 		err := v.send(fn)
-		blockedAt = time.Time{}
-		if time.Since(t0) >= judgeSlowOver {
-			blockedAt = t0
-		}
+		p.Sent(n, began, time.Now())
 		return err
 	}
+	resync := func(end uint64, why flow.Why) error {
+		at, err := v.resync(end, why)
+		if err != nil {
+			return err
+		}
+		if p.Resynced(at) && v.acking.Load() {
+			v.acked.Store(at)
+		}
+		return nil
+	}
+	draining := v.h.draining
 	for {
 		if !v.waiter {
 			if err := v.sendViewers(); err != nil {
@@ -416,66 +377,18 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 				return err
 			}
 		}
+		off := p.Next()
 		parts, end, exit, changed := v.h.window(off, viewerChunk)
-		queue := uint64(v.opts.Queue)
-		// How far behind the viewer is: what it has drawn when it says so
-		// (acks), else what it has accepted from the connection.
-		drawn := off
-		if v.acking.Load() {
-			drawn = min(v.acked.Load(), off)
-		}
-		// A viewer is resynced when it has stayed more than a queue behind
-		// without keeping pace for judgeSlowOver: a late wake-up of this
-		// goroutine or of the reader on a busy machine is not a slow
-		// viewer, and costs nothing to wait out (the
-		// bytes are in the window or the log, not in a buffer of its own).
-		lagging := live && !v.waiter && off < end && end-drawn > queue
-		// One clock reading for every judgement below: on a busy machine
-		// this goroutine can be descheduled between two readings for longer
-		// than resyncAfter, and a viewer found keeping pace by the first
-		// must not be judged slow by the second.
-		now := time.Now()
-		if !lagging {
-			behindSince = time.Time{}
-		} else if behindSince.IsZero() {
-			behindSince, behindDrawn, behindDrain = now, drawn, v.h.draining()
-			if !blockedAt.IsZero() {
-				behindSince = blockedAt
-			}
-		}
-		read := max(drawn, behindDrawn) - behindDrawn // drawn since it fell behind
-		lagFor := now.Sub(behindSince)
-		if lagging && lagFor >= resyncAfter && blockedAt.IsZero() &&
-			(keepsPace(end-drawn, read, lagFor) || behindDrain) {
-			// Behind, but not slow: it kept reading, at a pace that reads
-			// what is behind it soon (the bytes came in a burst, say after
-			// a reconnect, or it reads nearly as fast as a flood comes), or
-			// the server itself was taking in the holder's backlog meanwhile
-			// (it was stopped or hung for a while), so nobody could have had
-			// these bytes sooner. Judge it again over the next moment. A
-			// viewer that stopped reading is slow whatever the server did.
-			behindSince, behindDrawn, behindDrain = now, drawn, v.h.draining()
-			lagFor = 0
-		}
-		if off >= end {
-			live = true
-		} else if lagging && lagFor >= judgeSlowOver {
-			why := resyncWhy{behind: end - drawn, read: read, over: lagFor, blocked: !blockedAt.IsZero()}
-			behindSince = time.Time{}
-			at, err := v.resync(end, why)
-			if err != nil {
+		a := p.Observe(time.Now(), flow.Observation{
+			End: end, Acking: v.acking.Load(), Acked: v.acked.Load(), Draining: draining,
+		})
+		switch a.Kind {
+		case flow.Resync:
+			if err := resync(end, a.Why); err != nil {
 				return err
 			}
-			off = at
-			if v.acking.Load() {
-				// Count the snapshot as drawn: the viewer acks past it soon,
-				// and meanwhile it must not be resynced again at once.
-				v.acked.Store(at)
-			}
 			continue
-		}
-		if v.acking.Load() && off-drawn >= queue && off < end {
-			// A queue is in flight and undrawn: wait for the viewer.
+		case flow.AwaitAck:
 			select {
 			case <-v.ackCh:
 			case <-changed:
@@ -484,115 +397,98 @@ func (v *viewer) writeLoop(off uint64, l *outlog.Log, live bool) error {
 			case <-time.After(time.Second):
 			}
 			continue
+		case flow.CaughtUp:
+			if exit != nil {
+				e := *exit
+				return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, e) })
+			}
+			select {
+			case <-changed:
+			case <-v.gone:
+				return nil
+			}
+			continue
 		}
 		if len(parts) > 0 {
 			n := 0
-			for _, p := range parts {
-				n += len(p)
+			for _, part := range parts {
+				n += len(part)
 			}
-			if err := sendOutput(func(w *wire.Writer) error { return w.OutputParts(off, parts) }); err != nil {
+			if err := sendOutput(n, func(w *wire.Writer) error { return w.OutputParts(off, parts) }); err != nil {
 				return err
-			}
-			off += uint64(n)
-			continue
-		}
-		if off < end {
-			// Behind the window: read the log on disk.
-			if cur == nil {
-				cur = l.Cursor(off)
-				buf = make([]byte, viewerChunk)
-			} else if cur.Offset() != off {
-				cur.Seek(off)
-			}
-			n, err := cur.Read(buf[:min(uint64(len(buf)), end-off)])
-			var gap *outlog.GapError
-			switch {
-			case n > 0:
-				if err := sendOutput(func(w *wire.Writer) error { return w.Output(off, buf[:n]) }); err != nil {
-					return err
-				}
-				off += uint64(n)
-				continue
-			case errors.Is(err, outlog.ErrCompacted):
-				l.Refresh()
-				if !v.waiter {
-					at, err := v.resync(end, resyncWhy{behind: end - off, gone: true, first: l.First()})
-					if err != nil {
-						return err
-					}
-					off = at
-					continue
-				}
-				first := min(max(l.First(), off+1), end)
-				if err := v.send(func(w *wire.Writer) error { return w.Gap(off, first) }); err != nil {
-					return err
-				}
-				off = first
-				continue
-			case errors.As(err, &gap):
-				// Never logged (a full disk): lost to a viewer this far behind.
-				if err := v.send(func(w *wire.Writer) error { return w.Gap(gap.Start, gap.End) }); err != nil {
-					return err
-				}
-				off = gap.End
-				continue
-			case errors.Is(err, outlog.ErrCorrupt):
-				// Damaged bytes are lost; say so and carry on after them.
-				next := min(max(l.SkipCorrupt(off), off+1), end)
-				v.h.log.Error("output log is damaged; skipping", "from", off, "to", next, "err", err)
-				if err := v.send(func(w *wire.Writer) error { return w.Gap(off, next) }); err != nil {
-					return err
-				}
-				off = next
-				continue
-			case err != nil && err != io.EOF:
-				msg := "read output log: " + err.Error()
-				v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })
-				return err
-			}
-			if to, ok := v.h.unlogged(off); ok {
-				if err := v.send(func(w *wire.Writer) error { return w.Gap(off, to) }); err != nil {
-					return err
-				}
-				off = to
-				continue
-			}
-			// The log has not caught up with what the holder sent (it is
-			// written first, so this is a refresh away); wait a moment.
-			select {
-			case <-v.gone:
-				return nil
-			case <-time.After(5 * time.Millisecond):
 			}
 			continue
 		}
-		if exit != nil {
-			e := *exit
-			return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, e) })
+		// Behind the window: read the log on disk.
+		if cur == nil {
+			cur = l.Cursor(off)
+			buf = make([]byte, viewerChunk)
+		} else if cur.Offset() != off {
+			cur.Seek(off)
 		}
+		n, err := cur.Read(buf[:min(uint64(len(buf)), end-off)])
+		var gap *outlog.GapError
+		switch {
+		case n > 0:
+			if err := sendOutput(n, func(w *wire.Writer) error { return w.Output(off, buf[:n]) }); err != nil {
+				return err
+			}
+			continue
+		case errors.Is(err, outlog.ErrCompacted):
+			l.Refresh()
+			a := p.Gone(end, l.First())
+			if a.Kind == flow.Resync {
+				if err := resync(end, a.Why); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := v.send(func(w *wire.Writer) error { return w.Gap(a.From, a.To) }); err != nil {
+				return err
+			}
+			p.Skipped(a.To)
+			continue
+		case errors.As(err, &gap):
+			// Never logged (a full disk): lost to a viewer this far behind.
+			if err := v.send(func(w *wire.Writer) error { return w.Gap(gap.Start, gap.End) }); err != nil {
+				return err
+			}
+			p.Skipped(gap.End)
+			continue
+		case errors.Is(err, outlog.ErrCorrupt):
+			// Damaged bytes are lost; say so and carry on after them.
+			next := flow.Forward(off, l.SkipCorrupt(off), end)
+			v.h.log.Error("output log is damaged; skipping", "from", off, "to", next, "err", err)
+			if err := v.send(func(w *wire.Writer) error { return w.Gap(off, next) }); err != nil {
+				return err
+			}
+			p.Skipped(next)
+			continue
+		case err != nil && err != io.EOF:
+			msg := "read output log: " + err.Error()
+			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })
+			return err
+		}
+		if to, ok := v.h.unlogged(off); ok {
+			if err := v.send(func(w *wire.Writer) error { return w.Gap(off, to) }); err != nil {
+				return err
+			}
+			p.Skipped(to)
+			continue
+		}
+		// The log has not caught up with what the holder sent (it is
+		// written first, so this is a refresh away); wait a moment.
 		select {
-		case <-changed:
 		case <-v.gone:
 			return nil
+		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }
 
-// resyncWhy is what a resync was decided on, for the log: how far behind
-// the viewer was, and what it read over how long while behind (or that a
-// write to it blocked for judgeSlowOver: it had stopped reading; or that the
-// log no longer holds its bytes).
-type resyncWhy struct {
-	behind, read uint64
-	over         time.Duration
-	blocked      bool
-	gone         bool
-	first        uint64 // gone: the log's oldest byte then
-}
-
 // resync skips a viewer to the present: a snapshot at (at least) end, from
 // whose offset its output continues.
-func (v *viewer) resync(end uint64, why resyncWhy) (uint64, error) {
+func (v *viewer) resync(end uint64, why flow.Why) (uint64, error) {
 	data, at, _, _, err := v.h.Snapshot(end, 0)
 	if err != nil {
 		return 0, err
@@ -600,9 +496,9 @@ func (v *viewer) resync(end uint64, why resyncWhy) (uint64, error) {
 	v.h.resyncs.Add(1)
 	v.h.meter.Resyncs.Add(1)
 	args := []any{"viewer", v.id, "offset", at,
-		"behind", why.behind, "read", why.read, "over", why.over.Round(time.Millisecond), "write_blocked", why.blocked, "bytes_gone", why.gone}
-	if why.gone {
-		args = append(args, "log_first", why.first)
+		"behind", why.Behind, "read", why.Read, "over", why.Over.Round(time.Millisecond), "write_blocked", why.Blocked, "bytes_gone", why.Gone}
+	if why.Gone {
+		args = append(args, "log_first", why.First)
 	}
 	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", args...)
 	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
