@@ -9,12 +9,14 @@
 //     repeated; it misses bytes only through a snapshot (a resync, which
 //     shows the screen as it is at the snapshot's offset, and output goes
 //     on from exactly there) or a gap it is told of (bytes nobody has).
-//   - It is never waited for: it holds a position, not a buffer, so a slow
-//     viewer costs nobody else anything.
-//   - A viewer replaying a backlog it asked for is never skipped; nor is a
-//     live one while it is within its queue of the end, nor while it keeps
-//     a pace that reads what is behind it within CatchUpWithin, nor for
-//     less than JudgeSlowOver behind.
+//   - Nothing but its own writer waits for it: it holds a position, not a
+//     buffer, so a slow viewer costs nobody else anything.
+//   - A viewer replaying a backlog it asked for is never skipped, nor is a
+//     waiter (raw bytes). A live viewer is skipped only once it has been
+//     more than its queue behind for JudgeSlowOver (counting from when a
+//     write to it began to block), judged every JudgeEvery, and at no
+//     judgement keeping a pace that reads what is behind it within
+//     CatchUpWithin, unless a write to it blocked that long.
 //
 // A Progress is a state machine in the manner of etcd raft's
 // tracker.Progress: it does no I/O, starts no goroutine and reads no
@@ -26,8 +28,6 @@ package flow
 import (
 	"fmt"
 	"time"
-
-	"termkeep/internal/wire"
 )
 
 // JudgeEvery is the moment over which a viewer more than its queue behind
@@ -336,58 +336,4 @@ func (p *Progress) Gone(end, first uint64) Action {
 func (p *Progress) Resynced(at uint64) (countDrawn bool) {
 	p.next = at
 	return !p.resyncing.Gone
-}
-
-// Start is where a new viewer begins.
-type Start struct {
-	// From is the offset its output continues from; with a snapshot, the
-	// snapshot's offset replaces it once taken.
-	From uint64
-	// Resume is what the Welcome says: wire.ResumeBytes, ResumeSnapshot or
-	// ResumeLive.
-	Resume string
-	// Gap: a waiter asked for bytes retention dropped; it is told of the
-	// gap up to the log's oldest byte, and goes on from there.
-	Gap bool
-}
-
-// Snapshot reports whether the viewer starts with a snapshot.
-func (s Start) Snapshot() bool { return s.Resume == wire.ResumeSnapshot }
-
-// Live reports whether it is judged from the start: one that asked for a
-// backlog (resume from an offset) is judged once it has caught up.
-func (s Start) Live() bool { return s.Resume != wire.ResumeBytes }
-
-// BeyondEndError is a resume from an offset the session has not reached.
-type BeyondEndError struct{ From, End uint64 }
-
-func (e *BeyondEndError) Error() string {
-	return fmt.Sprintf("offset %d is beyond the session's end (%d)", e.From, e.End)
-}
-
-// Resume decides where a viewer saying hello starts, when the log holds
-// [first, end): hello.From an offset resumes there (below first, a viewer
-// gets the screen as it is instead, and a waiter is told of the gap);
-// wire.FromSnapshot asks for a snapshot; any other negative From for live
-// output only. An offset beyond end is a *BeyondEndError.
-func Resume(hello wire.Hello, first, end uint64) (Start, error) {
-	waiter := hello.Role == wire.RoleWaiter
-	s := Start{From: end, Resume: wire.ResumeLive}
-	switch {
-	case hello.From == wire.FromSnapshot:
-		s.Resume = wire.ResumeSnapshot
-	case hello.From >= 0:
-		s.From, s.Resume = uint64(hello.From), wire.ResumeBytes
-		if s.From < first {
-			if waiter {
-				s.Gap = true
-			} else {
-				s.Resume = wire.ResumeSnapshot
-			}
-		}
-	}
-	if s.From > end {
-		return Start{}, &BeyondEndError{From: s.From, End: end}
-	}
-	return s, nil
 }

@@ -1,0 +1,216 @@
+package session
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"termkeep/internal/outlog"
+	"termkeep/internal/session/flow"
+	"termkeep/internal/wire"
+)
+
+// viewerChunk bounds one Output frame sent to a viewer.
+const viewerChunk = 256 << 10
+
+// writeLoop sends output as p decides (package flow): from the in-memory
+// window when it holds the offset and from the log on disk otherwise,
+// until the session ends or the viewer leaves. It reads the clock once per
+// pass for p's judgement, and around each output write to time it.
+func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
+	defer v.leave()
+	var cur *outlog.Cursor
+	defer func() {
+		if cur != nil {
+			cur.Close()
+		}
+	}()
+	var buf []byte
+	sendOutput := func(n int, fn func(*wire.Writer) error) error {
+		began := time.Now()
+		err := v.send(fn)
+		p.Sent(n, began, time.Now())
+		return err
+	}
+	resync := func(end uint64, why flow.Why) error {
+		at, err := v.resync(end, why)
+		if err != nil {
+			return err
+		}
+		if p.Resynced(at) && v.acking.Load() {
+			v.acked.Store(at)
+		}
+		return nil
+	}
+	draining := v.h.draining
+	for {
+		if !v.waiter {
+			if err := v.sendViewers(); err != nil {
+				return err
+			}
+			if err := v.sendLogState(); err != nil {
+				return err
+			}
+		}
+		off := p.Next()
+		parts, end, exit, changed := v.h.window(off, viewerChunk)
+		a := p.Observe(time.Now(), flow.Observation{
+			End: end, Acking: v.acking.Load(), Acked: v.acked.Load(), Draining: draining,
+		})
+		switch a.Kind {
+		case flow.Resync:
+			if err := resync(end, a.Why); err != nil {
+				return err
+			}
+			continue
+		case flow.AwaitAck:
+			select {
+			case <-v.ackCh:
+			case <-changed:
+			case <-v.gone:
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
+		case flow.CaughtUp:
+			if exit != nil {
+				e := *exit
+				return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, e) })
+			}
+			select {
+			case <-changed:
+			case <-v.gone:
+				return nil
+			}
+			continue
+		}
+		if len(parts) > 0 {
+			n := 0
+			for _, part := range parts {
+				n += len(part)
+			}
+			if err := sendOutput(n, func(w *wire.Writer) error { return w.OutputParts(off, parts) }); err != nil {
+				return err
+			}
+			continue
+		}
+		// Behind the window: read the log on disk.
+		if cur == nil {
+			cur = l.Cursor(off)
+			buf = make([]byte, viewerChunk)
+		} else if cur.Offset() != off {
+			cur.Seek(off)
+		}
+		n, err := cur.Read(buf[:min(uint64(len(buf)), end-off)])
+		var gap *outlog.GapError
+		switch {
+		case n > 0:
+			if err := sendOutput(n, func(w *wire.Writer) error { return w.Output(off, buf[:n]) }); err != nil {
+				return err
+			}
+			continue
+		case errors.Is(err, outlog.ErrCompacted):
+			l.Refresh()
+			a := p.Gone(end, l.First())
+			if a.Kind == flow.Resync {
+				if err := resync(end, a.Why); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := v.send(func(w *wire.Writer) error { return w.Gap(a.From, a.To) }); err != nil {
+				return err
+			}
+			p.Skipped(a.To)
+			continue
+		case errors.As(err, &gap):
+			// Never logged (a full disk): lost to a viewer this far behind.
+			if err := v.send(func(w *wire.Writer) error { return w.Gap(gap.Start, gap.End) }); err != nil {
+				return err
+			}
+			p.Skipped(gap.End)
+			continue
+		case errors.Is(err, outlog.ErrCorrupt):
+			// Damaged bytes are lost; say so and carry on after them.
+			next := flow.Forward(off, l.SkipCorrupt(off), end)
+			v.h.log.Error("output log is damaged; skipping", "from", off, "to", next, "err", err)
+			if err := v.send(func(w *wire.Writer) error { return w.Gap(off, next) }); err != nil {
+				return err
+			}
+			p.Skipped(next)
+			continue
+		case err != nil && err != io.EOF:
+			msg := "read output log: " + err.Error()
+			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })
+			return err
+		}
+		if to, ok := v.h.unlogged(off); ok {
+			if err := v.send(func(w *wire.Writer) error { return w.Gap(off, to) }); err != nil {
+				return err
+			}
+			p.Skipped(to)
+			continue
+		}
+		// The log has not caught up with what the holder sent (it is
+		// written first, so this is a refresh away); wait a moment.
+		select {
+		case <-v.gone:
+			return nil
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// resync skips a viewer to the present: a snapshot at (at least) end, from
+// whose offset its output continues.
+func (v *viewer) resync(end uint64, why flow.Why) (uint64, error) {
+	data, at, _, _, err := v.h.Snapshot(end, 0)
+	if err != nil {
+		return 0, err
+	}
+	v.h.resyncs.Add(1)
+	v.h.meter.Resyncs.Add(1)
+	args := []any{"viewer", v.id, "offset", at,
+		"behind", why.Behind, "read", why.Read, "over", why.Over.Round(time.Millisecond), "write_blocked", why.Blocked, "bytes_gone", why.Gone}
+	if why.Gone {
+		args = append(args, "log_first", why.First)
+	}
+	v.h.log.Info("viewer fell behind; skipped it to the present with a snapshot", args...)
+	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
+		return 0, err
+	}
+	return at, nil
+}
+
+// sendViewers sends a Viewers frame when the set of viewers or the size
+// changed since the last one this viewer got.
+func (v *viewer) sendViewers() error {
+	h := v.h
+	h.mu.Lock()
+	if v.sentVer == h.viewersVer {
+		h.mu.Unlock()
+		return nil
+	}
+	v.sentVer = h.viewersVer
+	msg := h.viewersLocked()
+	msg.You = v.id
+	h.mu.Unlock()
+	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeViewers, msg) })
+}
+
+// sendLogState tells the viewer when the session's log stops or resumes.
+func (v *viewer) sendLogState() error {
+	h := v.h
+	if v.version < 2 {
+		return nil // log frames came with version 2
+	}
+	h.mu.Lock()
+	if v.sentLogVer == h.logVer {
+		h.mu.Unlock()
+		return nil
+	}
+	v.sentLogVer = h.logVer
+	st := h.logState
+	h.mu.Unlock()
+	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeLog, st) })
+}
