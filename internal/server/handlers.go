@@ -189,7 +189,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	sess, status, err := s.create(r.Context(), req)
+	// The unix socket is the owner's own processes: they pass their
+	// environment on (childenv.go).
+	sess, status, err := s.create(r.Context(), req, envCaller)
 	if err != nil {
 		writeError(w, status, "%v", err)
 		return
@@ -198,8 +200,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // create starts a session: it claims the name in the registry, starts the
-// holder, and connects the session host from offset 0.
-func (s *Server) create(ctx context.Context, req api.CreateRequest) (_ store.Session, status int, err error) {
+// holder, and connects the session host from offset 0. policy says how the
+// child's environment is made (childenv.go), now and on every restore.
+func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPolicy) (_ store.Session, status int, err error) {
 	defer func() { status, err = s.unavailable(status, err) }() // registry.go: 503 for the registry, the limits
 	if err := checkName(req.Name); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
@@ -234,8 +237,12 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (_ store.Ses
 			return store.Session{}, http.StatusBadRequest, fmt.Errorf("--env %q is not KEY=VALUE", kv)
 		}
 	}
-	env := mergeEnv(req.Env, req.SetEnv)
-	env = mergeEnv(env, []string{"TERM=xterm-256color", "TERMKEEP_SESSION="})
+	explicit := req.SetEnv
+	if policy == envLogin {
+		// Nothing of the server's: what the request sends is all its own.
+		explicit = mergeEnv(req.Env, req.SetEnv)
+	}
+	env := childEnv(policy, s.login, req.Env, nil, explicit, "")
 	command := req.Command
 	if len(command) == 0 {
 		sh := envValue(env, "SHELL")
@@ -263,12 +270,12 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (_ store.Ses
 		}
 	}
 	id := newID()
-	env = mergeEnv(env, []string{"TERMKEEP_SESSION=" + id})
+	env = childEnv(policy, s.login, req.Env, nil, explicit, id)
 	sess := store.Session{
 		ID: id, Name: req.Name, Workspace: req.Workspace, Command: command, Cwd: req.Cwd,
 		Cols: req.Cols, Rows: req.Rows, Owner: owner, State: store.StateRunning,
 		SizePolicy: req.SizePolicy, RestoreCommand: req.RestoreCommand, AutoRestore: req.AutoRestore,
-		ShellIntegration: !req.NoShellIntegration,
+		ShellIntegration: !req.NoShellIntegration, EnvPolicy: string(policy),
 	}
 	if status, err := s.claimSession(ctx, sess); err != nil { // limits.go
 		return sess, status, err

@@ -120,10 +120,11 @@ type Server struct {
 	doneOnce sync.Once
 	endSess  bool // shutdown ends sessions too
 
-	metrics     *metrics    // metrics.go
-	replay      *replayer   // replay.go
-	startedAt   time.Time   // when New began
-	startupDone atomic.Bool // recovery and auto-restore are over (readiness)
+	metrics     *metrics      // metrics.go
+	replay      *replayer     // replay.go
+	startedAt   time.Time     // when New began
+	startupDone atomic.Bool   // recovery and auto-restore are over (readiness)
+	login       loginIdentity // what a clean login environment is made of (childenv.go)
 }
 
 // ErrAlreadyRunning is returned by New when another server owns the state directory.
@@ -178,6 +179,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
 		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(),
+		login: serverIdentity(processEnv()),
 	}
 	s.metrics = newMetrics(s)
 	s.replay = newReplayer()
