@@ -26,7 +26,10 @@ browser listener as a user, narrowed to what the token allows: one session
 (` + "`termkeep url`" + `) keeps full access.
 
 A token's secret is printed once, when it is made: the server keeps only its
-SHA-256 and cannot show it again. Revoking a token disconnects its viewers.`,
+SHA-256 and cannot show it again. Revoking a token disconnects its viewers.
+
+Warning: ` + api.WritableWarning + `.
+Only a --read-only token is narrower than your own access.`,
 	}
 	cmd.AddCommand(newTokenCreateCmd(g), newTokenLsCmd(g), newTokenRevokeCmd(g))
 	return cmd
@@ -46,7 +49,9 @@ termkeep in a browser with it. Without --user the token is yours (the
 owner's), or with --session the session owner's. Without --session or
 --workspace it reaches every session of its user; with --read-only its
 viewers can watch but not type, and it cannot create, rename, close or
-restore sessions.`,
+restore sessions.
+
+Warning: ` + api.WritableWarning + `.`,
 		Example: `  termkeep token create --session web --read-only --expires 2h   # a share link
   termkeep token create --user alice --workspace api --name "alice's laptop"`,
 		Args: exactArgs(0, "no arguments (see the flags)"),
@@ -87,6 +92,9 @@ restore sessions.`,
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "The secret is shown only this once: termkeep keeps its hash. `termkeep token revoke %s` revokes it.\n", t.ID)
+			if t.Warning != "" {
+				fmt.Fprintf(os.Stderr, "Warning: %s.\n", t.Warning)
+			}
 			if t.URL == "" {
 				fmt.Fprintln(os.Stderr, "The server has no browser listener now (see `termkeep serve --help`, --listen); send the secret as Authorization: Bearer once it has.")
 			}

@@ -123,3 +123,29 @@ func TestChildEnvironment(t *testing.T) {
 		t.Errorf("a session of the CLI's new lacks its caller's variable (TK_CLI_SECRET=%q)", v)
 	}
 }
+
+// Wherever a writable token or a user is made, the CLI and the API say
+// what it can do; a read-only token is not said to.
+func TestWritableTokenWarning(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e_test.go
+	e := newEnv(t)
+	e.startServer()
+	const warning = "a writable token can do anything the owner's shell can"
+	if _, errs, code := e.tk("user", "add", "alice"); code != 0 || !strings.Contains(errs, warning) {
+		t.Errorf("user add: exit %d, stderr %q; want the warning", code, errs)
+	}
+	if _, errs, code := e.tk("token", "create", "--user", "alice"); code != 0 || !strings.Contains(errs, warning) {
+		t.Errorf("token create: exit %d, stderr %q; want the warning", code, errs)
+	}
+	if out, _, code := e.tk("token", "create", "--user", "alice", "--json"); code != 0 || !strings.Contains(out, warning) {
+		t.Errorf("token create --json: exit %d, %q; want the warning", code, out)
+	}
+	if out, errs, code := e.tk("token", "create", "--user", "alice", "--read-only"); code != 0 || strings.Contains(out+errs, warning) {
+		t.Errorf("token create --read-only: exit %d, %q %q; want no warning", code, out, errs)
+	}
+	for _, help := range [][]string{{"token", "create", "--help"}, {"user", "add", "--help"}, {"user", "--help"}, {"token", "--help"}} {
+		if out, _, _ := e.tk(help...); !strings.Contains(out, warning) {
+			t.Errorf("termkeep %s does not say it:\n%s", strings.Join(help, " "), out)
+		}
+	}
+}

@@ -97,6 +97,9 @@ type guard struct {
 	// token only); conns ends a token's requests when it is revoked.
 	lookup func(ctx context.Context, secret string) (principal, bool)
 	conns  *tokenConns
+	// paths are the server's own, hidden from anyone but the owner
+	// (pathhide.go).
+	paths []string
 }
 
 // newGuard returns the guard for a listener on addr (its actual address,

@@ -86,6 +86,7 @@ func startGateway(s *Server) *gateway {
 	gd.configure(s.gwTLS != nil, addr.Port, s.origins) // tls.go
 	gd.limiter = newLoginLimiter(s.cfg.Now, s.log)     // loginlimit.go
 	gd.lookup, gd.conns = s.lookupToken, &g.conns
+	gd.paths = s.serverPaths() // pathhide.go
 	// /healthz and /readyz answer before the guard: no token (stats.go).
 	g.http = &http.Server{Handler: s.probes(gd.wrap(g.routes())), ReadHeaderTimeout: 10 * time.Second}
 	if err := atomicfile.Write(urlFile, []byte(g.url+"\n"), false); err != nil {

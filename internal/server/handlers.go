@@ -72,7 +72,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, api.Error{Error: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	if h, ok := hiderOf(w); ok { // pathhide.go: not the owner
+		msg = hidePaths(msg, h.paths)
+	}
+	writeJSON(w, code, api.Error{Error: msg})
 }
 
 func decodeJSON(r *http.Request, v any) error {
@@ -89,9 +93,11 @@ func decodeJSON(r *http.Request, v any) error {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, api.Health{
-		Version: s.cfg.Version, Protocol: wire.Version, Pid: os.Getpid(), StateDir: s.cfg.StateDir.String(),
-	})
+	h := api.Health{Version: s.cfg.Version, Protocol: wire.Version, Pid: os.Getpid()}
+	if principalOf(r.Context()).owner {
+		h.StateDir = s.cfg.StateDir.String() // pathhide.go: the owner's only
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 // withSession resolves {ref} (an id or a name) once, for every handler that

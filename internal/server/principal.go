@@ -134,6 +134,9 @@ func (g *guard) serveAs(w http.ResponseWriter, r *http.Request, p principal, nex
 		defer cancel()
 		defer g.conns.track(p.tokenID, cancel)()
 	}
+	if !p.owner {
+		w = pathHider{ResponseWriter: w, paths: g.paths}
+	}
 	next.ServeHTTP(w, r.WithContext(ctx))
 }
 
