@@ -364,15 +364,25 @@ func (s *Server) remove(ctx context.Context, sess store.Session, h *session.Host
 			return http.StatusGatewayTimeout, err
 		}
 	}
+	return s.discard(ctx, sess, h, store.EventSessionRemoved, map[string]any{"name": sess.Name})
+}
+
+// discard deletes sess, which has ended, and its data, and emits event
+// with detail: for `termkeep rm` and for pruning (prune.go). h may be nil.
+func (s *Server) discard(ctx context.Context, sess store.Session, h *session.Host, event string, detail map[string]any) (int, error) {
 	s.mu.Lock()
-	delete(s.hosts, sess.ID)
+	if s.hosts[sess.ID] == h {
+		delete(s.hosts, sess.ID)
+	}
 	s.mu.Unlock()
-	h.Close()
+	if h != nil {
+		h.Close()
+	}
 	s.replay.indexes.Forget(sess.ID)
 	if err := s.store.Delete(ctx, sess.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return http.StatusInternalServerError, err
 	}
-	s.events.emit(store.EventSessionRemoved, sess.ID, map[string]any{"name": sess.Name})
+	s.events.emit(event, sess.ID, detail)
 	if err := shellinit.Forget(filepath.Join(s.cfg.StateDir.Session(sess.ID), HistoryFile), os.Environ()); err != nil {
 		s.log.Warn("remove the session's fish history", "session", sess.ID, "err", err)
 	}

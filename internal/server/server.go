@@ -77,6 +77,12 @@ type Config struct {
 	// MaxSessions is how many running sessions one user may have
 	// (0: DefaultMaxSessions).
 	MaxSessions int
+	// KeepEnded and KeepEndedBytes bound the exited and closed sessions
+	// kept, in number and in their directories' total size (0: the
+	// defaults, DefaultKeepEnded and DefaultKeepEndedBytes; below 0: no
+	// bound). Past them, the oldest ended are removed (prune.go).
+	KeepEnded      int
+	KeepEndedBytes int64
 	// WebUI serves the browser UI's pages on the TCP listener, behind the
 	// token; nil serves a short placeholder.
 	WebUI http.Handler
@@ -125,6 +131,7 @@ type Server struct {
 	startedAt   time.Time     // when New began
 	startupDone atomic.Bool   // recovery and auto-restore are over (readiness)
 	login       loginIdentity // what a clean login environment is made of (childenv.go)
+	prune       pruner        // prune.go
 }
 
 // ErrAlreadyRunning is returned by New when another server owns the state directory.
@@ -180,6 +187,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
 		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(),
 		login: serverIdentity(processEnv()),
+		prune: pruner{kick: make(chan struct{}, 1)},
 	}
 	s.metrics = newMetrics(s)
 	s.replay = newReplayer()
@@ -348,6 +356,9 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 		}
 		s.log.Info("session ended", "session", id, "name", name, "state", st, "exit_code", code, "reason", e.Reason)
 		s.endEvent(id, st, e)
+		if prunable(st) {
+			s.kickPrune() // prune.go
+		}
 	}
 }
 
@@ -364,6 +375,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.log.Info("server started", "version", s.cfg.Version, "pid", os.Getpid(), "state_dir", s.cfg.StateDir.String(),
 		"socket", s.cfg.StateDir.Socket(), "listen", listen)
 	stopPolicies := s.startPolicies()
+	stopPruner := s.runPruner(ctx) // prune.go
 	// Sessions that asked for it come back by themselves after a reboot;
 	// the server answers meanwhile, not ready (/readyz) until they have.
 	restored := make(chan struct{})
@@ -378,6 +390,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
 			stopPolicies()
+			stopPruner()
 			<-restored
 			s.close()
 			return fmt.Errorf("server: serve: %w", err)
@@ -386,6 +399,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.log.Info("server stopping", "end_sessions", s.endSess)
 	stopPolicies()
 	<-restored
+	stopPruner()
 	if s.endSess {
 		s.killAll()
 	}

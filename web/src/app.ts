@@ -35,6 +35,7 @@ const EVENT_KINDS = [
   'session.paused',
   'session.quiet',
   'session.removed',
+  'session.pruned',
   'viewer.attached',
   'viewer.detached',
 ];
@@ -1209,7 +1210,8 @@ export class App {
   }
 
   private onEvent(e: TkEvent): void {
-    if (e.kind === 'session.removed') {
+    // Pruned: removed by the server, past its bound on kept ended sessions.
+    if (e.kind === 'session.removed' || e.kind === 'session.pruned') {
       this.removeSession(e.session);
       return;
     }
