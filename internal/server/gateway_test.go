@@ -63,6 +63,13 @@ func (b *syncBuffer) String() string {
 // holds the given ended sessions.
 func newTestServer(t *testing.T, listen string, sessions ...store.Session) *testServer {
 	t.Helper()
+	return newTestServerWith(t, listen, nil, sessions...)
+}
+
+// newTestServerWith is newTestServer with tune changing the Config first
+// (nil: none).
+func newTestServerWith(t *testing.T, listen string, tune func(*Config), sessions ...store.Session) *testServer {
+	t.Helper()
 	// Unix socket paths are short: keep the directory out of t.TempDir's
 	// long names.
 	d, err := os.MkdirTemp("", "tks")
@@ -95,10 +102,14 @@ func newTestServer(t *testing.T, listen string, sessions ...store.Session) *test
 		st.Close()
 	}
 	logs := &syncBuffer{}
-	srv, err := New(ctx, Config{
+	cfg := Config{
 		StateDir: dir, HolderArgv: []string{"/bin/false"}, Listen: listen,
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), KillGrace: time.Second,
-	})
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	srv, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,11 @@ import (
 func TestServerPathsHidden(t *testing.T) {
 	a1 := endedSession("a1", "")
 	a1.Owner = "alice"
-	ts := newTestServer(t, "127.0.0.1:0", endedSession("s1", "one"), a1)
+	// A holder binary that is not there: starting a session fails with an
+	// error that names it.
+	ts := newTestServerWith(t, "127.0.0.1:0", func(c *Config) {
+		c.HolderArgv = []string{c.StateDir.String() + "/no-such-holder"}
+	}, endedSession("s1", "one"), a1)
 	ctx := context.Background()
 	st := ts.srv.store
 	if err := st.CreateUser(ctx, "alice"); err != nil {
@@ -64,6 +68,16 @@ func TestServerPathsHidden(t *testing.T) {
 		t.Fatalf("create with a holder that cannot start: %d %s", resp.StatusCode, b)
 	}
 	leaks("a user token creating a session", b)
+	// A restore that fails ends the session with a reason, which the
+	// session's answers show.
+	resp = ts.do("POST", "/api/sessions/a1/restore", "", nil, "Authorization", "Bearer "+userSecret, CSRFHeader, "1")
+	b = expectStatus(t, resp, resp.StatusCode)
+	if resp.StatusCode < 400 {
+		t.Fatalf("restore with a holder that cannot start: %d %s", resp.StatusCode, b)
+	}
+	leaks("a user token restoring a session", b)
+	leaks("a user token listing its sessions", expectStatus(t, ts.do("GET", "/api/sessions", "", nil, "Authorization", "Bearer "+userSecret), 200))
+	leaks("a share link reading its session", expectStatus(t, ts.do("GET", "/api/sessions/a1", "", nil, "Authorization", "Bearer "+shareSecret), 200))
 	if err := os.RemoveAll(filepath.Join(ts.dir.Session("a1"), holder.LogDir)); err != nil {
 		t.Fatal(err)
 	}
