@@ -248,7 +248,8 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 		// Nothing of the server's: what the request sends is all its own.
 		explicit = mergeEnv(req.Env, req.SetEnv)
 	}
-	env := childEnv(policy, s.login, req.Env, nil, explicit, "")
+	id := newID()
+	env := childEnv(policy, s.login, req.Env, nil, explicit, id)
 	command := req.Command
 	if len(command) == 0 {
 		sh := envValue(env, "SHELL")
@@ -275,8 +276,6 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 			return store.Session{}, status, err
 		}
 	}
-	id := newID()
-	env = childEnv(policy, s.login, req.Env, nil, explicit, id)
 	sess := store.Session{
 		ID: id, Name: req.Name, Workspace: req.Workspace, Command: command, Cwd: req.Cwd,
 		Cols: req.Cols, Rows: req.Rows, Owner: owner, State: store.StateRunning,
@@ -371,9 +370,7 @@ func (s *Server) remove(ctx context.Context, sess store.Session, h *session.Host
 // with detail: for `termkeep rm` and for pruning (prune.go). h may be nil.
 func (s *Server) discard(ctx context.Context, sess store.Session, h *session.Host, event string, detail map[string]any) (int, error) {
 	s.mu.Lock()
-	if s.hosts[sess.ID] == h {
-		delete(s.hosts, sess.ID)
-	}
+	delete(s.hosts, sess.ID)
 	s.mu.Unlock()
 	if h != nil {
 		h.Close()
