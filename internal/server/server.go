@@ -238,7 +238,7 @@ func (s *Server) recover(ctx context.Context) error {
 		sess := store.Session{
 			ID: m.ID, Name: m.Name, Workspace: m.Workspace, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
 			Owner: currentUser(), State: store.StateRunning, Pid: m.Pid, HolderPid: m.HolderPid,
-			CreatedAt: m.StartedAt,
+			CreatedAt: m.StartedAt, EnvPolicy: m.EnvPolicy,
 		}
 		err = s.store.CreateSession(ctx, sess)
 		if errors.Is(err, store.ErrNameTaken) {
