@@ -57,6 +57,10 @@ type Spec struct {
 	// meta.json so that a registry rebuilt from it loses neither.
 	Name      string `json:"name,omitempty"`
 	Workspace string `json:"workspace,omitempty"`
+	// EnvPolicy is how the server made Env (its registry's env_policy),
+	// kept in meta.json so that restores of a rebuilt registry's session
+	// make it the same way.
+	EnvPolicy string `json:"env_policy,omitempty"`
 
 	// Banner is written into the log, as termkeep's own bytes (a mark
 	// record), before the child starts: a restore's line between the old
@@ -269,6 +273,7 @@ func start(spec Spec) (*holder, error) {
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
 		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
+		EnvPolicy: spec.EnvPolicy,
 	}
 	if err := WriteMeta(spec.Dir, h.meta); err != nil {
 		h.log.Error("write meta", "err", err)

@@ -100,6 +100,9 @@ type guard struct {
 	// (browser.go; nil: none are taken).
 	lookupBrowser func(ctx context.Context, secret string) (principal, bool)
 	conns         *tokenConns
+	// paths are the server's own, hidden from anyone but the owner
+	// (pathhide.go).
+	paths []string
 }
 
 // newGuard returns the guard for a listener on addr (its actual address,
