@@ -2,12 +2,18 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,4 +92,197 @@ func TestSecurityTokenNotLogged(t *testing.T) {
 		defer mu.Unlock()
 		return bytes.Contains(out.Bytes(), bytes.TrimSpace(fgTok))
 	})
+}
+
+// listenerChild runs the child programs of this file's tests in the test
+// binary: "fakesock" listens on TK_SOCK as a planted server would and
+// copies every byte a client sends it to stdout (after a "listening" line),
+// answering each read as a server would, so that a client that trusted it
+// would go on to send what it came to send.
+func listenerChild(mode string) (int, bool) {
+	switch mode {
+	case "dial":
+		// A client that trusts whatever socket it is given.
+		c, err := net.Dial("unix", os.Getenv("TK_SOCK"))
+		if err != nil {
+			fmt.Println("dial:", err)
+			return 1, true
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "GET /v1/health HTTP/1.1\r\nHost: termkeep\r\n\r\n")
+		b, _ := io.ReadAll(c)
+		fmt.Printf("%s", b)
+		return 0, true
+	case "fakesock":
+		os.Remove(os.Getenv("TK_SOCK"))
+		ln, err := net.Listen("unix", os.Getenv("TK_SOCK"))
+		if err != nil {
+			fmt.Println("listen:", err)
+			return 1, true
+		}
+		os.Chmod(os.Getenv("TK_SOCK"), 0o666)
+		var mu sync.Mutex
+		fmt.Println("listening")
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return 1, true
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for {
+					n, err := c.Read(buf)
+					if n > 0 {
+						mu.Lock()
+						fmt.Printf("got %q\n", buf[:n])
+						mu.Unlock()
+						c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}
+	return 0, false
+}
+
+// runAs starts the test binary as child program mode under uid and gid,
+// with vars, and returns it and its stdout as it grows.
+func runAs(t *testing.T, uid, gid int, mode string, vars ...string) (*exec.Cmd, *syncOut) {
+	t.Helper()
+	bin, err := os.MkdirTemp("", "tkself")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bin) })
+	os.Chmod(bin, 0o755)
+	data, err := os.ReadFile(selfBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(bin, "self")
+	if err := os.WriteFile(self, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	cmd.Env = append([]string{"HOME=/", "PATH=/usr/bin:/bin", "TK_CHILD=" + mode}, vars...)
+	out := &syncOut{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, out
+}
+
+// syncOut is a buffer written by one goroutine and read by another.
+type syncOut struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (o *syncOut) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *syncOut) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
+
+// nobodyIDs returns the uid and gid of nobody, skipping the test unless it
+// runs as root (which may act as another user).
+func nobodyIDs(t *testing.T) (int, int) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a program as nobody")
+	}
+	nobody, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no user nobody: %v", err)
+	}
+	uid, _ := strconv.Atoi(nobody.Uid)
+	gid, _ := strconv.Atoi(nobody.Gid)
+	return uid, gid
+}
+
+// A state directory that another user planted, with a socket of theirs in
+// it, and a socket of another user's server in a directory of our own: the
+// CLI refuses both before it sends a byte, with a sentence that names the
+// directory or the uid, and the planted socket receives nothing: not a
+// typed password, not an environment.
+func TestSecurityPlantedStateDir(t *testing.T) {
+	uid, gid := nobodyIDs(t)
+	tk := func(dir string, args ...string) (string, int) {
+		cmd := exec.Command(tkBin, append([]string{"--state-dir", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "TERMKEEP_LISTEN=127.0.0.1:0", "SECRET_OF_THE_OWNER=s3cr3t")
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	refused := func(dir, want string, fake *syncOut, more ...string) {
+		t.Helper()
+		for _, args := range [][]string{
+			{"send", "work", "hunter2\r"},
+			{"new", "--name", "work", "--", "sh"},
+			{"--no-autostart", "ls"},
+			more,
+		} {
+			if len(args) == 0 {
+				continue
+			}
+			out, code := tk(dir, args...)
+			if code == 0 || !strings.Contains(out, want) {
+				t.Errorf("termkeep %v in %s: exit %d, %q; want a refusal saying %q", args, dir, code, out, want)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+		if got := fake.String(); strings.Contains(got, "got") {
+			t.Errorf("the planted socket received:\n%s", got)
+		}
+	}
+
+	// A directory nobody made (a shared path set in TERMKEEP_STATE_DIR, say).
+	planted, err := os.MkdirTemp("", "tkplant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(planted)
+	os.Chmod(planted, 0o755)
+	os.Chown(planted, uid, gid)
+	os.WriteFile(filepath.Join(planted, "url"), []byte("http://127.0.0.1:1/\n"), 0o644)
+	os.WriteFile(filepath.Join(planted, "token"), []byte(strings.Repeat("x", 43)+"\n"), 0o644)
+	_, fake := runAs(t, uid, gid, "fakesock", "TK_SOCK="+filepath.Join(planted, "server.sock"))
+	waitFor(t, 20*time.Second, "the planted socket", func() bool { return strings.Contains(fake.String(), "listening") })
+	// `termkeep url` talks to no server, but would read a planted address
+	// and token.
+	refused(planted, fmt.Sprintf("belongs to uid %d, not to you", uid), fake, "url")
+
+	// Our own directory, but the server on its socket runs as nobody.
+	e := newEnv(t)
+	theirs, err := os.MkdirTemp("", "tktheirs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(theirs)
+	os.Chown(theirs, uid, gid)
+	_, fake2 := runAs(t, uid, gid, "fakesock", "TK_SOCK="+filepath.Join(theirs, "s"))
+	waitFor(t, 20*time.Second, "nobody's socket", func() bool { return strings.Contains(fake2.String(), "listening") })
+	if err := os.Rename(filepath.Join(theirs, "s"), filepath.Join(e.dir, "server.sock")); err != nil {
+		t.Fatal(err)
+	}
+	refused(e.dir, fmt.Sprintf("runs as uid %d, not as you", uid), fake2)
+	os.Remove(filepath.Join(e.dir, "server.sock"))
 }
