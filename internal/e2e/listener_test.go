@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/user"
@@ -17,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // A server started in the background writes its output to server.log: the
@@ -112,6 +116,9 @@ func listenerChild(mode string) (int, bool) {
 		io.WriteString(c, "GET /v1/health HTTP/1.1\r\nHost: termkeep\r\n\r\n")
 		b, _ := io.ReadAll(c)
 		fmt.Printf("%s", b)
+		return 0, true
+	case "flood":
+		flood(os.Getenv("TK_ADDR"), os.Getenv("TK_CONNS"))
 		return 0, true
 	case "fakesock":
 		os.Remove(os.Getenv("TK_SOCK"))
@@ -285,4 +292,134 @@ func TestSecurityPlantedStateDir(t *testing.T) {
 	}
 	refused(e.dir, fmt.Sprintf("runs as uid %d, not as you", uid), fake2)
 	os.Remove(filepath.Join(e.dir, "server.sock"))
+}
+
+// flood holds n connections to the browser listener at addr, without a
+// token, of the kinds that held a server's descriptors forever: idle after
+// one /healthz, idle after a 401 that left a body to drain, and silent from
+// the start. A connection the server closes is opened again half a second
+// later, as an attacker would. It prints "ready" once every connection was
+// tried, and runs until it is killed.
+func flood(addr, conns string) {
+	n, _ := strconv.Atoi(conns)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(kind int) {
+			first := true
+			for {
+				c, err := net.Dial("tcp", addr)
+				if err == nil {
+					switch kind {
+					case 0:
+						fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
+					case 1:
+						fmt.Fprintf(c, "POST /api/sessions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"name\":", addr)
+					}
+				}
+				if first {
+					first = false
+					wg.Done()
+				}
+				if err == nil {
+					io.Copy(io.Discard, c) // until the server closes it
+					c.Close()
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}(i % 3)
+	}
+	wg.Wait()
+	fmt.Println("ready")
+	select {}
+}
+
+// A server whose file limit is 256 and whose browser listener 400
+// connections without a token hold from another process: the owner's CLI
+// still answers within 2 s, a browser's call with the token still
+// answers, and sessions still work and can be created.
+func TestListenerFlood(t *testing.T) {
+	w := newWebEnv(t)
+	w.mustTk("new", "--name", "keep", "--", "cat")
+	w.mustTk("ls") // the CLI's binary in the page cache
+	setLimit(t, w.srv.cmd.Process.Pid, unix.RLIMIT_NOFILE, 256)
+
+	child := exec.Command(selfBin)
+	child.Env = append(os.Environ(), "TK_CHILD=flood", "TK_ADDR="+strings.TrimPrefix(w.base, "http://"), "TK_CONNS=400")
+	out := &syncOut{}
+	child.Stdout, child.Stderr = out, out
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	waitFor(t, 60*time.Second, "400 connections", func() bool { return strings.Contains(out.String(), "ready") })
+	time.Sleep(time.Second) // the connections settle: idle, waiting to drain, silent
+
+	for i := 0; i < 3; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		start := time.Now()
+		ls := exec.CommandContext(ctx, tkBin, "--state-dir", w.dir, "--no-autostart", "ls")
+		// A binary built with -race sleeps a second at exit by default.
+		ls.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+		b, err := ls.CombinedOutput()
+		cancel()
+		if err != nil || !strings.Contains(string(b), "keep") {
+			t.Fatalf("termkeep ls during the flood: %v after %s: %s", err, time.Since(start).Round(time.Millisecond), b)
+		}
+		t.Logf("termkeep ls answered in %s", time.Since(start).Round(time.Millisecond))
+	}
+	// A browser with the token gets through: it may lose a connection to
+	// the flood's churn, and tries again as a browser does.
+	var status int
+	waitFor(t, 30*time.Second, "a browser call with the token", func() bool {
+		req, _ := http.NewRequest("GET", w.base+"/api/sessions", nil)
+		req.Header.Set("Authorization", "Bearer "+w.token)
+		c := &http.Client{Timeout: 5 * time.Second}
+		resp, err := c.Do(req)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		status = resp.StatusCode
+		return status == http.StatusOK
+	})
+	w.sessionWorks("keep", "flood-ok")
+	w.mustTk("new", "--name", "fresh", "--", "cat")
+	w.sessionWorks("fresh", "fresh-ok")
+
+	// Viewers with the token take what descriptors there are, up to the
+	// reserve, which is the CLI's and the sessions'.
+	var viewers []*websocket.Conn
+	defer func() {
+		for _, c := range viewers {
+			c.CloseNow()
+		}
+	}()
+	ws := "ws" + strings.TrimPrefix(w.base, "http") + "/ws/sessions/keep?from=-1"
+	for failed := 0; failed < 20 && len(viewers) < 400; {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, _, err := websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + w.token}}})
+		cancel()
+		if err != nil {
+			failed++
+			continue
+		}
+		viewers = append(viewers, c)
+	}
+	t.Logf("%d viewers connected", len(viewers))
+	if len(viewers) >= 256 {
+		t.Fatalf("%d viewers on a server whose file limit is 256", len(viewers))
+	}
+	waitFor(t, 20*time.Second, "the server to say it refuses connections", func() bool {
+		b, _ := os.ReadFile(filepath.Join(w.dir, "server.log"))
+		return bytes.Contains(b, []byte("refusing browser connections"))
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	if _, err := w.c.List(ctx); err != nil {
+		t.Fatalf("list over the unix socket with the descriptors taken: %v", err)
+	}
+	cancel()
+	w.mustTk("new", "--name", "last", "--", "cat")
+	w.sessionWorks("last", "last-ok")
 }

@@ -97,6 +97,10 @@ type guard struct {
 	// token only); conns ends a token's requests when it is revoked.
 	lookup func(ctx context.Context, secret string) (principal, bool)
 	conns  *tokenConns
+	// onPass, when set, is told of each request the guard lets through,
+	// before its handler runs: its connection is then authenticated
+	// (gatelistener.go).
+	onPass func(http.ResponseWriter, *http.Request)
 }
 
 // newGuard returns the guard for a listener on addr (its actual address,
@@ -163,6 +167,9 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		if p.readOnly && !safeMethod(r.Method) {
 			writeError(w, http.StatusForbidden, "this access token is read-only: it can watch sessions, not change them")
 			return
+		}
+		if g.onPass != nil {
+			g.onPass(w, r)
 		}
 		g.serveAs(w, r, p, next)
 	})

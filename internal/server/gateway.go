@@ -73,6 +73,8 @@ func startGateway(s *Server) *gateway {
 		return nil
 	}
 	addr := ln.Addr().(*net.TCPAddr)
+	gl := newGateListener(ln, s.log, s.cfg.Now) // gatelistener.go
+	ln = gl
 	if s.gwTLS != nil {
 		ln = tls.NewListener(ln, s.gwTLS)
 	} else if !addr.IP.IsLoopback() {
@@ -86,8 +88,14 @@ func startGateway(s *Server) *gateway {
 	gd.configure(s.gwTLS != nil, addr.Port, s.origins) // tls.go
 	gd.limiter = newLoginLimiter(s.cfg.Now, s.log)     // loginlimit.go
 	gd.lookup, gd.conns = s.lookupToken, &g.conns
+	to := s.timeouts
+	gd.onPass = to.passed
 	// /healthz and /readyz answer before the guard: no token (stats.go).
-	g.http = &http.Server{Handler: s.probes(gd.wrap(g.routes())), ReadHeaderTimeout: 10 * time.Second}
+	g.http = &http.Server{
+		Handler:           to.withDeadlines(s.probes(gd.wrap(g.routes()))),
+		ReadHeaderTimeout: to.header, IdleTimeout: to.idle,
+		ConnContext: connContext,
+	}
 	if err := atomicfile.Write(urlFile, []byte(g.url+"\n"), false); err != nil {
 		s.log.Warn("write the browser address", "file", urlFile, "err", err)
 	}
@@ -353,6 +361,9 @@ func hijackRaw(hj http.Hijacker) (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The HTTP server's deadlines were for one request: the stream lives
+	// as long as its pings are answered.
+	c.SetDeadline(time.Time{})
 	if err := brw.Writer.Flush(); err != nil {
 		c.Close()
 		return nil, nil, err

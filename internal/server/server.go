@@ -91,6 +91,9 @@ type Config struct {
 
 	Logger *slog.Logger
 	Now    func() time.Time
+
+	// timeouts replaces the browser listener's defaultTimeouts (tests).
+	timeouts *listenerTimeouts
 }
 
 // Server is a running termkeep server.
@@ -120,10 +123,11 @@ type Server struct {
 	doneOnce sync.Once
 	endSess  bool // shutdown ends sessions too
 
-	metrics     *metrics    // metrics.go
-	replay      *replayer   // replay.go
-	startedAt   time.Time   // when New began
-	startupDone atomic.Bool // recovery and auto-restore are over (readiness)
+	metrics     *metrics         // metrics.go
+	replay      *replayer        // replay.go
+	timeouts    listenerTimeouts // the browser listener's (gatelistener.go)
+	startedAt   time.Time        // when New began
+	startupDone atomic.Bool      // recovery and auto-restore are over (readiness)
 }
 
 // ErrAlreadyRunning is returned by New when another server owns the state directory.
@@ -177,7 +181,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
-		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(),
+		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(), timeouts: defaultTimeouts,
+	}
+	if cfg.timeouts != nil {
+		s.timeouts = *cfg.timeouts
 	}
 	s.metrics = newMetrics(s)
 	s.replay = newReplayer()
