@@ -153,7 +153,7 @@ func unauthCaps(limit uint64) (total, perSource int) {
 // fdReserve is how many descriptors the browser listener leaves free for
 // the rest of the server (the unix socket and its CLI requests, the
 // holders' sockets and logs, the registry) out of limit: 64, or 5% of a
-// larger limit.
+// larger limit, and never more than half a small one.
 func fdReserve(limit uint64) uint64 {
-	return max(64, limit/20)
+	return min(max(64, limit/20), limit/2)
 }

@@ -362,7 +362,8 @@ func hijackRaw(hj http.Hijacker) (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	// The HTTP server's deadlines were for one request: the stream lives
-	// as long as its pings are answered.
+	// as long as its pings are answered. (net/http clears them today, but
+	// its documentation leaves them to the caller.)
 	c.SetDeadline(time.Time{})
 	if err := brw.Writer.Flush(); err != nil {
 		c.Close()
