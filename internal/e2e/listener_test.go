@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -370,19 +371,25 @@ func TestListenerFlood(t *testing.T) {
 	}
 	// A browser with the token gets through: it may lose a connection to
 	// the flood's churn, and tries again as a browser does.
-	var status int
-	waitFor(t, 30*time.Second, "a browser call with the token", func() bool {
-		req, _ := http.NewRequest("GET", w.base+"/api/sessions", nil)
+	get := func(path string) (int, []byte) {
+		req, _ := http.NewRequest("GET", w.base+path, nil)
 		req.Header.Set("Authorization", "Bearer "+w.token)
-		c := &http.Client{Timeout: 5 * time.Second}
-		resp, err := c.Do(req)
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
 		if err != nil {
-			return false
+			return 0, nil
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		status = resp.StatusCode
-		return status == http.StatusOK
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	waitFor(t, 30*time.Second, "a browser call with the token", func() bool {
+		code, b := get("/api/sessions")
+		return code == http.StatusOK && bytes.Contains(b, []byte(`"keep"`))
+	})
+	evicted := regexp.MustCompile(`termkeep_browser_connections_dropped_total\{reason="evicted"\} [1-9]`)
+	waitFor(t, 30*time.Second, "the metrics to count evicted connections", func() bool {
+		code, metrics := get("/metrics")
+		return code == http.StatusOK && evicted.Match(metrics)
 	})
 	w.sessionWorks("keep", "flood-ok")
 	w.mustTk("new", "--name", "fresh", "--", "cat")

@@ -40,8 +40,9 @@ var defaultTimeouts = listenerTimeouts{
 // take. Accept is called by one goroutine (http.Server.Serve).
 type gateListener struct {
 	net.Listener
-	log *slog.Logger
-	now func() time.Time
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *metrics
 
 	mu    sync.Mutex // guards gate and conns
 	gate  *connGate
@@ -56,17 +57,20 @@ type gateListener struct {
 	procOpen, heldAtProc int64
 	limit                uint64
 
-	refused  atomic.Int64
-	warnedAt time.Time
+	// refused counts the connections closed at once for want of a
+	// descriptor; the warnings about refusals and evictions are made at
+	// most once a minute each.
+	refused                 atomic.Int64
+	warnedAt, evictWarnedAt time.Time
 }
 
 // fdRecount is how often the listener counts the process's descriptors
 // while it accepts: 1,000 of them take about 0.5 ms to count.
 const fdRecount = 100 * time.Millisecond
 
-func newGateListener(ln net.Listener, log *slog.Logger, now func() time.Time) *gateListener {
+func newGateListener(ln net.Listener, log *slog.Logger, now func() time.Time, m *metrics) *gateListener {
 	total, per := unauthCaps(fileLimit())
-	return &gateListener{Listener: ln, log: log, now: now, gate: newConnGate(total, per), conns: map[uint64]*gatedConn{}}
+	return &gateListener{Listener: ln, log: log, now: now, metrics: m, gate: newConnGate(total, per), conns: map[uint64]*gatedConn{}}
 }
 
 func (l *gateListener) Accept() (net.Conn, error) {
@@ -96,6 +100,14 @@ func (l *gateListener) Accept() (net.Conn, error) {
 		for _, v := range victims {
 			v.Close()
 		}
+		l.metrics.droppedConns("evicted", len(victims))
+		if len(victims) > 0 && now.Sub(l.evictWarnedAt) > time.Minute {
+			l.evictWarnedAt = now
+			total, per := l.gate.maxUnauth, l.gate.perSource
+			l.log.Warn("many browser connections without a valid token: the oldest are closed for newer ones "+
+				"(termkeep_browser_connections_dropped_total counts them)", "cap", total, "cap_per_source", per,
+				"source", sourceOf(c.RemoteAddr()))
+		}
 		if gc != nil {
 			return gc, nil
 		}
@@ -104,6 +116,7 @@ func (l *gateListener) Accept() (net.Conn, error) {
 		// rather than waiting in the kernel's queue.
 		c.Close()
 		l.refused.Add(1)
+		l.metrics.droppedConns("refused", 1)
 		if now.Sub(l.warnedAt) > time.Minute {
 			l.warnedAt = now
 			l.log.Warn("refusing browser connections: the server keeps its last file descriptors for the CLI and the sessions; "+

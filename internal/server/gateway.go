@@ -73,8 +73,7 @@ func startGateway(s *Server) *gateway {
 		return nil
 	}
 	addr := ln.Addr().(*net.TCPAddr)
-	gl := newGateListener(ln, s.log, s.cfg.Now) // gatelistener.go
-	ln = gl
+	ln = newGateListener(ln, s.log, s.cfg.Now, s.metrics) // gatelistener.go
 	if s.gwTLS != nil {
 		ln = tls.NewListener(ln, s.gwTLS)
 	} else if !addr.IP.IsLoopback() {
