@@ -57,6 +57,10 @@ func newServeCmd(g *globals) *cobra.Command {
 the next server picks them up. Other commands start one in the background when
 none is running.
 
+On a terminal it prints the address to open in a browser, access token
+included; when its output goes elsewhere (server.log, a service's journal) it
+writes no token and points to termkeep url instead.
+
 Every setting can also be given as an environment variable, named below; a flag
 overrides its variable.`,
 		Args: exactArgs(0, "no arguments"),
