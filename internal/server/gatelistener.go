@@ -37,11 +37,11 @@ var defaultTimeouts = listenerTimeouts{
 // gateListener is the browser listener's accept loop: it holds each
 // connection to the connGate's decisions and keeps fdReserve descriptors
 // free for the rest of the server, whatever browsers and their viewers
-// take. Accept is called by one goroutine (http.Server.Serve).
+// take. Accept is called by one goroutine (http.Server.Serve). Its clock
+// is the system's: descriptors and sockets live in real time.
 type gateListener struct {
 	net.Listener
 	log     *slog.Logger
-	now     func() time.Time
 	metrics *metrics
 
 	mu    sync.Mutex // guards gate and conns
@@ -68,9 +68,9 @@ type gateListener struct {
 // while it accepts: 1,000 of them take about 0.5 ms to count.
 const fdRecount = 100 * time.Millisecond
 
-func newGateListener(ln net.Listener, log *slog.Logger, now func() time.Time, m *metrics) *gateListener {
+func newGateListener(ln net.Listener, log *slog.Logger, m *metrics) *gateListener {
 	total, per := unauthCaps(fileLimit())
-	return &gateListener{Listener: ln, log: log, now: now, metrics: m, gate: newConnGate(total, per), conns: map[uint64]*gatedConn{}}
+	return &gateListener{Listener: ln, log: log, metrics: m, gate: newConnGate(total, per), conns: map[uint64]*gatedConn{}}
 }
 
 func (l *gateListener) Accept() (net.Conn, error) {
@@ -79,7 +79,7 @@ func (l *gateListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		now := l.now()
+		now := time.Now()
 		room := l.room(now)
 		l.mu.Lock()
 		id, keep, evict := l.gate.admit(sourceOf(c.RemoteAddr()), now, room)
@@ -96,6 +96,7 @@ func (l *gateListener) Accept() (net.Conn, error) {
 			l.conns[id] = gc
 			l.held.Add(1)
 		}
+		total, per := l.gate.maxUnauth, l.gate.perSource
 		l.mu.Unlock()
 		for _, v := range victims {
 			v.Close()
@@ -103,7 +104,6 @@ func (l *gateListener) Accept() (net.Conn, error) {
 		l.metrics.droppedConns("evicted", len(victims))
 		if len(victims) > 0 && now.Sub(l.evictWarnedAt) > time.Minute {
 			l.evictWarnedAt = now
-			total, per := l.gate.maxUnauth, l.gate.perSource
 			l.log.Warn("many browser connections without a valid token: the oldest are closed for newer ones "+
 				"(termkeep_browser_connections_dropped_total counts them)", "cap", total, "cap_per_source", per,
 				"source", sourceOf(c.RemoteAddr()))
@@ -138,14 +138,18 @@ func (l *gateListener) room(now time.Time) bool {
 		l.mu.Unlock()
 		n, err := openFiles()
 		if err != nil {
-			return true
+			// Not even a descriptor to read the count with: no room.
+			// Without /proc or /dev/fd, nothing to go by.
+			return !outOfFiles(err)
 		}
 		l.procAt, l.procOpen, l.heldAtProc = now, int64(n), held
 	}
 	if l.limit == 0 {
 		return true
 	}
-	// The connection just accepted is open already.
+	// Between counts the estimate may be a descriptor or two short (the
+	// connection just accepted, another part of the server's): the
+	// reserve is far larger.
 	open := uint64(max(l.procOpen+held-l.heldAtProc, 0))
 	return open+fdReserve(l.limit) <= l.limit
 }

@@ -73,7 +73,7 @@ func startGateway(s *Server) *gateway {
 		return nil
 	}
 	addr := ln.Addr().(*net.TCPAddr)
-	ln = newGateListener(ln, s.log, s.cfg.Now, s.metrics) // gatelistener.go
+	ln = newGateListener(ln, s.log, s.metrics) // gatelistener.go
 	if s.gwTLS != nil {
 		ln = tls.NewListener(ln, s.gwTLS)
 	} else if !addr.IP.IsLoopback() {
