@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -93,11 +94,38 @@ func TestListenerClosesUnauthenticated(t *testing.T) {
 		})
 	}
 
+	// A silent connection waits in the gate; one whose request passed
+	// leaves it.
+	gl := ts.srv.gw.ln.(*gateListener)
+	waiting := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			gl.mu.Lock()
+			n := gl.gate.unauthenticated()
+			gl.mu.Unlock()
+			if n == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections wait in the gate, want %d", n, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waiting(0)
+	silent, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	waiting(1)
 	c, err := net.Dial("tcp", host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	waiting(2)
 	req := "GET /api/sessions HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + ts.token + "\r\n\r\n"
 	br := bufio.NewReader(c)
 	for i := 0; i < 3; i++ {
@@ -108,6 +136,7 @@ func TestListenerClosesUnauthenticated(t *testing.T) {
 			t.Fatalf("request %d with the token on one connection: %v %v", i, resp, err)
 		}
 		io.Copy(io.Discard, resp.Body)
+		waiting(1)
 	}
 }
 
@@ -270,5 +299,23 @@ func TestListenerStreamsOutliveTimeouts(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal(fmt.Sprint("no event after the idle time; pings answered: ", pings.Load()))
 		}
+	}
+}
+
+// The guard finds a request's connection through TLS too, so that an
+// HTTPS browser's connection leaves the gate when its request passes.
+func TestConnContextThroughTLS(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	l := newGateListener(nil, slog.New(slog.DiscardHandler), nil)
+	gc := &gatedConn{Conn: a, l: l, id: 1}
+	for _, c := range []net.Conn{gc, tls.Server(gc, &tls.Config{})} {
+		if got, _ := connContext(context.Background(), c).Value(gatedConnKey{}).(*gatedConn); got != gc {
+			t.Errorf("%T: connection in the context %v, want the gated one", c, got)
+		}
+	}
+	if got := connContext(context.Background(), b).Value(gatedConnKey{}); got != nil {
+		t.Errorf("a connection the listener did not accept: %v in the context", got)
 	}
 }
