@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"termkeep/internal/server"
 	"termkeep/internal/session"
@@ -57,6 +58,10 @@ func newServeCmd(g *globals) *cobra.Command {
 		Long: `Run the termkeep server in the foreground. Sessions keep running when it stops;
 the next server picks them up. Other commands start one in the background when
 none is running.
+
+On a terminal it prints the address to open in a browser, access token
+included; when its output goes elsewhere (server.log, a service's journal) it
+writes no token and points to termkeep url instead.
 
 Every setting can also be given as an environment variable, named below; a flag
 overrides its variable.`,
@@ -159,7 +164,15 @@ overrides its variable.`,
 Sessions keep running when this server stops (Ctrl-C).
 `, version, dir)
 			if u := srv.BrowserURL(); u != "" {
-				fmt.Fprintf(os.Stdout, "open %s in a browser\n", u)
+				// The address carries the access token: a person at a
+				// terminal reads it, but a file (the server.log of a server
+				// started in the background, a service's journal) must never
+				// hold a credential.
+				if term.IsTerminal(int(os.Stdout.Fd())) {
+					fmt.Fprintf(os.Stdout, "open %s in a browser\n", u)
+				} else {
+					fmt.Fprintln(os.Stdout, "open the address `termkeep url` prints in a browser (it carries the access token, so it is not written here)")
+				}
 			}
 			return srv.Serve(cmd.Context())
 		},

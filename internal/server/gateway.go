@@ -74,6 +74,7 @@ func startGateway(s *Server) *gateway {
 		return nil
 	}
 	addr := ln.Addr().(*net.TCPAddr)
+	ln = newGateListener(ln, s.log, s.metrics) // gatelistener.go
 	if s.gwTLS != nil {
 		ln = tls.NewListener(ln, s.gwTLS)
 	} else if !addr.IP.IsLoopback() {
@@ -88,8 +89,14 @@ func startGateway(s *Server) *gateway {
 	gd.limiter = newLoginLimiter(s.cfg.Now, s.log)     // loginlimit.go
 	gd.lookup, gd.lookupBrowser, gd.conns = s.lookupToken, s.lookupBrowser, &g.conns
 	gd.paths = s.serverPaths() // pathhide.go
+	to := s.timeouts
+	gd.onPass = to.passed
 	// /healthz and /readyz answer before the guard: no token (stats.go).
-	g.http = &http.Server{Handler: s.probes(gd.wrap(g.routes())), ReadHeaderTimeout: 10 * time.Second}
+	g.http = &http.Server{
+		Handler:           to.withDeadlines(s.probes(gd.wrap(g.routes()))),
+		ReadHeaderTimeout: to.header, IdleTimeout: to.idle,
+		ConnContext: connContext,
+	}
 	if err := atomicfile.Write(urlFile, []byte(g.url+"\n"), false); err != nil {
 		s.log.Warn("write the browser address", "file", urlFile, "err", err)
 	}
@@ -366,6 +373,10 @@ func hijackRaw(hj http.Hijacker) (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The HTTP server's deadlines were for one request: the stream lives
+	// as long as its pings are answered. (net/http clears them today, but
+	// its documentation leaves them to the caller.)
+	c.SetDeadline(time.Time{})
 	if err := brw.Writer.Flush(); err != nil {
 		c.Close()
 		return nil, nil, err

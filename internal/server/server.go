@@ -98,6 +98,9 @@ type Config struct {
 
 	Logger *slog.Logger
 	Now    func() time.Time
+
+	// timeouts replaces the browser listener's defaultTimeouts (tests).
+	timeouts *listenerTimeouts
 }
 
 // Server is a running termkeep server.
@@ -127,12 +130,13 @@ type Server struct {
 	doneOnce sync.Once
 	endSess  bool // shutdown ends sessions too
 
-	metrics     *metrics      // metrics.go
-	replay      *replayer     // replay.go
-	startedAt   time.Time     // when New began
-	startupDone atomic.Bool   // recovery and auto-restore are over (readiness)
-	login       loginIdentity // what a clean login environment is made of (childenv.go)
-	prune       pruner        // prune.go
+	metrics     *metrics         // metrics.go
+	replay      *replayer        // replay.go
+	timeouts    listenerTimeouts // the browser listener's (gatelistener.go)
+	startedAt   time.Time        // when New began
+	startupDone atomic.Bool      // recovery and auto-restore are over (readiness)
+	login       loginIdentity    // what a clean login environment is made of (childenv.go)
+	prune       pruner           // prune.go
 }
 
 // ErrAlreadyRunning is returned by New when another server owns the state directory.
@@ -186,9 +190,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
-		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(),
+		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(), timeouts: defaultTimeouts,
 		login: serverIdentity(processEnv()),
 		prune: pruner{kick: make(chan struct{}, 1)},
+	}
+	if cfg.timeouts != nil {
+		s.timeouts = *cfg.timeouts
 	}
 	s.metrics = newMetrics(s)
 	s.replay = newReplayer()
