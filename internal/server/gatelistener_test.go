@@ -59,7 +59,8 @@ func errAs(err error, ne *net.Error) bool {
 // Every answer to a request that did not pass the guard closes its
 // connection: a /healthz, a 401, a 401 that left a body unread (drained
 // for at most a second), a 403 for a foreign Host. A request with the
-// token keeps it alive for the next one.
+// token keeps it alive for the next one. The page is served to anyone,
+// and closes its connection too.
 func TestListenerClosesUnauthenticated(t *testing.T) {
 	ts := newTestServer(t, "127.0.0.1:0")
 	hs := ts.srv.gw.http
@@ -77,7 +78,7 @@ func TestListenerClosesUnauthenticated(t *testing.T) {
 		{"wrong token", "GET /api/sessions HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer nope\r\n\r\n", 401},
 		{"body left", "POST /api/sessions HTTP/1.1\r\nHost: " + host + "\r\nContent-Length: 100000\r\n\r\n{\"na", 401},
 		{"foreign host", "GET /api/sessions HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer " + ts.token + "\r\n\r\n", 403},
-		{"page", "GET / HTTP/1.1\r\nHost: " + host + "\r\n\r\n", 401},
+		{"page", "GET / HTTP/1.1\r\nHost: " + host + "\r\n\r\n", 200}, // public, and acts as no one
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := net.Dial("tcp", host)
