@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"termkeep/internal/server"
-	"termkeep/internal/session"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/statedir"
 	"termkeep/web"
 )
@@ -83,7 +83,7 @@ overrides its variable.`,
 			if err != nil {
 				return usageErr("--viewer-queue: %v", err)
 			}
-			policy, err := session.ParseSizePolicy(sc.sizePolicy)
+			policy, err := sizepolicy.Parse(sc.sizePolicy)
 			if err != nil {
 				return usageErr("--size-policy: %v", err)
 			}
