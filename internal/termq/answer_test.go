@@ -9,7 +9,7 @@ import (
 )
 
 // answerGrammar is the grammar of answers written independently of
-// answers.go: what the parser classifies as an answer must match it.
+// answer.go: what the parser classifies as an answer must match it.
 var answerGrammar = map[Kind]*regexp.Regexp{
 	DA1:         regexp.MustCompile(`^\x1b\[\?[0-9]{1,5}(;[0-9]{0,5}){0,15}c`),
 	DA2:         regexp.MustCompile(`^\x1b\[>[0-9]{1,6}(;[0-9]{1,6}){0,2}c`),
