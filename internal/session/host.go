@@ -78,14 +78,15 @@ type Host struct {
 	closeReason string   // why, when the server closed it on its own (SetCloseReason)
 	usage       activity // use and viewers
 
-	viewers    map[*viewer]struct{}
-	viewerSeq  int
-	viewersVer uint64        // bumped when viewers come and go or the size changes
-	logState   wire.LogState // whether the holder is logging (wire.TypeLog)
-	logVer     uint64        // bumped when logState changes
-	sizeOwner  int           // the id of the viewer whose size the session follows (0: none)
-	policy     sizepolicy.Policy
-	resyncs    atomic.Uint64 // viewers skipped to the present with a snapshot
+	viewers     map[*viewer]struct{}
+	viewerSeq   int
+	viewersVer  uint64        // bumped when viewers come and go or the size changes
+	logState    wire.LogState // whether the holder is logging (wire.TypeLog)
+	logVer      uint64        // bumped when logState changes
+	sizeOwner   int           // the id of the viewer whose size the session follows (0: none)
+	policy      sizepolicy.Policy
+	sizeViewers []sizepolicy.Viewer // sizeViewersLocked's buffer
+	resyncs     atomic.Uint64       // viewers skipped to the present with a snapshot
 
 	meter      *Meter        // the server's totals (meter.go); never nil
 	inBytes    atomic.Uint64 // input written to the holder

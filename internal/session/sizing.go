@@ -1,7 +1,6 @@
 package session
 
 import (
-	"iter"
 	"time"
 
 	"termkeep/internal/session/sizepolicy"
@@ -34,18 +33,22 @@ func (h *Host) SetSizePolicy(p sizepolicy.Policy) {
 }
 
 // viewerActive records that v typed, resized or arrived at now, and
-// applies the size policy (sizepolicy.Decide).
-func (h *Host) viewerActive(v *viewer, now time.Time) error {
-	h.mu.Lock()
-	v.active = now
-	h.mu.Unlock()
-	return h.applySizePolicy()
-}
+// applies the size policy.
+func (h *Host) viewerActive(v *viewer, now time.Time) error { return h.applySize(v, now) }
 
-// applySizePolicy asks the holder for the size the policy gives the
-// viewers attached, unless it was the last size asked for.
-func (h *Host) applySizePolicy() error {
+// applySizePolicy applies the size policy to the viewers attached.
+func (h *Host) applySizePolicy() error { return h.applySize(nil, time.Time{}) }
+
+// applySize stamps active's activity at now (nil: nobody's), and asks the
+// holder for the size the policy gives the viewers attached
+// (sizepolicy.Decide), unless it was the last size asked for
+// (sizepolicy.Need). One lock covers both, as it is taken at every
+// keystroke.
+func (h *Host) applySize(active *viewer, now time.Time) error {
 	h.mu.Lock()
+	if active != nil {
+		active.active = now
+	}
 	want, owner := sizepolicy.Decide(h.policy, h.sizeViewersLocked())
 	if owner != h.sizeOwner {
 		h.sizeOwner = owner
@@ -60,13 +63,13 @@ func (h *Host) applySizePolicy() error {
 	return h.Resize(want.Cols, want.Rows)
 }
 
-// sizeViewersLocked is the viewers as the size policy sees them.
-func (h *Host) sizeViewersLocked() iter.Seq[sizepolicy.Viewer] {
-	return func(yield func(sizepolicy.Viewer) bool) {
-		for v := range h.viewers {
-			if !yield(sizepolicy.Viewer{ID: v.id, Writable: !v.readOnly, Cols: v.cols, Rows: v.rows, Active: v.active}) {
-				return
-			}
-		}
+// sizeViewersLocked is the viewers as the size policy sees them, in a
+// buffer of the host's that the next call reuses: the policy is applied
+// at every keystroke.
+func (h *Host) sizeViewersLocked() []sizepolicy.Viewer {
+	h.sizeViewers = h.sizeViewers[:0]
+	for v := range h.viewers {
+		h.sizeViewers = append(h.sizeViewers, sizepolicy.Viewer{ID: v.id, Writable: !v.readOnly, Cols: v.cols, Rows: v.rows, Active: v.active})
 	}
+	return h.sizeViewers
 }

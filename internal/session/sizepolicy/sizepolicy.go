@@ -15,7 +15,6 @@ package sizepolicy
 
 import (
 	"fmt"
-	"iter"
 	"time"
 
 	"termkeep/internal/wire"
@@ -72,9 +71,10 @@ func counts(v Viewer) bool {
 //
 // Under Latest, of two viewers equally recent the later to arrive (the
 // higher ID) wins, so the choice does not depend on the order of viewers.
-func Decide(p Policy, viewers iter.Seq[Viewer]) (size Size, owner int) {
+// Decide does not retain viewers.
+func Decide(p Policy, viewers []Viewer) (size Size, owner int) {
 	if p == Smallest {
-		for v := range viewers {
+		for _, v := range viewers {
 			if !counts(v) {
 				continue
 			}
@@ -88,7 +88,7 @@ func Decide(p Policy, viewers iter.Seq[Viewer]) (size Size, owner int) {
 		return size, 0
 	}
 	var best Viewer
-	for v := range viewers {
+	for _, v := range viewers {
 		if !counts(v) {
 			continue
 		}

@@ -214,11 +214,11 @@ func runPolicyScript(t *testing.T, script string) {
 		if !decides {
 			continue
 		}
-		got, owner := Decide(p, slices.Values(viewers))
+		got, owner := Decide(p, viewers)
 		// The order viewers come in (a map's, in the host) never matters.
 		rev := slices.Clone(viewers)
 		slices.Reverse(rev)
-		if g2, o2 := Decide(p, slices.Values(rev)); g2 != got || o2 != owner {
+		if g2, o2 := Decide(p, rev); g2 != got || o2 != owner {
 			t.Errorf("line %d: in reverse order %v owner %d, in order %v owner %d", n+1, g2, o2, got, owner)
 		}
 		out := "none"
@@ -250,20 +250,20 @@ func TestLatestTie(t *testing.T) {
 	}
 	for range len(vs) {
 		vs = append(vs[1:], vs[0])
-		if size, owner := Decide(Latest, slices.Values(vs)); owner != 7 || size != (Size{100, 40}) {
+		if size, owner := Decide(Latest, vs); owner != 7 || size != (Size{100, 40}) {
 			t.Fatalf("%v: %v owner %d, want 100x40 owner 7", vs, size, owner)
 		}
 	}
 	// Nobody has been active (a session that had ended when they came):
 	// still the later to arrive.
 	idle := []Viewer{{ID: 4, Writable: true, Cols: 90, Rows: 30}, {ID: 5, Writable: true, Cols: 91, Rows: 31}}
-	if size, owner := Decide(Latest, slices.Values(idle)); owner != 5 || size != (Size{91, 31}) {
+	if size, owner := Decide(Latest, idle); owner != 5 || size != (Size{91, 31}) {
 		t.Fatalf("never-active viewers: %v owner %d, want 91x31 owner 5", size, owner)
 	}
-	if size, owner := Decide(Smallest, slices.Values(vs)); owner != 0 || size != (Size{80, 24}) {
+	if size, owner := Decide(Smallest, vs); owner != 0 || size != (Size{80, 24}) {
 		t.Fatalf("smallest: %v owner %d, want 80x24 and no owner", size, owner)
 	}
-	if size, owner := Decide(Latest, slices.Values([]Viewer(nil))); owner != 0 || size != (Size{}) {
+	if size, owner := Decide(Latest, nil); owner != 0 || size != (Size{}) {
 		t.Fatalf("no viewers: %v owner %d", size, owner)
 	}
 }
