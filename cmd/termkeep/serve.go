@@ -12,7 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"termkeep/internal/server"
-	"termkeep/internal/session"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/statedir"
 	"termkeep/web"
 )
@@ -90,7 +90,7 @@ overrides its variable.`,
 			if err != nil {
 				return usageErr("--viewer-queue: %v", err)
 			}
-			policy, err := session.ParseSizePolicy(sc.sizePolicy)
+			policy, err := sizepolicy.Parse(sc.sizePolicy)
 			if err != nil {
 				return usageErr("--size-policy: %v", err)
 			}

@@ -385,7 +385,7 @@ func (h *holder) readPty() {
 		h.relay.wait()
 		n, err := rawio.ReadLocked(h.ptmxRC, buf, &h.ptyMu)
 		if n > 0 {
-			h.took(buf[:n])
+			h.logOutput(buf[:n])
 			h.ptyMu.Unlock()
 		}
 		if err != nil {
@@ -394,9 +394,9 @@ func (h *holder) readPty() {
 	}
 }
 
-// took logs a chunk read from the pty and wakes the forwarder. The caller
+// logOutput logs a chunk read from the pty and wakes the forwarder. The caller
 // holds ptyMu from the read on, so chunks are logged in the order read.
-func (h *holder) took(p []byte) {
+func (h *holder) logOutput(p []byte) {
 	_, aerr := h.out.Append(p)
 	if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
 		// The bytes have their offsets and reach the server from
@@ -433,7 +433,7 @@ func (h *holder) awaitEcho() {
 		if h.ptyMu.TryLock() {
 			n, err := rawio.TryRead(h.ptmxRC, h.echoBuf[:])
 			if n > 0 {
-				h.took(h.echoBuf[:n])
+				h.logOutput(h.echoBuf[:n])
 			}
 			h.ptyMu.Unlock()
 			if n > 0 || err != syscall.EAGAIN {

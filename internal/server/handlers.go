@@ -21,6 +21,7 @@ import (
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
 	"termkeep/internal/session"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -213,7 +214,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 	if err := checkName(req.Name); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
-	if _, err := session.ParseSizePolicy(req.SizePolicy); err != nil {
+	if _, err := sizepolicy.Parse(req.SizePolicy); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
 	if req.Cols == 0 && req.Rows == 0 {

@@ -33,6 +33,7 @@ import (
 	"termkeep/internal/holder"
 	"termkeep/internal/peercred"
 	"termkeep/internal/session"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -58,7 +59,7 @@ type Config struct {
 	// PingInterval and PongTimeout govern viewer liveness (0: 30s and 10s).
 	PingInterval, PongTimeout time.Duration
 	// SizePolicy is how a session's size follows its viewers: latest or smallest.
-	SizePolicy session.SizePolicy
+	SizePolicy sizepolicy.Policy
 	// Version is the termkeep version reported by /v1/health.
 	Version string
 	// Listen is the TCP address browsers reach the server on, e.g.
@@ -316,7 +317,7 @@ func (s *Server) newHost(id, sizePolicy string) *session.Host {
 		},
 	})
 	policy := s.cfg.SizePolicy
-	if p, err := session.ParseSizePolicy(sizePolicy); err == nil && sizePolicy != "" {
+	if p, err := sizepolicy.Parse(sizePolicy); err == nil && sizePolicy != "" {
 		policy = p
 	}
 	if policy != "" {
