@@ -89,9 +89,11 @@ func answerQuestions(v *wsViewer, bg, cpr string) *answerer {
 			default:
 				continue
 			}
-			for q, ans := range map[string]string{"\x1b]11;?\x07": bg, "\x1b[6n": cpr} {
+			// In the order the program asks, as a terminal answers.
+			for _, qa := range [][2]string{{"\x1b]11;?\x07", bg}, {"\x1b[6n", cpr}} {
+				q := qa[0]
 				for n := bytes.Count(text, []byte(q)); seen[q] < n; seen[q]++ {
-					a.send([]byte(ans))
+					a.send([]byte(qa[1]))
 					a.mu.Lock()
 					a.asked++
 					a.mu.Unlock()

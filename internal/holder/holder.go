@@ -57,6 +57,10 @@ type Spec struct {
 	// meta.json so that a registry rebuilt from it loses neither.
 	Name      string `json:"name,omitempty"`
 	Workspace string `json:"workspace,omitempty"`
+	// EnvPolicy is how the server made Env (its registry's env_policy),
+	// kept in meta.json so that restores of a rebuilt registry's session
+	// make it the same way.
+	EnvPolicy string `json:"env_policy,omitempty"`
 
 	// Banner is written into the log, as termkeep's own bytes (a mark
 	// record), before the child starts: a restore's line between the old
@@ -269,6 +273,7 @@ func start(spec Spec) (*holder, error) {
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
 		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
+		EnvPolicy: spec.EnvPolicy,
 	}
 	if err := WriteMeta(spec.Dir, h.meta); err != nil {
 		h.log.Error("write meta", "err", err)
@@ -380,7 +385,7 @@ func (h *holder) readPty() {
 		h.relay.wait()
 		n, err := rawio.ReadLocked(h.ptmxRC, buf, &h.ptyMu)
 		if n > 0 {
-			h.took(buf[:n])
+			h.logOutput(buf[:n])
 			h.ptyMu.Unlock()
 		}
 		if err != nil {
@@ -389,9 +394,9 @@ func (h *holder) readPty() {
 	}
 }
 
-// took logs a chunk read from the pty and wakes the forwarder. The caller
+// logOutput logs a chunk read from the pty and wakes the forwarder. The caller
 // holds ptyMu from the read on, so chunks are logged in the order read.
-func (h *holder) took(p []byte) {
+func (h *holder) logOutput(p []byte) {
 	_, aerr := h.out.Append(p)
 	if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
 		// The bytes have their offsets and reach the server from
@@ -428,7 +433,7 @@ func (h *holder) awaitEcho() {
 		if h.ptyMu.TryLock() {
 			n, err := rawio.TryRead(h.ptmxRC, h.echoBuf[:])
 			if n > 0 {
-				h.took(h.echoBuf[:n])
+				h.logOutput(h.echoBuf[:n])
 			}
 			h.ptyMu.Unlock()
 			if n > 0 || err != syscall.EAGAIN {

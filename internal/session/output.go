@@ -40,7 +40,7 @@ func (h *Host) appendOutput(off uint64, data []byte) (kept bool) {
 	n, kept := h.win.Append(off, data)
 	h.meter.OutputBytes.Add(uint64(n))
 	h.end = h.win.End()
-	h.act.output = time.Now()
+	h.usage.output = time.Now()
 	close(h.changed)
 	h.changed = make(chan struct{})
 	return kept

@@ -26,7 +26,12 @@ func TestPureParts(t *testing.T) {
 		"log/slog":  "logging what was decided is the host's",
 		"math/rand": "a decision is the same for the same input",
 	}
-	for _, pkg := range []string{"termkeep/internal/session/flow", "termkeep/internal/session/window"} {
+	for _, pkg := range []string{
+		"termkeep/internal/session/flow",
+		"termkeep/internal/session/window",
+		"termkeep/internal/session/sizepolicy",
+		"termkeep/internal/termq",
+	} {
 		out, err := exec.Command(goTool, "list", "-f", `{{join .Imports " "}}`, pkg).Output()
 		if err != nil {
 			t.Fatalf("go list %s: %v", pkg, err)

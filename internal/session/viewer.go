@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"termkeep/internal/session/flow"
+	"termkeep/internal/termq"
 	"termkeep/internal/wire"
 )
 
@@ -125,7 +126,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		// From now on it sees every question asked after from, and answers
 		// it if it may write (Host.asked).
 		h.mu.Lock()
-		v.liveFrom, v.fromKnown = from, true
+		h.questions.Live(v.id, from)
 		h.mu.Unlock()
 	}
 	welcome := wire.Welcome{
@@ -174,9 +175,7 @@ type viewer struct {
 	// Guarded by the host's mu.
 	id         int
 	cols, rows uint16    // the viewer's own terminal size, 0 when unknown
-	active     time.Time // last input or resize
-	liveFrom   uint64    // the offset of the first output byte it is sent
-	fromKnown  bool      // liveFrom is set
+	active     time.Time // last input, resize or arrival (sizing.go)
 	sentVer    uint64    // viewers version last sent to it (write loop only)
 	sentLogVer uint64    // log state version last sent to it (write loop only)
 	version    int       // the protocol version agreed in the Welcome
@@ -225,21 +224,15 @@ func (v *viewer) readLoop() {
 			// lock, so answers reach the program in the order they were
 			// accepted, whichever viewers sent them.
 			now := time.Now()
-			accept := func(k queryKind) bool { return v.h.arb.answered(k, now) }
 			v.h.viewerActive(v, now)
-			v.h.inputMu.Lock()
-			data := filterAnswers(f.Payload, accept)
-			if len(data) > 0 {
-				opErr = v.h.Input(data)
-			}
-			v.h.inputMu.Unlock()
+			opErr = v.h.viewerInput(v.id, f.Payload, now)
 			if opErr != nil && !errors.Is(opErr, ErrEnded) {
 				msg := opErr.Error()
 				v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
 			}
 			continue
 		}
-		if f.Type == wire.TypeInput && onlyAnswers(f.Payload) {
+		if f.Type == wire.TypeInput && termq.OnlyAnswers(f.Payload) {
 			// A read-only viewer's terminal answering the output's questions
 			// on its own: never forwarded (the server answers for it), and
 			// not worth an error either.
