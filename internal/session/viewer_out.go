@@ -32,6 +32,8 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 		p.Sent(n, began, time.Now())
 		return err
 	}
+	// A snapshot sent for slowness counts as drawn until the viewer acks
+	// past it (Progress.Resynced says when).
 	resync := func(end uint64, why flow.Why) error {
 		at, err := v.resync(end, why)
 		if err != nil {
