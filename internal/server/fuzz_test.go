@@ -18,6 +18,7 @@ import (
 
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 )
@@ -149,7 +150,7 @@ func newFuzzServer(f *testing.F) *testServer {
 		f.Fatal(err)
 	}
 	st.Close()
-	l, err := outlog.Open(filepath.Join(dir.Session(old.ID), holder.LogDir), outlog.Options{})
+	l, err := outlog.Open(filepath.Join(dir.Session(old.ID), sessiondir.LogDir), outlog.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -179,11 +180,11 @@ func newFuzzServer(f *testing.F) *testServer {
 		case <-time.After(30 * time.Second):
 			f.Error("server did not stop")
 		}
-		metas, _ := filepath.Glob(filepath.Join(dir.SessionsDir(), "*", holder.MetaFile))
+		metas, _ := filepath.Glob(filepath.Join(dir.SessionsDir(), "*", sessiondir.MetaFile))
 		deadline := time.Now().Add(20 * time.Second)
 		for _, p := range metas {
 			for time.Now().Before(deadline) {
-				if m, err := holder.ReadMeta(filepath.Dir(p)); err != nil || m.EndedAt != nil {
+				if m, err := sessiondir.ReadMeta(filepath.Dir(p)); err != nil || m.EndedAt != nil {
 					break
 				}
 				time.Sleep(20 * time.Millisecond)

@@ -21,8 +21,8 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
-	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -91,7 +91,7 @@ func newTestServerAt(t *testing.T, listen string, now func() time.Time, sessions
 				t.Fatal(err)
 			}
 			// Every session has an output log; this one printed a line.
-			l, err := outlog.Open(filepath.Join(dir.Session(s.ID), holder.LogDir), outlog.Options{})
+			l, err := outlog.Open(filepath.Join(dir.Session(s.ID), sessiondir.LogDir), outlog.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"termkeep/internal/api"
-	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
 	"termkeep/internal/session"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -154,7 +154,7 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.
-	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), holder.LogDir)); err == nil {
+	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir)); err == nil {
 		out.First = min(first, out.End)
 	}
 	out.QuietSince = s.quietSince(sess, h) // quiet.go
@@ -360,7 +360,7 @@ func (s *Server) remove(ctx context.Context, sess store.Session, h *session.Host
 		return http.StatusInternalServerError, err
 	}
 	s.events.emit(store.EventSessionRemoved, sess.ID, map[string]any{"name": sess.Name})
-	if err := shellinit.Forget(filepath.Join(s.cfg.StateDir.Session(sess.ID), HistoryFile), os.Environ()); err != nil {
+	if err := shellinit.Forget(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.HistoryFile), os.Environ()); err != nil {
 		s.log.Warn("remove the session's fish history", "session", sess.ID, "err", err)
 	}
 	if err := os.RemoveAll(s.cfg.StateDir.Session(sess.ID)); err != nil {
@@ -422,7 +422,7 @@ func endedMessage(sess store.Session, e *wire.Exit) string {
 // handleOutput streams the logged bytes from ?from= (default: the oldest
 // retained) up to the session's end at the time of the request.
 func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	l, err := outlog.Open(filepath.Join(s.cfg.StateDir.Session(sess.ID), holder.LogDir), outlog.Options{ReadOnly: true})
+	l, err := outlog.Open(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir), outlog.Options{ReadOnly: true})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "open output log: %v", err)
 		return
