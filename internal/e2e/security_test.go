@@ -243,7 +243,8 @@ func TestLimitNamesAndIDs(t *testing.T) {
 
 	for _, p := range []string{"/api/sessions/..%2F..%2Fetc", "/api/sessions/" + rel, "/api/sessions/a%00b", "/api/sessions/a%0Ab"} {
 		w.api("GET", p, nil, 404, nil)
-		w.api("DELETE", p+"?remove=1", nil, 404, nil)
+		w.api("DELETE", p+"?force=1", nil, 404, nil)
+		w.api("POST", p+"/kill", nil, 404, nil)
 	}
 	if _, err := w.c.Get(context.Background(), "../../etc"); err == nil || !strings.Contains(err.Error(), "no session") {
 		t.Errorf("unix socket, get ../../etc: %v", err)

@@ -75,6 +75,20 @@ func writeError(w http.ResponseWriter, code int, format string, args ...any) {
 	writeJSON(w, code, api.Error{Error: fmt.Sprintf(format, args...)})
 }
 
+// queryBool reads the query parameter name as 0 or 1 (false or true), def
+// when it is absent or empty.
+func queryBool(r *http.Request, name string, def bool) (bool, error) {
+	switch r.URL.Query().Get(name) {
+	case "":
+		return def, nil
+	case "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s must be 0 or 1", name)
+}
+
 func decodeJSON(r *http.Request, v any) error {
 	lr := &io.LimitedReader{R: r.Body, N: maxJSONBody + 1}
 	dec := json.NewDecoder(lr)
@@ -319,6 +333,9 @@ func currentUser() string {
 	return strconv.Itoa(os.Getuid())
 }
 
+// handleKill is POST …/sessions/{ref}/kill, on both listeners: it ends the
+// session (SIGHUP, then SIGKILL after the grace period) and answers it once
+// ended; it stays listed as closed. Ending an ended session succeeds.
 func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
 	if err := s.kill(h); err != nil {
 		writeError(w, http.StatusGatewayTimeout, "%v", err)
@@ -332,8 +349,16 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.S
 	writeJSON(w, http.StatusOK, s.view(got, h))
 }
 
+// handleRemove is DELETE …/sessions/{ref}[?force=1], on both listeners: it
+// removes an ended session and its data; a running one only with force,
+// which ends it first.
 func (s *Server) handleRemove(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	if status, err := s.remove(r.Context(), sess, h, r.URL.Query().Get("force") != ""); err != nil {
+	force, err := queryBool(r, "force", false)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if status, err := s.remove(r.Context(), sess, h, force); err != nil {
 		writeError(w, status, "%v", err)
 		return
 	}
