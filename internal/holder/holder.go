@@ -372,20 +372,22 @@ func (h *holder) readPty() {
 	buf := make([]byte, 64<<10)
 	for {
 		h.relay.wait()
-		n, err := rawio.ReadLocked(h.ptmxRC, buf, &h.ptyMu)
+		h.ptyMu.Lock()
+		n, err := rawio.ReadHolding(h.ptmxRC, buf, &h.ptyMu) // lets go of ptyMu while it waits
 		if n > 0 {
-			h.took(buf[:n])
-			h.ptyMu.Unlock()
+			h.logChunk(buf[:n])
 		}
+		h.ptyMu.Unlock()
 		if err != nil {
 			return // EIO: no process holds the pty any more; or drain's deadline
 		}
 	}
 }
 
-// took logs a chunk read from the pty and wakes the forwarder. The caller
-// holds ptyMu from the read on, so chunks are logged in the order read.
-func (h *holder) took(p []byte) {
+// logChunk logs a chunk read from the pty and wakes the forwarder. The
+// caller holds ptyMu from the read on, so chunks are logged in the order
+// read.
+func (h *holder) logChunk(p []byte) {
 	_, aerr := h.out.Append(p)
 	if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
 		// The bytes have their offsets and reach the server from
@@ -422,7 +424,7 @@ func (h *holder) awaitEcho() {
 		if h.ptyMu.TryLock() {
 			n, err := rawio.TryRead(h.ptmxRC, h.echoBuf[:])
 			if n > 0 {
-				h.took(h.echoBuf[:n])
+				h.logChunk(h.echoBuf[:n])
 			}
 			h.ptyMu.Unlock()
 			if n > 0 || err != syscall.EAGAIN {
