@@ -777,7 +777,7 @@ func (u *upstream) forward(from uint64) {
 	// pace the pty's reader by it (relay.go). (A replaced connection's
 	// Release may briefly undo its successor's Hold, which the successor's
 	// next frame restores.)
-	h.relay.sent(from)
+	h.relay.sent(from, time.Now())
 	defer h.out.Release()
 	// Frames are read from the log straight into place behind their
 	// header (no copy), in a buffer whose pages a burst touched go back
@@ -832,7 +832,7 @@ func (u *upstream) forward(from uint64) {
 			if u.send(func(w *wire.Writer) error { return w.OutputInPlace(off, frame[:wire.OutputHeaderSize+n]) }) != nil {
 				return
 			}
-			h.relay.sent(off + uint64(n))
+			h.relay.sent(off+uint64(n), time.Now())
 		case errors.Is(err, outlog.ErrCompacted):
 			first := h.out.First()
 			if u.send(func(w *wire.Writer) error { return w.Gap(off, first) }) != nil {
