@@ -102,7 +102,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan session:FuzzQueryScanner \
 	session:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath \
-	export:FuzzCast export:FuzzRedact mcp:FuzzClean
+	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \
