@@ -100,8 +100,8 @@ test-short: deps
 FUZZTIME ?= 30s
 FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal \
-	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan session:FuzzQueryScanner \
-	session:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath \
+	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
+	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath \
 	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool
 fuzz: SHELL := /bin/bash
 fuzz: deps

@@ -26,7 +26,8 @@ func newEventsCmd(g *globals) *cobra.Command {
 		Long: `Print the server's event history, oldest first: session.created,
 viewer.attached, viewer.detached, session.renamed, session.closed, process.exited,
 session.interrupted, session.restored, session.paused, session.quiet (printed
-nothing for a while: it may wait for input), session.removed, workspace.created,
+nothing for a while: it may wait for input), session.removed, session.pruned
+(removed by the server past --keep-ended or --keep-ended-bytes), workspace.created,
 workspace.removed, user.added, user.removed (its tokens revoked),
 token.created, token.revoked, browser.signed_in (a browser swapped a token
 for a credential of its own) and browser.revoked. With --follow, keep printing new events

@@ -39,11 +39,14 @@ duration before now such as -10m (default: the oldest byte still retained, and
 the end). Without --format, the extension of -o FILE names it.
 
 Secrets are replaced by [REDACTED] by default in cast, txt and html (not in
-raw): AWS keys, GitHub, GitLab and Slack tokens, password=/passwd:/secret=/
-token= values and PEM private key blocks, plus each --redact-pattern (Go regexp
-syntax; a group named "secret" narrows what is replaced). --redact=false turns
-it off, --redact turns it on for raw. Redaction works on each line's text with
-its escape sequences left in place.
+raw): AWS keys, GitHub, GitLab and Slack tokens, JWTs, OpenAI (sk-, sk-proj-),
+Anthropic (sk-ant-), Stripe (sk_live_, rk_live_) and npm (npm_) keys, passwords
+in URLs (https://user:PASSWORD@host), password=/passwd:/secret=/token= values
+and PEM private key blocks, plus each --redact-pattern (Go regexp syntax; a
+group named "secret" narrows what is replaced). --redact=false turns it off,
+--redact turns it on for raw. Redaction works on each line's text with its
+escape sequences left in place, and on what the line shows when it was drawn
+with backspaces or cursor moves.
 
 A range whose bytes were never logged (a full disk), were dropped by retention
 or sit in a damaged segment is marked by a line such as

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"termkeep/internal/server"
-	"termkeep/internal/session"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/statedir"
 	"termkeep/web"
 )
@@ -38,6 +39,8 @@ type serveConfig struct {
 	insecureNoTLS   bool
 	allowedOrigins  []string
 	maxSessions     string
+	keepEnded       string
+	keepEndedBytes  string
 }
 
 func envOr(name, def string) string {
@@ -55,6 +58,10 @@ func newServeCmd(g *globals) *cobra.Command {
 		Long: `Run the termkeep server in the foreground. Sessions keep running when it stops;
 the next server picks them up. Other commands start one in the background when
 none is running.
+
+On a terminal it prints the address to open in a browser, access token
+included; when its output goes elsewhere (server.log, a service's journal) it
+writes no token and points to termkeep url instead.
 
 Every setting can also be given as an environment variable, named below; a flag
 overrides its variable.`,
@@ -83,7 +90,7 @@ overrides its variable.`,
 			if err != nil {
 				return usageErr("--viewer-queue: %v", err)
 			}
-			policy, err := session.ParseSizePolicy(sc.sizePolicy)
+			policy, err := sizepolicy.Parse(sc.sizePolicy)
 			if err != nil {
 				return usageErr("--size-policy: %v", err)
 			}
@@ -112,6 +119,24 @@ overrides its variable.`,
 				}
 				return usageErr("TERMKEEP_MAX_SESSIONS must be a number of sessions, at least 1, not %q", sc.maxSessions)
 			}
+			keepEnded, err := strconv.Atoi(sc.keepEnded)
+			if err != nil || keepEnded < 0 {
+				return usageErr("--keep-ended (TERMKEEP_KEEP_ENDED) must be a number of sessions, 0 for no limit, not %q", sc.keepEnded)
+			}
+			var keepEndedBytes int64
+			if strings.TrimSpace(sc.keepEndedBytes) != "0" {
+				keepEndedBytes, err = parseBytes(sc.keepEndedBytes)
+			}
+			if err != nil {
+				return usageErr("--keep-ended-bytes (TERMKEEP_KEEP_ENDED_BYTES): %v", err)
+			}
+			// 0 is no limit here; server.Config's 0 is the default.
+			if keepEnded == 0 {
+				keepEnded = -1
+			}
+			if keepEndedBytes == 0 {
+				keepEndedBytes = -1
+			}
 			logger, err := newLogger(sc.logFormat, sc.logLevel)
 			if err != nil {
 				return err
@@ -127,6 +152,7 @@ overrides its variable.`,
 				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout, QuietAfter: quietAfter,
 				TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, InsecureNoTLS: sc.insecureNoTLS,
 				AllowedOrigins: sc.allowedOrigins, MaxSessions: maxSessions,
+				KeepEnded: keepEnded, KeepEndedBytes: keepEndedBytes,
 			})
 			if err != nil {
 				return err
@@ -138,7 +164,15 @@ overrides its variable.`,
 Sessions keep running when this server stops (Ctrl-C).
 `, version, dir)
 			if u := srv.BrowserURL(); u != "" {
-				fmt.Fprintf(os.Stdout, "open %s in a browser\n", u)
+				// The address carries the access token: a person at a
+				// terminal reads it, but a file (the server.log of a server
+				// started in the background, a service's journal) must never
+				// hold a credential.
+				if term.IsTerminal(int(os.Stdout.Fd())) {
+					fmt.Fprintf(os.Stdout, "open %s in a browser\n", u)
+				} else {
+					fmt.Fprintln(os.Stdout, "open the address `termkeep url` prints in a browser (it carries the access token, so it is not written here)")
+				}
 			}
 			return srv.Serve(cmd.Context())
 		},
@@ -164,6 +198,8 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.BoolVar(&sc.insecureNoTLS, "insecure-no-tls", false, "allow plain HTTP on a --listen address that is not loopback: the token and keystrokes cross the network readable (env TERMKEEP_INSECURE_NO_TLS=1)")
 	f.StringArrayVar(&sc.allowedOrigins, "allowed-origin", splitList(os.Getenv("TERMKEEP_ALLOWED_ORIGINS")), "another origin whose pages may use the listener, e.g. https://term.example.com (a proxy or DNS name in front); repeatable (env TERMKEEP_ALLOWED_ORIGINS, comma-separated)")
 	f.StringVar(&sc.maxSessions, "max-sessions", envOr("TERMKEEP_MAX_SESSIONS", "1000"), "running sessions one user may have; a create beyond it is refused (env TERMKEEP_MAX_SESSIONS)")
+	f.StringVar(&sc.keepEnded, "keep-ended", envOr("TERMKEEP_KEEP_ENDED", "500"), "exited and closed sessions kept with their logs; past it the oldest ended are removed, as by termkeep rm (interrupted and paused ones are never removed); 0: no limit (env TERMKEEP_KEEP_ENDED)")
+	f.StringVar(&sc.keepEndedBytes, "keep-ended-bytes", envOr("TERMKEEP_KEEP_ENDED_BYTES", "10GiB"), "total size on disk of the kept exited and closed sessions (their logs and screen checkpoints); past it the oldest ended are removed; 0: no limit (env TERMKEEP_KEEP_ENDED_BYTES)")
 	f.StringVar(&sc.logLevel, "log-level", envOr("TERMKEEP_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env TERMKEEP_LOG_LEVEL)")
 	f.StringVar(&sc.logFormat, "log-format", envOr("TERMKEEP_LOG_FORMAT", "text"), "log format on stderr: text (key=value) or json (one object a line) (env TERMKEEP_LOG_FORMAT)")
 	return cmd

@@ -33,7 +33,10 @@ credential of its own, kept in that page's origin only; it acts as the token
 it came from and expires after 14 days unused. ` + "`termkeep token ls --browsers`" + `
 lists them (IDs b-…), and ` + "`termkeep token revoke`" + ` takes their IDs too, signing
 that browser out at once. Revoking a token signs out every browser that
-signed in with it.`,
+signed in with it.
+
+Warning: ` + api.WritableWarning + `.
+Only a --read-only token is narrower than your own access.`,
 	}
 	cmd.AddCommand(newTokenCreateCmd(g), newTokenLsCmd(g), newTokenRevokeCmd(g))
 	return cmd
@@ -53,7 +56,9 @@ termkeep in a browser with it. Without --user the token is yours (the
 owner's), or with --session the session owner's. Without --session or
 --workspace it reaches every session of its user; with --read-only its
 viewers can watch but not type, and it cannot create, rename, close or
-restore sessions.`,
+restore sessions.
+
+Warning: ` + api.WritableWarning + `.`,
 		Example: `  termkeep token create --session web --read-only --expires 2h   # a share link
   termkeep token create --user alice --workspace api --name "alice's laptop"`,
 		Args: exactArgs(0, "no arguments (see the flags)"),
@@ -94,6 +99,9 @@ restore sessions.`,
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "The secret is shown only this once: termkeep keeps its hash. `termkeep token revoke %s` revokes it.\n", t.ID)
+			if t.Warning != "" {
+				fmt.Fprintf(os.Stderr, "Warning: %s.\n", t.Warning)
+			}
 			if t.URL == "" {
 				fmt.Fprintln(os.Stderr, "The server has no browser listener now (see `termkeep serve --help`, --listen); send the secret as Authorization: Bearer once it has.")
 			}

@@ -19,7 +19,9 @@ func newUserCmd(g *globals) *cobra.Command {
 server only through its browser listener, with the tokens you make for them
 (` + "`termkeep token create --user NAME`" + `). A user sees and controls only the
 sessions it created there. Users are names for access, not OS accounts: their
-sessions run as you.`,
+sessions run as you.
+
+Warning: ` + api.WritableWarning + `.`,
 	}
 	cmd.AddCommand(newUserAddCmd(g), newUserLsCmd(g), newUserRmCmd(g))
 	return cmd
@@ -29,7 +31,11 @@ func newUserAddCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "add NAME",
 		Short: "Add a user",
-		Args:  exactArgs(1, "a user NAME"),
+		Long: `Add a user, who reaches the server only with the tokens you make for it
+(` + "`termkeep token create --user NAME`" + `).
+
+Warning: ` + api.WritableWarning + `.`,
+		Args: exactArgs(1, "a user NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.connect(cmd.Context())
 			if err != nil {
@@ -40,6 +46,7 @@ func newUserAddCmd(g *globals) *cobra.Command {
 				return err
 			}
 			fmt.Println(u.Name)
+			fmt.Fprintf(os.Stderr, "Warning: %s; only its --read-only tokens are narrower than your own access.\n", api.WritableWarning)
 			return nil
 		},
 	}

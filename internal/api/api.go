@@ -103,7 +103,7 @@ type Health struct {
 	Version  string `json:"version"`
 	Protocol int    `json:"protocol"`
 	Pid      int    `json:"pid"`
-	StateDir string `json:"state_dir"`
+	StateDir string `json:"state_dir,omitempty"` // to the owner only
 }
 
 // ShutdownRequest asks the server to stop.

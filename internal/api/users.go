@@ -82,6 +82,9 @@ type TokenCreated struct {
 	Token
 	Secret string `json:"secret"`
 	URL    string `json:"url,omitempty"`
+	// Warning says what a writable token can do (WritableWarning); ""
+	// for a read-only one.
+	Warning string `json:"warning,omitempty"`
 }
 
 // BrowserSession is a browser's sign-in as the server shows it: never its
@@ -108,3 +111,10 @@ type BrowserSignIn struct {
 	BrowserSession
 	Credential string `json:"credential"`
 }
+
+// WritableWarning is said wherever a writable token or a user is made.
+// Sessions run as the server's OS user, whoever created them, so a token
+// that can type into one can read the owner token file, the registry and
+// everything else of the owner's: users and tokens are access scopes, not
+// a sandbox.
+const WritableWarning = "a writable token can do anything the owner's shell can (its sessions run as the server's user, which can read the owner token)"

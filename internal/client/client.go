@@ -33,11 +33,9 @@ type Client struct {
 
 // New returns a client for the server of state directory dir.
 func New(dir statedir.Dir) *Client {
-	sock := dir.Socket()
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
+			return dial(ctx, dir) // trust.go
 		},
 		MaxIdleConns:    4,
 		IdleConnTimeout: 30 * time.Second,
@@ -78,6 +76,10 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		var ue *UntrustedError
+		if errors.As(err, &ue) {
+			return nil, ue
+		}
 		if isDialError(err) {
 			return nil, ErrNoServer
 		}
@@ -305,9 +307,12 @@ func (s *Stream) Resize(cols, rows uint16) error {
 // Attach opens a stream to a session, sends hello and waits for the Welcome.
 // An Error frame in place of the Welcome is returned as a *wire.RemoteError.
 func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Stream, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", c.dir.Socket())
+	conn, err := dial(ctx, c.dir)
 	if err != nil {
+		var ue *UntrustedError
+		if errors.As(err, &ue) {
+			return nil, ue
+		}
 		return nil, ErrNoServer
 	}
 	if dl, ok := ctx.Deadline(); ok {

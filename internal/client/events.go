@@ -128,6 +128,11 @@ func ReadEvents(r io.Reader, fn func(api.Event) error) error {
 // needs no running server, and fails with a sentence to act on when no
 // server has written them.
 func BrowserURL(dir statedir.Dir) (string, error) {
+	// An address and a token another user put there would send the
+	// browser, and what is typed in it, to them.
+	if err := dir.Check(); err != nil {
+		return "", err
+	}
 	u, err := os.ReadFile(dir.URL())
 	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("no termkeep server has opened a browser listener for %s: start one with `termkeep serve` "+

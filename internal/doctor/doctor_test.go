@@ -291,6 +291,15 @@ func TestRebuildCorruptRegistry(t *testing.T) {
 	addSession(t, d, "run1", nil, true)
 	addSession(t, d, "ok1", &zero, true)
 	addSession(t, d, "bad1", &three, false)
+	// A session of the browser listener keeps its environment policy.
+	m, err := sessiondir.ReadMeta(d.Session("bad1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.EnvPolicy = "login"
+	if err := sessiondir.WriteMeta(d.Session("bad1"), m); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(d.DB(), []byte(strings.Repeat("this is not a database ", 400)), 0o600)
 	os.Remove(d.DB() + "-wal")
 	os.Remove(d.DB() + "-shm")
@@ -325,12 +334,12 @@ func TestRebuildCorruptRegistry(t *testing.T) {
 		if s.ExitCode != nil {
 			code = fmt.Sprint(*s.ExitCode)
 		}
-		got[s.ID] = fmt.Sprintf("%s %s %v %dx%d", s.State, code, s.Command, s.Cols, s.Rows)
+		got[s.ID] = fmt.Sprintf("%s %s %v %dx%d %q", s.State, code, s.Command, s.Cols, s.Rows, s.EnvPolicy)
 	}
 	want := map[string]string{
-		"run1": "interrupted - [sh -c run1] 100x30",
-		"ok1":  "exited 0 [sh -c ok1] 100x30",
-		"bad1": "exited 3 [sh -c bad1] 100x30",
+		"run1": `interrupted - [sh -c run1] 100x30 ""`,
+		"ok1":  `exited 0 [sh -c ok1] 100x30 ""`,
+		"bad1": `exited 3 [sh -c bad1] 100x30 "login"`,
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("rebuilt registry:\n got %v\nwant %v", got, want)

@@ -44,6 +44,9 @@ var (
 // time, flood output or change the process's limits stay serial.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("TK_CHILD"); mode != "" {
+		if code, ok := listenerChild(mode); ok { // listener_test.go
+			os.Exit(code)
+		}
 		os.Exit(childMain(mode))
 	}
 	dir, err := os.MkdirTemp("", "tkbin")

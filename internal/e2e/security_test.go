@@ -21,7 +21,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -527,15 +526,7 @@ func TestSecurityLoginAttempts(t *testing.T) {
 // Another user reaches the API socket (its mode opened on purpose) and is
 // refused by the peer's uid.
 func TestPermSocketOtherUser(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a client as nobody")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skipf("no user nobody: %v", err)
-	}
-	uid, _ := strconv.Atoi(nobody.Uid)
-	gid, _ := strconv.Atoi(nobody.Gid)
+	uid, gid := nobodyIDs(t) // listener_test.go
 	e := newEnv(t)
 	e.startServer()
 	// The client binary where nobody can run it.
@@ -557,16 +548,21 @@ func TestPermSocketOtherUser(t *testing.T) {
 	os.Chmod(filepath.Join(e.dir, "server.sock"), 0o666)
 	defer os.Chmod(e.dir, 0o700)
 
+	// nobody's CLI refuses a state directory that is not nobody's own
+	// (TestSecurityPlantedStateDir); a program of nobody's that dials the
+	// socket itself is refused by the server.
 	cmd := exec.Command(filepath.Join(bin, "termkeep"), "--state-dir", e.dir, "--no-autostart", "ls")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	cmd.Env = []string{"HOME=/", "PATH=/usr/bin:/bin"}
 	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("termkeep ls as nobody succeeded: %s", out)
+	if err == nil || !strings.Contains(string(out), "not to you") {
+		t.Fatalf("termkeep ls as nobody: %v, %s; want a refusal of the directory", err, out)
 	}
+	dialer, got := runAs(t, uid, gid, "dial", "TK_SOCK="+filepath.Join(e.dir, "server.sock"))
+	dialer.Wait()
 	log, _ := os.ReadFile(filepath.Join(e.dir, "server.log"))
-	if !strings.Contains(string(log), "refused a connection from another user") {
-		t.Errorf("the server did not refuse nobody by uid (client said %q):\n%s", out, log)
+	if !strings.Contains(string(log), "refused a connection from another user") || strings.Contains(got.String(), "200 OK") {
+		t.Errorf("the server did not refuse nobody by uid (nobody's program got %q):\n%s", got, log)
 	}
 	if _, err := e.c.Health(context.Background()); err != nil {
 		t.Errorf("the owner is refused after nobody: %v", err)

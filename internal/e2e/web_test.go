@@ -439,21 +439,22 @@ func TestWebEventStream(t *testing.T) {
 }
 
 // `termkeep url` prints the address with the token in its fragment;
-// `termkeep serve` printed it at start; opening it sends no token and sets
-// no cookie.
+// `termkeep serve` said where to find it; opening it sends no token and
+// sets no cookie.
 func TestWebURL(t *testing.T) {
 	w := newWebEnv(t)
 	u := strings.TrimSpace(w.mustTk("url"))
 	if u != w.base+"/#token="+w.token {
 		t.Fatalf("termkeep url = %q, want %s/#token=%s", u, w.base, w.token)
 	}
+	// Its output is not a terminal here: it says where the address is,
+	// and never writes the token to its log (TestSecurityTokenNotLogged).
 	log, _ := os.ReadFile(filepath.Join(w.dir, "server.log"))
-	if !strings.Contains(string(log), "open "+u+" in a browser") {
-		t.Errorf("serve did not print the address:\n%s", log)
+	if !strings.Contains(string(log), "`termkeep url` prints") {
+		t.Errorf("serve did not say how to get the address:\n%s", log)
 	}
-	// Any token in the log is only that printed line.
-	if strings.Count(string(log), w.token) != 1 {
-		t.Errorf("the token appears %d times in the server log", strings.Count(string(log), w.token))
+	if strings.Contains(string(log), w.token) {
+		t.Error("the token is in the server log")
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Get(u)

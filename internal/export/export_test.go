@@ -626,10 +626,15 @@ func FuzzRedact(f *testing.F) {
 	f.Add([]byte("token=\x1b[1mabc\x1b[0m AKIAIOSFODNN7EXAMPLE\r\n"), uint8(5))
 	f.Add([]byte("-----BEGIN RSA PRIVATE KEY-----\r\n\x1b[1\x18x\r\n-----END RSA PRIVATE KEY-----\n"), uint8(3))
 	f.Add([]byte("password: \x1b]0;title\x07hunter2\x1b[31"), uint8(1))
+	f.Add([]byte("AKIAX\bIOSFODNN7EXAMPLE xx\b\x1b[K\x1b[3Dy\x1b[2P\x1b[9999999C!\r\n"), uint8(2))
+	f.Add([]byte("\b\b\x1b[D\x1b[Kx\x1b[1\nDx\x1b[P\ttoken=a\bb"), uint8(0))
 	red, err := NewRedactor(`x+`)
 	if err != nil {
 		f.Fatal(err)
 	}
+	// A key drawn with a correction, on lines of its own (CAN ends
+	// whatever sequence the data left open), is hidden wherever it lands.
+	const drawnKey = "\x18\nAKIAIOSF\x1b[1mQ\b \bODNN7\x1b[0mEXAMPLZ\x1b[D\x1b[KE\n"
 	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
 		whole := red.Redact(data)
 		var chunked []byte
@@ -650,6 +655,15 @@ func FuzzRedact(f *testing.F) {
 		}
 		if a, b := seqBytes(data), seqBytes(whole); !bytes.Equal(a, b) {
 			t.Fatalf("escape sequences changed: %q -> %q", a, b)
+		}
+		at := int(split) % (len(data) + 1)
+		planted := append(append(append([]byte{}, data[:at]...), drawnKey...), data[at:]...)
+		out := red.Redact(planted)
+		for _, frag := range []string{"AKIA", "IOSF", "ODNN7", "EXAMPL"} {
+			// The data may hold the same letters, and keep them.
+			if n, m := bytes.Count(out, []byte(frag)), bytes.Count(data, []byte(frag)); n > m {
+				t.Fatalf("the drawn key planted at %d shows %q: %q", at, frag, out)
+			}
 		}
 	})
 }

@@ -22,6 +22,23 @@ var builtinPatterns = []struct{ expr, need string }{
 	{`github_pat_[A-Za-z0-9_]{22,}`, ""},
 	{`glpat-[A-Za-z0-9_-]{20,}`, ""},
 	{`xox[baprs]-[A-Za-z0-9-]{10,}`, ""},
+	// A JWT: a base64url JSON header and payload (both start {" , which is
+	// eyJ), then the signature, empty when unsigned.
+	{`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`, "."},
+	// OpenAI: project, service account and admin keys, and the older
+	// sk- and 48 letters and digits; Anthropic's sk-ant-. The word boundary
+	// and the lengths keep "scikit-learn", "risk-free" and "task-12" out.
+	{`\bsk-(?:proj|svcacct|admin|ant)-[A-Za-z0-9_-]{20,}`, "-"},
+	{`\bsk-[A-Za-z0-9]{32,}`, "-"},
+	// Stripe secret and restricted keys, live and test.
+	{`\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}`, "_"},
+	// npm access tokens: npm_ and 36 letters and digits.
+	{`\bnpm_[A-Za-z0-9]{36,}`, "_"},
+	// A password in a URL (scheme://user:password@host): the scheme, user
+	// and host stay readable. A user alone is replaced only when it looks
+	// like a token (https://TOKEN@github.com), not git@ or bob@.
+	{`(?i)\b[a-z][a-z0-9+.-]*://[^\s:@/?#]+:(?P<secret>[^\s@/?#]+)@`, "@"},
+	{`(?i)\b[a-z][a-z0-9+.-]*://(?P<secret>[A-Za-z0-9_-]{20,})@`, "@"},
 	{`(?i)(?:password|passwd|secret|token|api[_-]?key|secret[_-]?key)["']?[ \t]*[=:][ \t]*(?P<secret>"[^"\r\n]*"|'[^'\r\n]*'|[^\s"']+)`, "=:"},
 }
 
@@ -36,7 +53,8 @@ var (
 const maxPEMLines = 512
 
 // Redactor hides secrets in terminal output: AWS access key ids and secret
-// keys, GitHub, GitLab and Slack tokens, the values of password=, passwd:,
+// keys, GitHub, GitLab and Slack tokens, JWTs, OpenAI, Anthropic, Stripe
+// and npm keys, passwords in URLs, the values of password=, passwd:,
 // secret=, token= and api_key= pairs, PEM private key blocks, and whatever
 // extra patterns it was made with. A Redactor is immutable and safe for
 // concurrent use.
@@ -138,6 +156,8 @@ type redactStream struct {
 
 	text  []byte // scratch: a line's text
 	idx   []int  // and where each of its bytes is in the line
+	moves []move // and the cursor moves among them (drawn.go)
+	cells []cell
 	spans []span
 	edits []edit
 }
@@ -207,17 +227,29 @@ func (s *redactStream) breakPoint() int {
 // line redacts buf[head:end] as one line and emits it.
 func (s *redactStream) line(end int) error {
 	raw := s.buf[s.head:end]
-	s.text, s.idx = s.text[:0], s.idx[:0]
+	s.text, s.idx, s.moves = s.text[:0], s.idx[:0], s.moves[:0]
+	edited := false // the line moves its cursor back: what it shows differs from its text
 	for i, b := range raw {
 		// A control a terminal executes inside a sequence (a CAN that ends
 		// it, say) is no text: neither matched, removed, nor replaced there.
 		ground := s.seq.Ground()
-		if s.seq.Step(b) == vtscan.Text && ground {
+		switch k := s.seq.Step(b); {
+		case k == vtscan.Text && ground:
 			s.text = append(s.text, b)
 			s.idx = append(s.idx, i)
+			edited = edited || b == '\b'
+		case k == vtscan.CSI:
+			if m, ok := cursorMove(i, &s.seq); ok {
+				s.moves = append(s.moves, m)
+				edited = true
+			}
 		}
 	}
 	s.spans = s.r.find(s.text, &s.pem, s.spans[:0])
+	if edited {
+		// A secret drawn with corrections (drawn.go) is found as shown.
+		s.spans = mergeSpans(s.drawnSpans(s.spans))
+	}
 	s.edits = s.edits[:0]
 	for _, sp := range s.spans {
 		ins := sp.ins
@@ -243,6 +275,11 @@ func (s *redactStream) line(end int) error {
 // find returns the merged spans of text to hide, in order.
 func (r *Redactor) find(text []byte, pem *int, spans []span) []span {
 	spans = pemSpans(text, pem, spans)
+	return mergeSpans(r.match(text, spans))
+}
+
+// match appends the spans of text that r's patterns match.
+func (r *Redactor) match(text []byte, spans []span) []span {
 	for _, p := range r.patterns {
 		if p.need != "" && bytes.IndexAny(text, p.need) < 0 {
 			continue
@@ -257,6 +294,11 @@ func (r *Redactor) find(text []byte, pem *int, spans []span) []span {
 			}
 		}
 	}
+	return spans
+}
+
+// mergeSpans sorts spans and merges the ones that overlap or touch.
+func mergeSpans(spans []span) []span {
 	if len(spans) < 2 {
 		return spans
 	}

@@ -58,6 +58,10 @@ type Spec struct {
 	// meta.json so that a registry rebuilt from it loses neither.
 	Name      string `json:"name,omitempty"`
 	Workspace string `json:"workspace,omitempty"`
+	// EnvPolicy is how the server made Env (its registry's env_policy),
+	// kept in meta.json so that restores of a rebuilt registry's session
+	// make it the same way.
+	EnvPolicy string `json:"env_policy,omitempty"`
 
 	// Banner is written into the log, as termkeep's own bytes (a mark
 	// record), before the child starts: a restore's line between the old
@@ -263,6 +267,7 @@ func start(spec Spec) (*holder, error) {
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
 		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
+		EnvPolicy: spec.EnvPolicy,
 	}
 	if err := sessiondir.WriteMeta(spec.Dir, h.meta); err != nil {
 		h.log.Error("write meta", "err", err)
@@ -375,7 +380,7 @@ func (h *holder) readPty() {
 		h.ptyMu.Lock()
 		n, err := rawio.ReadHolding(h.ptmxRC, buf, &h.ptyMu) // lets go of ptyMu while it waits
 		if n > 0 {
-			h.logChunk(buf[:n])
+			h.logOutput(buf[:n])
 		}
 		h.ptyMu.Unlock()
 		if err != nil {
@@ -384,10 +389,9 @@ func (h *holder) readPty() {
 	}
 }
 
-// logChunk logs a chunk read from the pty and wakes the forwarder. The
-// caller holds ptyMu from the read on, so chunks are logged in the order
-// read.
-func (h *holder) logChunk(p []byte) {
+// logOutput logs a chunk read from the pty and wakes the forwarder. The caller
+// holds ptyMu from the read on, so chunks are logged in the order read.
+func (h *holder) logOutput(p []byte) {
 	_, aerr := h.out.Append(p)
 	if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
 		// The bytes have their offsets and reach the server from
@@ -424,7 +428,7 @@ func (h *holder) awaitEcho() {
 		if h.ptyMu.TryLock() {
 			n, err := rawio.TryRead(h.ptmxRC, h.echoBuf[:])
 			if n > 0 {
-				h.logChunk(h.echoBuf[:n])
+				h.logOutput(h.echoBuf[:n])
 			}
 			h.ptyMu.Unlock()
 			if n > 0 || err != syscall.EAGAIN {

@@ -100,6 +100,13 @@ type guard struct {
 	// (browser.go; nil: none are taken).
 	lookupBrowser func(ctx context.Context, secret string) (principal, bool)
 	conns         *tokenConns
+	// paths are the server's own, hidden from anyone but the owner
+	// (pathhide.go).
+	paths []string
+	// onPass, when set, is told of each request the guard lets through,
+	// before its handler runs: its connection is then authenticated
+	// (gatelistener.go).
+	onPass func(http.ResponseWriter, *http.Request)
 }
 
 // newGuard returns the guard for a listener on addr (its actual address,
@@ -179,6 +186,9 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			// page does both.
 			writeError(w, http.StatusForbidden, "this access token is read-only: it can watch sessions, not change them")
 			return
+		}
+		if g.onPass != nil {
+			g.onPass(w, r)
 		}
 		g.serveAs(w, r, p, next)
 	})

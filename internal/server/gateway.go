@@ -74,6 +74,7 @@ func startGateway(s *Server) *gateway {
 		return nil
 	}
 	addr := ln.Addr().(*net.TCPAddr)
+	ln = newGateListener(ln, s.log, s.metrics) // gatelistener.go
 	if s.gwTLS != nil {
 		ln = tls.NewListener(ln, s.gwTLS)
 	} else if !addr.IP.IsLoopback() {
@@ -87,8 +88,15 @@ func startGateway(s *Server) *gateway {
 	gd.configure(s.gwTLS != nil, addr.Port, s.origins) // tls.go
 	gd.limiter = newLoginLimiter(s.cfg.Now, s.log)     // loginlimit.go
 	gd.lookup, gd.lookupBrowser, gd.conns = s.lookupToken, s.lookupBrowser, &g.conns
+	gd.paths = s.serverPaths() // pathhide.go
+	to := s.timeouts
+	gd.onPass = to.passed
 	// /healthz and /readyz answer before the guard: no token (stats.go).
-	g.http = &http.Server{Handler: s.probes(gd.wrap(g.routes())), ReadHeaderTimeout: 10 * time.Second}
+	g.http = &http.Server{
+		Handler:           to.withDeadlines(s.probes(gd.wrap(g.routes()))),
+		ReadHeaderTimeout: to.header, IdleTimeout: to.idle,
+		ConnContext: connContext,
+	}
 	if err := atomicfile.Write(urlFile, []byte(g.url+"\n"), false); err != nil {
 		s.log.Warn("write the browser address", "file", urlFile, "err", err)
 	}
@@ -171,9 +179,9 @@ func placeholderUI(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "termkeep is running. This build carries no web UI; the API is at /api/sessions and viewers connect to /ws/sessions/{id}.\n")
 }
 
-// handleCreate is POST /api/sessions. A browser has no environment of its
-// own to pass on: without one in the request, the server's environment is
-// the base, as a shell started from the server's terminal would have.
+// handleCreate is POST /api/sessions. Whoever asks, the owner token
+// included, the session starts from a clean login environment with the
+// request's variables over it, never from the server's (childenv.go).
 func (g *gateway) handleCreate(w http.ResponseWriter, r *http.Request) {
 	var req api.CreateRequest
 	if err := decodeJSON(r, &req); err != nil {
@@ -184,10 +192,7 @@ func (g *gateway) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, "%v", err)
 		return
 	}
-	if len(req.Env) == 0 {
-		req.Env = os.Environ()
-	}
-	sess, status, err := g.s.create(r.Context(), req)
+	sess, status, err := g.s.create(r.Context(), req, envLogin)
 	if err != nil {
 		writeError(w, status, "%v", err)
 		return
@@ -340,6 +345,10 @@ func hijackRaw(hj http.Hijacker) (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The HTTP server's deadlines were for one request: the stream lives
+	// as long as its pings are answered. (net/http clears them today, but
+	// its documentation leaves them to the caller.)
+	c.SetDeadline(time.Time{})
 	if err := brw.Writer.Flush(); err != nil {
 		c.Close()
 		return nil, nil, err

@@ -63,11 +63,18 @@ func (b *syncBuffer) String() string {
 // holds the given ended sessions.
 func newTestServer(t *testing.T, listen string, sessions ...store.Session) *testServer {
 	t.Helper()
-	return newTestServerAt(t, listen, nil, sessions...)
+	return newTestServerWith(t, listen, nil, sessions...)
 }
 
 // newTestServerAt is newTestServer with the clock now (nil: time.Now).
 func newTestServerAt(t *testing.T, listen string, now func() time.Time, sessions ...store.Session) *testServer {
+	t.Helper()
+	return newTestServerWith(t, listen, func(c *Config) { c.Now = now }, sessions...)
+}
+
+// newTestServerWith is newTestServer with tune changing the Config first
+// (nil: none).
+func newTestServerWith(t *testing.T, listen string, tune func(*Config), sessions ...store.Session) *testServer {
 	t.Helper()
 	// Unix socket paths are short: keep the directory out of t.TempDir's
 	// long names.
@@ -81,8 +88,16 @@ func newTestServerAt(t *testing.T, listen string, now func() time.Time, sessions
 		t.Fatal(err)
 	}
 	ctx := context.Background()
+	logs := &syncBuffer{}
+	cfg := Config{
+		StateDir: dir, HolderArgv: []string{"/bin/false"}, Listen: listen,
+		Logger: slog.New(slog.NewTextHandler(logs, nil)), KillGrace: time.Second,
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
 	if len(sessions) > 0 {
-		st, err := store.Open(ctx, dir.DB(), now)
+		st, err := store.Open(ctx, dir.DB(), cfg.Now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,11 +115,7 @@ func newTestServerAt(t *testing.T, listen string, now func() time.Time, sessions
 		}
 		st.Close()
 	}
-	logs := &syncBuffer{}
-	srv, err := New(ctx, Config{
-		StateDir: dir, HolderArgv: []string{"/bin/false"}, Listen: listen,
-		Logger: slog.New(slog.NewTextHandler(logs, nil)), KillGrace: time.Second, Now: now,
-	})
+	srv, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

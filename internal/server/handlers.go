@@ -20,6 +20,7 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/outlog"
 	"termkeep/internal/session"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
@@ -72,7 +73,11 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	writeJSON(w, code, api.Error{Error: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	if h, ok := hiderOf(w); ok { // pathhide.go: not the owner
+		msg = hidePaths(msg, h.paths)
+	}
+	writeJSON(w, code, api.Error{Error: msg})
 }
 
 // queryBool reads the query parameter name as 0 or 1 (false or true), def
@@ -103,9 +108,11 @@ func decodeJSON(r *http.Request, v any) error {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, api.Health{
-		Version: s.cfg.Version, Protocol: wire.Version, Pid: os.Getpid(), StateDir: s.cfg.StateDir.String(),
-	})
+	h := api.Health{Version: s.cfg.Version, Protocol: wire.Version, Pid: os.Getpid()}
+	if principalOf(r.Context()).owner {
+		h.StateDir = s.cfg.StateDir.String() // pathhide.go: the owner's only
+	}
+	writeJSON(w, http.StatusOK, h)
 }
 
 // withSession resolves {ref} (an id or a name) once, for every handler that
@@ -203,7 +210,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	sess, status, err := s.create(r.Context(), req)
+	// The unix socket is the owner's own processes: they pass their
+	// environment on (childenv.go).
+	sess, status, err := s.create(r.Context(), req, envCaller)
 	if err != nil {
 		writeError(w, status, "%v", err)
 		return
@@ -212,13 +221,14 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // create starts a session: it claims the name in the registry, starts the
-// holder, and connects the session host from offset 0.
-func (s *Server) create(ctx context.Context, req api.CreateRequest) (_ store.Session, status int, err error) {
+// holder, and connects the session host from offset 0. policy says how the
+// child's environment is made (childenv.go), now and on every restore.
+func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPolicy) (_ store.Session, status int, err error) {
 	defer func() { status, err = s.unavailable(status, err) }() // registry.go: 503 for the registry, the limits
 	if err := checkName(req.Name); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
-	if _, err := session.ParseSizePolicy(req.SizePolicy); err != nil {
+	if _, err := sizepolicy.Parse(req.SizePolicy); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
 	if req.Cols == 0 && req.Rows == 0 {
@@ -248,8 +258,13 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (_ store.Ses
 			return store.Session{}, http.StatusBadRequest, fmt.Errorf("--env %q is not KEY=VALUE", kv)
 		}
 	}
-	env := mergeEnv(req.Env, req.SetEnv)
-	env = mergeEnv(env, []string{"TERM=xterm-256color", "TERMKEEP_SESSION="})
+	explicit := req.SetEnv
+	if policy == envLogin {
+		// Nothing of the server's: what the request sends is all its own.
+		explicit = mergeEnv(req.Env, req.SetEnv)
+	}
+	id := newID()
+	env := childEnv(policy, s.login, req.Env, nil, explicit, id)
 	command := req.Command
 	if len(command) == 0 {
 		sh := envValue(env, "SHELL")
@@ -276,13 +291,11 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest) (_ store.Ses
 			return store.Session{}, status, err
 		}
 	}
-	id := newID()
-	env = mergeEnv(env, []string{"TERMKEEP_SESSION=" + id})
 	sess := store.Session{
 		ID: id, Name: req.Name, Workspace: req.Workspace, Command: command, Cwd: req.Cwd,
 		Cols: req.Cols, Rows: req.Rows, Owner: owner, State: store.StateRunning,
 		SizePolicy: req.SizePolicy, RestoreCommand: req.RestoreCommand, AutoRestore: req.AutoRestore,
-		ShellIntegration: !req.NoShellIntegration,
+		ShellIntegration: !req.NoShellIntegration, EnvPolicy: string(policy),
 	}
 	if status, err := s.claimSession(ctx, sess); err != nil { // limits.go
 		return sess, status, err
@@ -376,15 +389,23 @@ func (s *Server) remove(ctx context.Context, sess store.Session, h *session.Host
 			return http.StatusGatewayTimeout, err
 		}
 	}
+	return s.discard(ctx, sess, h, store.EventSessionRemoved, map[string]any{"name": sess.Name})
+}
+
+// discard deletes sess, which has ended, and its data, and emits event
+// with detail: for `termkeep rm` and for pruning (prune.go). h may be nil.
+func (s *Server) discard(ctx context.Context, sess store.Session, h *session.Host, event string, detail map[string]any) (int, error) {
 	s.mu.Lock()
 	delete(s.hosts, sess.ID)
 	s.mu.Unlock()
-	h.Close()
+	if h != nil {
+		h.Close()
+	}
 	s.replay.indexes.Forget(sess.ID)
 	if err := s.store.Delete(ctx, sess.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return http.StatusInternalServerError, err
 	}
-	s.events.emit(store.EventSessionRemoved, sess.ID, map[string]any{"name": sess.Name})
+	s.events.emit(event, sess.ID, detail)
 	if err := shellinit.Forget(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.HistoryFile), os.Environ()); err != nil {
 		s.log.Warn("remove the session's fish history", "session", sess.ID, "err", err)
 	}

@@ -59,6 +59,10 @@ type metrics struct {
 	restored prometheus.Counter
 	ended    *prometheus.CounterVec // by state
 	regWrite *prometheus.HistogramVec
+	// dropped counts browser connections closed by the listener's gate
+	// (gatelistener.go): evicted (unauthenticated, for a newer one) or
+	// refused (no descriptor to spare).
+	dropped *prometheus.CounterVec
 
 	disk diskUsage
 
@@ -98,6 +102,14 @@ func newMetrics(s *Server) *metrics {
 	for _, op := range []string{"event", "end", "cwd", "pids"} {
 		m.regWrite.WithLabelValues(op)
 	}
+	m.dropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: metricsPrefix + "browser_connections_dropped_total",
+		Help: "Browser connections the listener closed before a request on them passed the guard: evicted (the oldest " +
+			"unauthenticated, at a cap, for a newer one) or refused (no file descriptor to spare beyond the reserve).",
+	}, []string{"reason"})
+	for _, r := range []string{"evicted", "refused"} {
+		m.dropped.WithLabelValues(r)
+	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        metricsPrefix + "build_info",
 		Help:        "Always 1; the version is a label.",
@@ -107,7 +119,7 @@ func newMetrics(s *Server) *metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.created, m.restored, m.ended, m.regWrite, build,
+		m.created, m.restored, m.ended, m.regWrite, m.dropped, build,
 		&hostCollector{m: m},
 	)
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
@@ -150,6 +162,14 @@ func (m *metrics) countEvent(kind string) {
 // and returned err: its time, and for readiness whether it worked. A write
 // abandoned because its caller went away, or refused because its session
 // was removed meanwhile, says nothing about the registry.
+// droppedConns counts n browser connections closed for reason.
+func (m *metrics) droppedConns(reason string, n int) {
+	if m == nil || n == 0 {
+		return
+	}
+	m.dropped.WithLabelValues(reason).Add(float64(n))
+}
+
 func (m *metrics) observeWrite(op string, start time.Time, err error) {
 	if m == nil {
 		return

@@ -133,6 +133,20 @@ func TestHealthReadiness(t *testing.T) {
 	expect("/metrics", http.StatusTeapot, "")
 	expect("/healthz/x", http.StatusTeapot, "")
 
+	// The listener's probe, which anyone may ask, names no server path;
+	// the unix socket's (the owner's) does.
+	db := filepath.Join(s.cfg.StateDir.String(), "termkeep.db")
+	s.metrics.observeWrite("event", time.Now(), fmt.Errorf("store: add event: the registry %s is read-only", db))
+	if code, got := get("GET", "/readyz"); code != 503 || strings.Contains(got, s.cfg.StateDir.String()) || !strings.Contains(got, "read-only") {
+		t.Errorf("the listener's /readyz: %d %q; want 503 without the state directory", code, got)
+	}
+	rec := httptest.NewRecorder()
+	s.handleReadyz(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if !strings.Contains(rec.Body.String(), db) {
+		t.Errorf("the owner's /readyz lost the path: %q", rec.Body.String())
+	}
+	s.metrics.observeWrite("event", time.Now(), nil)
+
 	close(s.done)
 	expect("/readyz", 503, "stopping")
 }

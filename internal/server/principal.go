@@ -153,6 +153,9 @@ func (g *guard) serveAs(w http.ResponseWriter, r *http.Request, p principal, nex
 			defer g.conns.track(browserConnKey(p.browser), cancel)()
 		}
 	}
+	if !p.owner {
+		w = pathHider{ResponseWriter: w, paths: g.paths}
+	}
 	next.ServeHTTP(w, r.WithContext(ctx))
 }
 

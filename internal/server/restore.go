@@ -48,7 +48,7 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 	spec := holder.Spec{
 		ID: sess.ID, Dir: dir, Command: argv, Env: env, KeepEnv: l.keepEnv,
 		Cwd: l.cwd, Cols: uint16(sess.Cols), Rows: uint16(sess.Rows), Banner: l.banner,
-		Name: sess.Name, Workspace: sess.Workspace,
+		Name: sess.Name, Workspace: sess.Workspace, EnvPolicy: sess.EnvPolicy,
 		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync,
 	}
 	proc, err := holder.Spawn(s.cfg.HolderArgv, spec, 10*time.Second)
@@ -111,8 +111,9 @@ var errRunning = errors.New("the session is running")
 
 // restore starts a new process in an ended or paused session: in its last
 // working directory (else its workspace's, else home, saying so), at its
-// size, with its saved environment over env (the caller's, or the
-// server's), its history file, and its restore command when it has one. The
+// size, with its saved environment over the base its policy gives
+// (childenv.go: env, the caller's, or the server's; or a clean login
+// environment, whatever env is), its history file, and its restore command when it has one. The
 // log goes on at the next offset, after a banner line that says what
 // happened. It returns the notices to show the user.
 func (s *Server) restore(ctx context.Context, sess store.Session, env []string) (store.Session, []string, error) {
@@ -133,11 +134,7 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 	dir := s.cfg.StateDir.Session(sess.ID)
 	meta, _ := sessiondir.ReadMeta(dir) // a missing meta.json leaves the registry's view
 
-	if len(env) == 0 {
-		env = os.Environ()
-	}
-	env = mergeEnv(env, meta.Env)
-	env = mergeEnv(env, []string{"TERM=xterm-256color", "TERMKEEP_SESSION=" + sess.ID})
+	env = childEnv(policyOf(sess), s.login, env, processEnv(), meta.Env, sess.ID)
 
 	var notices []string
 	cwd := sess.Cwd

@@ -146,12 +146,14 @@ func nprocApplies(lim *unix.Rlimit) bool {
 	return os.Geteuid() != 0 && unix.Getrlimit(unix.RLIMIT_NPROC, lim) == nil && lim.Cur != unix.RLIM_INFINITY
 }
 
-// openFiles counts this process's open descriptors (Linux: /proc/self/fd),
-// not counting the one that reads the directory.
+// openFiles counts this process's open descriptors (Linux: /proc/self/fd;
+// macOS: /dev/fd), not counting the one that reads the directory.
 func openFiles() (int, error) {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return 0, err
+		if ents, err = os.ReadDir("/dev/fd"); err != nil {
+			return 0, err
+		}
 	}
 	return len(ents) - 1, nil
 }

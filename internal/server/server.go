@@ -33,6 +33,7 @@ import (
 	"termkeep/internal/holder"
 	"termkeep/internal/peercred"
 	"termkeep/internal/session"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
@@ -59,7 +60,7 @@ type Config struct {
 	// PingInterval and PongTimeout govern viewer liveness (0: 30s and 10s).
 	PingInterval, PongTimeout time.Duration
 	// SizePolicy is how a session's size follows its viewers: latest or smallest.
-	SizePolicy session.SizePolicy
+	SizePolicy sizepolicy.Policy
 	// Version is the termkeep version reported by /v1/health.
 	Version string
 	// Listen is the TCP address browsers reach the server on, e.g.
@@ -78,6 +79,12 @@ type Config struct {
 	// MaxSessions is how many running sessions one user may have
 	// (0: DefaultMaxSessions).
 	MaxSessions int
+	// KeepEnded and KeepEndedBytes bound the exited and closed sessions
+	// kept, in number and in their directories' total size (0: the
+	// defaults, DefaultKeepEnded and DefaultKeepEndedBytes; below 0: no
+	// bound). Past them, the oldest ended are removed (prune.go).
+	KeepEnded      int
+	KeepEndedBytes int64
 	// WebUI serves the browser UI's pages on the TCP listener, to anyone
 	// who passes the Host and Origin checks (the pages hold no data; they
 	// sign in by themselves); nil serves a short placeholder.
@@ -93,6 +100,9 @@ type Config struct {
 
 	Logger *slog.Logger
 	Now    func() time.Time
+
+	// timeouts replaces the browser listener's defaultTimeouts (tests).
+	timeouts *listenerTimeouts
 }
 
 // Server is a running termkeep server.
@@ -122,10 +132,13 @@ type Server struct {
 	doneOnce sync.Once
 	endSess  bool // shutdown ends sessions too
 
-	metrics     *metrics    // metrics.go
-	replay      *replayer   // replay.go
-	startedAt   time.Time   // when New began
-	startupDone atomic.Bool // recovery and auto-restore are over (readiness)
+	metrics     *metrics         // metrics.go
+	replay      *replayer        // replay.go
+	timeouts    listenerTimeouts // the browser listener's (gatelistener.go)
+	startedAt   time.Time        // when New began
+	startupDone atomic.Bool      // recovery and auto-restore are over (readiness)
+	login       loginIdentity    // what a clean login environment is made of (childenv.go)
+	prune       pruner           // prune.go
 }
 
 // ErrAlreadyRunning is returned by New when another server owns the state directory.
@@ -179,7 +192,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
-		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(),
+		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(), timeouts: defaultTimeouts,
+		login: serverIdentity(processEnv()),
+		prune: pruner{kick: make(chan struct{}, 1)},
+	}
+	if cfg.timeouts != nil {
+		s.timeouts = *cfg.timeouts
 	}
 	s.metrics = newMetrics(s)
 	s.replay = newReplayer()
@@ -230,7 +248,7 @@ func (s *Server) recover(ctx context.Context) error {
 		sess := store.Session{
 			ID: m.ID, Name: m.Name, Workspace: m.Workspace, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
 			Owner: currentUser(), State: store.StateRunning, Pid: m.Pid, HolderPid: m.HolderPid,
-			CreatedAt: m.StartedAt,
+			CreatedAt: m.StartedAt, EnvPolicy: m.EnvPolicy,
 		}
 		err = s.store.CreateSession(ctx, sess)
 		if errors.Is(err, store.ErrNameTaken) {
@@ -300,7 +318,7 @@ func (s *Server) newHost(id, sizePolicy string) *session.Host {
 		},
 	})
 	policy := s.cfg.SizePolicy
-	if p, err := session.ParseSizePolicy(sizePolicy); err == nil && sizePolicy != "" {
+	if p, err := sizepolicy.Parse(sizePolicy); err == nil && sizePolicy != "" {
 		policy = p
 	}
 	if policy != "" {
@@ -348,6 +366,9 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 		}
 		s.log.Info("session ended", "session", id, "name", name, "state", st, "exit_code", code, "reason", e.Reason)
 		s.endEvent(id, st, e)
+		if prunable(st) {
+			s.kickPrune() // prune.go
+		}
 	}
 }
 
@@ -364,6 +385,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.log.Info("server started", "version", s.cfg.Version, "pid", os.Getpid(), "state_dir", s.cfg.StateDir.String(),
 		"socket", s.cfg.StateDir.Socket(), "listen", listen)
 	stopPolicies := s.startPolicies()
+	stopPruner := s.runPruner(ctx) // prune.go
 	// Sessions that asked for it come back by themselves after a reboot;
 	// the server answers meanwhile, not ready (/readyz) until they have.
 	restored := make(chan struct{})
@@ -378,6 +400,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
 			stopPolicies()
+			stopPruner()
 			<-restored
 			s.close()
 			return fmt.Errorf("server: serve: %w", err)
@@ -386,6 +409,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.log.Info("server stopping", "end_sessions", s.endSess)
 	stopPolicies()
 	<-restored
+	stopPruner()
 	if s.endSess {
 		s.killAll()
 	}

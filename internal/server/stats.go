@@ -27,6 +27,9 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if why := s.notReady(r); why != "" {
+		if h, ok := hiderOf(w); ok { // pathhide.go: the browser listener's probe
+			why = hidePaths(why, h.paths)
+		}
 		w.WriteHeader(http.StatusServiceUnavailable)
 		io.WriteString(w, "not ready: "+why+"\n")
 		return
@@ -60,6 +63,9 @@ func (s *Server) probes(next http.Handler) http.Handler {
 		for k, v := range securityHeaders {
 			w.Header().Set(k, v)
 		}
+		// Anyone may ask: why the registry cannot be written names no
+		// server path here.
+		w = pathHider{ResponseWriter: w, paths: s.serverPaths()}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			writeError(w, http.StatusMethodNotAllowed, "%s takes GET", r.URL.Path)

@@ -370,6 +370,9 @@ func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
 		"workspace": got.Workspace, "read_only": got.ReadOnly, "expires_at": got.ExpiresAt}
 	s.events.emit(store.EventTokenCreated, "", detail)
 	out := api.TokenCreated{Token: s.tokenView(ctx, got, now), Secret: secret}
+	if !got.ReadOnly {
+		out.Warning = api.WritableWarning
+	}
 	if s.gw != nil {
 		out.URL = BrowserLink(s.gw.url, secret)
 	}

@@ -49,11 +49,11 @@ type Activity struct {
 func (h *Host) Activity() Activity {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	last := h.act.output
-	if h.act.input.After(last) {
-		last = h.act.input
+	last := h.usage.output
+	if h.usage.input.After(last) {
+		last = h.usage.input
 	}
-	return Activity{Last: last, Alone: h.act.alone}
+	return Activity{Last: last, Alone: h.usage.alone}
 }
 
 // SetCloseReason sets why the session is being closed, for a close the
@@ -69,6 +69,6 @@ func (h *Host) SetCloseReason(reason string) {
 // stampInput records that input (or a signal) is being sent to the session.
 func (h *Host) stampInput() {
 	h.mu.Lock()
-	h.act.input = time.Now()
+	h.usage.input = time.Now()
 	h.mu.Unlock()
 }

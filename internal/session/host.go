@@ -29,7 +29,9 @@ import (
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/rawio"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/sessiondir"
+	"termkeep/internal/termq"
 	"termkeep/internal/wire"
 )
 
@@ -74,16 +76,17 @@ type Host struct {
 
 	// For the server's policies (activity.go), also guarded by mu.
 	closeReason string   // why, when the server closed it on its own (SetCloseReason)
-	act         activity // use and viewers
+	usage       activity // use and viewers
 
-	viewers    map[*viewer]struct{}
-	viewerSeq  int
-	viewersVer uint64        // bumped when viewers come and go or the size changes
-	logState   wire.LogState // whether the holder is logging (wire.TypeLog)
-	logVer     uint64        // bumped when logState changes
-	sizeOwner  *viewer       // the viewer whose size the session follows (latest policy)
-	policy     SizePolicy
-	resyncs    atomic.Uint64 // viewers skipped to the present with a snapshot
+	viewers     map[*viewer]struct{}
+	viewerSeq   int
+	viewersVer  uint64        // bumped when viewers come and go or the size changes
+	logState    wire.LogState // whether the holder is logging (wire.TypeLog)
+	logVer      uint64        // bumped when logState changes
+	sizeOwner   int           // the id of the viewer whose size the session follows (0: none)
+	policy      sizepolicy.Policy
+	sizeViewers []sizepolicy.Viewer // sizeViewersLocked's buffer
+	resyncs     atomic.Uint64       // viewers skipped to the present with a snapshot
 
 	meter      *Meter        // the server's totals (meter.go); never nil
 	inBytes    atomic.Uint64 // input written to the holder
@@ -95,11 +98,11 @@ type Host struct {
 	onCwd func(dir string) // called when the working directory changes
 
 	answerOnce sync.Once
-	answerQ    chan pendingQuery // questions the model answers, in order
+	answerQ    chan termq.Question // questions the model answers, in order
 
-	arb     arbiter      // terminal questions awaiting their one answer
-	inputMu sync.Mutex   // orders viewers' input: an accepted answer is written before the next is judged
-	qscan   queryScanner // finds questions in the output; readHolder's goroutine only
+	questions    termq.Arbiter // terminal questions awaiting their one answer; guarded by mu
+	inputMu      sync.Mutex    // orders viewers' input: an accepted answer is written before the next is judged
+	questionScan termq.Scanner // finds questions in the output; readHolder's goroutine only
 
 	modelOnce sync.Once
 	model     *model        // the screen model, once started
@@ -154,7 +157,7 @@ func New(cfg Config) *Host {
 	return &Host{
 		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd, meter: meter,
 		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
-		act: newActivity(time.Now()),
+		usage: newActivity(time.Now()),
 	}
 }
 
@@ -339,7 +342,7 @@ func (h *Host) readHolder(up *holderConn) {
 		case wire.TypeOutput:
 			off, data, _ := wire.ParseOutput(f.Payload)
 			kept := h.appendOutput(off, data)
-			h.qscan.scan(data, off, h.asked)
+			h.questionScan.Scan(data, off, h.asked)
 			h.maybeCheckCwd()
 			if kept {
 				buf = nil
@@ -530,7 +533,7 @@ func (h *Host) appendOutput(off uint64, data []byte) (kept bool) {
 		h.recent = h.recent[1:]
 	}
 	h.end = off + uint64(len(data))
-	h.act.output = time.Now()
+	h.usage.output = time.Now()
 	close(h.changed)
 	h.changed = make(chan struct{})
 	return kept
@@ -705,8 +708,8 @@ func (h *Host) toHolder(fn func(*wire.Writer) error) error {
 	return nil
 }
 
-// snapshotWindow copies references to the recent chunks covering [off, end)
-// up to max bytes. It returns nil when off is below the window.
+// window copies references to the recent chunks covering [off, end) up to
+// max bytes. It returns nil when off is below the window.
 func (h *Host) window(off uint64, max int) (parts [][]byte, end uint64, exit *wire.Exit, changed chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -825,50 +828,6 @@ func (r *releaser) release() {
 	debug.FreeOSMemory()
 }
 
-// waitSize waits until the model runs at cols x rows, or timeout.
-func (h *Host) waitSize(cols, rows uint16, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		h.mu.Lock()
-		ok := h.cols == cols && h.rows == rows
-		h.mu.Unlock()
-		if ok {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// SizePolicy decides the session's size when its viewers' sizes differ.
-type SizePolicy string
-
-const (
-	// SizeLatest follows the viewer that last typed or resized, like tmux's
-	// window-size latest.
-	SizeLatest SizePolicy = "latest"
-	// SizeSmallest fits every writable viewer: the smallest columns and rows.
-	SizeSmallest SizePolicy = "smallest"
-)
-
-// ParseSizePolicy reads a policy name.
-func ParseSizePolicy(s string) (SizePolicy, error) {
-	switch SizePolicy(s) {
-	case SizeLatest, SizeSmallest:
-		return SizePolicy(s), nil
-	case "":
-		return SizeLatest, nil
-	}
-	return "", fmt.Errorf("size policy %q is not latest or smallest", s)
-}
-
-// SetSizePolicy sets how the session's size follows its viewers.
-func (h *Host) SetSizePolicy(p SizePolicy) {
-	h.mu.Lock()
-	h.policy = p
-	h.mu.Unlock()
-	h.viewerActive(nil)
-}
-
 // Resyncs counts viewers that fell behind and were skipped to the present.
 func (h *Host) Resyncs() uint64 { return h.resyncs.Load() }
 
@@ -894,84 +853,28 @@ func (h *Host) addViewer(v *viewer) {
 	h.viewerSeq++
 	v.id = h.viewerSeq
 	h.viewers[v] = struct{}{}
-	h.act.viewersChanged(len(h.viewers), time.Now())
+	h.questions.Attach(v.id, !v.readOnly)
+	h.usage.viewersChanged(len(h.viewers), time.Now())
 	h.viewersChangedLocked()
 }
 
 func (h *Host) removeViewer(v *viewer) {
+	now := time.Now()
 	h.mu.Lock()
 	delete(h.viewers, v)
-	var orphans []pendingQuery
-	if !v.readOnly {
-		// Questions this viewer was to answer, and that no writable viewer
-		// left will see, are answered from the model.
-		orphans = h.arb.orphaned(time.Now(), h.writerSeesLocked)
-	}
-	h.act.viewersChanged(len(h.viewers), time.Now())
-	if h.sizeOwner == v {
-		// The size passes to the most recently active writable viewer left.
-		h.sizeOwner = nil
-		for o := range h.viewers {
-			if !o.readOnly && o.cols > 0 && (h.sizeOwner == nil || o.active.After(h.sizeOwner.active)) {
-				h.sizeOwner = o
-			}
-		}
-	}
+	// Questions a writable viewer was to answer, and that no writable
+	// viewer left will see, are answered from the model.
+	orphans := h.questions.Leave(v.id, now)
+	h.usage.viewersChanged(len(h.viewers), now)
+	// The size passes on (to the most recently active writable viewer
+	// left, under latest): one Viewers frame says both.
+	_, h.sizeOwner = sizepolicy.Decide(h.policy, h.sizeViewersLocked())
 	h.viewersChangedLocked()
 	h.mu.Unlock()
 	for _, q := range orphans {
 		h.modelAnswers(q)
 	}
-	h.viewerActive(nil)
-}
-
-// viewerActive records that v (nil: nobody in particular) typed, resized or
-// arrived, and applies the size policy.
-func (h *Host) viewerActive(v *viewer) error {
-	h.mu.Lock()
-	if v != nil {
-		v.active = time.Now()
-	}
-	var cols, rows uint16
-	switch h.policy {
-	case SizeSmallest:
-		for o := range h.viewers {
-			if o.readOnly || o.cols == 0 {
-				continue
-			}
-			if cols == 0 || o.cols < cols {
-				cols = o.cols
-			}
-			if rows == 0 || o.rows < rows {
-				rows = o.rows
-			}
-		}
-		h.sizeOwner = nil
-	default:
-		if v != nil && !v.readOnly && v.cols > 0 {
-			if h.sizeOwner != v {
-				h.sizeOwner = v
-				h.viewersChangedLocked()
-			}
-		}
-		if o := h.sizeOwner; o != nil {
-			cols, rows = o.cols, o.rows
-		}
-	}
-	// Compare with the size last asked for, not the one the holder has
-	// confirmed: a quick run of resizes back to an earlier size must not be
-	// skipped while a confirmation is on its way.
-	wantC, wantR := h.reqCols, h.reqRows
-	if wantC == 0 {
-		wantC, wantR = h.cols, h.rows
-	}
-	same := cols == wantC && rows == wantR
-	exited := h.exit != nil
-	h.mu.Unlock()
-	if cols == 0 || rows == 0 || same || exited {
-		return nil
-	}
-	return h.Resize(cols, rows)
+	h.applySizePolicy()
 }
 
 func (h *Host) viewersLocked() wire.Viewers {
@@ -980,8 +883,6 @@ func (h *Host) viewersLocked() wire.Viewers {
 		out.Viewers = append(out.Viewers, wire.ViewerInfo{ID: v.id, Kind: v.opts.Kind, ReadOnly: v.readOnly, Cols: v.cols, Rows: v.rows})
 	}
 	slices.SortFunc(out.Viewers, func(a, b wire.ViewerInfo) int { return a.ID - b.ID })
-	if h.sizeOwner != nil {
-		out.SizeOwner = h.sizeOwner.id
-	}
+	out.SizeOwner = h.sizeOwner
 	return out
 }

@@ -17,9 +17,6 @@ import (
 	"termkeep/internal/screen"
 )
 
-// screenT is the screen model's type, as the rest of the package names it.
-type screenT = screen.Screen
-
 // CheckpointFile is the screen model's checkpoint in a session directory.
 const CheckpointFile = "screen.ckpt"
 

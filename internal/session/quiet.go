@@ -41,7 +41,7 @@ type Quiet struct {
 func (h *Host) Quiet(now time.Time, after time.Duration) Quiet {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	q := Quiet{LastOutput: h.act.output}
+	q := Quiet{LastOutput: h.usage.output}
 	if after > 0 && h.exit == nil && now.Sub(q.LastOutput) >= after {
 		q.Since = q.LastOutput
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"termkeep/internal/wire"
 )
 
 func TestBucket(t *testing.T) {
@@ -92,5 +94,30 @@ func TestInputLimiter(t *testing.T) {
 	// Still too fast after the notice interval: told again.
 	if _, msg := l.admit(1, t0.Add(tooFastNotice)); msg == "" {
 		t.Error("no second notice after the interval while still too fast")
+	}
+}
+
+// A read-only viewer is told of a refused frame at once, then at most once
+// a second for each kind.
+func TestRefusals(t *testing.T) {
+	var r refusals
+	t0 := time.Now()
+	for _, c := range []struct {
+		typ  wire.Type
+		at   time.Duration
+		want bool
+	}{
+		{wire.TypeInput, 0, true},
+		{wire.TypeResize, 0, true},
+		{wire.TypeInput, 10 * time.Millisecond, false},
+		{wire.TypeSignal, 20 * time.Millisecond, true},
+		{wire.TypeInput, 999 * time.Millisecond, false},
+		{wire.TypeInput, time.Second, true},
+		{wire.TypeResize, 5 * time.Second, true},
+		{wire.TypeInput, 500 * time.Millisecond, false}, // the clock stepped back
+	} {
+		if got := r.notify(c.typ, t0.Add(c.at)); got != c.want {
+			t.Errorf("%s at %v: told %v, want %v", c.typ, c.at, got, c.want)
+		}
 	}
 }

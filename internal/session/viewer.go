@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"termkeep/internal/outlog"
+	"termkeep/internal/termq"
 	"termkeep/internal/wire"
 )
 
@@ -132,7 +133,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		h.addViewer(v)
 		defer h.removeViewer(v)
 		if !readOnly && exit == nil && v.cols > 0 && v.rows > 0 {
-			h.viewerActive(v)
+			h.viewerActive(v, time.Now())
 			if resume == wire.ResumeSnapshot {
 				// Let the size reach the model, so the snapshot is drawn at
 				// the size the viewer will see.
@@ -160,7 +161,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		// From now on it sees every question asked after from, and answers
 		// it if it may write (Host.asked).
 		h.mu.Lock()
-		v.liveFrom, v.fromKnown = from, true
+		h.questions.Live(v.id, from)
 		h.mu.Unlock()
 	}
 	welcome := wire.Welcome{
@@ -211,9 +212,7 @@ type viewer struct {
 	// Guarded by the host's mu.
 	id         int
 	cols, rows uint16    // the viewer's own terminal size, 0 when unknown
-	active     time.Time // last input or resize
-	liveFrom   uint64    // the offset of the first output byte it is sent
-	fromKnown  bool      // liveFrom is set
+	active     time.Time // last input, resize or arrival (sizing.go)
 	sentVer    uint64    // viewers version last sent to it (write loop only)
 	sentLogVer uint64    // log state version last sent to it (write loop only)
 	version    int       // the protocol version agreed in the Welcome
@@ -262,21 +261,15 @@ func (v *viewer) readLoop() {
 			// lock, so answers reach the program in the order they were
 			// accepted, whichever viewers sent them.
 			now := time.Now()
-			accept := func(k queryKind) bool { return v.h.arb.answered(k, now) }
-			v.h.viewerActive(v)
-			v.h.inputMu.Lock()
-			data := filterAnswers(f.Payload, accept)
-			if len(data) > 0 {
-				opErr = v.h.Input(data)
-			}
-			v.h.inputMu.Unlock()
+			v.h.viewerActive(v, now)
+			opErr = v.h.viewerInput(v.id, f.Payload, now)
 			if opErr != nil && !errors.Is(opErr, ErrEnded) {
 				msg := opErr.Error()
 				v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
 			}
 			continue
 		}
-		if f.Type == wire.TypeInput && onlyAnswers(f.Payload) {
+		if f.Type == wire.TypeInput && termq.OnlyAnswers(f.Payload) {
 			// A read-only viewer's terminal answering the output's questions
 			// on its own: never forwarded (the server answers for it), and
 			// not worth an error either.
@@ -298,7 +291,7 @@ func (v *viewer) readLoop() {
 				v.h.mu.Lock()
 				v.cols, v.rows = cols, rows
 				v.h.mu.Unlock()
-				opErr = v.h.viewerActive(v)
+				opErr = v.h.viewerActive(v, time.Now())
 			case wire.TypeSignal:
 				sig, _ := wire.ParseSignal(f.Payload)
 				opErr = v.h.Signal(sig)

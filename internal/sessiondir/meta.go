@@ -34,6 +34,8 @@ type Meta struct {
 	// meta.json (termkeep doctor --rebuild) keeps them.
 	Name      string `json:"name,omitempty"`
 	Workspace string `json:"workspace,omitempty"`
+	// EnvPolicy is how the child's environment was made (Spec.EnvPolicy).
+	EnvPolicy string `json:"env_policy,omitempty"`
 
 	// Set once the child has ended.
 	EndedAt  *time.Time `json:"ended_at,omitempty"`

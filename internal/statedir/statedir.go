@@ -3,7 +3,9 @@
 package statedir
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -59,21 +61,8 @@ func (d Dir) Ensure() error {
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			return fmt.Errorf("statedir: create %s: %w", p, err)
 		}
-		st, err := os.Lstat(p)
+		st, err := trusted(p)
 		if err != nil {
-			return fmt.Errorf("statedir: %w", err)
-		}
-		if st.Mode()&os.ModeSymlink != 0 {
-			// A link is followed only when it is the user's own: one that
-			// another user owns could be pointed elsewhere at any time.
-			if err := checkOwner(p, st); err != nil {
-				return err
-			}
-			if st, err = os.Stat(p); err != nil {
-				return fmt.Errorf("statedir: %w", err)
-			}
-		}
-		if err := checkDir(p, st); err != nil {
 			return err
 		}
 		if st.Mode().Perm()&0o077 != 0 {
@@ -83,6 +72,42 @@ func (d Dir) Ensure() error {
 		}
 	}
 	return nil
+}
+
+// Check is Ensure's check of the directory itself, without creating or
+// changing anything: what a client runs before it talks to the socket in
+// it or reads a file from it. A directory that does not exist passes (it
+// holds nothing to trust); one that another user owns, or may write to, is
+// refused with the sentence Ensure gives.
+func (d Dir) Check() error {
+	_, err := trusted(string(d))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// trusted returns the directory p (a link to it followed only when the
+// link is the user's own) once checkDir has found it trustworthy.
+func trusted(p string) (os.FileInfo, error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return nil, fmt.Errorf("statedir: %w", err)
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		// A link is followed only when it is the user's own: one that
+		// another user owns could be pointed elsewhere at any time.
+		if err := checkOwner(p, st); err != nil {
+			return nil, err
+		}
+		if st, err = os.Stat(p); err != nil {
+			return nil, fmt.Errorf("statedir: %w", err)
+		}
+	}
+	if err := checkDir(p, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // checkDir refuses a state directory (or its sessions/) that another user

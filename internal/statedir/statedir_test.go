@@ -92,3 +92,42 @@ func TestEnsureOwner(t *testing.T) {
 		t.Errorf("a link of uid 65534: %v", err)
 	}
 }
+
+// Check judges a directory as Ensure does, but creates and changes
+// nothing: a missing directory passes, a foreign or writable one fails.
+func TestCheck(t *testing.T) {
+	missing := Dir(filepath.Join(t.TempDir(), "none"))
+	if err := missing.Check(); err != nil {
+		t.Errorf("a missing directory: %v", err)
+	}
+	if _, err := os.Stat(string(missing)); err == nil {
+		t.Error("Check created the directory")
+	}
+	d := Dir(t.TempDir())
+	os.Chmod(string(d), 0o755)
+	if err := d.Check(); err != nil {
+		t.Errorf("own directory readable by others: %v", err)
+	}
+	if st, _ := os.Stat(string(d)); st.Mode().Perm() != 0o755 {
+		t.Errorf("Check changed the mode to %04o", st.Mode().Perm())
+	}
+	for _, mode := range []os.FileMode{0o777, 0o722, 0o770, os.ModeSticky | 0o777} {
+		os.Chmod(string(d), mode)
+		if err := d.Check(); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+			t.Errorf("mode %04o: %v", mode, err)
+		}
+	}
+	os.Chmod(string(d), 0o700)
+	f := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(f, nil, 0o600)
+	if err := Dir(f).Check(); err == nil {
+		t.Error("a file passed as a state directory")
+	}
+	if os.Getuid() == 0 {
+		os.Chown(string(d), 65534, 65534)
+		if err := d.Check(); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+			t.Errorf("a directory of uid 65534: %v", err)
+		}
+		os.Chown(string(d), 0, 0)
+	}
+}

@@ -15,6 +15,7 @@ const (
 	EventSessionCreated     = "session.created"
 	EventSessionRenamed     = "session.renamed"
 	EventSessionRemoved     = "session.removed"
+	EventSessionPruned      = "session.pruned" // removed by the server: over a bound on kept ended sessions
 	EventViewerAttached     = "viewer.attached"
 	EventViewerDetached     = "viewer.detached"
 	EventSessionClosed      = "session.closed"      // ended on purpose (kill, close)

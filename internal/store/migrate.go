@@ -95,6 +95,11 @@ var migrations = []string{
 		revoked_at   TEXT
 	) STRICT;
 	CREATE INDEX browser_creds_token ON browser_creds(token);`,
+	// 8: how a session's child environment was made ("caller": the
+	// creating CLI's own, "login": a clean login environment; "" = made
+	// before this was recorded, which was the caller's), so that a restore,
+	// after a server restart too, makes it the same way.
+	`ALTER TABLE sessions ADD COLUMN env_policy TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate applies the migrations the file lacks, each in its own transaction

@@ -70,11 +70,15 @@ type Session struct {
 	RestoreCommand   string
 	AutoRestore      bool
 	ShellIntegration bool
+	// EnvPolicy is how the child's environment is made, on create and on
+	// every restore (the server decides what the names mean; "" is a row
+	// from before it was recorded).
+	EnvPolicy string
 }
 
 const sessionCols = `id, name, workspace, command, cwd, cols, "rows", owner, state,
 	exit_code, reason, pid, holder_pid, created_at, ended_at, updated_at, size_policy,
-	restore_command, auto_restore, shell_integration`
+	restore_command, auto_restore, shell_integration, env_policy`
 
 // CreateSession records a new session. A zero CreatedAt or UpdatedAt is set
 // from the clock, an empty State means running, and an ended session without
@@ -114,12 +118,12 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		endedAt = sql.NullString{String: formatTime(*sess.EndedAt), Valid: true}
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sess.ID, nullString(sess.Name), sess.Workspace, string(cmdJSON), sess.Cwd,
 		sess.Cols, sess.Rows, sess.Owner, string(sess.State),
 		nullIntPtr(sess.ExitCode), sess.Reason, nullInt(sess.Pid), nullInt(sess.HolderPid),
 		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt), sess.SizePolicy,
-		sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration)
+		sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration, sess.EnvPolicy)
 	switch {
 	case isUnique(err, "sessions.name"):
 		return wrap(op, ErrNameTaken)
@@ -320,7 +324,7 @@ func scanSession(sc scanner) (Session, error) {
 	)
 	err := sc.Scan(&sess.ID, &name, &sess.Workspace, &cmd, &sess.Cwd, &sess.Cols, &sess.Rows,
 		&sess.Owner, &state, &exitCode, &sess.Reason, &pid, &holder, &createdAt, &endedAt, &updatedAt, &sess.SizePolicy,
-		&sess.RestoreCommand, &sess.AutoRestore, &sess.ShellIntegration)
+		&sess.RestoreCommand, &sess.AutoRestore, &sess.ShellIntegration, &sess.EnvPolicy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, ErrNotFound
 	}

@@ -596,3 +596,23 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("%d sessions named contested, want 1", contested)
 	}
 }
+
+// A session's environment policy survives a reopen, so that a restore
+// after a server restart makes the child's environment the same way.
+func TestSessionEnvPolicy(t *testing.T) {
+	s, c, path := openTest(t)
+	mustCreate(t, s, Session{ID: "l", EnvPolicy: "login"})
+	mustCreate(t, s, Session{ID: "o"})
+	s.Close()
+	s2, err := Open(context.Background(), path, c.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if got := mustGet(t, s2, "l").EnvPolicy; got != "login" {
+		t.Errorf("EnvPolicy after a reopen = %q, want login", got)
+	}
+	if got := mustGet(t, s2, "o").EnvPolicy; got != "" {
+		t.Errorf("EnvPolicy of a row that set none = %q", got)
+	}
+}

@@ -1,8 +1,8 @@
 // Package wire is termkeep's framed protocol, spoken between a holder and the
-// server and between the server and its viewers: `termkeep attach` on the
-// server's socket, and browsers over a WebSocket, one frame to a binary
-// message. One table of frame types serves every hop; docs/protocol.md is
-// its human-readable form and must change together with this file.
+// server and between the server and its clients (the CLI over the server's
+// socket, the browser over WebSocket, web/src/wire.ts). One table of frame
+// types serves every hop; docs/protocol.md is its human-readable form and
+// must change together with this file.
 //
 // A frame is a 5-byte header followed by its payload:
 //

@@ -37,6 +37,7 @@ const EVENT_KINDS = [
   'session.paused',
   'session.quiet',
   'session.removed',
+  'session.pruned',
   'viewer.attached',
   'viewer.detached',
 ];
@@ -1327,7 +1328,8 @@ export class App {
   }
 
   private onEvent(e: TkEvent): void {
-    if (e.kind === 'session.removed') {
+    // Pruned: removed by the server, past its bound on kept ended sessions.
+    if (e.kind === 'session.removed' || e.kind === 'session.pruned') {
       this.removeSession(e.session);
       return;
     }

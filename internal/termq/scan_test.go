@@ -1,4 +1,4 @@
-package session
+package termq
 
 import (
 	"bytes"
@@ -10,24 +10,24 @@ func TestQueryScanner(t *testing.T) {
 	cases := []struct {
 		name string
 		in   string
-		want []queryKind
+		want []Kind
 	}{
-		{"da1", "abc\x1b[cdef", []queryKind{qDA1}},
-		{"da1 zero", "\x1b[0c", []queryKind{qDA1}},
-		{"da2", "\x1b[>c\x1b[>0c", []queryKind{qDA2, qDA2}},
-		{"cpr and status", "\x1b[6n\x1b[5n", []queryKind{qCursor, qStatus}},
-		{"colors", "\x1b]10;?\x07\x1b]11;?\x1b\\\x1b]12;?\x07", []queryKind{qFg, qBg, qCursorColor}},
+		{"da1", "abc\x1b[cdef", []Kind{DA1}},
+		{"da1 zero", "\x1b[0c", []Kind{DA1}},
+		{"da2", "\x1b[>c\x1b[>0c", []Kind{DA2, DA2}},
+		{"cpr and status", "\x1b[6n\x1b[5n", []Kind{Cursor, Status}},
+		{"colors", "\x1b]10;?\x07\x1b]11;?\x1b\\\x1b]12;?\x07", []Kind{Foreground, Background, CursorColor}},
 		{"not queries", "\x1b[31m\x1b[2J\x1b[1;1H\x1b[?25l\x1b]0;title\x07\x1b[66n\x1b[1c", nil},
 	}
 	for _, c := range cases {
 		// Every split point must give the same questions.
 		for cut := 0; cut <= len(c.in); cut++ {
-			var s queryScanner
-			var got []queryKind
+			var s Scanner
+			var got []Kind
 			var ends []uint64
-			fn := func(k queryKind, end uint64) { got = append(got, k); ends = append(ends, end) }
-			s.scan([]byte(c.in[:cut]), 0, fn)
-			s.scan([]byte(c.in[cut:]), uint64(cut), fn)
+			fn := func(k Kind, end uint64) { got = append(got, k); ends = append(ends, end) }
+			s.Scan([]byte(c.in[:cut]), 0, fn)
+			s.Scan([]byte(c.in[cut:]), uint64(cut), fn)
 			if len(got) != len(c.want) {
 				t.Fatalf("%s cut at %d: got %v, want %v", c.name, cut, got, c.want)
 			}
@@ -45,29 +45,31 @@ func TestQueryScanner(t *testing.T) {
 
 func TestFilterAnswers(t *testing.T) {
 	now := time.Now()
-	var a arbiter
-	accept := func(k queryKind) bool { return a.answered(k, now) }
+	var a Arbiter
+	a.Attach(1, true)
+	a.Live(1, 0)
+	accept := func(k Kind) bool { return a.FromViewer(1, k, now) }
 
 	// No question asked: answers are dropped, keys and text pass.
 	in := "ls\x1b[?1;2c\x1b[>0;276;0c\x1b[12;40R\x1b[0n\x1b]11;rgb:0000/0000/0000\x1b\\ -l\r"
-	if got := filterAnswers([]byte(in), accept); string(got) != "ls -l\r" {
+	if got := Filter([]byte(in), accept); string(got) != "ls -l\r" {
 		t.Fatalf("unasked answers passed: %q", got)
 	}
 	// F3 with a modifier looks like a cursor report from row 1: it passes.
-	if got := filterAnswers([]byte("\x1b[1;5R"), accept); string(got) != "\x1b[1;5R" {
+	if got := Filter([]byte("\x1b[1;5R"), accept); string(got) != "\x1b[1;5R" {
 		t.Fatalf("modified F3 dropped: %q", got)
 	}
 	// Arrow keys and other input are untouched.
 	keys := "\x1b[A\x1b[B\x1bOP\x1b[3~\x1b[200~paste\x1b[201~"
-	if got := filterAnswers([]byte(keys), accept); string(got) != keys {
+	if got := Filter([]byte(keys), accept); string(got) != keys {
 		t.Fatalf("keys changed: %q", got)
 	}
 
 	// One question, three viewers answering: exactly one answer passes.
-	a.asked(qCursor, 10, now, true)
+	a.Asked(Cursor, 10, now)
 	var passed [][]byte
 	for range 3 {
-		if got := filterAnswers([]byte("\x1b[5;7R"), accept); len(got) > 0 {
+		if got := Filter([]byte("\x1b[5;7R"), accept); len(got) > 0 {
 			passed = append(passed, got)
 		}
 	}
@@ -75,8 +77,8 @@ func TestFilterAnswers(t *testing.T) {
 		t.Fatalf("passed %q, want one cursor report", passed)
 	}
 	// A stale question expires.
-	a.asked(qDA1, 20, now.Add(-2*queryTTL), true)
-	if a.outstanding(qDA1, now) {
+	a.Asked(DA1, 20, now.Add(-2*TTL))
+	if a.Outstanding(DA1, now) {
 		t.Fatal("a question older than its TTL is still outstanding")
 	}
 }
@@ -87,9 +89,9 @@ func FuzzQueryScanner(f *testing.F) {
 		if cut < 0 || cut > len(in) {
 			cut = len(in) / 2
 		}
-		var s queryScanner
-		s.scan(in[:cut], 0, func(queryKind, uint64) {})
-		s.scan(in[cut:], uint64(cut), func(k queryKind, end uint64) {
+		var s Scanner
+		s.Scan(in[:cut], 0, func(Kind, uint64) {})
+		s.Scan(in[cut:], uint64(cut), func(k Kind, end uint64) {
 			if end > uint64(len(in)) {
 				t.Fatalf("end %d past input %d", end, len(in))
 			}

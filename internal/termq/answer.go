@@ -1,9 +1,9 @@
-package session
+package termq
 
 import "bytes"
 
 // The grammar of terminal answers: what a terminal sends back when a
-// program asks it a question (queries.go finds the questions). A run of a
+// program asks it a question (the Scanner finds the questions). A run of a
 // viewer's input counts as an answer only in the exact form real terminals
 // send, so that nothing a person types, and nothing a hostile viewer
 // crafts, passes for one: digits and separators for the CSI answers, hex
@@ -30,10 +30,10 @@ const (
 )
 
 // parseAnswer reads a well-formed terminal answer at the start of b. It
-// returns the question kind the answer is for and its length, or qNone.
-func parseAnswer(b []byte) (queryKind, int) {
+// returns the question kind the answer is for and its length, or None.
+func parseAnswer(b []byte) (Kind, int) {
 	if len(b) < 3 || b[0] != 0x1b {
-		return qNone, 0
+		return None, 0
 	}
 	switch b[1] {
 	case '[':
@@ -41,28 +41,28 @@ func parseAnswer(b []byte) (queryKind, int) {
 	case ']':
 		return parseColorAnswer(b)
 	}
-	return qNone, 0
+	return None, 0
 }
 
-func parseCSIAnswer(b []byte) (queryKind, int) {
+func parseCSIAnswer(b []byte) (Kind, int) {
 	switch b[2] {
 	case '?':
 		if i, _, ok := paramList(b, 3, da1MaxParams, da1MaxDigits, true); ok && i < len(b) && b[i] == 'c' {
-			return qDA1, i + 1
+			return DA1, i + 1
 		}
 	case '>':
 		if i, _, ok := paramList(b, 3, da2MaxParams, da2MaxDigits, false); ok && i < len(b) && b[i] == 'c' {
-			return qDA2, i + 1
+			return DA2, i + 1
 		}
 	case '0', '3':
 		if len(b) > 3 && b[3] == 'n' {
-			return qStatus, 4
+			return Status, 4
 		}
 	}
 	if i, n, ok := paramList(b, 2, 2, cprMaxDigits, false); ok && n == 2 && i < len(b) && b[i] == 'R' {
-		return qCursor, i + 1
+		return Cursor, i + 1
 	}
-	return qNone, 0
+	return None, 0
 }
 
 // paramList reads "Pn (; Pn)*" from b[i:]: at most maxN parameters of at
@@ -86,26 +86,26 @@ func paramList(b []byte, i, maxN, maxD int, emptyLater bool) (end, n int, ok boo
 	}
 }
 
-func parseColorAnswer(b []byte) (queryKind, int) {
+func parseColorAnswer(b []byte) (Kind, int) {
 	const prefix = ";rgb:"
 	if len(b) < 4+len(prefix) || b[2] != '1' || !bytes.HasPrefix(b[4:], []byte(prefix)) {
-		return qNone, 0
+		return None, 0
 	}
 	kind := oscColorKind(b[3])
-	if kind == qNone {
-		return qNone, 0
+	if kind == None {
+		return None, 0
 	}
 	i := 4 + len(prefix)
 	for c := range 3 {
 		if c > 0 {
 			if i >= len(b) || b[i] != '/' {
-				return qNone, 0
+				return None, 0
 			}
 			i++
 		}
 		d := run(b, i, colorMaxDigit+1, isHex)
 		if d == 0 || d > colorMaxDigit {
-			return qNone, 0
+			return None, 0
 		}
 		i += d
 	}
@@ -115,7 +115,7 @@ func parseColorAnswer(b []byte) (queryKind, int) {
 	case i+1 < len(b) && b[i] == 0x1b && b[i+1] == '\\':
 		return kind, i + 2
 	}
-	return qNone, 0
+	return None, 0
 }
 
 // run counts the bytes from b[i] on that pass is, stopping at limit.
@@ -133,14 +133,14 @@ func isHex(c byte) bool { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') 
 
 // alsoKey reports whether a cursor position report is also a key a person
 // can type: F3 with a modifier is ESC [ 1 ; m R.
-func alsoKey(k queryKind, ans []byte) bool {
-	return k == qCursor && bytes.HasPrefix(ans, []byte("\x1b[1;")) && len(ans) <= len("\x1b[1;16R")
+func alsoKey(k Kind, ans []byte) bool {
+	return k == Cursor && bytes.HasPrefix(ans, []byte("\x1b[1;")) && len(ans) <= len("\x1b[1;16R")
 }
 
-// splitInput cuts a viewer's input into runs of typing (kind qNone) and
+// split cuts a viewer's input into runs of typing (kind None) and
 // well-formed answers, in order, and calls each for every piece. The
 // pieces together are exactly p. each must not retain piece.
-func splitInput(p []byte, each func(piece []byte, k queryKind)) {
+func split(p []byte, each func(piece []byte, k Kind)) {
 	start := 0 // where the current run of typing began
 	for i := 0; i < len(p); {
 		j := bytes.IndexByte(p[i:], 0x1b)
@@ -149,48 +149,49 @@ func splitInput(p []byte, each func(piece []byte, k queryKind)) {
 		}
 		i += j
 		k, n := parseAnswer(p[i:])
-		if k == qNone {
+		if k == None {
 			i++
 			continue
 		}
 		if i > start {
-			each(p[start:i], qNone)
+			each(p[start:i], None)
 		}
 		each(p[i:i+n], k)
 		i += n
 		start = i
 	}
 	if start < len(p) {
-		each(p[start:], qNone)
+		each(p[start:], None)
 	}
 }
 
-// filterAnswers is what a writable viewer's input sends to the session:
-// its typing, and each answer that ok says an outstanding question takes
-// (ok consumes the question). An answer nobody asked for is dropped,
-// except a cursor report that is also a key (alsoKey), which passes as
-// the key.
-func filterAnswers(p []byte, ok func(queryKind) bool) []byte {
+// Filter is what a writable viewer's input sends to the session: its
+// typing, and each answer that take says an outstanding question takes
+// (Arbiter.FromViewer; take consumes the question). An answer nobody asked
+// for is dropped, except a cursor report that is also a key (alsoKey),
+// which passes as the key. take is called once for each answer, in order.
+// The result may be p itself; Filter does not retain p.
+func Filter(p []byte, take func(Kind) bool) []byte {
 	if bytes.IndexByte(p, 0x1b) < 0 {
 		return p
 	}
 	out := make([]byte, 0, len(p))
-	splitInput(p, func(piece []byte, k queryKind) {
-		if k == qNone || ok(k) || alsoKey(k, piece) {
+	split(p, func(piece []byte, k Kind) {
+		if k == None || take(k) || alsoKey(k, piece) {
 			out = append(out, piece...)
 		}
 	})
 	return out
 }
 
-// onlyAnswers reports whether p is nothing but well-formed answers: what
+// OnlyAnswers reports whether p is nothing but well-formed answers: what
 // a read-only viewer's terminal sends on its own when the output asks it
-// something. Its answers are never forwarded (the server answers for it),
-// but they are not an attempt to type either.
-func onlyAnswers(p []byte) bool {
+// something. Its answers are never forwarded (the caller's model answers
+// for it), but they are not an attempt to type either.
+func OnlyAnswers(p []byte) bool {
 	only := len(p) > 0
-	splitInput(p, func(_ []byte, k queryKind) {
-		if k == qNone {
+	split(p, func(_ []byte, k Kind) {
+		if k == None {
 			only = false
 		}
 	})
