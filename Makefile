@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # holder is about 100 KiB smaller).
 HOLDER_LDFLAGS := -s -w
 
-.PHONY: all build run test test-short test-web web chromium fuzz bench bench-quick soak deps clean
+.PHONY: all build run test test-short test-web web chromium fuzz bench bench-quick soak deps tidy clean
 
 all: build
 
@@ -60,8 +60,15 @@ test: build chromium
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
 	@(command -v zsh && command -v fish) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || echo "zsh or fish is missing and could not be installed: their shell integration tests are skipped" >&2
 	$(GO) vet ./...
+	@$(MAKE) --no-print-directory tidy
 	$(GO) test -race -count=1 -timeout 15m ./...
 	$(MAKE) test-web
+
+# go.mod and go.sum say exactly what the code imports: a module imported
+# directly is not marked indirect, and nothing unused is listed.
+tidy:
+	@$(GO) mod tidy -diff || { \
+		echo "go.mod or go.sum is not tidy (the diff above is what it would change): run 'go mod tidy' and commit the result" >&2; exit 1; }
 
 # The browser tests (web/test/ui): each starts bin/termkeep with its own
 # state directory and drives Debian's Chromium with playwright-core (no
@@ -95,7 +102,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath \
-	export:FuzzCast export:FuzzRedact mcp:FuzzClean \
+	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume
 fuzz: SHELL := /bin/bash
 fuzz: deps

@@ -17,7 +17,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -382,7 +382,7 @@ func latHolder(ctx context.Context, e *env, keys int) (latSample, error) {
 	if _, err := srv.stop(syscall.SIGKILL, 5*time.Second); err != nil {
 		return latSample{}, err
 	}
-	c, err := net.Dial("unix", filepath.Join(string(srv.dir), "sessions", sess.ID, holder.SocketFile))
+	c, err := net.Dial("unix", filepath.Join(string(srv.dir), "sessions", sess.ID, sessiondir.SocketFile))
 	if err != nil {
 		return latSample{}, fmt.Errorf("dial the holder: %w", err)
 	}

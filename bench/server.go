@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 )
 
@@ -159,14 +159,8 @@ func (s *tkServer) create(ctx context.Context, name string, argv []string, setEn
 }
 
 func (s *tkServer) holderPid(id string) int {
-	b, err := os.ReadFile(filepath.Join(s.dir.Session(id), "meta.json"))
+	meta, err := sessiondir.ReadMeta(s.dir.Session(id))
 	if err != nil {
-		return 0
-	}
-	var meta struct {
-		HolderPid int `json:"holder_pid"`
-	}
-	if json.Unmarshal(b, &meta) != nil {
 		return 0
 	}
 	return meta.HolderPid

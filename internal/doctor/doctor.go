@@ -36,6 +36,7 @@ import (
 
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 )
 
@@ -187,7 +188,7 @@ type checker struct {
 type sessDir struct {
 	id      string
 	path    string
-	meta    holder.Meta
+	meta    sessiondir.Meta
 	metaErr error
 	holder  bool // a holder process runs for it
 }
@@ -218,7 +219,7 @@ func (c *checker) sessions() {
 			continue
 		}
 		sd := &sessDir{id: e.Name(), path: c.dir.Session(e.Name())}
-		sd.meta, sd.metaErr = holder.ReadMeta(sd.path)
+		sd.meta, sd.metaErr = sessiondir.ReadMeta(sd.path)
 		if sd.metaErr == nil {
 			sd.holder = c.holderRuns(sd.meta.HolderPid)
 		}
@@ -299,7 +300,7 @@ func (c *checker) permissions() {
 func (c *checker) sockets() {
 	n := len(c.rep.Findings)
 	for _, sd := range c.dirs {
-		p := filepath.Join(sd.path, holder.SocketFile)
+		p := filepath.Join(sd.path, sessiondir.SocketFile)
 		if _, err := os.Lstat(p); err != nil || sd.holder {
 			continue
 		}
@@ -327,7 +328,7 @@ func (c *checker) sockets() {
 func (c *checker) logs() {
 	n := len(c.rep.Findings)
 	for _, sd := range c.dirs {
-		dir := filepath.Join(sd.path, holder.LogDir)
+		dir := filepath.Join(sd.path, sessiondir.LogDir)
 		if _, err := os.Stat(dir); err != nil {
 			continue
 		}

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 )
@@ -43,16 +43,16 @@ func addSession(t *testing.T, d statedir.Dir, id string, exit *int, register boo
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	m := holder.Meta{ID: id, HolderPid: os.Getpid(), Pid: os.Getpid(), Command: []string{"sh", "-c", id},
+	m := sessiondir.Meta{ID: id, HolderPid: os.Getpid(), Pid: os.Getpid(), Command: []string{"sh", "-c", id},
 		Cwd: "/tmp", Cols: 100, Rows: 30, StartedAt: time.Now().UTC(), ExitCode: exit}
 	if exit != nil {
 		now := time.Now().UTC()
 		m.EndedAt = &now
 	}
-	if err := holder.WriteMeta(dir, m); err != nil {
+	if err := sessiondir.WriteMeta(dir, m); err != nil {
 		t.Fatal(err)
 	}
-	l, err := outlog.Open(filepath.Join(dir, holder.LogDir), outlog.Options{})
+	l, err := outlog.Open(filepath.Join(dir, sessiondir.LogDir), outlog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestHealthy(t *testing.T) {
 func TestPermissions(t *testing.T) {
 	d := newState(t)
 	addSession(t, d, "s1", nil, true)
-	meta := filepath.Join(d.Session("s1"), holder.MetaFile)
+	meta := filepath.Join(d.Session("s1"), sessiondir.MetaFile)
 	os.Chmod(string(d), 0o755)
 	os.Chmod(meta, 0o666)
 	rep := run(t, d, Options{})
@@ -164,7 +164,7 @@ func TestPermissions(t *testing.T) {
 func TestOrphanSocket(t *testing.T) {
 	d := newState(t)
 	addSession(t, d, "s1", nil, true)
-	sock := filepath.Join(d.Session("s1"), holder.SocketFile)
+	sock := filepath.Join(d.Session("s1"), sessiondir.SocketFile)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestOrphanSocket(t *testing.T) {
 func TestTornLog(t *testing.T) {
 	d := newState(t)
 	addSession(t, d, "s1", nil, true)
-	logDir := filepath.Join(d.Session("s1"), holder.LogDir)
+	logDir := filepath.Join(d.Session("s1"), sessiondir.LogDir)
 	segs, _ := filepath.Glob(filepath.Join(logDir, "*.seg"))
 	if len(segs) == 0 {
 		t.Fatal("no segment")
@@ -242,7 +242,7 @@ func TestRegistryMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	tmp := filepath.Join(d.Session("both"), "."+holder.MetaFile+".12345")
+	tmp := filepath.Join(d.Session("both"), "."+sessiondir.MetaFile+".12345")
 	os.WriteFile(tmp, []byte("{"), 0o600)
 
 	rep := run(t, d, Options{})
@@ -292,12 +292,12 @@ func TestRebuildCorruptRegistry(t *testing.T) {
 	addSession(t, d, "ok1", &zero, true)
 	addSession(t, d, "bad1", &three, false)
 	// A session of the browser listener keeps its environment policy.
-	m, err := holder.ReadMeta(d.Session("bad1"))
+	m, err := sessiondir.ReadMeta(d.Session("bad1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.EnvPolicy = "login"
-	if err := holder.WriteMeta(d.Session("bad1"), m); err != nil {
+	if err := sessiondir.WriteMeta(d.Session("bad1"), m); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(d.DB(), []byte(strings.Repeat("this is not a database ", 400)), 0o600)

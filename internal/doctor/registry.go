@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
 )
 
@@ -234,7 +234,7 @@ func (sd *sessDir) session() (store.Session, error) {
 // A running holder's are left alone: it may be about to rename one.
 func (c *checker) tempFiles() {
 	for _, sd := range c.dirs {
-		tmps, _ := filepath.Glob(filepath.Join(sd.path, "."+holder.MetaFile+".*"))
+		tmps, _ := filepath.Glob(filepath.Join(sd.path, "."+sessiondir.MetaFile+".*"))
 		for _, p := range tmps {
 			f := Finding{Severity: Warn, Check: "registry", Subject: c.rel(p),
 				Problem: "leftover temporary file of a meta.json write", Fix: "delete it", Flag: "--repair"}

@@ -201,7 +201,7 @@ func TestAuthRefusals(t *testing.T) {
 		for _, r := range []struct{ method, path string }{
 			{"GET", "/api/sessions"}, {"GET", "/api/sessions/victim"}, {"GET", "/api/events?follow=0"},
 			{"GET", "/api/workspaces"}, {"POST", "/api/sessions"}, {"DELETE", "/api/sessions/victim"},
-			{"PATCH", "/api/sessions/victim"}, {"POST", "/api/sessions/victim/restore"},
+			{"POST", "/api/sessions/victim/kill"}, {"PATCH", "/api/sessions/victim"}, {"POST", "/api/sessions/victim/restore"},
 		} {
 			var body any
 			switch r.method {
@@ -257,7 +257,8 @@ func TestAuthUserIsolation(t *testing.T) {
 	// The answer for a session bob may not see is the answer for one that
 	// does not exist, byte for byte but for the name.
 	for _, r := range []struct{ method, path string }{
-		{"GET", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s?remove=1"},
+		{"GET", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s?force=1"},
+		{"POST", "/api/sessions/%s/kill"},
 		{"PATCH", "/api/sessions/%s"}, {"POST", "/api/sessions/%s/restore"},
 	} {
 		var body any
@@ -374,8 +375,9 @@ func TestAuthReadOnly(t *testing.T) {
 		body         any
 	}{
 		{"POST", "/api/sessions", map[string]any{"name": "more", "command": []string{"cat"}, "cwd": "/"}},
+		{"POST", "/api/sessions/ro/kill", nil},
 		{"DELETE", "/api/sessions/ro", nil},
-		{"DELETE", "/api/sessions/ro?remove=1", nil},
+		{"DELETE", "/api/sessions/ro?force=1", nil},
 		{"PATCH", "/api/sessions/ro", map[string]any{"name": "renamed"}},
 		{"POST", "/api/sessions/ro/restore", nil},
 	} {
@@ -439,8 +441,11 @@ func TestAuthShareLink(t *testing.T) {
 		map[string]any{"name": "extra", "command": []string{"cat"}, "cwd": "/"}); code != http.StatusForbidden {
 		t.Errorf("create with a share link answered %d %s", code, b)
 	}
-	if code, _ := w.do("DELETE", "/api/sessions/private", bearer(ctl.Secret), nil); code != http.StatusNotFound {
-		t.Errorf("closing another session with a share link answered %d", code)
+	if code, _ := w.do("POST", "/api/sessions/private/kill", bearer(ctl.Secret), nil); code != http.StatusNotFound {
+		t.Errorf("killing another session with a share link answered %d", code)
+	}
+	if code, _ := w.do("DELETE", "/api/sessions/private?force=1", bearer(ctl.Secret), nil); code != http.StatusNotFound {
+		t.Errorf("removing another session with a share link answered %d", code)
 	}
 	w.expectRunning("shared", "private")
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // The working directory is followed without the shell's help (/proc) and
@@ -27,7 +27,7 @@ func TestWorkingDirectoryIsTracked(t *testing.T) {
 	e.mustTk("send", id, "cd '"+spaced+"'")
 	waitFor(t, 10*time.Second, "the registry to show the new directory", func() bool { return e.session(id).Cwd == spaced })
 	waitFor(t, 10*time.Second, "meta.json to show it", func() bool {
-		m, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", id))
+		m, err := sessiondir.ReadMeta(filepath.Join(e.dir, "sessions", id))
 		return err == nil && m.Cwd == spaced
 	})
 	found := false
@@ -79,7 +79,7 @@ func TestEnvironmentSecretsStayOffDisk(t *testing.T) {
 		return nil
 	})
 	matches, _ := filepath.Glob(filepath.Join(e.dir, "sessions", "*"))
-	m, err := holder.ReadMeta(matches[0])
+	m, err := sessiondir.ReadMeta(matches[0])
 	if err != nil {
 		t.Fatal(err)
 	}

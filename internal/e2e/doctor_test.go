@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 )
 
@@ -24,10 +24,10 @@ func TestDoctorRebuildsRegistry(t *testing.T) {
 	// A rename reaches the holder, which keeps the name in meta.json.
 	w.api("PATCH", "/api/sessions/echo", map[string]any{"name": "echo2"}, 200, nil)
 	waitFor(t, 10*time.Second, "the new name in meta.json", func() bool {
-		m, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", catID))
+		m, err := sessiondir.ReadMeta(filepath.Join(e.dir, "sessions", catID))
 		return err == nil && m.Name == "echo2"
 	})
-	if m, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", sleeper)); err != nil || m.Name != "sleeper" || m.Workspace != "proj" {
+	if m, err := sessiondir.ReadMeta(filepath.Join(e.dir, "sessions", sleeper)); err != nil || m.Name != "sleeper" || m.Workspace != "proj" {
 		t.Errorf("meta.json of %s: name %q, workspace %q (%v), want sleeper, proj", sleeper, m.Name, m.Workspace, err)
 	}
 	e.killServer()

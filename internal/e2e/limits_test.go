@@ -23,6 +23,7 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/client"
 	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // A server whose file limit (RLIMIT_NOFILE) is 64: sessions are created
@@ -389,7 +390,7 @@ func (u *userEnv) noHalfSessions(n int) {
 		u.t.Errorf("%d sessions listed, %d directories; want %d of each", len(list), len(dirs), n)
 	}
 	for _, s := range list {
-		m, err := holder.ReadMeta(filepath.Join(u.dir, "sessions", s.ID))
+		m, err := sessiondir.ReadMeta(filepath.Join(u.dir, "sessions", s.ID))
 		if s.State != "running" || err != nil || !holder.IsHolder(m.HolderPid) {
 			u.t.Errorf("session %s is %s (%s), holder %d (%v)", s.ID, s.State, s.Reason, m.HolderPid, err)
 		}
@@ -407,7 +408,7 @@ func (u *userEnv) cleanup() {
 	}
 	metas, _ := filepath.Glob(filepath.Join(u.dir, "sessions", "*"))
 	for _, m := range metas {
-		if meta, err := holder.ReadMeta(m); err == nil && meta.EndedAt == nil {
+		if meta, err := sessiondir.ReadMeta(m); err == nil && meta.EndedAt == nil {
 			syscall.Kill(meta.HolderPid, syscall.SIGKILL)
 			syscall.Kill(-meta.Pid, syscall.SIGKILL)
 		}

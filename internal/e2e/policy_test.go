@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"termkeep/internal/api"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
 )
@@ -50,7 +50,7 @@ func waitPolicyEnd(t *testing.T, e *env, ref string, within time.Duration, varia
 	}) {
 		t.Fatalf("no session.closed event naming %s among %s's events: %+v", variable, ref, events)
 	}
-	if st, err := os.Stat(filepath.Join(e.dir, "sessions", s.ID, holder.LogDir)); err != nil || !st.IsDir() {
+	if st, err := os.Stat(filepath.Join(e.dir, "sessions", s.ID, sessiondir.LogDir)); err != nil || !st.IsDir() {
 		t.Fatalf("the log directory of %s is gone after the policy ended it: %v", ref, err)
 	}
 	return s

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // kept reports whether the registry lists session id and its directory is
@@ -57,7 +57,7 @@ func TestPruneEndedCount(t *testing.T) {
 	e.startServer()
 	running := strings.TrimSpace(e.mustTk("new", "--", "sleep", "600"))
 	intr := strings.TrimSpace(e.mustTk("new", "--", "sleep", "600"))
-	m, err := holder.ReadMeta(e.dirOf(intr))
+	m, err := sessiondir.ReadMeta(e.dirOf(intr))
 	if err != nil {
 		t.Fatal(err)
 	}

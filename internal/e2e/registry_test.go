@@ -19,6 +19,7 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/client"
 	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/wire"
 )
@@ -290,7 +291,7 @@ func (e *env) sessionWorks(ref, word string) {
 func (e *env) holderLives(id string) {
 	e.t.Helper()
 	dir := filepath.Join(e.dir, "sessions", id)
-	m, err := holder.ReadMeta(dir)
+	m, err := sessiondir.ReadMeta(dir)
 	if err != nil {
 		e.t.Fatalf("session %s: %v", id, err)
 	}
@@ -300,7 +301,7 @@ func (e *env) holderLives(id string) {
 	if err := syscall.Kill(m.Pid, 0); err != nil {
 		e.t.Errorf("session %s: child %d is gone: %v", id, m.Pid, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, holder.LogDir)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, sessiondir.LogDir)); err != nil {
 		e.t.Errorf("session %s: %v", id, err)
 	}
 }

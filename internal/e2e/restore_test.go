@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // reboot simulates a machine restart: the server, every holder and every
@@ -19,9 +19,9 @@ import (
 func (e *env) reboot() {
 	e.t.Helper()
 	e.killServer()
-	metas, _ := filepath.Glob(filepath.Join(e.dir, "sessions", "*", holder.MetaFile))
+	metas, _ := filepath.Glob(filepath.Join(e.dir, "sessions", "*", sessiondir.MetaFile))
 	for _, p := range metas {
-		m, err := holder.ReadMeta(filepath.Dir(p))
+		m, err := sessiondir.ReadMeta(filepath.Dir(p))
 		if err != nil || m.EndedAt != nil {
 			continue
 		}
@@ -30,7 +30,7 @@ func (e *env) reboot() {
 		syscall.Kill(m.Pid, syscall.SIGKILL)
 	}
 	for _, p := range metas {
-		m, _ := holder.ReadMeta(filepath.Dir(p))
+		m, _ := sessiondir.ReadMeta(filepath.Dir(p))
 		waitFor(e.t, 10*time.Second, "the killed holder to be gone", func() bool {
 			return m.HolderPid == 0 || syscall.Kill(m.HolderPid, 0) != nil
 		})

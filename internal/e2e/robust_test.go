@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -53,7 +53,7 @@ func TestHolderSocketGarbage(t *testing.T) {
 	e := newEnv(t)
 	e.startServer()
 	id := strings.TrimSpace(e.mustTk("new", "--name", "h", "--", "cat"))
-	sock := filepath.Join(e.dir, "sessions", id, holder.SocketFile)
+	sock := filepath.Join(e.dir, "sessions", id, sessiondir.SocketFile)
 	for name, g := range garbage {
 		t.Run(name, func(t *testing.T) {
 			c, err := dialUnix(sock)

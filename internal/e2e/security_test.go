@@ -242,7 +242,8 @@ func TestLimitNamesAndIDs(t *testing.T) {
 
 	for _, p := range []string{"/api/sessions/..%2F..%2Fetc", "/api/sessions/" + rel} {
 		w.api("GET", p, nil, 404, nil)
-		w.api("DELETE", p+"?remove=1", nil, 404, nil)
+		w.api("DELETE", p+"?force=1", nil, 404, nil)
+		w.api("POST", p+"/kill", nil, 404, nil)
 	}
 	// A control character in a path is refused before any handler.
 	for _, p := range []string{"/api/sessions/a%00b", "/api/sessions/a%0Ab"} {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"termkeep/internal/api"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // Soak: many sessions each printing 20 lines a second, each followed by a
@@ -183,7 +183,7 @@ func TestSoak(t *testing.T) {
 	saveProfile(t, e, "end")
 	holdersKiB, holdersN := 0, 0
 	for _, id := range ids {
-		if m, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", id)); err == nil {
+		if m, err := sessiondir.ReadMeta(filepath.Join(e.dir, "sessions", id)); err == nil {
 			if st, err := readProc(m.HolderPid); err == nil {
 				holdersKiB += int(st.rssKiB)
 				holdersN++

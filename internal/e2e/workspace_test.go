@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"termkeep/internal/api"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 func (e *env) workspaces() []api.Workspace {
@@ -100,7 +100,7 @@ func TestWorkspacePauseResumeRemove(t *testing.T) {
 	if s := e.session(other); s.State != "running" {
 		t.Fatalf("workspace rm touched another session: %+v", s)
 	}
-	if _, err := holder.ReadMeta(filepath.Join(e.dir, "sessions", other)); err != nil {
+	if _, err := sessiondir.ReadMeta(filepath.Join(e.dir, "sessions", other)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -65,7 +65,7 @@ func (r *run) cast(w io.Writer) error {
 			data = ec.apply(data[:0], c.Offset, c.Data)
 			return enc.output(c.Time, data)
 		case outlog.ChunkGap:
-			return enc.gap(c.Time, GapOf(c).Line())
+			return enc.gap(c.Time, outlog.GapOf(c).Line())
 		}
 		return nil
 	})

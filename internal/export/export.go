@@ -25,7 +25,6 @@ package export
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -106,47 +105,7 @@ type Options struct {
 
 // Result is what an export met on its way.
 type Result struct {
-	Gaps []Gap // the ranges it could not read, in order
-}
-
-// Gap is a range of the log whose bytes are missing from an export.
-type Gap struct {
-	Start, End uint64
-	Reason     string // what happened to them: "not logged (disk full)", "no longer retained", ...
-}
-
-// Line is the line an export shows in a gap's place.
-func (g Gap) Line() string {
-	n := g.End - g.Start
-	unit := "bytes"
-	if n == 1 {
-		unit = "byte"
-	}
-	return fmt.Sprintf("[termkeep: %d %s %s]", n, unit, g.Reason)
-}
-
-// ScreenBytes is what a terminal emulator is fed in the gap's place: CAN
-// (ending an escape sequence the gap cut), then line on a line of its own.
-func ScreenBytes(line string) []byte { return []byte("\x18\r\n" + line + "\r\n") }
-
-// GapOf describes a gap chunk: its range and what happened to its bytes.
-func GapOf(c outlog.Chunk) Gap {
-	g := Gap{Start: c.Offset, End: c.End}
-	var ge *outlog.GapError
-	switch {
-	case errors.As(c.Err, &ge):
-		g.Reason = "not logged"
-		if ge.Reason != "" {
-			g.Reason += " (" + ge.Reason + ")"
-		}
-	case errors.Is(c.Err, outlog.ErrCompacted):
-		g.Reason = "no longer retained"
-	case errors.Is(c.Err, outlog.ErrCorrupt):
-		g.Reason = "lost to a damaged log segment"
-	default:
-		g.Reason = "missing from the log"
-	}
-	return g
+	Gaps []outlog.Gap // the ranges it could not read, in order
 }
 
 // Export writes the range of l in opts.Format to w. It returns the gaps it
@@ -198,7 +157,7 @@ func (r *run) chunks(fn func(outlog.Chunk) error) error {
 		switch c.Kind {
 		case outlog.ChunkGap:
 			if last {
-				r.res.Gaps = append(r.res.Gaps, GapOf(c))
+				r.res.Gaps = append(r.res.Gaps, outlog.GapOf(c))
 			}
 			end = c.End
 		case outlog.ChunkData:

@@ -380,7 +380,7 @@ func TestGapDiskFull(t *testing.T) {
 	const line = "[termkeep: 1234 bytes not logged (disk full)]"
 	for _, f := range Formats {
 		out, res := exportAll(t, dir, f, nil)
-		if len(res.Gaps) != 1 || res.Gaps[0] != (Gap{8, 8 + 1234, "not logged (disk full)"}) {
+		if len(res.Gaps) != 1 || res.Gaps[0] != (outlog.Gap{Start: 8, End: 8 + 1234, Reason: "not logged (disk full)"}) {
 			t.Fatalf("%s: gaps %+v", f, res.Gaps)
 		}
 		switch f {

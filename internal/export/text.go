@@ -55,9 +55,9 @@ func (r *run) screen(w io.Writer) (err error) {
 			if err := write(c.Offset, nil); err != nil {
 				return err
 			}
-			line := GapOf(c).Line()
+			line := outlog.GapOf(c).Line()
 			gaps = append(gaps, line)
-			scr.Write(ScreenBytes(line))
+			scr.Write(outlog.ScreenBytes(line))
 		}
 		return nil
 	})

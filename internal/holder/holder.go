@@ -38,6 +38,7 @@ import (
 	"termkeep/internal/outlog"
 	"termkeep/internal/peercred"
 	"termkeep/internal/rawio"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -81,13 +82,6 @@ type Ready struct {
 	Start uint64 `json:"start"`
 	Error string `json:"error,omitempty"`
 }
-
-// File names inside a session directory.
-const (
-	SocketFile = "holder.sock"
-	LogDir     = "log"
-	LogFile    = "holder.log"
-)
 
 // logTimeEvery spaces the output log's Time records while output flows:
 // a replay's moment, and an export's event times, are then within 100 ms
@@ -145,7 +139,7 @@ type holder struct {
 	metaMu sync.Mutex // serializes writes of meta.json
 
 	mu         sync.Mutex // guards the fields below
-	meta       Meta
+	meta       sessiondir.Meta
 	closing    bool      // a Close frame arrived: the end is on purpose
 	exited     bool      // child reaped and its output drained
 	exitFrame  wire.Exit // valid once exited
@@ -187,7 +181,7 @@ func start(spec Spec) (*holder, error) {
 	if err := os.MkdirAll(spec.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("holder: create session dir: %w", err)
 	}
-	logf, err := os.OpenFile(filepath.Join(spec.Dir, LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	logf, err := os.OpenFile(filepath.Join(spec.Dir, sessiondir.LogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("holder: open holder log: %w", err)
 	}
@@ -207,7 +201,7 @@ func start(spec Spec) (*holder, error) {
 	case "never":
 		opts.Sync = outlog.SyncNever
 	}
-	h.out, err = outlog.Open(filepath.Join(spec.Dir, LogDir), opts)
+	h.out, err = outlog.Open(filepath.Join(spec.Dir, sessiondir.LogDir), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +212,7 @@ func start(spec Spec) (*holder, error) {
 	// A holder that ended while its log was stopped (a full disk) may not
 	// have recorded the last gap; its meta.json has the true end. Offsets
 	// that viewers saw are never handed out again.
-	if old, err := ReadMeta(spec.Dir); err == nil && old.End > h.out.End() {
+	if old, err := sessiondir.ReadMeta(spec.Dir); err == nil && old.End > h.out.End() {
 		if err := h.out.Skip(old.End, "not logged"); err != nil {
 			h.log.Warn("record the unlogged end of the previous run", "end", old.End, "err", err)
 		}
@@ -230,7 +224,7 @@ func start(spec Spec) (*holder, error) {
 
 	// Listen before starting the child so that a server can connect the moment
 	// it learns the pid.
-	sock := filepath.Join(spec.Dir, SocketFile)
+	sock := filepath.Join(spec.Dir, sessiondir.SocketFile)
 	os.Remove(sock)
 	old := unix.Umask(0o177)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
@@ -269,13 +263,13 @@ func start(spec Spec) (*holder, error) {
 	// reads it, and writing meta.json (an fsync) takes a while.
 	h.readDone = make(chan struct{})
 	go func() { h.readPty(); close(h.readDone) }()
-	h.meta = Meta{
+	h.meta = sessiondir.Meta{
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
 		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
 		EnvPolicy: spec.EnvPolicy,
 	}
-	if err := WriteMeta(spec.Dir, h.meta); err != nil {
+	if err := sessiondir.WriteMeta(spec.Dir, h.meta); err != nil {
 		h.log.Error("write meta", "err", err)
 	}
 	return h, nil
@@ -327,7 +321,7 @@ func (h *holder) run() int {
 		h.log.Error("sync output log", "err", err)
 	}
 	h.metaMu.Lock()
-	if err := WriteMeta(h.spec.Dir, meta); err != nil {
+	if err := sessiondir.WriteMeta(h.spec.Dir, meta); err != nil {
 		h.log.Error("write meta", "err", err)
 	}
 	h.metaMu.Unlock()
@@ -383,11 +377,12 @@ func (h *holder) readPty() {
 	buf := make([]byte, 64<<10)
 	for {
 		h.relay.wait()
-		n, err := rawio.ReadLocked(h.ptmxRC, buf, &h.ptyMu)
+		h.ptyMu.Lock()
+		n, err := rawio.ReadHolding(h.ptmxRC, buf, &h.ptyMu) // lets go of ptyMu while it waits
 		if n > 0 {
 			h.logOutput(buf[:n])
-			h.ptyMu.Unlock()
 		}
+		h.ptyMu.Unlock()
 		if err != nil {
 			return // EIO: no process holds the pty any more; or drain's deadline
 		}
@@ -597,7 +592,7 @@ func (h *holder) saveMeta() {
 	h.mu.Lock()
 	meta := h.meta
 	h.mu.Unlock()
-	if err := WriteMeta(h.spec.Dir, meta); err != nil {
+	if err := sessiondir.WriteMeta(h.spec.Dir, meta); err != nil {
 		h.log.Warn("write meta", "err", err)
 	}
 }
@@ -786,7 +781,7 @@ func (u *upstream) forward(from uint64) {
 	// pace the pty's reader by it (relay.go). (A replaced connection's
 	// Release may briefly undo its successor's Hold, which the successor's
 	// next frame restores.)
-	h.relay.sent(from)
+	h.relay.sent(from, time.Now())
 	defer h.out.Release()
 	// Frames are read from the log straight into place behind their
 	// header (no copy), in a buffer whose pages a burst touched go back
@@ -841,7 +836,7 @@ func (u *upstream) forward(from uint64) {
 			if u.send(func(w *wire.Writer) error { return w.OutputInPlace(off, frame[:wire.OutputHeaderSize+n]) }) != nil {
 				return
 			}
-			h.relay.sent(off + uint64(n))
+			h.relay.sent(off+uint64(n), time.Now())
 		case errors.Is(err, outlog.ErrCompacted):
 			first := h.out.First()
 			if u.send(func(w *wire.Writer) error { return w.Gap(off, first) }) != nil {

@@ -26,34 +26,52 @@ import (
 // Read reads once from a non-blocking descriptor into p, waiting in the
 // poller while there is nothing to read. It returns io.EOF at the end and
 // the RawConn's error (a deadline, a closed file) while waiting.
-func Read(rc syscall.RawConn, p []byte) (int, error) { return ReadLocked(rc, p, nil) }
+func Read(rc syscall.RawConn, p []byte) (int, error) { return read1(rc, p, nil) }
 
-// ReadLocked is Read that holds mu (unless nil) during each try to read and
-// returns with mu still held when it read something (n > 0), so that what
-// the caller does with the bytes happens before another reader of the same
-// descriptor (TryRead under mu) reads the next ones. It never holds mu
-// while it waits.
-func ReadLocked(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
+// ReadHolding is Read for a descriptor that another goroutine also reads,
+// with TryRead under mu: whoever reads a chunk deals with it before the
+// other can read the next one, so chunks are handled in the order read.
+// The caller holds mu when it calls ReadHolding and holds it again when
+// ReadHolding returns, whatever it returns; ReadHolding lets go of mu only
+// while it waits in the poller, as sync.Cond.Wait does:
+//
+//	mu.Lock()
+//	n, err := rawio.ReadHolding(rc, buf, &mu)
+//	handle(buf[:n]) // before anyone reads on
+//	mu.Unlock()
+func ReadHolding(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
+	return read1(rc, p, mu)
+}
+
+// read1 is Read, and with mu ReadHolding: mu is held on entry and on
+// return, and released across each wait.
+func read1(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	var n int
 	var err error
+	released := false
 	werr := rc.Read(func(fd uintptr) bool {
-		if mu != nil {
+		if released {
 			mu.Lock()
+			released = false
 		}
 		for {
 			n, err = read(fd, p)
 			if err == syscall.EINTR {
 				continue
 			}
-			if mu != nil && (err != nil || n == 0) {
+			if err == syscall.EAGAIN && mu != nil {
 				mu.Unlock()
+				released = true
 			}
 			return err != syscall.EAGAIN
 		}
 	})
+	if released {
+		mu.Lock()
+	}
 	if werr != nil {
 		return 0, werr
 	}

@@ -184,9 +184,10 @@ func socketPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
 	return ends[0], ends[1]
 }
 
-// ReadLocked never holds its mutex while it waits, and returns holding it
-// when it read bytes; TryRead never waits, and reads what is there.
-func TestReadLockedAndTryRead(t *testing.T) {
+// ReadHolding holds its caller's mutex on return, whatever it returns,
+// and lets go of it only while it waits; TryRead never waits, and reads
+// what is there.
+func TestReadHoldingAndTryRead(t *testing.T) {
 	c, s := socketPair(t)
 	src, _ := s.SyscallConn()
 	buf := make([]byte, 64)
@@ -198,14 +199,22 @@ func TestReadLockedAndTryRead(t *testing.T) {
 		n   int
 		err error
 	}
-	done := make(chan res, 1)
-	go func() {
-		n, err := ReadLocked(src, buf, &mu)
-		done <- res{n, err}
-	}()
-	time.Sleep(50 * time.Millisecond) // the reader waits in the poller
-	if !mu.TryLock() {
-		t.Fatal("ReadLocked holds its mutex while it waits")
+	readHolding := func() <-chan res {
+		done := make(chan res, 1)
+		go func() {
+			n, err := ReadHolding(src, buf, &mu)
+			done <- res{n, err}
+		}()
+		return done
+	}
+	// Only ReadHolding, waiting in the poller, can let go of the mutex the
+	// caller holds.
+	mu.Lock()
+	done := readHolding()
+	for deadline := time.Now().Add(10 * time.Second); !mu.TryLock(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("ReadHolding holds its mutex while it waits")
+		}
 	}
 	// Under the mutex another reader takes what arrives first.
 	c.Write([]byte("first"))
@@ -224,13 +233,39 @@ func TestReadLockedAndTryRead(t *testing.T) {
 	c.Write([]byte("second"))
 	r := <-done
 	if r.err != nil || string(buf[:r.n]) != "second" {
-		t.Fatalf("ReadLocked: %q %v, want \"second\"", buf[:r.n], r.err)
+		t.Fatalf("ReadHolding: %q %v, want \"second\"", buf[:r.n], r.err)
 	}
-	if mu.TryLock() {
-		t.Fatal("ReadLocked returned bytes without holding its mutex")
+	held := func(what string) {
+		t.Helper()
+		if mu.TryLock() {
+			t.Fatalf("ReadHolding returned %s without holding its mutex", what)
+		}
+		mu.Unlock()
 	}
-	mu.Unlock()
+	held("bytes")
+
+	// Bytes already there: read at once, the mutex held throughout.
+	c.Write([]byte("third"))
+	mu.Lock()
+	if r := <-readHolding(); r.err != nil || string(buf[:r.n]) != "third" {
+		t.Fatalf("ReadHolding: %q %v, want \"third\"", buf[:r.n], r.err)
+	}
+	held("bytes that were there")
+
+	// A deadline while waiting, and the end, return holding it too.
+	s.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	mu.Lock()
+	if r := <-readHolding(); !errors.Is(r.err, os.ErrDeadlineExceeded) {
+		t.Fatalf("ReadHolding past the deadline: %d %v", r.n, r.err)
+	}
+	held("the deadline")
+	s.SetReadDeadline(time.Time{})
 	c.Close()
+	mu.Lock()
+	if r := <-readHolding(); r.n != 0 || r.err != io.EOF {
+		t.Fatalf("ReadHolding after the peer closed: %d %v, want EOF", r.n, r.err)
+	}
+	held("EOF")
 	if n, err := TryRead(src, buf); n != 0 || err != io.EOF {
 		t.Fatalf("TryRead after the peer closed: %d %v, want EOF", n, err)
 	}

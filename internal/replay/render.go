@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"time"
 
-	"termkeep/internal/export"
 	"termkeep/internal/outlog"
 	"termkeep/internal/screen"
 )
@@ -133,7 +132,7 @@ func (f *feeder) chunk(c outlog.Chunk) error {
 	case outlog.ChunkData:
 		f.scr.Write(c.Data)
 	case outlog.ChunkGap:
-		f.scr.Write(export.ScreenBytes(export.GapOf(c).Line()))
+		f.scr.Write(outlog.ScreenBytes(outlog.GapOf(c).Line()))
 	}
 	if !c.Time.IsZero() {
 		f.last = c.Time

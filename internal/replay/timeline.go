@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"termkeep/internal/export"
 	"termkeep/internal/outlog"
 )
 
@@ -127,7 +126,7 @@ func (st *scan) chunk(c outlog.Chunk) error {
 	case outlog.ChunkGap:
 		st.banner = nil
 		st.marks.reset()
-		st.add(Marker{Kind: KindGap, Offset: c.Offset, End: c.End, Time: c.Time, Label: export.GapOf(c).Reason})
+		st.add(Marker{Kind: KindGap, Offset: c.Offset, End: c.End, Time: c.Time, Label: outlog.GapOf(c).Reason})
 	}
 	return nil
 }

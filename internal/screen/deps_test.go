@@ -1,39 +1,23 @@
 package screen
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"termkeep/internal/deptest"
 )
 
 // TestDeps keeps the screen model a pure state machine: no I/O, no
 // goroutines, no clock, nothing of the network or the registry (its
 // dependencies are linked into the holder and every tool).
 func TestDeps(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool")
-	}
-	out, err := exec.Command(goTool, "list", "-deps", "termkeep/internal/screen").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	forbidden := map[string]string{
+	deptest.Forbid(t, "termkeep/internal/screen", map[string]string{
 		"net":          "the screen model does no I/O",
 		"net/http":     "the screen model does no I/O",
 		"database/sql": "the registry is the store's business",
 		"os/exec":      "the screen model starts no processes",
 		"os/signal":    "the screen model handles no signals",
-	}
-	for _, p := range strings.Fields(string(out)) {
-		if why, ok := forbidden[p]; ok {
-			t.Errorf("screen depends on %s: %s", p, why)
-		}
-	}
-	out, err = exec.Command(goTool, "list", "-f", `{{join .Imports " "}}`, "termkeep/internal/screen").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	})
 	direct := map[string]string{
 		"os":      "no files, no environment",
 		"io":      "bytes come in through Write only",
@@ -45,7 +29,7 @@ func TestDeps(t *testing.T) {
 	}
 	// sync is allowed for its Pool alone: scratch buffers shared by every
 	// screen (scrollback.go), which live in many goroutines.
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range deptest.Imports(t, "termkeep/internal/screen") {
 		if why, ok := direct[p]; ok {
 			t.Errorf("screen imports %s: %s", p, why)
 		}

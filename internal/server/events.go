@@ -158,13 +158,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	follow := true
-	switch r.URL.Query().Get("follow") {
-	case "", "1", "true":
-	case "0", "false":
-		follow = false
-	default:
-		writeError(w, http.StatusBadRequest, "follow must be 0 or 1")
+	follow, err := queryBool(r, "follow", true)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	flusher, _ := w.(http.Flusher)

@@ -15,9 +15,9 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/export"
-	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
 	"termkeep/internal/session"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
 )
 
@@ -26,7 +26,7 @@ const maxGapsListed = 100
 
 // openLog opens a session's output log read-only.
 func (s *Server) openLog(sess store.Session) (*outlog.Log, error) {
-	l, err := outlog.Open(filepath.Join(s.cfg.StateDir.Session(sess.ID), holder.LogDir), outlog.Options{ReadOnly: true})
+	l, err := outlog.Open(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir), outlog.Options{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("open output log: %w", err)
 	}
@@ -105,7 +105,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, sess store
 	}
 
 	opts := export.Options{Format: format, From: from, To: to, Redactor: red, Title: ref(sess)}
-	if meta, err := holder.ReadMeta(s.cfg.StateDir.Session(sess.ID)); err == nil {
+	if meta, err := sessiondir.ReadMeta(s.cfg.StateDir.Session(sess.ID)); err == nil {
 		opts.Shell = envValue(meta.Env, "SHELL")
 	}
 	ew := &exportWriter{w: w, final: http.Header{

@@ -18,6 +18,7 @@ import (
 
 	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 )
@@ -98,7 +99,7 @@ func FuzzHTTPBodies(f *testing.F) {
 	f.Add(uint8(0), b)
 	f.Add(uint8(3), append([]byte(`{"cwd":"/","env":["A=`), bytes.Repeat([]byte("x"), 3<<20)...))
 
-	ts := newFuzzServer(f)
+	ts := newLiveServer(f)
 	// The harness reaches the end of the road: a good body starts a session.
 	rec := httptest.NewRecorder()
 	ts.srv.http.Handler.ServeHTTP(rec, httptest.NewRequest("POST", "http://termkeep/v1/sessions",
@@ -126,38 +127,39 @@ func FuzzHTTPBodies(f *testing.F) {
 	})
 }
 
-// newFuzzServer starts a server with one ended session, "old", whose
-// holders are safe ones, and a TCP listener.
-func newFuzzServer(f *testing.F) *testServer {
+// newLiveServer starts a server with one ended session, "old", whose
+// holders are safe ones (safeHolder), and a TCP listener. A session made
+// with the command ["__cat"] runs until it is killed.
+func newLiveServer(tb testing.TB) *testServer {
 	d, err := os.MkdirTemp("", "tkf")
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	f.Cleanup(func() { os.RemoveAll(d) })
+	tb.Cleanup(func() { os.RemoveAll(d) })
 	dir := statedir.Dir(d)
 	if err := dir.Ensure(); err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, dir.DB(), nil)
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	old := endedSession("aaaaaaaa", "old")
 	old.Owner = currentUser()
 	if err := st.CreateSession(ctx, old); err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	st.Close()
-	l, err := outlog.Open(filepath.Join(dir.Session(old.ID), holder.LogDir), outlog.Options{})
+	l, err := outlog.Open(filepath.Join(dir.Session(old.ID), sessiondir.LogDir), outlog.Options{})
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	l.Append([]byte("hello\r\n"))
 	l.Close()
 	self, err := os.Executable()
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	logs := &syncBuffer{}
 	srv, err := New(ctx, Config{
@@ -165,11 +167,11 @@ func newFuzzServer(f *testing.F) *testServer {
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), KillGrace: time.Second,
 	})
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	f.Cleanup(func() {
+	tb.Cleanup(func() {
 		// Not Shutdown(true): the safe holders end by themselves, and
 		// killing a holder that just ended would signal its pid, which
 		// the machine may have given to another process meanwhile.
@@ -177,29 +179,29 @@ func newFuzzServer(f *testing.F) *testServer {
 		select {
 		case <-done:
 		case <-time.After(30 * time.Second):
-			f.Error("server did not stop")
+			tb.Error("server did not stop")
 		}
-		metas, _ := filepath.Glob(filepath.Join(dir.SessionsDir(), "*", holder.MetaFile))
+		metas, _ := filepath.Glob(filepath.Join(dir.SessionsDir(), "*", sessiondir.MetaFile))
 		deadline := time.Now().Add(20 * time.Second)
 		for _, p := range metas {
 			for time.Now().Before(deadline) {
-				if m, err := holder.ReadMeta(filepath.Dir(p)); err != nil || m.EndedAt != nil {
+				if m, err := sessiondir.ReadMeta(filepath.Dir(p)); err != nil || m.EndedAt != nil {
 					break
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
 		}
 		if strings.Contains(logs.String(), "panic") {
-			f.Errorf("server log:\n%s", logs.String())
+			tb.Errorf("server log:\n%s", logs.String())
 		}
 	})
 	b, err := os.ReadFile(dir.URL())
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	tok, err := os.ReadFile(dir.Token())
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	return &testServer{dir: dir, srv: srv, logs: logs, done: done,
 		base: strings.TrimSuffix(strings.TrimSpace(string(b)), "/"), token: strings.TrimSpace(string(tok))}

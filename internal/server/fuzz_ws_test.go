@@ -43,7 +43,7 @@ func FuzzWSFrames(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	ts := newFuzzServer(f)
+	ts := newLiveServer(f)
 	rec := httptest.NewRecorder()
 	ts.srv.http.Handler.ServeHTTP(rec, httptest.NewRequest("POST", "http://termkeep/v1/sessions",
 		strings.NewReader(`{"name":"live","cwd":"/","command":["__cat"]}`)))

@@ -146,7 +146,8 @@ func (g *gateway) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions", g.handleCreate)
 	mux.HandleFunc("GET /api/sessions/{ref}", s.withSession(s.handleGet))
 	mux.HandleFunc("PATCH /api/sessions/{ref}", s.withSession(g.handleRename))
-	mux.HandleFunc("DELETE /api/sessions/{ref}", s.withSession(g.handleClose))
+	mux.HandleFunc("POST /api/sessions/{ref}/kill", s.withSession(s.handleKill))
+	mux.HandleFunc("DELETE /api/sessions/{ref}", s.withSession(s.handleRemove))
 	mux.HandleFunc("POST /api/sessions/{ref}/restore", s.withSession(s.handleRestore))
 	mux.HandleFunc("GET /api/sessions/{ref}/grep", s.withSession(s.handleGrep))     // export.go
 	mux.HandleFunc("GET /api/sessions/{ref}/replay", s.withSession(s.handleReplay)) // replay.go
@@ -231,35 +232,6 @@ func (g *gateway) handleRename(w http.ResponseWriter, r *http.Request, sess stor
 		}
 		g.s.events.emit(store.EventSessionRenamed, sess.ID, map[string]any{"from": sess.Name, "to": name})
 		h.SetName(name) // for meta.json, which termkeep doctor --rebuild reads
-	}
-	got, err := g.s.store.Session(r.Context(), sess.ID)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, g.s.view(got, h))
-}
-
-// handleClose is DELETE /api/sessions/{ref}: it ends the session (SIGHUP,
-// then SIGKILL after the grace period), which then stays listed as closed;
-// with ?remove=1 it also removes it and its data, as `termkeep rm --force`.
-func (g *gateway) handleClose(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	switch r.URL.Query().Get("remove") {
-	case "", "0", "false":
-	case "1", "true":
-		if status, err := g.s.remove(r.Context(), sess, h, true); err != nil {
-			writeError(w, status, "%v", err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-		return
-	default:
-		writeError(w, http.StatusBadRequest, "remove must be 0 or 1")
-		return
-	}
-	if err := g.s.kill(h); err != nil {
-		writeError(w, http.StatusGatewayTimeout, "%v", err)
-		return
 	}
 	got, err := g.s.store.Session(r.Context(), sess.ID)
 	if err != nil {

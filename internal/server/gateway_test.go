@@ -21,8 +21,8 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
-	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -106,7 +106,7 @@ func newTestServerWith(t *testing.T, listen string, tune func(*Config), sessions
 				t.Fatal(err)
 			}
 			// Every session has an output log; this one printed a line.
-			l, err := outlog.Open(filepath.Join(dir.Session(s.ID), holder.LogDir), outlog.Options{})
+			l, err := outlog.Open(filepath.Join(dir.Session(s.ID), sessiondir.LogDir), outlog.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -418,13 +418,13 @@ func TestREST(t *testing.T) {
 	expectJSONError(t, ts.do("POST", "/api/sessions", "bearer", map[string]any{"cwd": "/no/such/dir"}), 400, "does not exist")
 	expectJSONError(t, ts.do("POST", "/api/sessions", "bearer", map[string]any{"name": "other", "cwd": "/"}), 409, "already exists")
 
-	// Close an ended session: it stays listed as it was.
-	json.Unmarshal(expectStatus(t, ts.do("DELETE", "/api/sessions/new", "bearer", nil), 200), &got)
+	// Kill an ended session: it stays listed as it was. Then remove it.
+	json.Unmarshal(expectStatus(t, ts.do("POST", "/api/sessions/new/kill", "bearer", nil), 200), &got)
 	if got.State != "exited" {
-		t.Errorf("closing an ended session changed it: %+v", got)
+		t.Errorf("killing an ended session changed it: %+v", got)
 	}
-	expectJSONError(t, ts.do("DELETE", "/api/sessions/new?remove=maybe", "bearer", nil), 400, "remove")
-	expectStatus(t, ts.do("DELETE", "/api/sessions/new?remove=1", "bearer", nil), 204)
+	expectJSONError(t, ts.do("DELETE", "/api/sessions/new?force=maybe", "bearer", nil), 400, "force")
+	expectStatus(t, ts.do("DELETE", "/api/sessions/new", "bearer", nil), 204)
 	expectJSONError(t, ts.do("GET", "/api/sessions/new", "bearer", nil), 404, "new")
 	if _, err := os.Stat(ts.dir.Session("aaaaaaaa")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("session directory after remove: %v", err)
@@ -504,7 +504,7 @@ func TestEventsStream(t *testing.T) {
 	go client.ReadEvents(resp.Body, func(e api.Event) error { streamed <- e; return nil })
 
 	expectStatus(t, ts.do("PATCH", "/api/sessions/old", "bearer", map[string]any{"name": "renamed"}), 200)
-	expectStatus(t, ts.do("DELETE", "/api/sessions/renamed?remove=1", "bearer", nil), 204)
+	expectStatus(t, ts.do("DELETE", "/api/sessions/renamed", "bearer", nil), 204)
 
 	want := []string{store.EventSessionRenamed, store.EventSessionRemoved}
 	var got []api.Event

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"termkeep/internal/api"
-	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
 	"termkeep/internal/session"
 	"termkeep/internal/session/sizepolicy"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -78,6 +78,20 @@ func writeError(w http.ResponseWriter, code int, format string, args ...any) {
 		msg = hidePaths(msg, h.paths)
 	}
 	writeJSON(w, code, api.Error{Error: msg})
+}
+
+// queryBool reads the query parameter name as 0 or 1 (false or true), def
+// when it is absent or empty.
+func queryBool(r *http.Request, name string, def bool) (bool, error) {
+	switch r.URL.Query().Get(name) {
+	case "":
+		return def, nil
+	case "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s must be 0 or 1", name)
 }
 
 func decodeJSON(r *http.Request, v any) error {
@@ -161,7 +175,7 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.
-	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), holder.LogDir)); err == nil {
+	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir)); err == nil {
 		out.First = min(first, out.End)
 	}
 	out.QuietSince = s.quietSince(sess, h) // quiet.go
@@ -332,6 +346,9 @@ func currentUser() string {
 	return strconv.Itoa(os.Getuid())
 }
 
+// handleKill is POST …/sessions/{ref}/kill, on both listeners: it ends the
+// session (SIGHUP, then SIGKILL after the grace period) and answers it once
+// ended; it stays listed as closed. Ending an ended session succeeds.
 func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
 	if err := s.kill(h); err != nil {
 		writeError(w, http.StatusGatewayTimeout, "%v", err)
@@ -345,8 +362,16 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.S
 	writeJSON(w, http.StatusOK, s.view(got, h))
 }
 
+// handleRemove is DELETE …/sessions/{ref}[?force=1], on both listeners: it
+// removes an ended session and its data; a running one only with force,
+// which ends it first.
 func (s *Server) handleRemove(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	if status, err := s.remove(r.Context(), sess, h, r.URL.Query().Get("force") != ""); err != nil {
+	force, err := queryBool(r, "force", false)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if status, err := s.remove(r.Context(), sess, h, force); err != nil {
 		writeError(w, status, "%v", err)
 		return
 	}
@@ -381,7 +406,7 @@ func (s *Server) discard(ctx context.Context, sess store.Session, h *session.Hos
 		return http.StatusInternalServerError, err
 	}
 	s.events.emit(event, sess.ID, detail)
-	if err := shellinit.Forget(filepath.Join(s.cfg.StateDir.Session(sess.ID), HistoryFile), os.Environ()); err != nil {
+	if err := shellinit.Forget(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.HistoryFile), os.Environ()); err != nil {
 		s.log.Warn("remove the session's fish history", "session", sess.ID, "err", err)
 	}
 	if err := os.RemoveAll(s.cfg.StateDir.Session(sess.ID)); err != nil {
@@ -443,7 +468,7 @@ func endedMessage(sess store.Session, e *wire.Exit) string {
 // handleOutput streams the logged bytes from ?from= (default: the oldest
 // retained) up to the session's end at the time of the request.
 func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	l, err := outlog.Open(filepath.Join(s.cfg.StateDir.Session(sess.ID), holder.LogDir), outlog.Options{ReadOnly: true})
+	l, err := outlog.Open(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir), outlog.Options{ReadOnly: true})
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "open output log: %v", err)
 		return

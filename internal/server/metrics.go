@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"termkeep/internal/holder"
 	"termkeep/internal/session"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
 )
 
@@ -304,7 +304,7 @@ func (d *diskUsage) get() (map[string]int64, int64) {
 		if !s.IsDir() {
 			continue
 		}
-		segs, _ := os.ReadDir(filepath.Join(d.dir, s.Name(), holder.LogDir))
+		segs, _ := os.ReadDir(filepath.Join(d.dir, s.Name(), sessiondir.LogDir))
 		var n int64
 		for _, seg := range segs {
 			if !strings.HasSuffix(seg.Name(), ".seg") || !seg.Type().IsRegular() {

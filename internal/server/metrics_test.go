@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 )
@@ -47,7 +47,7 @@ func TestMetricsDiskUsageCached(t *testing.T) {
 	d := diskUsage{dir: dir, now: func() time.Time { return now }}
 	write := func(id, name string, n int) {
 		t.Helper()
-		p := filepath.Join(dir, id, holder.LogDir)
+		p := filepath.Join(dir, id, sessiondir.LogDir)
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			t.Fatal(err)
 		}

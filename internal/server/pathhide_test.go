@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"termkeep/internal/api"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
 )
 
@@ -78,10 +78,10 @@ func TestServerPathsHidden(t *testing.T) {
 	leaks("a user token restoring a session", b)
 	leaks("a user token listing its sessions", expectStatus(t, ts.do("GET", "/api/sessions", "", nil, "Authorization", "Bearer "+userSecret), 200))
 	leaks("a share link reading its session", expectStatus(t, ts.do("GET", "/api/sessions/a1", "", nil, "Authorization", "Bearer "+shareSecret), 200))
-	if err := os.RemoveAll(filepath.Join(ts.dir.Session("a1"), holder.LogDir)); err != nil {
+	if err := os.RemoveAll(filepath.Join(ts.dir.Session("a1"), sessiondir.LogDir)); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(ts.dir.Session("a1"), holder.LogDir), nil, 0o600) // a file where the log directory was
+	os.WriteFile(filepath.Join(ts.dir.Session("a1"), sessiondir.LogDir), nil, 0o600) // a file where the log directory was
 	for _, path := range []string{"/api/sessions/a1/replay", "/api/sessions/a1/replay/screen?at=0"} {
 		resp := ts.do("GET", path, "", nil, "Authorization", "Bearer "+shareSecret)
 		b, _ := io.ReadAll(resp.Body)

@@ -156,6 +156,7 @@ func TestRegistryTokens(t *testing.T) {
 	expectStatus(t, ts.do("GET", "/api/sessions/alices", "", nil, as("alice-ro-secret-0123456789abc")...), 200)
 	expectJSONError(t, ts.do("PATCH", "/api/sessions/alices", "", map[string]any{"name": "x"}, as("alice-ro-secret-0123456789abc")...), 403, "read-only")
 	expectJSONError(t, ts.do("DELETE", "/api/sessions/alices", "", nil, as("alice-ro-secret-0123456789abc")...), 403, "read-only")
+	expectJSONError(t, ts.do("POST", "/api/sessions/alices/kill", "", nil, as("alice-ro-secret-0123456789abc")...), 403, "read-only")
 	// The share link may rename its session (it is not read-only), but
 	// creates nothing.
 	expectStatus(t, ts.do("PATCH", "/api/sessions/alices", "", map[string]any{"name": "renamed"}, as("alice-link-secret-0123456789a")...), 200)

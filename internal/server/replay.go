@@ -315,7 +315,7 @@ func replayStep(c outlog.Chunk) api.ReplayStep {
 		st.Data = c.Data
 	case outlog.ChunkGap:
 		end := c.End
-		st.End, st.Gap = &end, export.GapOf(c).Reason
+		st.End, st.Gap = &end, outlog.GapOf(c).Reason
 	}
 	return st
 }

@@ -15,15 +15,11 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/holder"
 	"termkeep/internal/session"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
 )
-
-// HistoryFile is the name of a session's shell history file in its
-// directory: shell integration appends to it after every command, and a
-// restored shell reads it back.
-const HistoryFile = "history"
 
 // launch is what starting a session's process needs beyond its registry row.
 type launch struct {
@@ -41,7 +37,7 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 	dir := s.cfg.StateDir.Session(sess.ID)
 	argv, env := l.command, l.env
 	if sess.ShellIntegration {
-		a, add, ok, err := shellinit.Setup(argv, dir, filepath.Join(dir, HistoryFile), env)
+		a, add, ok, err := shellinit.Setup(argv, dir, filepath.Join(dir, sessiondir.HistoryFile), env)
 		switch {
 		case err != nil:
 			s.log.Warn("shell integration is off for this session", "session", sess.ID, "err", err)
@@ -136,7 +132,7 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 		return sess, nil, err
 	}
 	dir := s.cfg.StateDir.Session(sess.ID)
-	meta, _ := holder.ReadMeta(dir) // a missing meta.json leaves the registry's view
+	meta, _ := sessiondir.ReadMeta(dir) // a missing meta.json leaves the registry's view
 
 	env = childEnv(policyOf(sess), s.login, env, processEnv(), meta.Env, sess.ID)
 

@@ -34,6 +34,7 @@ import (
 	"termkeep/internal/peercred"
 	"termkeep/internal/session"
 	"termkeep/internal/session/sizepolicy"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -238,9 +239,9 @@ func (s *Server) recover(ctx context.Context) error {
 	// A session directory the registry does not know (a registry restored
 	// from a backup, or lost) still has a holder that may be running: adopt
 	// it from its meta.json rather than leave it unreachable.
-	dirs, _ := filepath.Glob(filepath.Join(s.cfg.StateDir.SessionsDir(), "*", holder.MetaFile))
+	dirs, _ := filepath.Glob(filepath.Join(s.cfg.StateDir.SessionsDir(), "*", sessiondir.MetaFile))
 	for _, p := range dirs {
-		m, err := holder.ReadMeta(filepath.Dir(p))
+		m, err := sessiondir.ReadMeta(filepath.Dir(p))
 		if err != nil || m.ID == "" || known[m.ID] || filepath.Base(filepath.Dir(p)) != m.ID {
 			continue
 		}
@@ -289,7 +290,7 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 		live++
 		// A rename while no server was connected leaves meta.json behind.
-		if m, err := holder.ReadMeta(s.cfg.StateDir.Session(sess.ID)); err == nil && m.Name != sess.Name {
+		if m, err := sessiondir.ReadMeta(s.cfg.StateDir.Session(sess.ID)); err == nil && m.Name != sess.Name {
 			h.SetName(sess.Name)
 		}
 	}
@@ -481,7 +482,7 @@ func (s *Server) kill(h *session.Host) error {
 		// The holder is unreachable right now: ask its process directly; it
 		// closes the session gracefully on SIGTERM.
 		// Only when that pid is still a holder: pids are reused.
-		if m, merr := holder.ReadMeta(s.cfg.StateDir.Session(h.ID)); merr == nil && m.HolderPid > 0 && holder.IsHolder(m.HolderPid) {
+		if m, merr := sessiondir.ReadMeta(s.cfg.StateDir.Session(h.ID)); merr == nil && m.HolderPid > 0 && holder.IsHolder(m.HolderPid) {
 			unix.Kill(m.HolderPid, unix.SIGTERM)
 		}
 	}

@@ -25,11 +25,11 @@ import (
 	"syscall"
 	"time"
 
-	"termkeep/internal/holder"
 	"termkeep/internal/outlog"
 	"termkeep/internal/rawio"
 	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/session/window"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/termq"
 	"termkeep/internal/wire"
 )
@@ -169,7 +169,7 @@ func (h *Host) Info() Info {
 // outlog opens the read-only log view lazily.
 func (h *Host) outlog() (*outlog.Log, error) {
 	h.ologOnce.Do(func() {
-		h.olog, h.ologErr = outlog.Open(filepath.Join(h.dir, holder.LogDir), outlog.Options{ReadOnly: true})
+		h.olog, h.ologErr = outlog.Open(filepath.Join(h.dir, sessiondir.LogDir), outlog.Options{ReadOnly: true})
 	})
 	return h.olog, h.ologErr
 }
@@ -259,7 +259,7 @@ func (u *holderConn) send(fn func(*wire.Writer) error) error {
 
 func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
 	var welcome wire.Welcome
-	sock := filepath.Join(dir, holder.SocketFile)
+	sock := filepath.Join(dir, sessiondir.SocketFile)
 	c, err := net.DialTimeout("unix", sock, 5*time.Second)
 	if err != nil {
 		return nil, welcome, fmt.Errorf("session: dial holder: %w", err)
@@ -460,7 +460,7 @@ func (b *bufferedConn) Read(p []byte) (int, error) {
 func (h *Host) reconnect() {
 	delay := 50 * time.Millisecond
 	for attempt := 0; attempt < 20; attempt++ {
-		if m, err := holder.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
+		if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
 			h.finish(exitFromMeta(m))
 			return
 		}
@@ -475,7 +475,7 @@ func (h *Host) reconnect() {
 		delay = min(delay*2, time.Second)
 	}
 	// One last look: the holder may have written its exit while we retried.
-	if m, err := holder.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
+	if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
 		h.finish(exitFromMeta(m))
 		return
 	}
@@ -491,7 +491,7 @@ func (h *Host) interrupted() wire.Exit {
 		end = l.End()
 	}
 	pid := 0
-	if m, err := holder.ReadMeta(h.dir); err == nil {
+	if m, err := sessiondir.ReadMeta(h.dir); err == nil {
 		pid = m.HolderPid
 	}
 	return wire.Exit{
@@ -502,7 +502,7 @@ func (h *Host) interrupted() wire.Exit {
 
 // holderAlive reports whether the holder process recorded in meta.json runs.
 func (h *Host) holderAlive() bool {
-	m, err := holder.ReadMeta(h.dir)
+	m, err := sessiondir.ReadMeta(h.dir)
 	if err != nil || m.HolderPid <= 0 {
 		return false
 	}
@@ -514,7 +514,7 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-func exitFromMeta(m holder.Meta) wire.Exit {
+func exitFromMeta(m sessiondir.Meta) wire.Exit {
 	e := wire.Exit{State: "exited", ExitCode: m.ExitCode, Signal: m.Signal, End: m.End}
 	if m.Closed {
 		e.State = "closed"
@@ -526,7 +526,7 @@ func exitFromMeta(m holder.Meta) wire.Exit {
 // live connection: ended (from meta.json) or interrupted. It is used when the
 // holder cannot be reached at start.
 func (h *Host) Resolve() wire.Exit {
-	if m, err := holder.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
+	if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
 		return exitFromMeta(m)
 	}
 	return h.interrupted()

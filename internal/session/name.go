@@ -1,7 +1,7 @@
 package session
 
 import (
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -16,7 +16,7 @@ const nameVersion = 2
 // the name it started with. The server calls it after a rename and when it
 // finds meta.json behind the registry.
 func (h *Host) SetName(name string) bool {
-	if m, err := holder.ReadMeta(h.dir); err != nil || m.Version < nameVersion || m.EndedAt != nil {
+	if m, err := sessiondir.ReadMeta(h.dir); err != nil || m.Version < nameVersion || m.EndedAt != nil {
 		return false
 	}
 	h.mu.Lock()

@@ -1,19 +1,16 @@
 package session
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"termkeep/internal/deptest"
 )
 
 // TestPureParts keeps the host's deciding parts free of what the host
 // itself does: they take the time as an argument and leave sockets, files,
 // goroutines and locks to the host, so that a table test sees all they do.
 func TestPureParts(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool")
-	}
 	// Direct imports only: fmt alone links os in.
 	forbidden := map[string]string{
 		"os":        "files are the host's",
@@ -32,11 +29,7 @@ func TestPureParts(t *testing.T) {
 		"termkeep/internal/session/sizepolicy",
 		"termkeep/internal/termq",
 	} {
-		out, err := exec.Command(goTool, "list", "-f", `{{join .Imports " "}}`, pkg).Output()
-		if err != nil {
-			t.Fatalf("go list %s: %v", pkg, err)
-		}
-		for _, p := range strings.Fields(string(out)) {
+		for _, p := range deptest.Imports(t, pkg) {
 			if why, ok := forbidden[p]; ok {
 				t.Errorf("%s imports %s: %s", pkg, p, why)
 			}

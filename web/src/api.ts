@@ -258,8 +258,10 @@ export const api = {
   /** restore starts a new process in an ended session, where it was. */
   restore: (id: string) =>
     call<{ session: Session; notices?: string[] }>('POST', `/api/sessions/${encodeURIComponent(id)}/restore`),
-  /** close ends the session and removes it with its output log. */
-  close: (id: string) => call<void>('DELETE', `/api/sessions/${encodeURIComponent(id)}?remove=1`),
+  /** kill ends the session (SIGHUP, then SIGKILL); it stays listed as closed. */
+  kill: (id: string) => call<Session>('POST', `/api/sessions/${encodeURIComponent(id)}/kill`),
+  /** remove removes an ended session with its output log (409 for a running one). */
+  remove: (id: string) => call<void>('DELETE', `/api/sessions/${encodeURIComponent(id)}`),
 };
 
 /** BrowserSession is a browser signed in with a credential of its own (never the credential). */

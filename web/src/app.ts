@@ -432,7 +432,11 @@ export class App {
       }
     }
     try {
-      await api.close(id);
+      // Ending and removing are two calls, as for `termkeep kill` and
+      // `termkeep rm`: a session this page saw ended is not ended again,
+      // so one restored elsewhere meanwhile is refused (409), not killed.
+      if (running) await api.kill(id);
+      await api.remove(id);
     } catch (e) {
       if (!(e instanceof ApiError && e.status === 404)) {
         this.toast(`Could not close the session: ${(e as Error).message}`);

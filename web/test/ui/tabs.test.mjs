@@ -1,7 +1,8 @@
 // Tabs: a reload brings back the same tabs, processes and output (each line
 // once); tab names, order and the active tab survive it; sessions made
 // elsewhere appear; closing the page never ends a session, the tab's close
-// button does, after a confirmation.
+// button does, after a confirmation (kill, then remove: the API's two
+// calls); on an ended session it removes it at once.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -133,6 +134,16 @@ test('sessions made elsewhere appear live; exits show their status', async () =>
   }
 });
 
+/** changes records the calls a page makes that change a session: "METHOD /path". */
+function changes(page) {
+  const seen = [];
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (r.method() !== 'GET' && u.pathname.startsWith('/api/sessions/')) seen.push(`${r.method()} ${u.pathname}${u.search}`);
+  });
+  return seen;
+}
+
 test('closing the page keeps the session; the close button ends it after a confirmation', async () => {
   const s = await Server.start();
   const ctx = await browser.newContext({ viewport: { width: 1100, height: 650 } });
@@ -149,6 +160,7 @@ test('closing the page keeps the session; the close button ends it after a confi
     assert.ok(alive(pid));
 
     p = await open(ctx, s, { tabs: 1 });
+    const calls = changes(p);
     await waitText(p, /^pid=\d+$/);
     await p.click(`.tab[data-id="${made.id}"] .tab-close`);
     await p.locator('#dialog').waitFor({ state: 'visible' });
@@ -167,6 +179,22 @@ test('closing the page keeps the session; the close button ends it after a confi
     await waitFor(() => !alive(pid), { what: `pid ${pid} to end` });
     const all = await s.api('GET', '/api/sessions');
     assert.equal(all.length, 0, 'the closed session is gone');
+    assert.deepEqual(calls, [`POST /api/sessions/${made.id}/kill`, `DELETE /api/sessions/${made.id}`], 'a running session is ended, then removed');
+
+    // An ended session's close button asks nothing: it removes it.
+    const ended = await newSession(s, 'ended');
+    await p.locator(`.tab[data-id="${ended.id}"]`).waitFor();
+    await p.click(`.tab[data-id="${ended.id}"]`);
+    await ready(p, 1);
+    await p.click('.term-host:not([hidden])');
+    await typeLine(p, 'exit 4');
+    await waitFor(async () => (await tabs(p)).find((t) => t.id === ended.id)?.badge === 'exited 4', { what: 'the exited badge' });
+    calls.length = 0;
+    await p.click(`.tab[data-id="${ended.id}"] .tab-close`);
+    await waitFor(async () => (await tabs(p)).length === 0, { what: 'the ended tab to close' });
+    assert.equal(await p.locator('#dialog').isVisible(), false, 'no confirmation for an ended session');
+    assert.deepEqual(calls, [`DELETE /api/sessions/${ended.id}`], 'an ended session is only removed');
+    assert.equal((await s.api('GET', '/api/sessions')).length, 0, 'the ended session is gone');
   } finally {
     await ctx.close();
     await s.stop();

@@ -1,4 +1,9 @@
-package holder
+// Package sessiondir is the layout of one session's directory,
+// <state>/sessions/<id>: the names of the files in it, and its meta.json,
+// which the holder writes and the server, termkeep doctor and the tools
+// read. It depends on nothing of theirs, so that each of them can read a
+// session's directory without linking in the others.
+package sessiondir
 
 import (
 	"encoding/json"
@@ -43,18 +48,24 @@ type Meta struct {
 	End uint64 `json:"end,omitempty"`
 }
 
-// MetaFile is the name of the meta file in a session directory.
-const MetaFile = "meta.json"
+// The files of a session directory.
+const (
+	MetaFile    = "meta.json"   // Meta, written by the holder
+	SocketFile  = "holder.sock" // the holder's socket, which the server dials
+	LogDir      = "log"         // the output log (package outlog)
+	LogFile     = "holder.log"  // the holder's own log: its errors and warnings
+	HistoryFile = "history"     // the shell's history: shell integration appends to it after every command, and a restored shell reads it back
+)
 
 // ReadMeta reads dir/meta.json.
 func ReadMeta(dir string) (Meta, error) {
 	var m Meta
 	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
 	if err != nil {
-		return m, fmt.Errorf("holder: read meta: %w", err)
+		return m, fmt.Errorf("sessiondir: read meta: %w", err)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("holder: decode %s: %w", filepath.Join(dir, MetaFile), err)
+		return m, fmt.Errorf("sessiondir: decode %s: %w", filepath.Join(dir, MetaFile), err)
 	}
 	return m, nil
 }
@@ -65,10 +76,10 @@ func ReadMeta(dir string) (Meta, error) {
 func WriteMeta(dir string, m Meta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return fmt.Errorf("holder: encode meta: %w", err)
+		return fmt.Errorf("sessiondir: encode meta: %w", err)
 	}
 	if err := atomicfile.Write(filepath.Join(dir, MetaFile), append(b, '\n'), true); err != nil {
-		return fmt.Errorf("holder: %w", err)
+		return fmt.Errorf("sessiondir: %w", err)
 	}
 	return nil
 }
