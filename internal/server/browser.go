@@ -250,8 +250,10 @@ func (s *Server) handleBrowserRevoke(w http.ResponseWriter, r *http.Request) {
 // tracked under (tokenConns), apart from the token it was made from.
 func browserConnKey(id string) string { return "browser:" + id }
 
-// browserLabel is a User-Agent made fit to show in a list: printable,
-// at most maxLabel characters.
+// browserLabel names a sign-in's browser for the list people revoke from:
+// "Chrome 156 on Linux" rather than the whole User-Agent, which reads alike
+// for every browser. A User-Agent it cannot read is kept, printable and at
+// most maxLabel characters.
 func browserLabel(ua string) string {
 	ua = strings.Map(func(r rune) rune {
 		if !unicode.IsPrint(r) {
@@ -259,8 +261,58 @@ func browserLabel(ua string) string {
 		}
 		return r
 	}, ua)
+	if name, ok := readUserAgent(ua); ok && len(name) <= maxLabel {
+		return name
+	}
 	if r := []rune(ua); len(r) > maxLabel {
 		ua = string(r[:maxLabel-1]) + "…"
 	}
 	return ua
+}
+
+// readUserAgent finds the browser, its major version and the system in a
+// User-Agent. The order matters: Edge and Opera also say Chrome, Chrome
+// also says Safari, and every browser on an iPhone says Mac OS X.
+func readUserAgent(ua string) (string, bool) {
+	version := func(token string) string {
+		i := strings.Index(ua, token)
+		if i < 0 {
+			return ""
+		}
+		v := ua[i+len(token):]
+		if j := strings.IndexAny(v, ". ;)"); j >= 0 {
+			v = v[:j]
+		}
+		return v
+	}
+	var browser string
+	for _, b := range []struct{ token, name string }{
+		{"Edg/", "Edge"}, {"OPR/", "Opera"}, {"Firefox/", "Firefox"}, {"FxiOS/", "Firefox"},
+		{"CriOS/", "Chrome"}, {"HeadlessChrome/", "Chrome (headless)"}, {"Chromium/", "Chromium"}, {"Chrome/", "Chrome"},
+	} {
+		if v := version(b.token); v != "" {
+			browser = b.name + " " + v
+			break
+		}
+	}
+	if browser == "" && strings.Contains(ua, "Safari/") {
+		browser = strings.TrimSpace("Safari " + version("Version/"))
+	}
+	if browser == "" {
+		return "", false
+	}
+	system := ""
+	for _, o := range []struct{ token, name string }{
+		{"iPhone", "iPhone"}, {"iPad", "iPad"}, {"Android", "Android"}, {"CrOS", "ChromeOS"},
+		{"Windows", "Windows"}, {"Mac OS X", "macOS"}, {"Linux", "Linux"},
+	} {
+		if strings.Contains(ua, o.token) {
+			system = o.name
+			break
+		}
+	}
+	if system == "" {
+		return browser, true
+	}
+	return browser + " on " + system, true
 }

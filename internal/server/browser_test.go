@@ -308,3 +308,27 @@ func FuzzWSAuth(f *testing.F) {
 		}
 	})
 }
+
+func TestBrowserLabel(t *testing.T) {
+	for _, tc := range []struct{ ua, want string }{
+		{"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.8078.73 Safari/537.36", "Chrome (headless) 156 on Linux"},
+		{"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36", "Chrome 131 on Linux"},
+		{"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.86", "Edge 131 on Windows"},
+		{"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_7_1) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15", "Safari 18 on macOS"},
+		{"Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1", "Safari 18 on iPhone"},
+		{"Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/131.0.6778.73 Mobile/15E148 Safari/604.1", "Chrome 131 on iPhone"},
+		{"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.6778.81 Mobile Safari/537.36", "Chrome 131 on Android"},
+		{"Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0", "Firefox 133 on Linux"},
+		{"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 OPR/116.0.0.0", "Opera 116 on Windows"},
+		// Unknown, hostile or empty: kept printable and short.
+		{"curl/8.5.0", "curl/8.5.0"},
+		{"", ""},
+		{"evil\x1b[31m\x00agent", "evil[31magent"},
+		{strings.Repeat("x", 200), strings.Repeat("x", maxLabel-1) + "…"},
+		{"Chrome/" + strings.Repeat("9", 300), "Chrome/" + strings.Repeat("9", maxLabel-8) + "…"},
+	} {
+		if got := browserLabel(tc.ua); got != tc.want {
+			t.Errorf("browserLabel(%q) = %q, want %q", tc.ua, got, tc.want)
+		}
+	}
+}

@@ -846,6 +846,7 @@ export class App {
       `This link would sign you in as ${describe(link)}. This browser is signed in as ${describe(now)}. Switch to the link's access, or keep the current one?`,
       'Switch',
       'Keep current',
+      true,
     );
   }
 
@@ -1117,7 +1118,9 @@ export class App {
     else el.textContent = `${index + 1} of ${count}`;
   }
 
-  private confirm(title: string, text: string, ok: string, cancel = 'Cancel'): Promise<boolean> {
+  /** confirm asks a question; safe puts the focus on cancel, for a question
+   *  a page of another site can make the browser ask (Enter must not say yes). */
+  private confirm(title: string, text: string, ok: string, cancel = 'Cancel', safe = false): Promise<boolean> {
     const d = $('dialog') as HTMLDialogElement;
     $('dialog-title').textContent = title;
     $('dialog-text').textContent = text;
@@ -1125,7 +1128,7 @@ export class App {
     $('dialog-cancel').textContent = cancel;
     d.returnValue = '';
     d.showModal();
-    ($('dialog-ok') as HTMLButtonElement).focus();
+    ($(safe ? 'dialog-cancel' : 'dialog-ok') as HTMLButtonElement).focus();
     return new Promise((resolve) => {
       d.addEventListener('close', () => resolve(d.returnValue === 'ok'), { once: true });
     });

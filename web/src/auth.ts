@@ -88,7 +88,13 @@ async function me(secret: string): Promise<Principal | null> {
 /** describe says in words who a principal is, for the switch question. */
 export function describe(p: Principal): string {
   const who = p.owner ? `${p.user || 'the owner'} (the owner)` : p.user || 'no one';
-  const scope = p.session ? `one session (${p.session})` : p.workspace ? `workspace ${p.workspace}` : 'every session';
+  const scope = p.session
+    ? `one session (${p.session})`
+    : p.workspace
+      ? `workspace ${p.workspace}`
+      : p.owner
+        ? 'every session'
+        : `all of ${p.user}'s sessions`;
   return `${who}, reaching ${scope}${p.read_only ? ', read-only' : ''}`;
 }
 

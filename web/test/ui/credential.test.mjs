@@ -125,7 +125,9 @@ test('a link for someone else does not replace the sign-in without consent', asy
     };
     await attack();
     assert.equal(await page.textContent('#dialog-cancel'), 'Keep current');
-    await page.click('#dialog-cancel');
+    // The question is the attacker's to cause: Enter must keep, not switch.
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'dialog-cancel', 'the switch question has its focus on Switch');
+    await page.keyboard.press('Enter');
     await ready(page, 1);
     assert.equal(await credential(page), mine, 'keeping the sign-in replaced it');
     assert.deepEqual((await tabs(page)).map((t) => t.label), ['owners']);
