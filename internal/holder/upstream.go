@@ -109,9 +109,17 @@ func (u *upstream) serve() {
 		return
 	}
 	u.c.SetReadDeadline(time.Time{})
+	first, end := h.out.First(), h.out.End()
+	from, start, err := resumeAt(hello.From, first, end)
+	if err != nil {
+		u.fail(wire.CodeUnavailable, err.Error())
+		close(u.done)
+		return
+	}
 
-	// A valid hello makes this the live connection; the one before it is
-	// from a server that died or is handing over.
+	// A hello that can be served makes this the live connection; the one
+	// before it is from a server that died or is handing over. A refused
+	// one changes nothing.
 	h.mu.Lock()
 	old := h.conn
 	h.conn = u
@@ -120,21 +128,11 @@ func (u *upstream) serve() {
 		old.c.Close()
 	}
 
-	first, end := h.out.First(), h.out.End()
-	from := end
-	if hello.From >= 0 {
-		from = uint64(hello.From)
-	}
-	if from > end {
-		u.fail(wire.CodeUnavailable, fmt.Sprintf("offset %d is beyond the end of the log (%d)", from, end))
-		close(u.done)
-		return
-	}
 	u.version = min(hello.Version, wire.Version)
 	h.mu.Lock()
 	welcome := wire.Welcome{
 		Version: u.version, Session: h.spec.ID, Pid: h.meta.Pid,
-		First: first, End: end, Start: max(from, first), Cols: h.meta.Cols, Rows: h.meta.Rows,
+		First: first, End: end, Start: start, Cols: h.meta.Cols, Rows: h.meta.Rows,
 		Exited: h.exited,
 	}
 	h.mu.Unlock()
@@ -190,6 +188,25 @@ func (u *upstream) serve() {
 func (u *upstream) fail(code uint16, msg string) {
 	u.send(func(w *wire.Writer) error { return w.Error(code, msg) })
 	u.c.Close()
+}
+
+// resumeAt decides where a server's stream starts, given the offset its
+// hello asks for (wire.FromEnd, or any negative: the end) and the log's
+// first and end offsets: from is where the forwarder's cursor starts, start
+// the first byte it will send. An offset below first is served: the
+// forwarder reports the bytes retention deleted as a gap, then goes on from
+// first (start). An
+// offset past end is refused: those bytes do not exist yet, and a server
+// that claims them has lost track of the session.
+func resumeAt(want int64, first, end uint64) (from, start uint64, err error) {
+	from = end
+	if want >= 0 {
+		from = uint64(want)
+	}
+	if from > end {
+		return 0, 0, fmt.Errorf("offset %d is beyond the end of the log (%d)", from, end)
+	}
+	return from, max(from, first), nil
 }
 
 // forward streams the log from offset from to the server, following its end,
