@@ -9,8 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
@@ -362,4 +365,228 @@ func TestResumeAt(t *testing.T) {
 			t.Errorf("resumeAt(%d, %d, %d) = %d, %d, %v; want %d, %d", tc.want, tc.first, tc.end, from, start, err, tc.from, tc.start)
 		}
 	}
+}
+
+// A server that goes away mid-stream and the one that connects after it,
+// from where the first got to, have between them every byte exactly once.
+func TestForwardReconnectMidStream(t *testing.T) {
+	const pieces, piece = 40, 75_000
+	total := pieces * b64len(piece)
+	th := startHolder(t, fmt.Sprintf("for i in $(seq %d); do head -c %d /dev/urandom | base64 -w0; sleep 0.02; done; read x", pieces, piece), 0)
+	var got []byte
+	from := int64(0)
+	for _, upto := range []uint64{total / 4, total / 2, total} {
+		s, wel := th.connect(from)
+		if wel.Start != uint64(from) {
+			t.Fatalf("welcome %+v, want start %d", wel, from)
+		}
+		st := &stream{from: uint64(from)}
+		s.readTo(st, upto)
+		if len(st.trace) != 0 {
+			t.Fatalf("trace %v, want output only", st.trace)
+		}
+		got = append(got, st.data...)
+		from = int64(st.end())
+		s.c.Close() // mid-frame, as often as not: the holder must not care
+	}
+	if uint64(len(got)) != total || !bytes.Equal(got, th.logged(0, total)) {
+		t.Fatalf("got %d bytes over three connections, want the log's %d exactly", len(got), total)
+	}
+}
+
+// A server that stops reading holds the pty's reader for at most
+// relayStall at a time (relay.go), so the child runs to its end; nothing
+// is dropped: once the server reads again it gets every byte.
+func TestForwardStalledServer(t *testing.T) {
+	const n = 9_000_000 // 12 MB of output: more than relayLagMax behind
+	total := b64len(n)
+	th := startHolder(t, fmt.Sprintf("head -c %d /dev/urandom | base64 -w0; read x", n), 0)
+	s, _ := th.connect(0)
+	th.waitEnd(total) // the child was not made to wait for the server
+	st := &stream{}
+	s.readTo(st, total)
+	if len(st.trace) != 0 || !bytes.Equal(st.data, th.logged(0, total)) {
+		t.Fatalf("trace %v; the stalled server must get the log's bytes exactly", st.trace)
+	}
+	s.w.Input([]byte("\n"))
+	s.readTo(st, total+1)
+	if st.exit == nil || st.exit.End != total {
+		t.Fatalf("stream ended with %+v, want exit at %d", st.exit, total)
+	}
+}
+
+// frame encodes one frame by hand, as a hostile server might.
+func frame(t wire.Type, payload []byte) []byte {
+	b := []byte{byte(t), 0, 0, 0, 0}
+	n := len(payload)
+	b[1], b[2], b[3], b[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	return append(b, payload...)
+}
+
+// A server that sends what a holder cannot take gets an Error frame and
+// the connection is closed; a cut connection is just closed. The session
+// is untouched: the child runs on, the log has no byte more, and the next
+// server is served as if nothing had happened.
+func TestServeMalformed(t *testing.T) {
+	hello := frame(wire.TypeHello, []byte(fmt.Sprintf(`{"version":%d,"role":"server","from":-1}`, wire.Version)))
+	for _, tc := range []struct {
+		name  string
+		hello bool   // send a good hello first
+		send  []byte // then this
+		code  uint16 // 0: no error frame, just the end
+		msg   string
+	}{
+		{"input before hello", false, frame(wire.TypeInput, []byte("rm -rf ~\n")), wire.CodeMalformed, "expected a hello"},
+		{"hello not JSON", false, frame(wire.TypeHello, []byte("{version")), wire.CodeMalformed, ""},
+		{"hello with unknown fields' types", false, frame(wire.TypeHello, []byte(`{"version":"2"}`)), wire.CodeMalformed, ""},
+		{"hello version 0", false, frame(wire.TypeHello, []byte(`{"version":0,"from":0}`)), wire.CodeVersion, "too old"},
+		{"hello version negative", false, frame(wire.TypeHello, []byte(`{"version":-7,"from":0}`)), wire.CodeVersion, "too old"},
+		{"unknown type first", false, frame(0x3f, nil), wire.CodeMalformed, "expected a hello"},
+		{"hello cut short", false, hello[:len(hello)-3], wire.CodeMalformed, "expected a hello"},
+		{"unknown type", true, frame(0x3f, nil), wire.CodeMalformed, "unknown frame type"},
+		{"length past the maximum", true, []byte{byte(wire.TypeInput), 0xff, 0xff, 0xff, 0xff}, wire.CodeMalformed, "larger than"},
+		{"resize of 3 bytes", true, frame(wire.TypeResize, []byte{0, 80, 0}), wire.CodeMalformed, "resize"},
+		{"resize to 0x0", true, frame(wire.TypeResize, []byte{0, 0, 0, 0}), wire.CodeMalformed, ""},
+		{"resize past the maximum", true, frame(wire.TypeResize, []byte{0xff, 0xff, 0xff, 0xff}), wire.CodeMalformed, ""},
+		{"signal 0", true, frame(wire.TypeSignal, []byte{0}), wire.CodeMalformed, "signal"},
+		{"signal 64", true, frame(wire.TypeSignal, []byte{64}), wire.CodeMalformed, "signal"},
+		{"close of 2 bytes", true, frame(wire.TypeClose, []byte{1, 2}), wire.CodeMalformed, "close"},
+		{"cwd not UTF-8", true, frame(wire.TypeCwd, []byte{0xff, 0xfe}), wire.CodeMalformed, "UTF-8"},
+		{"name too long", true, frame(wire.TypeName, bytes.Repeat([]byte("n"), 257)), wire.CodeMalformed, "name"},
+		{"a second hello", true, hello, wire.CodeMalformed, "hello"},
+		{"output toward the pty", true, frame(wire.TypeOutput, make([]byte, 9)), wire.CodeMalformed, "output"},
+		{"an exit frame", true, frame(wire.TypeExit, []byte(`{"state":"exited"}`)), wire.CodeMalformed, "exit"},
+		{"cut mid-frame", true, frame(wire.TypeInput, []byte("echo"))[:7], 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			th := startHolder(t, `printf ready; while read -r l; do printf "<%s>" "$l"; done`, 0)
+			th.waitEnd(5)
+			s := th.dial()
+			if tc.hello {
+				s.c.Write(hello)
+				if f := s.next(); f.Type != wire.TypeWelcome {
+					t.Fatalf("got %s, want a welcome", f.Type)
+				}
+			}
+			s.c.Write(tc.send)
+			s.c.CloseWrite() // a cut frame is cut
+			code, msg := s.expectError(tc.code != 0)
+			if code != tc.code || !strings.Contains(msg, tc.msg) {
+				t.Fatalf("error %d %q, want %d containing %q", code, msg, tc.code, tc.msg)
+			}
+
+			// Untouched: nothing reached the pty or meta.json, and the
+			// next server is served.
+			if end := th.h.out.End(); end != 5 {
+				t.Fatalf("the log grew to %d", end)
+			}
+			if m, err := sessiondir.ReadMeta(th.dir); err != nil || m.Cols != 80 || m.Rows != 24 || m.Cwd != th.dir || m.EndedAt != nil {
+				t.Fatalf("meta.json %+v, %v: changed", m, err)
+			}
+			s2, wel := th.connect(0)
+			if wel.End != 5 || wel.Exited {
+				t.Fatalf("welcome %+v after the bad server", wel)
+			}
+			s2.w.Input([]byte("ok\n"))
+			st := &stream{}
+			s2.readTo(st, 5+len64("<ok>"))
+			if string(st.data) != "ready<ok>" {
+				t.Fatalf("the next server got %q", st.data)
+			}
+		})
+	}
+}
+
+// Input, resize, signal and the meta.json frames act in the order the
+// server sent them, all sent at once: the lines reach the child in order,
+// each Resized frame comes back in order at an offset no earlier than the
+// last, a signal sent before a line is handled before it, and a ping is
+// answered.
+func TestServeFramesInOrder(t *testing.T) {
+	th := startHolder(t, `trap 'printf "<USR1>"' USR1; printf ready; while read -r l; do printf "<%s>" "$l"; done`, 0)
+	th.waitEnd(5)
+	s, _ := th.connect(0)
+	var sent bytes.Buffer
+	w := wire.NewWriter(&sent)
+	var want strings.Builder
+	want.WriteString("ready")
+	var wantResized []string
+	for i := 1; i <= 100; i++ {
+		w.Input([]byte(fmt.Sprintf("%d\n", i)))
+		fmt.Fprintf(&want, "<%d>", i)
+		if i%10 == 0 {
+			cols, rows := uint16(80+i/10), uint16(24+i/5)
+			w.Resize(cols, rows)
+			wantResized = append(wantResized, fmt.Sprintf("%dx%d", cols, rows))
+		}
+	}
+	w.Signal(uint8(syscall.SIGUSR1))
+	w.Input([]byte("last\n"))
+	w.Uint64(wire.TypePing, 7)
+	w.Frame(wire.TypeCwd, []byte("/srv/x"))
+	w.Frame(wire.TypeName, []byte("build"))
+	if _, err := s.c.Write(sent.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+
+	var out []byte
+	var resized []string
+	lastAt := uint64(0)
+	pong := false
+	deadline := time.Now().Add(wait)
+	for !bytes.HasSuffix(out, []byte("<last>")) || !pong || len(resized) < len(wantResized) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: output %q, resized %v, pong %v", wait, out, resized, pong)
+		}
+		f := s.next()
+		switch f.Type {
+		case wire.TypeOutput:
+			_, data, _ := wire.ParseOutput(f.Payload)
+			out = append(out, data...)
+		case wire.TypeResized:
+			off, cols, rows, _ := wire.ParseResized(f.Payload)
+			if off < lastAt {
+				t.Fatalf("resized at %d after one at %d", off, lastAt)
+			}
+			lastAt = off
+			resized = append(resized, fmt.Sprintf("%dx%d", cols, rows))
+		case wire.TypePong:
+			v, _ := wire.ParseUint64(f.Type, f.Payload)
+			pong = v == 7
+		}
+	}
+	if got, want := string(out), want.String()+"<USR1><last>"; got != want {
+		t.Fatalf("the child got\n%s\nwant\n%s", got, want)
+	}
+	if fmt.Sprint(resized) != fmt.Sprint(wantResized) {
+		t.Fatalf("resized %v, want %v", resized, wantResized)
+	}
+	if ws, err := getWinsize(th.h.ptmx); err != nil || ws.Col != 90 || ws.Row != 44 {
+		t.Fatalf("the pty is %dx%d (%v), want 90x44", ws.Col, ws.Row, err)
+	}
+	// meta.json is written off the connection's goroutine: poll.
+	for {
+		m, err := sessiondir.ReadMeta(th.dir)
+		if err == nil && m.Cols == 90 && m.Rows == 44 && m.Cwd == "/srv/x" && m.Name == "build" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("meta.json %+v, %v; want 90x44, cwd /srv/x, name build", m, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// getWinsize returns the pty's size, as the child sees it.
+func getWinsize(f *os.File) (*unix.Winsize, error) {
+	var ws *unix.Winsize
+	err := control(f, func(fd int) error {
+		var err error
+		ws, err = unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ)
+		return err
+	})
+	if ws == nil {
+		ws = new(unix.Winsize)
+	}
+	return ws, err
 }
