@@ -209,6 +209,31 @@ func resumeAt(want int64, first, end uint64) (from, start uint64, err error) {
 	return from, max(from, first), nil
 }
 
+// nextResize decides, for a forwarder at off, whether a Resized frame is due
+// and how far it may read: a Resized frame must sit at its offset in the
+// stream, so no read may pass a pending resize. pending is the resizes not
+// yet sent, oldest first; end is the log's end, read under the same lock
+// as pending. It returns pending without the resizes behind off (in force
+// before this stream begins) and without the one it returns as due (at
+// off: to send now, before any byte), and the most the next read may take:
+// up to the next resize, and never past end, because a resize recorded
+// after this look is at or past end (bytes appended meanwhile are read on
+// the next turn, after a look that sees it).
+func nextResize(pending []resizeAt, off, end uint64, room int) (rest []resizeAt, due *resizeAt, limit int) {
+	for len(pending) > 0 && pending[0].off < off {
+		pending = pending[1:]
+	}
+	if len(pending) > 0 && pending[0].off == off {
+		r := pending[0]
+		return pending[1:], &r, 0
+	}
+	stop := end
+	if len(pending) > 0 {
+		stop = min(stop, pending[0].off)
+	}
+	return pending, nil, int(min(uint64(room), stop-min(stop, off)))
+}
+
 // forward streams the log from offset from to the server, following its end,
 // and finishes with an Exit frame once the child has ended.
 func (u *upstream) forward(from uint64) {
@@ -235,23 +260,10 @@ func (u *upstream) forward(from uint64) {
 	var logSent uint64
 	for {
 		off := cur.Offset()
-		// Never send bytes past a pending resize: the Resized frame must sit
-		// at its offset in the stream.
-		limit := len(buf)
 		h.mu.Lock()
-		for len(h.resizes) > 0 && h.resizes[0].off < off {
-			h.resizes = h.resizes[1:]
-		}
 		var pending *resizeAt
-		if len(h.resizes) > 0 {
-			r := h.resizes[0]
-			if r.off == off {
-				pending = &r
-				h.resizes = h.resizes[1:]
-			} else if d := r.off - off; d < uint64(limit) {
-				limit = int(d)
-			}
-		}
+		var limit int
+		h.resizes, pending, limit = nextResize(h.resizes, off, h.out.End(), len(buf))
 		exited, exitFrame := h.exited, h.exitFrame
 		logVer, logState := h.logVer, h.logState
 		h.mu.Unlock()
