@@ -47,17 +47,9 @@ func (h *holder) serve() {
 	h.drain(h.readDone)
 
 	h.mu.Lock()
-	now := time.Now().UTC()
-	h.meta.EndedAt, h.meta.ExitCode, h.meta.Signal = &now, &code, sig
-	h.meta.Closed = h.closing
-	h.meta.End = h.out.End()
+	h.meta, h.exitFrame = ended(h.meta, h.closing, code, sig, h.out.End(), time.Now())
 	meta := h.meta
-	state := "exited"
-	if h.closing {
-		state = "closed"
-	}
 	h.exited = true
-	h.exitFrame = wire.Exit{State: state, ExitCode: &code, Signal: sig, End: meta.End}
 	conn := h.conn
 	h.mu.Unlock()
 
@@ -92,6 +84,24 @@ func (h *holder) serve() {
 	h.log.Info("session ended", "exit_code", code, "signal", sig, "end", meta.End)
 }
 
+// ended returns meta.json's record and the Exit frame of a session whose
+// child ended at now with status code (128+sig when killed by signal sig)
+// and whose output ends at end. Only a close on purpose (closing) is
+// "closed": a child that exits by itself, or is killed from outside, has
+// "exited".
+func ended(m sessiondir.Meta, closing bool, code, sig int, end uint64, now time.Time) (sessiondir.Meta, wire.Exit) {
+	at := now.UTC()
+	m.EndedAt, m.ExitCode, m.Signal = &at, &code, sig
+	m.Closed, m.End = closing, end
+	state := "exited"
+	if closing {
+		state = "closed"
+	}
+	return m, wire.Exit{State: state, ExitCode: &code, Signal: sig, End: end}
+}
+
+// exitStatus is the child's status as a shell reports it, and the signal
+// that killed it (0: none); 127 when it could not be waited for.
 func exitStatus(ps *os.ProcessState, err error) (code, sig int) {
 	if ps == nil {
 		return 127, 0
@@ -107,21 +117,18 @@ func exitStatus(ps *os.ProcessState, err error) (code, sig int) {
 // pty has been quiet for a moment (a background process the child left behind
 // still holds it open).
 func (h *holder) drain(readDone <-chan struct{}) {
-	end := h.out.End()
-	// A process the child left behind may write for ever; its output after
-	// this bound is not the child's, and closing the pty hangs it up.
-	limit := time.Now().Add(2 * time.Second)
-	for time.Now().Before(limit) {
+	start, last := time.Now(), h.out.End()
+	for {
 		select {
 		case <-readDone:
 			return
-		case <-time.After(200 * time.Millisecond):
+		case <-time.After(drainLook):
 		}
-		if e := h.out.End(); e != end {
-			end = e
-			continue
+		end := h.out.End()
+		if drainOver(time.Since(start), last, end) {
+			break
 		}
-		break
+		last = end
 	}
 	// Quiet, or drained long enough: stop the reader.
 	h.ptmx.SetReadDeadline(time.Now())
@@ -129,6 +136,22 @@ func (h *holder) drain(readDone <-chan struct{}) {
 	case <-readDone:
 	case <-time.After(time.Second):
 	}
+}
+
+// drainLook is how often the drain looks whether the pty is still giving
+// output; drainMax bounds the drain: a process the child left behind may
+// write for ever, its output after this bound is not the child's, and
+// closing the pty hangs it up.
+const (
+	drainLook = 200 * time.Millisecond
+	drainMax  = 2 * time.Second
+)
+
+// drainOver decides, at a look after the child exited, whether the drain
+// stops the pty's reader: the log's end did not move since the last look
+// (last) or the drain has run for drainMax (since).
+func drainOver(since time.Duration, last, end uint64) bool {
+	return end == last || since >= drainMax
 }
 
 // close ends the session on purpose: SIGHUP to the child's process group
