@@ -189,7 +189,7 @@ func TestForwardStalledServer(t *testing.T) {
 // A resize storm while output floods: every size the server sets comes
 // back as a Resized frame, before the output that follows it. A resize
 // recorded between the forwarder's look at the pending sizes and its read
-// of the log was skipped, about one in a thousand: the read went past its
+// of the log was skipped, a few in a thousand: the read went past its
 // offset. Each resize here is checked once the stream has passed the log's
 // end as it was after the resize, so a lost one fails the test however
 // slow the machine.
