@@ -1,0 +1,193 @@
+package holder
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"termkeep/internal/sessiondir"
+	"termkeep/internal/wire"
+)
+
+// The end of the session: the child's exit, the drain of its last output,
+// the exit status in meta.json, and a close on purpose.
+
+// run serves until the child has exited, its output is logged and the
+// connected server (if any) has been told.
+func (h *holder) run() int {
+	// The holder has no terminal, but a stray SIGHUP or SIGINT (say, from a
+	// process-group kill aimed at the server) must not end it: only the
+	// child's end does. SIGTERM asks for a graceful close.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		for range term {
+			h.close(5 * time.Second)
+		}
+	}()
+	h.serve()
+	return 0
+}
+
+// serve accepts server connections and waits for the child; it returns once
+// the child has exited, its output is logged, meta.json says so and the
+// connected server (if any) has been sent the Exit frame or given up on.
+// It leaves the process's signal handling alone (run sets it).
+func (h *holder) serve() {
+	go h.acceptLoop()
+
+	err := reap(h.cmd) // in the poller, not a thread blocked in wait (reap_linux.go)
+	code, sig := exitStatus(h.cmd.ProcessState, err)
+	// The child is gone; its output may still sit in the pty (or be written by
+	// a process it left behind). Drain until the pty reports EIO or stays
+	// quiet, so the log ends with the child's last byte.
+	h.relay.childGone()
+	h.drain(h.readDone)
+
+	h.mu.Lock()
+	h.meta, h.exitFrame = ended(h.meta, h.closing, code, sig, h.out.End(), time.Now())
+	meta := h.meta
+	h.exited = true
+	conn := h.conn
+	h.mu.Unlock()
+
+	// The log is made durable before meta.json says the session ended, so
+	// an ended session's log is always complete on disk.
+	if err := h.out.Sync(); err != nil {
+		h.log.Error("sync output log", "err", err)
+	}
+	h.metaMu.Lock()
+	if err := sessiondir.WriteMeta(h.spec.Dir, meta); err != nil {
+		h.log.Error("write meta", "err", err)
+	}
+	h.metaMu.Unlock()
+	h.poke()
+	// Give a connected server a moment to receive the tail and the exit.
+	if conn != nil {
+		select {
+		case <-conn.done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	h.ln.Close()
+	h.mu.Lock()
+	if h.conn != nil {
+		h.conn.c.Close()
+	}
+	h.mu.Unlock()
+	if err := h.out.Close(); err != nil {
+		h.log.Error("close output log", "err", err)
+	}
+	h.ptmx.Close()
+	h.log.Info("session ended", "exit_code", code, "signal", sig, "end", meta.End)
+}
+
+// ended returns meta.json's record and the Exit frame of a session whose
+// child ended at now with status code (128+sig when killed by signal sig)
+// and whose output ends at end. Only a close on purpose (closing) is
+// "closed": a child that exits by itself, or is killed from outside, has
+// "exited".
+func ended(m sessiondir.Meta, closing bool, code, sig int, end uint64, now time.Time) (sessiondir.Meta, wire.Exit) {
+	at := now.UTC()
+	m.EndedAt, m.ExitCode, m.Signal = &at, &code, sig
+	m.Closed, m.End = closing, end
+	state := "exited"
+	if closing {
+		state = "closed"
+	}
+	return m, wire.Exit{State: state, ExitCode: &code, Signal: sig, End: end}
+}
+
+// exitStatus is the child's status as a shell reports it, and the signal
+// that killed it (0: none); 127 when it could not be waited for.
+func exitStatus(ps *os.ProcessState, err error) (code, sig int) {
+	if ps == nil {
+		return 127, 0
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), int(ws.Signal())
+	}
+	return ps.ExitCode(), 0
+}
+
+// drain waits for the pty reader after the child exited: it returns when the
+// reader stops on its own (EIO: no process holds the pty any more) or when the
+// pty has been quiet for a moment (a background process the child left behind
+// still holds it open).
+func (h *holder) drain(readDone <-chan struct{}) {
+	start, last := time.Now(), h.out.End()
+	for {
+		select {
+		case <-readDone:
+			return
+		case <-time.After(drainLook):
+		}
+		end := h.out.End()
+		if drainOver(time.Since(start), last, end) {
+			break
+		}
+		last = end
+	}
+	// Quiet, or drained long enough: stop the reader.
+	h.ptmx.SetReadDeadline(time.Now())
+	select {
+	case <-readDone:
+	case <-time.After(time.Second):
+	}
+}
+
+// drainLook is how often the drain looks whether the pty is still giving
+// output; drainMax bounds the drain: a process the child left behind may
+// write for ever, its output after this bound is not the child's, and
+// closing the pty hangs it up.
+const (
+	drainLook = 200 * time.Millisecond
+	drainMax  = 2 * time.Second
+)
+
+// drainOver decides, at a look after the child exited, whether the drain
+// stops the pty's reader: the log's end did not move since the last look
+// (last) or the drain has run for drainMax (since).
+func drainOver(since time.Duration, last, end uint64) bool {
+	return end == last || since >= drainMax
+}
+
+// close ends the session on purpose: SIGHUP to the child's process group
+// (and the pty's foreground group), then SIGKILL after grace.
+func (h *holder) close(grace time.Duration) {
+	h.mu.Lock()
+	if h.exited {
+		h.mu.Unlock()
+		return
+	}
+	already := h.closing
+	h.closing = true
+	h.mu.Unlock()
+	if already {
+		return
+	}
+	h.signalChild(syscall.SIGHUP)
+	go func() {
+		time.Sleep(grace)
+		h.mu.Lock()
+		exited := h.exited
+		h.mu.Unlock()
+		if !exited {
+			h.signalChild(syscall.SIGKILL)
+		}
+	}()
+}
+
+// signalChild sends sig to the pty's foreground process group and to the
+// child's own group; the child is a session leader, so its pid is its group.
+func (h *holder) signalChild(sig syscall.Signal) {
+	pid := h.cmd.Process.Pid
+	if fg, err := foreground(h.ptmx); err == nil && fg > 0 && fg != pid {
+		syscall.Kill(-fg, sig)
+	}
+	if err := syscall.Kill(-pid, sig); err != nil {
+		syscall.Kill(pid, sig)
+	}
+}
