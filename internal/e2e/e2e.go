@@ -436,40 +436,51 @@ func WaitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // starts exactly where the previous one ended.
 func Collect(t *testing.T, c *client.Client, ref string, from, until uint64) []byte {
 	t.Helper()
+	got, err := CollectErr(c, ref, from, until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// CollectErr is Collect for a goroutine other than the test's: it reports
+// what went wrong instead of failing the test, which a goroutine must not
+// do once the test may have returned.
+func CollectErr(c *client.Client, ref string, from, until uint64) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s, err := c.Attach(ctx, ref, wire.Hello{Role: wire.RoleWaiter, From: int64(from)})
 	if err != nil {
-		t.Fatalf("attach %s from %d: %v", ref, from, err)
+		return nil, fmt.Errorf("attach %s from %d: %v", ref, from, err)
 	}
 	defer s.Close()
 	if s.Welcome.Start != from {
-		t.Fatalf("welcome starts at %d, want %d", s.Welcome.Start, from)
+		return nil, fmt.Errorf("welcome starts at %d, want %d", s.Welcome.Start, from)
 	}
 	var got []byte
 	next := from
 	for next < until {
 		f, err := s.Next()
 		if err != nil {
-			t.Fatalf("stream of %s ended at %d, want %d: %v", ref, next, until, err)
+			return nil, fmt.Errorf("stream of %s ended at %d, want %d: %v", ref, next, until, err)
 		}
 		switch f.Type {
 		case wire.TypeOutput:
 			off, data, _ := wire.ParseOutput(f.Payload)
 			if off != next {
-				t.Fatalf("output frame at %d, want %d (gap or duplicate)", off, next)
+				return nil, fmt.Errorf("output frame at %d, want %d (gap or duplicate)", off, next)
 			}
 			got = append(got, data...)
 			next += uint64(len(data))
 		case wire.TypeGap:
-			t.Fatalf("unexpected gap frame")
+			return nil, fmt.Errorf("unexpected gap frame")
 		case wire.TypeExit:
 			if next < until {
-				t.Fatalf("session ended at %d before %d", next, until)
+				return nil, fmt.Errorf("session ended at %d before %d", next, until)
 			}
 		}
 	}
-	return got[:until-from]
+	return got[:until-from], nil
 }
 
 // CheckBytes fails the test unless got equals want, naming the first

@@ -103,8 +103,16 @@ func TestWebAndCLIViewersIdentical(t *testing.T) {
 		ws[i].C.SetReadLimit(2*wire.MaxPayload + 2*wire.HeaderSize)
 		ws[i].Until("welcome", e2e.IsType(wire.TypeWelcome))
 	}
-	cli := make(chan []byte, 1)
-	go func() { cli <- e2e.Collect(t, w.C, id, 0, n) }()
+	// The CLI viewer reads in a goroutine, which must not fail the test.
+	type collected struct {
+		b   []byte
+		err error
+	}
+	cli := make(chan collected, 1)
+	go func() {
+		b, err := e2e.CollectErr(w.C, id, 0, n)
+		cli <- collected{b, err}
+	}()
 	if err := ws[0].W.Input([]byte("g")); err != nil {
 		t.Fatal(err)
 	}
@@ -126,5 +134,9 @@ func TestWebAndCLIViewersIdentical(t *testing.T) {
 		})
 		e2e.CheckBytes(t, "WebSocket viewer", got, want)
 	}
-	e2e.CheckBytes(t, "CLI viewer", <-cli, want)
+	c := <-cli
+	if c.err != nil {
+		t.Fatalf("CLI viewer: %v", c.err)
+	}
+	e2e.CheckBytes(t, "CLI viewer", c.b, want)
 }
