@@ -23,11 +23,11 @@ import (
 // SoakMode reports whether the long versions run (`make soak`).
 func SoakMode() bool { return os.Getenv("TK_SOAK") != "" }
 
-// SkipShort skips a chaos or soak test under -short (`make test-short`):
-// each takes tens of seconds.
+// SkipShort skips a long test (a chaos or soak test, a flood, 50 MiB of
+// output) under -short (`make test-short`): each takes tens of seconds.
 func SkipShort(t *testing.T) {
 	if testing.Short() && !SoakMode() {
-		t.Skip("a chaos or soak test: not with -short")
+		t.Skip("a long test: not with -short")
 	}
 }
 

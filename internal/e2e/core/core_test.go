@@ -22,6 +22,7 @@ import (
 // A raw-mode child writes 50 MiB of known bytes; capture --raw returns
 // exactly those bytes.
 func TestByteExactLogging(t *testing.T) {
+	e2e.SkipShort(t)
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	const n = 50 * e2e.MiB
@@ -47,6 +48,7 @@ func TestByteExactLogging(t *testing.T) {
 // again: the child is the same process, the log has no gap and no duplicate,
 // and a client that had offset N receives exactly the bytes from N.
 func TestServerKilledMidOutput(t *testing.T) {
+	e2e.SkipShort(t)
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	const n = 50 * e2e.MiB

@@ -77,6 +77,7 @@ func TestOrphanGraceEndsSessionWithNoViewer(t *testing.T) {
 // An attached viewer keeps a session past the orphan grace; once it
 // leaves, the grace starts again and the session ends.
 func TestOrphanGraceWaitsForViewer(t *testing.T) {
+	e2e.SkipShort(t)
 	const grace = 2 * time.Second
 	e := e2e.NewEnv(t)
 	e.ServerEnv = []string{"TERMKEEP_ORPHAN_GRACE=" + grace.String()}

@@ -31,6 +31,7 @@ import (
 // refused create leaves nothing behind (no row, no directory, no holder),
 // the running sessions work, and ending two makes room for another.
 func TestLimitsOpenFiles(t *testing.T) {
+	e2e.SkipShort(t)
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	pid := e.Srv.Cmd.Process.Pid
@@ -85,6 +86,7 @@ func TestLimitsOpenFiles(t *testing.T) {
 // the refused create leaves nothing behind, the server lives, running
 // sessions work, and ending three makes room for another.
 func TestLimitsProcesses(t *testing.T) {
+	e2e.SkipShort(t)
 	u := newUserEnv(t)
 	base, err := userTasks(u.uid)
 	if err != nil {

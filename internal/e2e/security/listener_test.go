@@ -243,6 +243,7 @@ func TestSecurityPlantedStateDir(t *testing.T) {
 // still answers within 2 s, a browser's call with the token still
 // answers, and sessions still work and can be created.
 func TestListenerFlood(t *testing.T) {
+	e2e.SkipShort(t)
 	w := e2e.NewWebEnv(t)
 	w.MustTk("new", "--name", "keep", "--", "cat")
 	w.MustTk("ls") // the CLI's binary in the page cache

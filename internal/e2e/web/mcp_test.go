@@ -436,7 +436,7 @@ func TestAgentMissing(t *testing.T) {
 // null again once it prints.
 func TestQuietSince(t *testing.T) {
 	e := e2e.NewEnv(t)
-	e.ServerEnv = []string{"TERMKEEP_QUIET_AFTER=2s"} // off by default in these tests (init above)
+	e.ServerEnv = []string{"TERMKEEP_QUIET_AFTER=2s"} // off by default in these tests (e2e.Main)
 	e.StartServer()
 	script := `i=0; while [ $i -lt 15 ]; do echo working $i; sleep 0.2; i=$((i+1)); done; printf 'continue? '; read answer; while :; do echo flowing; sleep 0.2; done`
 	id := strings.TrimSpace(e.MustTk("new", "--name", "asker", "--", "sh", "-c", script))
