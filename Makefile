@@ -85,8 +85,8 @@ chromium:
 	fi
 
 # The developer's fast loop: vet, then every test with the race detector
-# and -short, which skips the long end-to-end tests (chaos, soak, floods,
-# limits, 100 sessions). Under 4 minutes on a quiet 2-core machine.
+# and -short, which skips the end-to-end tests that take more than about
+# 10 s (e2e.SkipShort). Under 4 minutes on a quiet 2-core machine.
 test-short: deps
 	$(GO) vet ./...
 	$(GO) test -race -short -count=1 -timeout 5m ./...

@@ -23,8 +23,10 @@ import (
 // SoakMode reports whether the long versions run (`make soak`).
 func SoakMode() bool { return os.Getenv("TK_SOAK") != "" }
 
-// SkipShort skips a long test (a chaos or soak test, a flood, 50 MiB of
-// output) under -short (`make test-short`): each takes tens of seconds.
+// SkipShort skips, under -short (`make test-short`, the fast loop), a
+// test that takes more than about 10 s on a quiet 2-core machine: the
+// chaos and soak tests, floods, 50 MiB of output, tests that wait out
+// timeouts. make test runs them all.
 func SkipShort(t *testing.T) {
 	if testing.Short() && !SoakMode() {
 		t.Skip("a long test: not with -short")

@@ -88,6 +88,7 @@ func TestCLIErrorsAndExitCodes(t *testing.T) {
 // new passes the caller's environment and directory, --env, TERM and the
 // size; send types text, keys and stdin; wait finds text already printed.
 func TestNewSendWait(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()

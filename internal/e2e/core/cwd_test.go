@@ -98,6 +98,7 @@ func TestEnvironmentSecretsStayOffDisk(t *testing.T) {
 // `cd` into a directory with a space in bash, zsh and fish, with shell
 // integration (OSC 7) and without it (/proc): the registry follows.
 func TestShellsReportTheirDirectory(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()

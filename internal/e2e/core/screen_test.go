@@ -99,6 +99,7 @@ func TestFreshViewerSeesTheScreen(t *testing.T) {
 // --scrollback; a restarted server renders the same from its checkpoint
 // and the log.
 func TestCaptureAndRestart(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()

@@ -52,6 +52,7 @@ func endedSession(e *e2e.Env, n int) string {
 // and directory, each with a session.pruned event; an interrupted session
 // is neither removed nor counted, and neither is a running one.
 func TestPruneEndedCount(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.ServerArgs = []string{"--keep-ended", "2"}
@@ -94,6 +95,7 @@ func TestPruneEndedCount(t *testing.T) {
 // --keep-ended-bytes, enforced when the server starts: sessions ended under
 // a server without the bound go, oldest first, until the rest fit.
 func TestPruneEndedBytesAtStart(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.ServerArgs = []string{"--keep-ended", "0", "--keep-ended-bytes", "0"}

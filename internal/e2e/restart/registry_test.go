@@ -25,6 +25,7 @@ import (
 // fails with 503 and the same sentence, and running sessions and their
 // viewers go on. Once the lock is gone everything works again.
 func TestRegistryLocked(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()
@@ -105,6 +106,7 @@ func TestRegistryReadOnly(t *testing.T) {
 // session; after the rebuild the next server has the session live, same
 // id, same name.
 func TestRegistryCorrupt(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	for _, tc := range []struct {
 		name   string

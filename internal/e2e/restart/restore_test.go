@@ -44,6 +44,7 @@ func reboot(e *e2e.Env) {
 // with its history, its old screen above the restore line, and offsets
 // going on from the old log's end.
 func TestRestoreAfterReboot(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
@@ -108,6 +109,7 @@ func TestRestoreAfterReboot(t *testing.T) {
 
 // --restore-command: a restore runs it instead of the original command.
 func TestRestoreCommand(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()
@@ -184,6 +186,7 @@ func TestAutoRestore(t *testing.T) {
 // has each screen as it was (model from the checkpoint and the log after
 // it); `shutdown --sessions` is the explicit way to end them all.
 func TestServerRestartIsInvisible(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()

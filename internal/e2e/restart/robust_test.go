@@ -97,6 +97,7 @@ func TestHolderSocketGarbage(t *testing.T) {
 // Garbage and oversized frames on the server's socket: an error, a closed
 // connection, and a server that keeps serving.
 func TestServerSocketGarbage(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()

@@ -26,6 +26,7 @@ func workspaces(e *e2e.Env) []api.Workspace {
 // kept), resumed (every session restored where it was), removed (sessions
 // ended, data deleted).
 func TestWorkspacePauseResumeRemove(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()

@@ -98,6 +98,7 @@ func waitAsk(t *testing.T, w *e2e.WebEnv, session string, n int) string {
 // answers, the program gets that viewer's answers, once; when that viewer
 // leaves without answering, the model's.
 func TestReadOnlyViewerCannotAnswer(t *testing.T) {
+	e2e.SkipShort(t)
 	w := e2e.NewWebEnv(t)
 	ro := w.NewToken("--read-only")
 	w.MustTk("new", "--name", "ask", "--size", "80x24", "--", "bash", "--norc", "--noprofile")

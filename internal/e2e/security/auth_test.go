@@ -520,6 +520,7 @@ func TestAuthTokenCLI(t *testing.T) {
 // the state directory (registry, logs, server log), and the owner token only
 // in its own file and on the line `termkeep serve` prints it.
 func TestAuthSecretsNotStored(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	w := e2e.NewWebEnv(t)
 	w.MustTk("user", "add", "alice")
@@ -610,6 +611,7 @@ func TestAuthSecretsNotStored(t *testing.T) {
 // and records it all. Its ended sessions stay listed for the owner. An
 // unknown user and the owner cannot be removed.
 func TestAuthUserRemove(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	w := e2e.NewWebEnv(t)
 	w.MustTk("user", "add", "alice")
@@ -735,6 +737,7 @@ func TestAuthUserRemove(t *testing.T) {
 // signs it out and its viewer ends at once; a browser signed in with a
 // user's token is signed out when the token is revoked.
 func TestAuthBrowserCredential(t *testing.T) {
+	e2e.SkipShort(t)
 	w := e2e.NewWebEnv(t)
 	w.MustTk("new", "--name", "work", "--", "cat")
 	if out, errs, code := w.Tk("token", "ls", "--browsers"); code != 0 || out != "" || !strings.Contains(errs, "termkeep url") {

@@ -149,6 +149,7 @@ func catCast(t *testing.T, asciinema, file string) string {
 // txt of a session that ran a full-screen program and left it is what
 // capture renders, history included; the page version has it too.
 func TestExportTextIsCapture(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	if _, err := exec.LookPath("vim"); err != nil {
 		t.Skip("vim is not installed")
@@ -184,6 +185,7 @@ func TestExportTextIsCapture(t *testing.T) {
 
 // Secrets are gone from what is made for sharing, and from raw on request.
 func TestExportRedact(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()

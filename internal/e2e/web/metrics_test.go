@@ -25,6 +25,7 @@ import (
 // each kind, input and output, a kill; /metrics on the browser listener
 // needs a token that sees every session.
 func TestMetricsCountersMove(t *testing.T) {
+	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
 	w := e2e.NewWebEnv(t)
 	e := w.Env
