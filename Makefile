@@ -55,7 +55,10 @@ run: build
 
 # The whole suite: vet, then every test with the race detector, a real pty,
 # a real shell, a real SQLite file and real sockets; then the browser UI's
-# tests in a real (headless) Chromium.
+# tests in a real (headless) Chromium. The end-to-end tests are split by
+# area (internal/e2e/core, security, restart, web, soak) so that go test
+# runs them side by side with the other packages; none needs more than a
+# third of the timeout on a quiet 2-core machine.
 test: build chromium
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
 	@(command -v zsh && command -v fish) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || echo "zsh or fish is missing and could not be installed: their shell integration tests are skipped" >&2
@@ -88,8 +91,12 @@ chromium:
 		fi; \
 	fi
 
+# The developer's fast loop: vet, then every test with the race detector
+# and -short, which skips the end-to-end tests that take more than about
+# 10 s (e2e.SkipShort). Under 4 minutes on a quiet 2-core machine.
 test-short: deps
-	$(GO) test -short -count=1 ./...
+	$(GO) vet ./...
+	$(GO) test -race -short -count=1 -timeout 5m ./...
 
 # Each decoder's fuzz target for a while (not part of `make test`, which runs
 # their seed corpora). A target that stops at its -fuzztime deadline with
@@ -133,7 +140,7 @@ SOAK_RUN ?= CrashLoop|HolderKilledMidWrite|Soak
 soak: deps
 	@mkdir -p test-artifacts
 	@echo "soak: $(SOAK_RUN), output in test-artifacts/soak.log (an hour or more)"
-	@{ TK_SOAK=1 TK_SOAK_PROFILES=$(CURDIR)/test-artifacts/soak-profiles $(GO) test -race=false -count=1 -v -timeout 3h -run '$(SOAK_RUN)' ./internal/e2e/ 2>&1; echo $$? > test-artifacts/soak.status; } \
+	@{ TK_SOAK=1 TK_SOAK_PROFILES=$(CURDIR)/test-artifacts/soak-profiles $(GO) test -race=false -count=1 -v -timeout 3h -run '$(SOAK_RUN)' ./internal/e2e/... 2>&1; echo $$? > test-artifacts/soak.status; } \
 		| tee test-artifacts/soak.log | grep --line-buffered -E '^(=== RUN|--- |ok|FAIL)|_test\.go:[0-9]+: '; \
 	{ echo "# make soak, $$(date -u +%Y-%m-%dT%H:%MZ), $$($(GO) version), $$(nproc) cores"; \
 		grep -h 'SUMMARY' test-artifacts/soak.log | sed 's/^ *[a-z_]*_test\.go:[0-9]*: SUMMARY //'; } > test-artifacts/soak-summary.txt; \

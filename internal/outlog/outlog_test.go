@@ -488,18 +488,26 @@ func TestReadOnlyFollow(t *testing.T) {
 		t.Fatalf("read-only SetSize: %v", err)
 	}
 
+	// The writer reports through wrote, never through t: the reader may
+	// fail the test while it still writes, and the deferred stop and wait
+	// make it finish before the test returns.
 	const total = 8 << 20
 	var model []byte
-	var wg sync.WaitGroup
-	wg.Add(1)
+	stop := make(chan struct{})
+	wrote := make(chan error, 1)
 	go func() {
-		defer wg.Done()
 		defer w.Close()
 		r := rand.New(rand.NewPCG(9, 10))
 		for len(model) < total {
+			select {
+			case <-stop:
+				wrote <- errors.New("stopped")
+				return
+			default:
+			}
 			p := randBytes(r, 1+r.IntN(40000))
 			if _, err := w.Append(p); err != nil {
-				t.Error(err)
+				wrote <- err
 				return
 			}
 			model = append(model, p...)
@@ -507,30 +515,44 @@ func TestReadOnlyFollow(t *testing.T) {
 				w.SetSize(uint16(r.IntN(300)+1), 50)
 			}
 		}
+		wrote <- nil
+	}()
+	waited := false
+	defer func() {
+		if !waited {
+			close(stop)
+			<-wrote
+		}
 	}()
 
 	c := ro.Cursor(0)
 	defer c.Close()
 	var got []byte
 	buf := make([]byte, 128<<10)
-	deadline := time.Now().Add(30 * time.Second)
+	// Stuck means no progress for a long while, not slow: a loaded machine
+	// running -race may take minutes for the whole.
+	const patience = 60 * time.Second
+	deadline := time.Now().Add(patience)
 	for len(got) < total {
 		n, err := c.Read(buf[:1+rand.IntN(len(buf))])
 		switch {
 		case err == io.EOF:
 			if time.Now().After(deadline) {
-				t.Fatalf("stuck at %d", c.Offset())
+				t.Fatalf("stuck at %d for %v", c.Offset(), patience)
 			}
 			time.Sleep(100 * time.Microsecond)
 		case err != nil:
 			t.Fatalf("read at %d: %v", c.Offset(), err)
 		}
-		got = append(got, buf[:n]...)
-		if len(got) >= total {
-			break
+		if n > 0 {
+			deadline = time.Now().Add(patience)
 		}
+		got = append(got, buf[:n]...)
 	}
-	wg.Wait()
+	waited = true
+	if err := <-wrote; err != nil {
+		t.Fatalf("writer: %v", err)
+	}
 	for len(got) < len(model) {
 		n, err := c.Read(buf)
 		if err != nil {

@@ -2,9 +2,13 @@ package shellinit
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,7 +17,7 @@ import (
 
 // wait is how long a test waits for a shell's output: generous, since a
 // loaded machine running -race can be slow; nothing asserts timing.
-const wait = 10 * time.Second
+const wait = 30 * time.Second
 
 const (
 	markB = "\x1b]133;B\a"
@@ -26,6 +30,7 @@ type term struct {
 	pty    *os.File
 	cmd    *exec.Cmd
 	exited chan struct{} // closed once cmd.Wait has returned
+	read   chan struct{} // closed once the pty's reader has stopped
 
 	mu  sync.Mutex
 	out []byte // mu guards out: all output so far
@@ -62,21 +67,65 @@ func startTerm(t *testing.T, argv, env []string, dir string) *term {
 		cmd.Wait()
 		close(tm.exited)
 	}()
+	tm.read = read
 	t.Cleanup(func() {
-		select {
-		case <-tm.exited:
-		default:
-			cmd.Process.Kill()
-			<-tm.exited
-		}
-		f.Close()
-		select {
-		case <-read:
-		case <-time.After(wait):
-			t.Errorf("the pty reader did not stop in %v", wait)
+		if err := tm.close(); err != nil {
+			t.Error(err)
 		}
 	})
 	return tm
+}
+
+// close ends the shell and everything it started, and waits for the pty's
+// reader to stop. The master is in blocking mode (pty.Start sets its size
+// through Fd), so closing it does not wake the reader: only the end of the
+// last process holding the pty's slave does. That may be a job in its own
+// process group, or a command fish was starting when the test ended, and
+// under load it can take a while: the session is killed again every
+// tenth of a second until the reader stops, within a deadline no machine
+// should reach.
+func (tm *term) close() error {
+	sid := tm.cmd.Process.Pid // pty.Start makes the shell a session leader
+	killSession(sid)
+	<-tm.exited
+	tm.pty.Close()
+	const patience = 2 * time.Minute
+	deadline := time.After(patience)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tm.read:
+			return nil
+		case <-tick.C:
+			killSession(sid)
+		case <-deadline:
+			return fmt.Errorf("the pty reader did not stop in %v: a process of session %d still holds the pty", patience, sid)
+		}
+	}
+}
+
+// killSession SIGKILLs every process in session sid. The number cannot
+// name another process's session meanwhile: the kernel does not reuse a
+// pid while any process has it as its session.
+func killSession(sid int) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone already
+		}
+		// After the command name, which is in parentheses and may hold
+		// anything: state, ppid, pgrp, session.
+		i := bytes.LastIndexByte(b, ')')
+		if f := strings.Fields(string(b[i+1:])); len(f) > 3 && f[3] == strconv.Itoa(sid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // output returns a copy of everything the shell wrote so far.
@@ -135,5 +184,26 @@ func (tm *term) exit() {
 	case <-tm.exited:
 	case <-time.After(wait):
 		tm.t.Fatalf("the shell did not exit on ^D in %v; its output:\n%q", wait, tm.output()[tm.pos:])
+	}
+}
+
+// A job the shell ran in the background, in its own process group, keeps
+// the pty open after the shell is killed: ending the terminal ends it too,
+// so the pty's reader stops at once rather than when the job ends.
+func TestTermCloseEndsTheShellsJobs(t *testing.T) {
+	sh, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	tm := startTerm(t, []string{sh, "--norc", "--noprofile", "-i"}, []string{"PS1=$ ", "PATH=/usr/bin:/bin"}, t.TempDir())
+	tm.send("set -m; sleep 600 & echo started-$((6*7))\r")
+	tm.expect("started-42")
+	start := time.Now()
+	if err := tm.close(); err != nil {
+		t.Fatal(err)
+	}
+	// Well within the ten minutes of the job, whatever the machine's load.
+	if d := time.Since(start); d > 2*time.Minute {
+		t.Fatalf("closing the terminal took %v", d)
 	}
 }

@@ -1,0 +1,349 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"termkeep/internal/e2e"
+)
+
+// Errors a user meets: one clear line on stderr and the documented exit code.
+func TestCLIErrorsAndExitCodes(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	// No server and --no-autostart: a clear error.
+	if _, errs, code := e.Tk("ls"); code != 1 || !strings.Contains(errs, "no termkeep server is running") {
+		t.Fatalf("ls with no server: exit %d %q", code, errs)
+	}
+	e.StartServer()
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"attach", "nosuch"}, 1, `no session "nosuch"`},
+		{[]string{"send", "nosuch", "x"}, 1, `no session "nosuch"`},
+		{[]string{"kill", "nosuch"}, 1, `no session "nosuch"`},
+		{[]string{"capture", "--raw", "nosuch"}, 1, `no session "nosuch"`},
+		{[]string{"wait", "nosuch", "--exit"}, 1, `no session "nosuch"`},
+		{[]string{"ls", "--bogus"}, 2, "unknown flag"},
+		{[]string{"new", "--size", "80by24"}, 2, "COLSxROWS"},
+		{[]string{"new", "--env", "NOEQUALS"}, 2, "KEY=VALUE"},
+		{[]string{"new", "--name", "bad name!"}, 1, "not allowed"},
+		{[]string{"new", "--cwd", "/does/not/exist"}, 1, "does not exist"},
+		{[]string{"new", "--", "/no/such/program"}, 1, "/no/such/program"},
+		{[]string{"wait", "x"}, 2, "exactly one of"},
+		{[]string{"attach"}, 2, "needs"},
+		{[]string{"send", "x", "--key", "C-Nope"}, 2, "unknown key"},
+		{[]string{"capture", "--raw", "--ansi", "x"}, 2, "--raw prints bytes"},
+		{[]string{"capture", "--from", "3", "x"}, 2, "--from needs --raw"},
+	}
+	for _, c := range cases {
+		_, errs, code := e.Tk(c.args...)
+		if code != c.code || !strings.Contains(errs, c.msg) {
+			t.Errorf("termkeep %v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, errs, c.code, c.msg)
+		}
+		if n := strings.Count(strings.TrimSpace(errs), "\n"); code != 0 && n > 0 {
+			t.Errorf("termkeep %v: %d lines on stderr, want one: %q", c.args, n+1, errs)
+		}
+	}
+	// Names are unique among sessions.
+	e.MustTk("new", "--name", "dup", "--", "cat")
+	if _, errs, code := e.Tk("new", "--name", "dup", "--", "cat"); code != 1 || !strings.Contains(errs, "already exists") {
+		t.Errorf("duplicate name: exit %d %q", code, errs)
+	}
+	// A wait that times out exits 124.
+	start := time.Now()
+	if _, _, code := e.Tk("wait", "dup", "--output", "never printed", "--timeout", "500ms"); code != 124 {
+		t.Errorf("wait timeout: exit %d, want 124", code)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("wait --timeout 500ms took %s", time.Since(start))
+	}
+	// rm refuses a running session without --force.
+	if _, errs, code := e.Tk("rm", "dup"); code != 1 || !strings.Contains(errs, "--force") {
+		t.Errorf("rm running: exit %d %q", code, errs)
+	}
+	e.MustTk("rm", "--force", "dup")
+	if len(e.Ls()) != 0 {
+		t.Error("rm --force left the session")
+	}
+	// ls --json of nothing is [].
+	if out := strings.TrimSpace(e.MustTk("ls", "--json")); out != "[]" {
+		t.Errorf("ls --json with no sessions = %q", out)
+	}
+}
+
+// new passes the caller's environment and directory, --env, TERM and the
+// size; send types text, keys and stdin; wait finds text already printed.
+func TestNewSendWait(t *testing.T) {
+	e2e.SkipShort(t)
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	dir := t.TempDir()
+	os.Mkdir(dir+"/sub", 0o755)
+	cmd := exec.Command(e2e.TkBin, "--state-dir", e.Dir, "--no-autostart", "new", "--name", "sh", "--cwd", "sub",
+		"--size", "120x40", "--env", "FOO=bar baz", "--", "sh")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FROM_CALLER=yes", "TERM=dumb")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("new: %v %s", err, out)
+	}
+	e.MustTk("send", "sh", `echo "[$FOO|$FROM_CALLER|$TERM|$(pwd)|$(stty size)]"`)
+	want := "[bar baz|yes|xterm-256color|" + dir + "/sub|40 120]"
+	if _, errs, code := e.Tk("wait", "sh", "--output", want, "--timeout", "20s"); code != 0 {
+		out, _, _ := e.Tk("capture", "--raw", "sh")
+		t.Fatalf("wait for %q: %d %s; output: %q", want, code, errs, out)
+	}
+	// Already-printed output counts; --from now does not see it.
+	if _, _, code := e.Tk("wait", "sh", "--output", want, "--timeout", "10s"); code != 0 {
+		t.Fatal("wait did not find output already printed")
+	}
+	if _, _, code := e.Tk("wait", "sh", "--output", want, "--from", "now", "--timeout", "300ms"); code != 124 {
+		t.Fatal("wait --from now matched old output")
+	}
+	// Keys: C-c interrupts a sleeping foreground job; the shell prints again.
+	e.MustTk("send", "sh", "sleep 100")
+	time.Sleep(300 * time.Millisecond)
+	e.MustTk("send", "sh", "--key", "C-c")
+	e.MustTk("send", "sh", "echo after-$((4*5))")
+	if _, errs, code := e.Tk("wait", "sh", "--output", "after-20", "--timeout", "20s"); code != 0 {
+		t.Fatalf("C-c did not interrupt: %d %s", code, errs)
+	}
+	// --stdin sends bytes as they are, with no Enter added.
+	if _, errs, code := e.TkIn(strings.NewReader("echo from-stdin-$((6*7))\r"), "send", "--stdin", "sh"); code != 0 {
+		t.Fatalf("send --stdin: %d %s", code, errs)
+	}
+	if _, errs, code := e.Tk("wait", "sh", "--output", "from-stdin-42", "--timeout", "20s"); code != 0 {
+		t.Fatalf("send --stdin: wait %d %s", code, errs)
+	}
+	// --exit carries the status, 128+N for a signal.
+	e.MustTk("send", "sh", "exit 5")
+	if _, _, code := e.Tk("wait", "sh", "--exit", "--timeout", "20s"); code != 5 {
+		t.Fatalf("wait --exit = %d, want 5", code)
+	}
+	id := strings.TrimSpace(e.MustTk("new", "--", "sh", "-c", "kill -TERM $$"))
+	if _, _, code := e.Tk("wait", id, "--exit", "--timeout", "20s"); code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("wait --exit for a signalled child = %d, want %d", code, 128+int(syscall.SIGTERM))
+	}
+	// wait --output on a session that ends without the text exits 1.
+	id = strings.TrimSpace(e.MustTk("new", "--", "true"))
+	if _, _, code := e.Tk("wait", id, "--output", "nope", "--timeout", "20s"); code != 1 {
+		t.Fatalf("wait --output on an ended session = %d, want 1", code)
+	}
+}
+
+// attachPty runs `termkeep attach` in a real pty, as a person would.
+type attachPty struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	pty  *os.File
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool) *attachPty {
+	t.Helper()
+	args := []string{"--state-dir", e.Dir}
+	if !autostart {
+		args = append(args, "--no-autostart")
+	}
+	cmd := exec.Command(e2e.TkBin, append(args, "attach", ref)...)
+	p, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 90, Rows: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &attachPty{t: t, cmd: cmd, pty: p, done: make(chan struct{})}
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := p.Read(buf)
+			a.mu.Lock()
+			a.out.Write(buf[:n])
+			a.mu.Unlock()
+			if err != nil {
+				close(a.done)
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); p.Close() })
+	// Type only once attach owns the terminal (raw mode), as a person would
+	// after seeing the screen.
+	e2e.WaitFor(t, 20*time.Second, "attach to enter raw mode", func() bool { return !echoOn(t, p) })
+	return a
+}
+
+func (a *attachPty) waitOutput(s string) {
+	a.t.Helper()
+	e2e.WaitFor(a.t, 20*time.Second, "attach to show "+s, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return bytes.Contains(a.out.Bytes(), []byte(s))
+	})
+}
+
+func (a *attachPty) exitCode() int {
+	a.t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- a.cmd.Wait() }()
+	select {
+	case err := <-errc:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		a.t.Fatal("attach did not exit")
+	}
+	return -1
+}
+
+// attach in a real terminal: output, typing, size, detach with Ctrl-\ (the
+// terminal restored and the session still running), reattach, and the end.
+func TestAttachInTerminal(t *testing.T) {
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.MustTk("new", "--name", "a", "--", "sh")
+	e.MustTk("send", "a", "echo before-attach")
+
+	a := startAttach(t, e, "a", false)
+	a.waitOutput("before-attach") // history from the oldest retained byte
+	a.pty.Write([]byte("stty size; echo typed-$((1+1))\r"))
+	a.waitOutput("typed-2")
+	a.waitOutput("30 90") // the session follows the attached terminal's size
+	pty.Setsize(a.pty, &pty.Winsize{Cols: 100, Rows: 35})
+	time.Sleep(300 * time.Millisecond)
+	a.pty.Write([]byte("stty size\r"))
+	a.waitOutput("35 100")
+
+	// Raw mode while attached; restored after detach.
+	if echoOn(t, a.pty) {
+		t.Fatal("the terminal is not in raw mode while attached")
+	}
+	a.pty.Write([]byte{0x1c}) // Ctrl-\ detaches
+	if code := a.exitCode(); code != 0 {
+		t.Fatalf("detach: exit %d", code)
+	}
+	a.waitOutput("detached")
+	if !echoOn(t, a.pty) {
+		t.Fatal("the terminal was not restored after detach")
+	}
+	if s := e.Session("a"); s.State != "running" {
+		t.Fatalf("after detach the session is %s", s.State)
+	}
+
+	// Reattach; the session ends; attach says so and exits with its status.
+	b := startAttach(t, e, "a", false)
+	b.waitOutput("typed-2")
+	b.pty.Write([]byte("exit 9\r"))
+	if code := b.exitCode(); code != 9 {
+		t.Fatalf("attach exit code %d, want 9", code)
+	}
+	b.waitOutput("exited with status 9")
+}
+
+// An attached client whose server is SIGKILLed reconnects by itself (starting
+// a new server) and continues from the offset it had.
+func TestAttachSurvivesServerKill(t *testing.T) {
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.MustTk("new", "--name", "k", "--", "sh")
+	a := startAttach(t, e, "k", true)
+	a.pty.Write([]byte("echo one-$((10+1))\r"))
+	a.waitOutput("one-11")
+	e.KillServer()
+	// The attach starts a new server itself; typing goes on, and what is
+	// typed while it reconnects arrives in order with what follows.
+	for _, piece := range []string{"echo t", "wo-$((2", "0+2))", "\r"} {
+		a.pty.Write([]byte(piece))
+		time.Sleep(70 * time.Millisecond)
+	}
+	a.waitOutput("two-22")
+	a.mu.Lock()
+	out := a.out.String()
+	a.mu.Unlock()
+	if strings.Count(out, "one-11") != 1 || strings.Count(out, "echo one-") != 1 {
+		t.Fatalf("output after reconnect has duplicates or gaps: %q", out)
+	}
+	// The autostarted server is not e.srv: adopt it for cleanup by shutting
+	// it down through the API.
+	a.pty.Write([]byte{0x1c})
+	a.exitCode()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	e.C.Shutdown(ctx, true)
+	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool {
+		_, err := e.C.Health(context.Background())
+		return err != nil
+	})
+}
+
+// Two clients starting a server at the same moment start one.
+func TestAutostartOnce(t *testing.T) {
+	e := e2e.NewEnv(t)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(e2e.TkBin, "--state-dir", e.Dir, "ls", "--json")
+			cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+			cmd.Run()
+		}()
+	}
+	wg.Wait()
+	h, err := e.C.Health(context.Background())
+	if err != nil {
+		t.Fatalf("no server after autostart: %v", err)
+	}
+	b, _ := os.ReadFile(e.Dir + "/server.log")
+	if n := bytes.Count(b, []byte("is serving")); n != 1 {
+		t.Fatalf("%d servers started, want 1 (pid %d)", n, h.Pid)
+	}
+	// shutdown leaves sessions running; the next server picks them up.
+	id := strings.TrimSpace(e.MustTk("new", "--", "cat"))
+	pid := *e.Session(id).Pid
+	e.MustTk("shutdown")
+	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool {
+		_, err := e.C.Health(context.Background())
+		return err != nil
+	})
+	if syscall.Kill(pid, 0) != nil {
+		t.Fatal("shutdown ended a session")
+	}
+	e.StartServer()
+	if s := e.Session(id); s.State != "running" || *s.Pid != pid {
+		t.Fatalf("after restart: %+v", s)
+	}
+	e.MustTk("shutdown", "--sessions")
+	e2e.WaitFor(t, 20*time.Second, "the session to end", func() bool { return syscall.Kill(pid, 0) != nil })
+	e.Srv.Wait()
+	e.Srv = nil
+}
+
+// echoOn reports whether the terminal behind a pty master has ECHO set.
+func echoOn(t *testing.T, f *os.File) bool {
+	t.Helper()
+	tio, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tio.Lflag&unix.ECHO != 0
+}

@@ -1,0 +1,274 @@
+package restart
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"termkeep/internal/api"
+	"termkeep/internal/client"
+	"termkeep/internal/e2e"
+	"termkeep/internal/statedir"
+	"termkeep/internal/wire"
+)
+
+// mountSmallDisk mounts a tmpfs of size bytes on a new directory and
+// returns it; it is unmounted when the test ends, after the env's cleanup.
+// It skips the test when it cannot mount (not root, or no permission).
+func mountSmallDisk(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("a full disk needs a small tmpfs, and mounting one needs root (internal/outlog's TestDiskFullStopsAndResumes covers the log with a fault-injecting file)")
+	}
+	dir, err := os.MkdirTemp("", "tkfull")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
+		os.Remove(dir)
+		t.Skipf("cannot mount a tmpfs (%v); internal/outlog's TestDiskFullStopsAndResumes covers the log with a fault-injecting file", err)
+	}
+	t.Cleanup(func() {
+		unix.Unmount(dir, unix.MNT_DETACH)
+		os.Remove(dir)
+	})
+	return dir
+}
+
+// fill writes a file that leaves about leave bytes free on dir's file system.
+func fill(t *testing.T, dir string, leave int64) string {
+	t.Helper()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	free := int64(st.Bavail) * st.Bsize
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 1<<20)
+	for left := free - leave; left > 0; left -= int64(len(block)) {
+		if _, err := f.Write(block[:min(int64(len(block)), left)]); err != nil {
+			break // the session's output got there first
+		}
+	}
+	return path
+}
+
+// The state directory is on a small file system that fills up while a
+// session prints numbered lines. The child is never blocked, `ls` and the
+// viewers say the log stopped, a live viewer keeps receiving every line,
+// and when space returns the log resumes by itself with the missing range
+// recorded as a gap: offsets continue, and a reader of the log is told of
+// the gap instead of getting the two sides glued together.
+func TestDiskFull(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e2e.SkipShort(t)
+	disk := mountSmallDisk(t, "24m")
+	// The env lives on the small disk: registry, logs, server log and all.
+	e := &e2e.Env{T: t, Dir: disk, C: client.New(statedir.Dir(disk))}
+	t.Cleanup(e.Cleanup)
+	e.ServerArgs = []string{"--log-retention", "1GiB", "--viewer-queue", "256MiB"}
+	e.ServerEnv = []string{"TERMKEEP_QUIET_AFTER=2s"} // to tell when its window is trimmed (below)
+	e.StartServer()
+
+	const lineLen = 62 // linesChild with TK_PAD=40
+	id := newLines(e, "full", "TK_BURST=32", "TK_EVERY=2ms", "TK_PAD=40")
+	before := e.Session(id)
+	f := e2e.StartFollower(e.C, id, 0)
+	defer f.Stop()
+	e2e.WaitFollower(t, f, "the first lines", 30*time.Second, func(next uint64, _ bool) bool { return next > 0 })
+
+	filler := fill(t, disk, 2<<20)
+	var stopped api.Session
+	e2e.WaitFor(t, time.Minute, "ls to say the log stopped", func() bool {
+		stopped = e.Session(id)
+		return stopped.LogStopped != nil
+	})
+	if stopped.LogStopped.Reason != "disk full" || stopped.State != "running" {
+		t.Fatalf("while the disk is full: state %s, log %+v", stopped.State, stopped.LogStopped)
+	}
+	if out := e.MustTk("ls"); !strings.Contains(out, "log stopped: disk full") {
+		t.Fatalf("ls does not say the log stopped:\n%s", out)
+	}
+	// A viewer that attaches now is told too.
+	if st := logStateOf(t, e.C, id); !st.Stopped || st.Reason != "disk full" || st.At != stopped.LogStopped.At {
+		t.Fatalf("a new viewer got log state %+v, want stopped at %d (disk full)", st, stopped.LogStopped.At)
+	}
+	if st := e.Session(id).LogStopped; st == nil || st.At != stopped.LogStopped.At {
+		t.Fatalf("the log resumed on a full disk: %+v", st)
+	}
+	// The child runs on and the live viewer gets its lines meanwhile.
+	n1, _, _ := f.State()
+	e2e.WaitFollower(t, f, "output while the disk is full", 30*time.Second, func(next uint64, _ bool) bool { return next > n1+64<<10 })
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	var resumed api.Session
+	e2e.WaitFor(t, 30*time.Second, "the log to resume", func() bool {
+		resumed = e.Session(id)
+		return resumed.LogStopped == nil
+	})
+	n2 := resumed.End
+	e2e.WaitFollower(t, f, "output after the log resumed", 30*time.Second, func(next uint64, _ bool) bool { return next > n2+64<<10 })
+	e.MustTk("send", "--no-enter", id, "s")
+	e2e.WaitFollower(t, f, "the END line", 2*time.Minute, func(_ uint64, ended bool) bool { return ended })
+	fnext, _, _ := f.State()
+	f.Stop()
+	f.Mu.Lock()
+	flines := f.Check.Lines
+	f.Mu.Unlock()
+
+	// The log, read by a viewer from offset 0: whole lines where logged,
+	// each at the offset its number says, and gap frames in between. The
+	// server serves the newest output from its in-memory window, which
+	// holds the bytes the log missed (the holder sent them from memory);
+	// once the session has been quiet for a while the window keeps only
+	// its last 64 KiB (docs/architecture.md), and the rest, the gap
+	// included, is read from the log.
+	e2e.WaitFor(t, 30*time.Second, "the server to trim the quiet session's window", func() bool {
+		q := e.Session(id).QuietSince
+		return q != nil && time.Since(*q) > 8*time.Second
+	})
+	gaps, logEnd, logLines := readLogWithGaps(t, e.C, id, lineLen)
+	if logEnd != fnext {
+		t.Fatalf("the log ends at %d, the follower at %d", logEnd, fnext)
+	}
+	if len(gaps) == 0 || gaps[0].Start != stopped.LogStopped.At {
+		t.Fatalf("gaps %+v; the log stopped at %d", gaps, stopped.LogStopped.At)
+	}
+	var lost uint64
+	for _, g := range gaps {
+		lost += g.End - g.Start
+	}
+	if logLines == 0 || logLines >= flines || lost == 0 {
+		t.Fatalf("the log has %d lines and %d bytes in gaps; the follower saw %d lines", logLines, lost, flines)
+	}
+
+	// The raw output skips the same gaps and names them.
+	zero := uint64(0)
+	out, err := e.C.Output(context.Background(), id, &zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, out)
+	out.Close()
+	raw := out.Gaps()
+	if err != nil || uint64(n) != logEnd-lost || len(raw) != len(gaps) {
+		t.Fatalf("raw output: %d bytes (%v), want %d; gaps %+v, want %+v", n, err, logEnd-lost, raw, gaps)
+	}
+	for i := range raw {
+		if raw[i].Start != gaps[i].Start || raw[i].End != gaps[i].End || raw[i].Reason != "disk full" {
+			t.Fatalf("raw output gap %d: %+v, want %+v", i, raw[i], gaps[i])
+		}
+	}
+	_, stderr, code := e.Tk("capture", "--raw", id)
+	if code != 0 || !strings.Contains(stderr, "never logged (disk full)") {
+		t.Fatalf("capture --raw: exit %d, stderr %q", code, stderr)
+	}
+
+	after := e.Session(id)
+	if after.State != "running" || after.Pid == nil || *after.Pid != *before.Pid {
+		t.Fatalf("after the disk filled: state %s pid %v, want running with pid %d", after.State, after.Pid, *before.Pid)
+	}
+	t.Logf("SUMMARY %s: the log stopped at %d (disk full) and resumed by itself; %d gap(s), %d bytes not logged; the live viewer saw all %d lines, the log keeps %d, each at its offset; child pid %d unchanged",
+		t.Name(), stopped.LogStopped.At, len(gaps), lost, flines, logLines, *before.Pid)
+	e.MustTk("send", "--no-enter", id, "q")
+}
+
+// logStateOf attaches a viewer and returns the first log state it is sent.
+func logStateOf(t *testing.T, c *client.Client, ref string) wire.LogState {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := c.Attach(ctx, ref, wire.Hello{Role: wire.RoleViewer, Cols: 80, Rows: 24, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	go func() { <-ctx.Done(); s.Close() }()
+	for {
+		f, err := s.Next()
+		if err != nil {
+			t.Fatalf("no log state for a new viewer: %v", err)
+		}
+		if f.Type == wire.TypeLog {
+			var st wire.LogState
+			wire.ParseJSON(f.Payload, &st)
+			return st
+		}
+	}
+}
+
+// readLogWithGaps reads a session's whole log as a waiter viewer from
+// offset 0 up to its END line. Every whole line must sit at the offset its
+// number says (lines are lineLen bytes); gap frames are collected.
+func readLogWithGaps(t *testing.T, c *client.Client, ref string, lineLen uint64) (gaps []api.Gap, end, lines uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := c.Attach(ctx, ref, wire.Hello{Role: wire.RoleWaiter, From: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var pending []byte // bytes from off on, not yet a whole line
+	off := uint64(0)
+	for {
+		f, err := s.Next()
+		if err != nil {
+			t.Fatalf("reading the log at %d: %v", off, err)
+		}
+		switch f.Type {
+		case wire.TypeOutput:
+			at, data, _ := wire.ParseOutput(f.Payload)
+			if at != off+uint64(len(pending)) {
+				t.Fatalf("output at %d, want %d", at, off+uint64(len(pending)))
+			}
+			pending = append(pending, data...)
+			for {
+				i := bytes.IndexByte(pending, '\n')
+				if i < 0 {
+					break
+				}
+				line := pending[:i+1]
+				if off%lineLen == 0 && uint64(len(line)) == lineLen {
+					seq, ok := e2e.ParseLine(line[:len(line)-2])
+					if !ok || seq*lineLen != off {
+						t.Fatalf("line at offset %d is %q (want line %d)", off, line, off/lineLen)
+					}
+					lines++
+				} else if bytes.HasPrefix(line, []byte("END ")) {
+					return gaps, off + uint64(len(line)), lines
+				} else if off%lineLen == 0 {
+					t.Fatalf("garbled line at offset %d: %q", off, line)
+				}
+				// else: the rest of a line cut by a gap
+				off += uint64(len(line))
+				pending = pending[i+1:]
+			}
+		case wire.TypeGap:
+			from, to, _ := wire.ParseGap(f.Payload)
+			if from != off+uint64(len(pending)) {
+				t.Fatalf("gap from %d, want %d", from, off+uint64(len(pending)))
+			}
+			gaps = append(gaps, api.Gap{Start: from, End: to, Reason: "disk full"})
+			pending, off = pending[:0], to
+		case wire.TypeSnapshot:
+			t.Fatalf("a waiter got a snapshot")
+		case wire.TypeExit:
+			t.Fatalf("the session ended before its END line")
+		}
+	}
+}

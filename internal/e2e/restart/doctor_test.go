@@ -1,0 +1,81 @@
+package restart
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"termkeep/internal/e2e"
+	"termkeep/internal/holder"
+	"termkeep/internal/statedir"
+)
+
+// A registry lost while the server was down is rebuilt by doctor from the
+// sessions' meta.json, names and workspaces included (a rename too), and
+// the next server reconnects the live holders.
+func TestDoctorRebuildsRegistry(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	w := e2e.NewWebEnv(t)
+	e := w.Env
+	wsDir := t.TempDir()
+	sleeper := strings.TrimSpace(e.MustTk("new", "--name", "sleeper", "--workspace", "proj", "--cwd", wsDir, "--", "sleep", "600"))
+	catID := strings.TrimSpace(e.MustTk("new", "--name", "echo", "--", "cat"))
+	// A rename reaches the holder, which keeps the name in meta.json.
+	w.API("PATCH", "/api/sessions/echo", map[string]any{"name": "echo2"}, 200, nil)
+	e2e.WaitFor(t, 10*time.Second, "the new name in meta.json", func() bool {
+		m, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", catID))
+		return err == nil && m.Name == "echo2"
+	})
+	if m, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", sleeper)); err != nil || m.Name != "sleeper" || m.Workspace != "proj" {
+		t.Errorf("meta.json of %s: name %q, workspace %q (%v), want sleeper, proj", sleeper, m.Name, m.Workspace, err)
+	}
+	e.KillServer()
+
+	db := statedir.Dir(e.Dir).DB()
+	if err := os.WriteFile(db, []byte(strings.Repeat("not a registry ", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(db + "-wal")
+	os.Remove(db + "-shm")
+
+	out, _, code := e.Tk("doctor")
+	if code != 1 || !strings.Contains(out, "error registry") {
+		t.Errorf("doctor on a corrupt registry: exit %d, want 1:\n%s", code, out)
+	}
+	out = e.MustTk("doctor", "--rebuild")
+	t.Logf("doctor --rebuild:\n%s", out)
+	if !strings.Contains(out, "2 session(s) recovered") {
+		t.Errorf("doctor --rebuild:\n%s", out)
+	}
+	if aside, _ := filepath.Glob(db + ".broken-*"); len(aside) == 0 {
+		t.Error("the broken registry was not kept")
+	}
+	if !strings.Contains(out, "workspace proj: named by session "+sleeper+" but not in the registry [repaired: made again with directory "+wsDir) {
+		t.Errorf("doctor --rebuild did not say it made workspace proj again:\n%s", out)
+	}
+
+	e.StartServer()
+	state := map[string]string{}
+	for _, s := range e.Ls() {
+		state[s.ID] = s.State
+		got := s.Name + "/" + s.Workspace
+		if want := map[string]string{sleeper: "sleeper/proj", catID: "echo2/"}[s.ID]; got != want {
+			t.Errorf("session %s after the rebuild: name/workspace %q, want %q", s.ID, got, want)
+		}
+	}
+	if state[sleeper] != "running" || state[catID] != "running" || len(state) != 2 {
+		t.Fatalf("after the rebuild: %v, want %s and %s running", state, sleeper, catID)
+	}
+	if out := e.MustTk("workspace", "ls"); !strings.Contains(out, "proj") || !strings.Contains(out, wsDir) {
+		t.Errorf("workspace ls after the rebuild:\n%s", out)
+	}
+	e.MustTk("send", "echo2", "hello-doctor")
+	e2e.WaitFor(t, 10*time.Second, "cat to echo", func() bool {
+		return strings.Contains(e.MustTk("capture", catID), "hello-doctor")
+	})
+	if _, errs, code := e.Tk("doctor", "--repair"); code != 1 || !strings.Contains(errs, "a server is running (pid") {
+		t.Errorf("doctor --repair beside a server: exit %d: %s", code, errs)
+	}
+}

@@ -1,0 +1,289 @@
+package web
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+
+	"termkeep/internal/api"
+	"termkeep/internal/e2e"
+)
+
+// castEvents parses an asciicast v2 file: its header, and its events in
+// order (time, type, data).
+func castEvents(t *testing.T, s string) (map[string]any, [][3]any) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 16<<20)
+	var hdr map[string]any
+	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &hdr) != nil || hdr["version"] != 2.0 {
+		t.Fatalf("not an asciicast v2 file:\n%s", s)
+	}
+	var evs [][3]any
+	last := 0.0
+	for sc.Scan() {
+		var ev [3]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("cast event %q: %v", sc.Text(), err)
+		}
+		at, _ := ev[0].(float64)
+		if at < last {
+			t.Fatalf("cast event at %f after %f", at, last)
+		}
+		last = at
+		evs = append(evs, ev)
+	}
+	return hdr, evs
+}
+
+// castText is the output the events carry.
+func castText(evs [][3]any) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev[1] == "o" {
+			b.WriteString(ev[2].(string))
+		}
+	}
+	return b.String()
+}
+
+// A session that printed with pauses, exported as a recording: each line at
+// its time, the data the log's bytes, and asciinema (when installed) reads
+// it back.
+func TestExportCast(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	// The holder reads the pty once meta.json is written (and fsynced): a
+	// first line printed before then is logged, and stamped (Time records
+	// come every 100 ms), when the reading starts. The child waits it out.
+	e.MustTk("new", "--name", "rec", "--", "sh", "-c", "sleep 0.5; echo one; sleep 1; echo two; sleep 1; echo three")
+	if _, errs, code := e.Tk("wait", "rec", "--exit", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	out := e.MustTk("export", "rec", "--format", "cast")
+	hdr, evs := castEvents(t, out)
+	if hdr["title"] != "rec" || hdr["width"] != 80.0 || hdr["height"] != 24.0 {
+		t.Fatalf("header %v", hdr)
+	}
+	at := map[string]float64{}
+	for _, ev := range evs {
+		if ev[1] != "o" {
+			continue
+		}
+		for _, word := range []string{"one", "two", "three"} {
+			if _, seen := at[word]; !seen && strings.Contains(ev[2].(string), word) {
+				at[word] = ev[0].(float64)
+			}
+		}
+	}
+	if len(at) != 3 {
+		t.Fatalf("events %v", evs)
+	}
+	t.Logf("one at %.3fs, two at %.3fs, three at %.3fs", at["one"], at["two"], at["three"])
+	if d := at["two"] - at["one"]; math.Abs(d-1) > 0.25 {
+		t.Errorf("two is %.3fs after one, want 1s ±250ms (events %v)", d, evs)
+	}
+	if d := at["three"] - at["one"]; math.Abs(d-2) > 0.25 {
+		t.Errorf("three is %.3fs after one, want 2s ±250ms (events %v)", d, evs)
+	}
+	raw := e.MustTk("capture", "--raw", "rec")
+	if got := castText(evs); got != string([]rune(raw)) {
+		t.Errorf("cast data %q, want the log's %q", got, raw)
+	}
+
+	asciinema, err := exec.LookPath("asciinema")
+	if err != nil {
+		t.Log("asciinema is not installed: not checking that it reads the recording")
+		return
+	}
+	file := filepath.Join(t.TempDir(), "rec.cast")
+	e.MustTk("export", "rec", "-o", file)
+	got := catCast(t, asciinema, file)
+	if got != raw {
+		t.Errorf("asciinema cat prints %q, want %q", got, raw)
+	}
+}
+
+// catCast runs `asciinema cat FILE`, which wants a terminal, in a pty in
+// raw mode (so the bytes come through unchanged), and returns what it
+// printed.
+func catCast(t *testing.T, asciinema, file string) string {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	var errb strings.Builder
+	cmd := exec.Command(asciinema, "cat", file)
+	cmd.Env = append(os.Environ(), "LANG=C.UTF-8")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	out, _ := io.ReadAll(ptmx) // ends with EIO once asciinema has exited
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("asciinema cat: %v: %s", err, errb.String())
+	}
+	return string(out)
+}
+
+// txt of a session that ran a full-screen program and left it is what
+// capture renders, history included; the page version has it too.
+func TestExportTextIsCapture(t *testing.T) {
+	e2e.SkipShort(t)
+	t.Parallel() // waits more than it works: see e2e.Main
+	if _, err := exec.LookPath("vim"); err != nil {
+		t.Skip("vim is not installed")
+	}
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.MustTk("new", "--name", "fs", "--size", "80x24", "--", "sh")
+	e.MustTk("send", "fs", `for i in $(seq 1 60); do echo "before $i"; done; vim -u NONE -N`)
+	if _, errs, code := e.Tk("wait", "fs", "--output", "VIM - Vi IMproved", "--timeout", "20s"); code != 0 {
+		t.Fatalf("vim did not start: %s", errs)
+	}
+	e.MustTk("send", "fs", "--no-enter", "ifull screen text")
+	e.MustTk("send", "fs", "--key", "Esc")
+	e.MustTk("send", "fs", "--no-enter", ":q!\r")
+	e.MustTk("send", "fs", `printf 'after \033[1;32mvim\033[0m\n'`)
+	if _, errs, code := e.Tk("wait", "fs", "--output", "after \x1b[1;32mvim", "--timeout", "20s"); code != 0 {
+		t.Fatalf("the shell did not come back: %s", errs)
+	}
+	time.Sleep(500 * time.Millisecond) // the prompt
+	txt := e.MustTk("export", "fs", "--format", "txt")
+	captured := e.MustTk("capture", "--scrollback", "100000", "fs")
+	if txt != captured {
+		t.Fatalf("export txt:\n%s\ncapture:\n%s", txt, captured)
+	}
+	if !strings.Contains(txt, "before 1\n") || !strings.Contains(txt, "after vim") || strings.Contains(txt, "full screen text") {
+		t.Fatalf("export txt:\n%s", txt)
+	}
+	page := e.MustTk("export", "fs", "--format", "html")
+	if !strings.Contains(page, "before 1\n") || !strings.Contains(page, `<span style="color:#7ee09b;font-weight:bold">vim</span>`) {
+		t.Fatalf("export html:\n%s", page)
+	}
+}
+
+// Secrets are gone from what is made for sharing, and from raw on request.
+func TestExportRedact(t *testing.T) {
+	e2e.SkipShort(t)
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	const key = "AKIAIOSFODNN7EXAMPLE"
+	const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"
+	e.MustTk("new", "--name", "sec", "--", "sh", "-c", "echo key=AKIAIOSF''ODNN7EXAMPLE; sleep 0.3; echo gh "+token+"; echo fine")
+	if _, errs, code := e.Tk("wait", "sec", "--exit", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	for _, args := range [][]string{{"-f", "cast"}, {"-f", "txt"}, {"-f", "html"}, {"-f", "raw", "--redact"}, {"-f", "raw", "--redact-pattern", "fi.e"}} {
+		out := e.MustTk(append([]string{"export", "sec"}, args...)...)
+		if strings.Contains(out, key) || strings.Contains(out, token) || !strings.Contains(out, "[REDACTED]") {
+			t.Errorf("export %v still shows a secret:\n%s", args, out)
+		}
+	}
+	if out := e.MustTk("export", "sec", "-f", "raw"); !strings.Contains(out, key) || !strings.Contains(out, "fine") {
+		t.Errorf("raw export lost bytes: %q", out)
+	}
+	if out := e.MustTk("export", "sec", "-f", "txt", "--redact=false"); !strings.Contains(out, key) {
+		t.Errorf("--redact=false redacted: %q", out)
+	}
+	file := filepath.Join(t.TempDir(), "sec.html")
+	e.MustTk("export", "sec", "-o", file)
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("exported file: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), "<!DOCTYPE html>") || strings.Contains(string(b), key) {
+		t.Errorf("exported page:\n%s", b)
+	}
+	// A range by offsets, and the errors a user meets.
+	raw := e.MustTk("capture", "--raw", "sec")
+	from := strings.Index(raw, "gh ")
+	if out := e.MustTk("export", "sec", "-f", "raw", "--from", strconv.Itoa(from), "--to", strconv.Itoa(from+2)); out != "gh" {
+		t.Errorf("raw export of [%d, %d) = %q", from, from+2, out)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"export", "nosuch", "-f", "txt"}, 1, `no session "nosuch"`},
+		{[]string{"export", "sec", "-f", "pdf"}, 2, "cast, txt, html, raw"},
+		{[]string{"export", "sec"}, 2, "cast, txt, html, raw"},
+		{[]string{"export", "sec", "-f", "txt", "--from", "20", "--to", "10"}, 1, "--from (offset 20) is after --to (offset 10)"},
+		{[]string{"export", "sec", "-f", "txt", "--from", "soon"}, 2, "--from"},
+		{[]string{"grep", "nosuch", "x"}, 1, `no session "nosuch"`},
+		{[]string{"grep", "sec", "("}, 2, "pattern"},
+	} {
+		_, errs, code := e.Tk(c.args...)
+		if code != c.code || !strings.Contains(errs, c.msg) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("termkeep %v: exit %d, stderr %q; want exit %d mentioning %q", c.args, code, errs, c.code, c.msg)
+		}
+	}
+}
+
+// grep finds a line 5000 others scrolled off the screen, at its offset in
+// the log, with its time; nothing found is exit 1.
+func TestGrepScrolledOut(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.MustTk("new", "--name", "g", "--", "sh", "-c", `printf 'the \033[1mneedle\033[0m line\n'; seq 1 5000`)
+	if _, errs, code := e.Tk("wait", "g", "--exit", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	if screen := e.MustTk("capture", "g"); strings.Contains(screen, "needle") {
+		t.Fatalf("the line is still on the screen:\n%s", screen)
+	}
+	out := e.MustTk("grep", "g", "NEEDLE", "-i", "--json")
+	var hit api.GrepHit
+	if err := json.Unmarshal([]byte(out), &hit); err != nil || strings.Count(out, "\n") != 1 {
+		t.Fatalf("grep --json: %q %v", out, err)
+	}
+	if hit.Offset != 0 || hit.Line != "the needle line" || hit.Time == nil || time.Since(*hit.Time) > time.Minute {
+		t.Fatalf("hit %+v", hit)
+	}
+	if out := e.MustTk("grep", "g", `^4999$`); !strings.HasSuffix(out, "  4999\n") {
+		t.Fatalf("grep: %q", out)
+	}
+	if out, errs, code := e.Tk("grep", "g", "haystack"); code != 1 || out != "" || errs != "" {
+		t.Fatalf("grep with no hit: exit %d %q %q", code, out, errs)
+	}
+	// -m stops after N hits, the first ones; -F takes the pattern as text
+	// (a regexp that does not compile, or one that would match elsewhere).
+	if out := e.MustTk("grep", "g", "-m", "3", `^49\d\d$`); len(strings.Split(strings.TrimSpace(out), "\n")) != 3 || !strings.HasSuffix(out, "  4902\n") {
+		t.Fatalf("grep -m 3: %q", out)
+	}
+	if out := e.MustTk("grep", "g", "-F", "needle l"); !strings.HasSuffix(out, "  the needle line\n") {
+		t.Fatalf("grep -F: %q", out)
+	}
+	if out, _, code := e.Tk("grep", "g", "-F", "4.9"); code != 1 || out != "" {
+		t.Fatalf("grep -F 4.9 matched as a regexp: exit %d %q", code, out)
+	}
+	if _, errs, code := e.Tk("grep", "g", "needle("); code != 2 || !strings.Contains(errs, "-F") {
+		t.Fatalf("a bad regexp: exit %d %q", code, errs)
+	}
+	if out, errs, code := e.Tk("grep", "g", "-F", "needle("); code != 1 || out != "" || errs != "" {
+		t.Fatalf("grep -F needle(: exit %d %q %q", code, out, errs)
+	}
+}
