@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -46,7 +47,7 @@ func (e *Env) SessionWorks(ref, word string) {
 func (e *Env) HolderLives(id string) {
 	e.T.Helper()
 	dir := filepath.Join(e.Dir, "sessions", id)
-	m, err := holder.ReadMeta(dir)
+	m, err := sessiondir.ReadMeta(dir)
 	if err != nil {
 		e.T.Fatalf("session %s: %v", id, err)
 	}
@@ -56,7 +57,7 @@ func (e *Env) HolderLives(id string) {
 	if err := syscall.Kill(m.Pid, 0); err != nil {
 		e.T.Errorf("session %s: child %d is gone: %v", id, m.Pid, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, holder.LogDir)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, sessiondir.LogDir)); err != nil {
 		e.T.Errorf("session %s: %v", id, err)
 	}
 }

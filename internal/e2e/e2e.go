@@ -25,7 +25,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/wire"
 )
@@ -261,14 +261,14 @@ func (e *Env) Cleanup() {
 	}
 	matches, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", "*"))
 	for _, m := range matches {
-		if meta, err := holder.ReadMeta(m); err == nil && meta.EndedAt == nil {
+		if meta, err := sessiondir.ReadMeta(m); err == nil && meta.EndedAt == nil {
 			syscall.Kill(meta.HolderPid, syscall.SIGKILL)
 			syscall.Kill(-meta.Pid, syscall.SIGKILL)
 		}
 	}
 	// Race reports and panics in the server or a holder fail the test that
 	// caused them, even though they happen in another process.
-	logs, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", "*", holder.LogFile))
+	logs, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", "*", sessiondir.LogFile))
 	for _, p := range append(logs, filepath.Join(e.Dir, "server.log")) {
 		b, _ := os.ReadFile(p)
 		for _, bad := range []string{"WARNING: DATA RACE", "panic:", "fatal error:"} {

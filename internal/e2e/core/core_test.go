@@ -15,7 +15,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -115,7 +115,7 @@ func TestExitWhileServerDown(t *testing.T) {
 	id := strings.TrimSpace(e.MustTk("new", "--", "sh", "-c", "read x; echo bye; exit 7"))
 	e.KillServer()
 	dir := filepath.Join(e.Dir, "sessions", id)
-	meta, err := holder.ReadMeta(dir)
+	meta, err := sessiondir.ReadMeta(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestExitWhileServerDown(t *testing.T) {
 	// the holder's socket, as a server would.
 	sendToHolder(t, dir, "go\r")
 	e2e.WaitFor(t, 20*time.Second, "the child to exit", func() bool {
-		m, err := holder.ReadMeta(dir)
+		m, err := sessiondir.ReadMeta(dir)
 		return err == nil && m.EndedAt != nil
 	})
 	if err := syscall.Kill(meta.Pid, 0); err == nil {
@@ -146,7 +146,7 @@ func TestExitWhileServerDown(t *testing.T) {
 // as a server would.
 func sendToHolder(t *testing.T, dir, text string) {
 	t.Helper()
-	c, err := e2e.DialUnix(filepath.Join(dir, holder.SocketFile))
+	c, err := e2e.DialUnix(filepath.Join(dir, sessiondir.SocketFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestHolderKilled(t *testing.T) {
 	e.StartServer()
 	victim := strings.TrimSpace(e.MustTk("new", "--name", "victim", "--", "sleep", "600"))
 	other := strings.TrimSpace(e.MustTk("new", "--name", "other", "--", "cat"))
-	meta, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", victim))
+	meta, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", victim))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestCorruptSegmentIsSkipped(t *testing.T) {
 	if _, errs, code := e.Tk("wait", id, "--exit", "--timeout", "60s"); code != 0 {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
-	segs, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", id, holder.LogDir, "*.seg"))
+	segs, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", id, sessiondir.LogDir, "*.seg"))
 	if len(segs) < 3 {
 		t.Fatalf("%d segments, want at least 3", len(segs))
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // The working directory is followed without the shell's help (/proc) and
@@ -28,7 +28,7 @@ func TestWorkingDirectoryIsTracked(t *testing.T) {
 	e.MustTk("send", id, "cd '"+spaced+"'")
 	e2e.WaitFor(t, 10*time.Second, "the registry to show the new directory", func() bool { return e.Session(id).Cwd == spaced })
 	e2e.WaitFor(t, 10*time.Second, "meta.json to show it", func() bool {
-		m, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", id))
+		m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id))
 		return err == nil && m.Cwd == spaced
 	})
 	found := false
@@ -80,7 +80,7 @@ func TestEnvironmentSecretsStayOffDisk(t *testing.T) {
 		return nil
 	})
 	matches, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", "*"))
-	m, err := holder.ReadMeta(matches[0])
+	m, err := sessiondir.ReadMeta(matches[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -143,7 +143,7 @@ func runCrashLoop(t *testing.T, fault crashFault) {
 		t.Fatalf("the session has no pid: %+v", before)
 	}
 	dir := filepath.Join(e.Dir, "sessions", id)
-	meta, err := holder.ReadMeta(dir)
+	meta, err := sessiondir.ReadMeta(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func runCrashLoop(t *testing.T, fault crashFault) {
 	if after.State != "running" || after.Pid == nil || *after.Pid != *before.Pid {
 		t.Fatalf("after the loop: state %s pid %v, want running with pid %d", after.State, after.Pid, *before.Pid)
 	}
-	if m, err := holder.ReadMeta(dir); err != nil || m.HolderPid != meta.HolderPid || m.Pid != meta.Pid {
+	if m, err := sessiondir.ReadMeta(dir); err != nil || m.HolderPid != meta.HolderPid || m.Pid != meta.Pid {
 		t.Fatalf("meta.json after the loop: %+v %v; want holder %d child %d", m, err, meta.HolderPid, meta.Pid)
 	}
 	if err := syscall.Kill(meta.HolderPid, 0); err != nil {
@@ -262,9 +262,9 @@ func TestHolderKilledMidWrite(t *testing.T) {
 			t.Fatalf("the other session does not echo %s: %d %s", word, code, errs)
 		}
 	}
-	holderOf := func(id string) holder.Meta {
+	holderOf := func(id string) sessiondir.Meta {
 		t.Helper()
-		m, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", id))
+		m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +294,7 @@ func TestHolderKilledMidWrite(t *testing.T) {
 	t.Logf("%s: segment writers killed", time.Since(t0).Round(time.Millisecond))
 	// A tear: the last record cut short and zeros after it.
 	torn := heavy[1]
-	segs, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", torn, holder.LogDir, "*.seg"))
+	segs, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", torn, sessiondir.LogDir, "*.seg"))
 	if len(segs) < 3 {
 		t.Fatalf("%d segments for %d bytes, want at least 3", len(segs), seen[torn])
 	}
@@ -345,7 +345,7 @@ func TestHolderKilledMidWrite(t *testing.T) {
 		for !hit && time.Now().Before(deadline) {
 			ents, _ := os.ReadDir(dir)
 			for _, ent := range ents {
-				if strings.HasPrefix(ent.Name(), "."+holder.MetaFile+".") {
+				if strings.HasPrefix(ent.Name(), "."+sessiondir.MetaFile+".") {
 					hit = true
 					break
 				}
@@ -357,9 +357,9 @@ func TestHolderKilledMidWrite(t *testing.T) {
 			caught++
 		}
 		interrupted(id)
-		got, err := holder.ReadMeta(dir)
+		got, err := sessiondir.ReadMeta(dir)
 		if err != nil {
-			b, _ := os.ReadFile(filepath.Join(dir, holder.MetaFile))
+			b, _ := os.ReadFile(filepath.Join(dir, sessiondir.MetaFile))
 			t.Fatalf("meta.json of %s after its holder was killed mid-write: %v\n%q", id, err, b)
 		}
 		if got.HolderPid != m.HolderPid || got.Pid != m.Pid || got.EndedAt != nil ||
@@ -368,7 +368,7 @@ func TestHolderKilledMidWrite(t *testing.T) {
 		}
 		ents, _ := os.ReadDir(dir)
 		for _, ent := range ents {
-			if strings.HasPrefix(ent.Name(), "."+holder.MetaFile+".") {
+			if strings.HasPrefix(ent.Name(), "."+sessiondir.MetaFile+".") {
 				leftovers++
 			}
 		}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 )
 
@@ -25,10 +25,10 @@ func TestDoctorRebuildsRegistry(t *testing.T) {
 	// A rename reaches the holder, which keeps the name in meta.json.
 	w.API("PATCH", "/api/sessions/echo", map[string]any{"name": "echo2"}, 200, nil)
 	e2e.WaitFor(t, 10*time.Second, "the new name in meta.json", func() bool {
-		m, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", catID))
+		m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", catID))
 		return err == nil && m.Name == "echo2"
 	})
-	if m, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", sleeper)); err != nil || m.Name != "sleeper" || m.Workspace != "proj" {
+	if m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", sleeper)); err != nil || m.Name != "sleeper" || m.Workspace != "proj" {
 		t.Errorf("meta.json of %s: name %q, workspace %q (%v), want sleeper, proj", sleeper, m.Name, m.Workspace, err)
 	}
 	e.KillServer()

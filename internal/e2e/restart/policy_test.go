@@ -12,7 +12,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
 )
@@ -51,7 +51,7 @@ func waitPolicyEnd(t *testing.T, e *e2e.Env, ref string, within time.Duration, v
 	}) {
 		t.Fatalf("no session.closed event naming %s among %s's events: %+v", variable, ref, events)
 	}
-	if st, err := os.Stat(filepath.Join(e.Dir, "sessions", s.ID, holder.LogDir)); err != nil || !st.IsDir() {
+	if st, err := os.Stat(filepath.Join(e.Dir, "sessions", s.ID, sessiondir.LogDir)); err != nil || !st.IsDir() {
 		t.Fatalf("the log directory of %s is gone after the policy ended it: %v", ref, err)
 	}
 	return s

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // kept reports whether the registry lists session id and its directory is
@@ -59,7 +59,7 @@ func TestPruneEndedCount(t *testing.T) {
 	e.StartServer()
 	running := strings.TrimSpace(e.MustTk("new", "--", "sleep", "600"))
 	intr := strings.TrimSpace(e.MustTk("new", "--", "sleep", "600"))
-	m, err := holder.ReadMeta(dirOf(e, intr))
+	m, err := sessiondir.ReadMeta(dirOf(e, intr))
 	if err != nil {
 		t.Fatal(err)
 	}

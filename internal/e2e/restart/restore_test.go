@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // reboot simulates a machine restart: the server, every holder and every
@@ -20,9 +20,9 @@ import (
 func reboot(e *e2e.Env) {
 	e.T.Helper()
 	e.KillServer()
-	metas, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", "*", holder.MetaFile))
+	metas, _ := filepath.Glob(filepath.Join(e.Dir, "sessions", "*", sessiondir.MetaFile))
 	for _, p := range metas {
-		m, err := holder.ReadMeta(filepath.Dir(p))
+		m, err := sessiondir.ReadMeta(filepath.Dir(p))
 		if err != nil || m.EndedAt != nil {
 			continue
 		}
@@ -31,7 +31,7 @@ func reboot(e *e2e.Env) {
 		syscall.Kill(m.Pid, syscall.SIGKILL)
 	}
 	for _, p := range metas {
-		m, _ := holder.ReadMeta(filepath.Dir(p))
+		m, _ := sessiondir.ReadMeta(filepath.Dir(p))
 		e2e.WaitFor(e.T, 10*time.Second, "the killed holder to be gone", func() bool {
 			return m.HolderPid == 0 || syscall.Kill(m.HolderPid, 0) != nil
 		})

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -54,7 +54,7 @@ func TestHolderSocketGarbage(t *testing.T) {
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	id := strings.TrimSpace(e.MustTk("new", "--name", "h", "--", "cat"))
-	sock := filepath.Join(e.Dir, "sessions", id, holder.SocketFile)
+	sock := filepath.Join(e.Dir, "sessions", id, sessiondir.SocketFile)
 	for name, g := range garbage {
 		t.Run(name, func(t *testing.T) {
 			c, err := e2e.DialUnix(sock)

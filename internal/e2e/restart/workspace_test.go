@@ -10,7 +10,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 func workspaces(e *e2e.Env) []api.Workspace {
@@ -102,7 +102,7 @@ func TestWorkspacePauseResumeRemove(t *testing.T) {
 	if s := e.Session(other); s.State != "running" {
 		t.Fatalf("workspace rm touched another session: %+v", s)
 	}
-	if _, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", other)); err != nil {
+	if _, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", other)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -151,7 +151,7 @@ func TestAuthRefusals(t *testing.T) {
 		for _, r := range []struct{ method, path string }{
 			{"GET", "/api/sessions"}, {"GET", "/api/sessions/victim"}, {"GET", "/api/events?follow=0"},
 			{"GET", "/api/workspaces"}, {"POST", "/api/sessions"}, {"DELETE", "/api/sessions/victim"},
-			{"PATCH", "/api/sessions/victim"}, {"POST", "/api/sessions/victim/restore"},
+			{"POST", "/api/sessions/victim/kill"}, {"PATCH", "/api/sessions/victim"}, {"POST", "/api/sessions/victim/restore"},
 		} {
 			var body any
 			switch r.method {
@@ -207,7 +207,8 @@ func TestAuthUserIsolation(t *testing.T) {
 	// The answer for a session bob may not see is the answer for one that
 	// does not exist, byte for byte but for the name.
 	for _, r := range []struct{ method, path string }{
-		{"GET", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s?remove=1"},
+		{"GET", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s"}, {"DELETE", "/api/sessions/%s?force=1"},
+		{"POST", "/api/sessions/%s/kill"},
 		{"PATCH", "/api/sessions/%s"}, {"POST", "/api/sessions/%s/restore"},
 	} {
 		var body any
@@ -325,7 +326,8 @@ func TestAuthReadOnly(t *testing.T) {
 	}{
 		{"POST", "/api/sessions", map[string]any{"name": "more", "command": []string{"cat"}, "cwd": "/"}},
 		{"DELETE", "/api/sessions/ro", nil},
-		{"DELETE", "/api/sessions/ro?remove=1", nil},
+		{"POST", "/api/sessions/ro/kill", nil},
+		{"DELETE", "/api/sessions/ro?force=1", nil},
 		{"PATCH", "/api/sessions/ro", map[string]any{"name": "renamed"}},
 		{"POST", "/api/sessions/ro/restore", nil},
 	} {
@@ -389,8 +391,11 @@ func TestAuthShareLink(t *testing.T) {
 		map[string]any{"name": "extra", "command": []string{"cat"}, "cwd": "/"}); code != http.StatusForbidden {
 		t.Errorf("create with a share link answered %d %s", code, b)
 	}
-	if code, _ := w.Do("DELETE", "/api/sessions/private", e2e.Bearer(ctl.Secret), nil); code != http.StatusNotFound {
-		t.Errorf("closing another session with a share link answered %d", code)
+	if code, _ := w.Do("POST", "/api/sessions/private/kill", e2e.Bearer(ctl.Secret), nil); code != http.StatusNotFound {
+		t.Errorf("killing another session with a share link answered %d", code)
+	}
+	if code, _ := w.Do("DELETE", "/api/sessions/private?force=1", e2e.Bearer(ctl.Secret), nil); code != http.StatusNotFound {
+		t.Errorf("removing another session with a share link answered %d", code)
 	}
 	expectRunning(w, "shared", "private")
 }

@@ -243,7 +243,8 @@ func TestLimitNamesAndIDs(t *testing.T) {
 
 	for _, p := range []string{"/api/sessions/..%2F..%2Fetc", "/api/sessions/" + rel} {
 		w.API("GET", p, nil, 404, nil)
-		w.API("DELETE", p+"?remove=1", nil, 404, nil)
+		w.API("DELETE", p+"?force=1", nil, 404, nil)
+		w.API("POST", p+"/kill", nil, 404, nil)
 	}
 	// A control character in a path is refused before any handler.
 	for _, p := range []string{"/api/sessions/a%00b", "/api/sessions/a%0Ab"} {

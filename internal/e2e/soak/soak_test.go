@@ -16,7 +16,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/e2e"
-	"termkeep/internal/holder"
+	"termkeep/internal/sessiondir"
 )
 
 // Soak: many sessions each printing 20 lines a second, each followed by a
@@ -182,7 +182,7 @@ func TestSoak(t *testing.T) {
 	saveProfile(t, e, "end")
 	holdersKiB, holdersN := 0, 0
 	for _, id := range ids {
-		if m, err := holder.ReadMeta(filepath.Join(e.Dir, "sessions", id)); err == nil {
+		if m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id)); err == nil {
 			if st, err := e2e.ReadProc(m.HolderPid); err == nil {
 				holdersKiB += int(st.RssKiB)
 				holdersN++

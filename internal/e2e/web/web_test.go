@@ -90,20 +90,21 @@ func TestWebViewerAndREST(t *testing.T) {
 		return strings.Count(strings.Join(kinds, " "), "viewer.detached") == 2
 	})
 
-	// Rename, close, remove.
+	// Rename, kill, remove: a running session is removed only once ended.
 	w.API("PATCH", "/api/sessions/web", map[string]any{"name": "web2"}, 200, &sess)
 	if sess.Name != "web2" {
 		t.Fatalf("renamed: %+v", sess)
 	}
-	w.API("DELETE", "/api/sessions/web2", nil, 200, &sess)
+	w.API("DELETE", "/api/sessions/web2", nil, 409, nil)
+	w.API("POST", "/api/sessions/web2/kill", nil, 200, &sess)
 	if sess.State != "closed" {
-		t.Fatalf("after close: %+v", sess)
+		t.Fatalf("after kill: %+v", sess)
 	}
 	w.API("GET", "/api/sessions/web2", nil, 200, &sess)
 	if sess.State != "closed" {
 		t.Fatalf("a closed session stays listed as closed: %+v", sess)
 	}
-	w.API("DELETE", "/api/sessions/web2?remove=1", nil, 204, nil)
+	w.API("DELETE", "/api/sessions/web2", nil, 204, nil)
 	w.API("GET", "/api/sessions/web2", nil, 404, nil)
 
 	kinds, _ = w.SessionEvents(sess.ID)
