@@ -230,6 +230,17 @@ func newUserEnv(t *testing.T) *userEnv {
 		u.uid, u.gid = uid, gid
 		u.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
+	// RLIMIT_NPROC counts every process of the uid on the machine: a second
+	// test run beside this one (another clone's make test) would fill the
+	// room this test measures. One at a time per uid.
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), fmt.Sprintf("termkeep-e2e-nproc-%d.lock", u.uid)), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
 	if me, err := user.LookupId(strconv.Itoa(u.uid)); err == nil {
 		u.name = me.Username
 	} else {
