@@ -16,11 +16,19 @@ import (
 // directly or not. It skips t when there is no go tool.
 func Forbid(t testing.TB, pattern string, forbidden map[string]string) {
 	t.Helper()
-	for _, p := range list(t, "-deps", pattern) {
+	for _, p := range Deps(t, pattern) {
 		if why, ok := forbidden[p]; ok {
 			t.Errorf("%s depends on %s: %s", pattern, p, why)
 		}
 	}
+}
+
+// Deps returns every package the packages matching pattern depend on,
+// directly or not, themselves included. It skips t when there is no go
+// tool.
+func Deps(t testing.TB, pattern string) []string {
+	t.Helper()
+	return list(t, "-deps", pattern)
 }
 
 // Imports returns what the package pkg imports itself (not what those

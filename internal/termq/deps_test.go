@@ -4,43 +4,29 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"termkeep/internal/deptest"
 )
 
 // TestDeps keeps the terminal-question decisions pure: they are linked
 // into the session host, which owns the sockets, the processes and the
 // clock; termq owns none of them.
 func TestDeps(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool")
-	}
-	out, err := exec.Command(goTool, "list", "-deps", "termkeep/internal/termq").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	forbidden := map[string]string{
+	deptest.Forbid(t, "termkeep/internal/termq", map[string]string{
 		"net":                      "termq does no I/O: the host reads and writes the sockets",
 		"net/http":                 "termq does no I/O: the host reads and writes the sockets",
 		"database/sql":             "the registry is the store's business",
 		"os/exec":                  "termq starts no processes",
 		"os/signal":                "termq handles no signals",
 		"termkeep/internal/holder": "the holder's side of the pty is not termq's business",
-	}
-	for _, p := range strings.Fields(string(out)) {
-		if why, ok := forbidden[p]; ok {
-			t.Errorf("termq depends on %s: %s", p, why)
-		}
+	})
+	for _, p := range deptest.Deps(t, "termkeep/internal/termq") {
 		if strings.HasPrefix(p, "termkeep/") && p != "termkeep/internal/termq" {
 			t.Errorf("termq depends on %s: it stands on the standard library alone", p)
 		}
-	}
-	out, err = exec.Command(goTool, "list", "-f", `{{join .Imports " "}}`, "termkeep/internal/termq").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
 	}
 	direct := map[string]string{
 		"os":          "no files, no environment",
@@ -51,7 +37,7 @@ func TestDeps(t *testing.T) {
 		"runtime":     "no goroutines",
 		"unsafe":      "no unsafe memory",
 	}
-	for _, p := range strings.Fields(string(out)) {
+	for _, p := range deptest.Imports(t, "termkeep/internal/termq") {
 		if why, ok := direct[p]; ok {
 			t.Errorf("termq imports %s: %s", p, why)
 		}
