@@ -112,10 +112,7 @@ func (s *Server) lookupBrowser(ctx context.Context, secret string) (principal, b
 		if err != nil || !t.Active(now) || t.User != c.User {
 			return principal{}, false
 		}
-		p = principal{
-			user: t.User, tokenID: t.ID, session: t.Session, workspace: t.Workspace,
-			readOnly: t.ReadOnly, expires: t.ExpiresAt,
-		}
+		p = tokenPrincipal(t)
 	}
 	p.browser = c.ID
 	if c.NeedsTouch(now) {

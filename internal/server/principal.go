@@ -180,10 +180,7 @@ func (s *Server) lookupToken(ctx context.Context, secret string) (principal, boo
 			s.log.Warn("record an access token's use", "token", t.ID, "err", err)
 		}
 	}
-	return principal{
-		user: t.User, tokenID: t.ID, session: t.Session, workspace: t.Workspace,
-		readOnly: t.ReadOnly, expires: t.ExpiresAt,
-	}, true
+	return tokenPrincipal(t), true
 }
 
 // tokenConns tracks the requests in flight per registry token, so revoking
@@ -303,4 +300,13 @@ func (g *gateway) handleWorkspaces(w http.ResponseWriter, r *http.Request) {
 		out = append(out, v)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// tokenPrincipal is who a registry token acts as: its user, narrowed to its
+// scope, until it expires.
+func tokenPrincipal(t store.Token) principal {
+	return principal{
+		user: t.User, tokenID: t.ID, session: t.Session, workspace: t.Workspace,
+		readOnly: t.ReadOnly, expires: t.ExpiresAt,
+	}
 }
