@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"termkeep/internal/client"
 	"termkeep/internal/keys"
 	"termkeep/internal/rawio"
 	"termkeep/internal/wire"
@@ -231,18 +230,30 @@ func sessionEnded(ref string, e *wire.Exit) error {
 // thread's wake-up (tens of microseconds on a virtual machine). Otherwise
 // they queue on ch for the attach loop, which sends them once connected;
 // waiting counts those not yet sent, so a direct write never overtakes
-// them.
+// them. A keystroke the stream refuses (the server died before the loop
+// noticed) is held and sent first on the next connection: it never reached
+// a server, so sending it again loses nothing and doubles nothing.
 type inputPath struct {
 	ch      chan []byte
 	mu      sync.Mutex
-	s       *client.Stream // the stream while attached
-	waiting int
+	s       inputStream // the stream while attached
+	waiting int         // keystrokes on ch or held
+	held    [][]byte    // taken from ch, refused by a broken stream
 }
 
-func (p *inputPath) connected(s *client.Stream) {
+// inputStream is where keystrokes go: a *client.Stream.
+type inputStream interface{ Input([]byte) error }
+
+// connected sets the stream keystrokes go to (nil while reconnecting) and
+// sends it what an earlier stream refused.
+func (p *inputPath) connected(s inputStream) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.s = s
-	p.mu.Unlock()
+	for s != nil && len(p.held) > 0 && s.Input(p.held[0]) == nil {
+		p.held = p.held[1:]
+		p.waiting--
+	}
 }
 
 // send writes data to the stream when it can go straight there, else
@@ -258,12 +269,16 @@ func (p *inputPath) send(data []byte) {
 	p.ch <- append([]byte(nil), data...)
 }
 
-// queued sends a queued keystroke on s, the attach loop's stream.
-func (p *inputPath) queued(s *client.Stream, data []byte) {
+// queued sends a queued keystroke on s, the attach loop's stream, or holds
+// it for the next one when s is broken or earlier ones are held.
+func (p *inputPath) queued(s inputStream, data []byte) {
 	p.mu.Lock()
-	s.Input(data)
-	p.waiting--
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	if len(p.held) == 0 && s.Input(data) == nil {
+		p.waiting--
+		return
+	}
+	p.held = append(p.held, data)
 }
 
 // readInput copies the local terminal to the session until it ends or the

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeStream records what reaches a connection, or refuses everything once
+// broken, as a stream to a killed server does.
+type fakeStream struct {
+	mu     sync.Mutex
+	got    []string
+	broken bool
+}
+
+func (f *fakeStream) Input(b []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.broken {
+		return errors.New("broken pipe")
+	}
+	f.got = append(f.got, string(b))
+	return nil
+}
+
+func (f *fakeStream) text() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return strings.Join(f.got, "")
+}
+
+// Keystrokes typed while a connection breaks reach the next one, in order
+// and once, whichever path (direct or queued) each took.
+func TestInputPathKeepsKeystrokesAcrossReconnect(t *testing.T) {
+	p := &inputPath{ch: make(chan []byte, 16)}
+	old := &fakeStream{}
+	p.connected(old)
+	p.send([]byte("echo "))
+	old.mu.Lock()
+	old.broken = true // the server is killed; the attach loop has not noticed
+	old.mu.Unlock()
+
+	p.send([]byte("t")) // direct write fails: queued
+	p.send([]byte("wo"))
+	// The attach loop takes queued keystrokes while still holding the old
+	// stream: it picked input before the broken connection's end.
+	p.queued(old, <-p.ch)
+	// Now it notices the end and reconnects.
+	p.connected(nil)
+	p.send([]byte("-2")) // typed while reconnecting
+	neu := &fakeStream{}
+	p.connected(neu)
+	p.queued(neu, <-p.ch)
+	p.queued(neu, <-p.ch)
+	p.send([]byte("2\r")) // direct again
+
+	if got := old.text(); got != "echo " {
+		t.Fatalf("old stream got %q, want %q", got, "echo ")
+	}
+	if got := neu.text(); got != "two-22\r" {
+		t.Fatalf("new stream got %q, want %q", got, "two-22\r")
+	}
+	if len(p.ch) != 0 {
+		t.Fatalf("%d keystrokes left queued", len(p.ch))
+	}
+}
+
+// A keystroke that a broken stream refused is never sent twice.
+func TestInputPathHeldOnce(t *testing.T) {
+	p := &inputPath{ch: make(chan []byte, 16)}
+	old := &fakeStream{broken: true}
+	p.connected(old)
+	p.send([]byte("a"))
+	p.queued(old, <-p.ch)
+	p.send([]byte("b"))
+	p.queued(old, <-p.ch)
+	neu := &fakeStream{}
+	p.connected(neu)
+	p.connected(neu) // a second call flushes nothing more
+	p.send([]byte("c"))
+	if got := neu.text(); got != "abc" {
+		t.Fatalf("new stream got %q, want %q", got, "abc")
+	}
+}
