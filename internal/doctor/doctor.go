@@ -220,9 +220,9 @@ func (c *checker) sessions() {
 		}
 		sd := &sessDir{id: e.Name(), path: c.dir.Session(e.Name())}
 		sd.meta, sd.metaErr = sessiondir.ReadMeta(sd.path)
-		if sd.metaErr == nil {
-			sd.holder = c.holderRuns(sd.meta.HolderPid)
-		}
+		// Its socket or lock says whether a holder runs; meta.json can be
+		// unreadable (or name a reused pid) while it does.
+		sd.holder = sessiondir.HolderRuns(sd.path) || (sd.metaErr == nil && c.holderRuns(sd.meta.HolderPid))
 		c.dirs = append(c.dirs, sd)
 	}
 }
@@ -301,6 +301,11 @@ func (c *checker) sockets() {
 	n := len(c.rep.Findings)
 	for _, sd := range c.dirs {
 		p := filepath.Join(sd.path, sessiondir.SocketFile)
+		if sd.holder && sd.metaErr != nil {
+			c.add(Finding{Severity: Warn, Check: "sockets", Subject: c.rel(filepath.Join(sd.path, sessiondir.MetaFile)),
+				Problem: "cannot be read (" + sd.metaErr.Error() + "), but its holder runs: its socket is kept",
+				Fix:     "nothing: the holder writes it again when the session changes or ends"})
+		}
 		if _, err := os.Lstat(p); err != nil || sd.holder {
 			continue
 		}

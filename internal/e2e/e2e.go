@@ -25,6 +25,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
+	"termkeep/internal/holder"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/wire"
@@ -264,6 +265,13 @@ func (e *Env) Cleanup() {
 		if meta, err := sessiondir.ReadMeta(m); err == nil && meta.EndedAt == nil {
 			syscall.Kill(meta.HolderPid, syscall.SIGKILL)
 			syscall.Kill(-meta.Pid, syscall.SIGKILL)
+		} else if err != nil {
+			// meta.json damaged by the test: the lock file names the holder,
+			// whose death hangs up its child.
+			b, _ := os.ReadFile(filepath.Join(m, sessiondir.LockFile))
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); holder.IsHolder(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 	}
 	// Race reports and panics in the server or a holder fail the test that

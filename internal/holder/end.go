@@ -82,6 +82,8 @@ func (h *holder) serve() {
 	}
 	h.ptmx.Close()
 	h.log.Info("session ended", "exit_code", code, "signal", sig, "end", meta.End)
+	// Last: the next holder may write the directory once this lets go.
+	h.lock.Close()
 }
 
 // ended returns meta.json's record and the Exit frame of a session whose

@@ -120,6 +120,7 @@ type holder struct {
 	spec   Spec
 	log    *slog.Logger
 	logf   *os.File
+	lock   *os.File // holder.lock, flocked while this holder lives (lock.go)
 	out    *outlog.Log
 	ptmx   *os.File
 	ptmxRC syscall.RawConn // ptmx's descriptor, for rawio
@@ -182,6 +183,16 @@ func start(spec Spec) (*holder, error) {
 		logf: logf,
 		log:  slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
 	}
+	if h.lock, err = lockDir(spec.Dir); err != nil {
+		h.log.Error("not started", "err", err)
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			h.lock.Close()
+		}
+	}()
 	// RawIO: the log's writes and the forwarder's reads do not wake the Go
 	// runtime's monitor thread (see internal/rawio); with the pty reads and
 	// the socket writes below, a chunk of output costs the holder a third
@@ -264,5 +275,6 @@ func start(spec Spec) (*holder, error) {
 	if err := sessiondir.WriteMeta(spec.Dir, h.meta); err != nil {
 		h.log.Error("write meta", "err", err)
 	}
+	started = true
 	return h, nil
 }

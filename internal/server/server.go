@@ -283,6 +283,13 @@ func (s *Server) recover(ctx context.Context) error {
 					"session", sess.ID, "problem", le.Error(), "err", err)
 				continue
 			}
+			if sessiondir.HolderRuns(s.cfg.StateDir.Session(sess.ID)) {
+				// Its lock is held: the holder runs, its socket removed
+				// under it. Recorded as ended, it could be restored over.
+				s.log.Error("a live holder cannot be reached: its socket is gone; its session stays running, unreachable until the holder ends",
+					"session", sess.ID, "err", err)
+				continue
+			}
 			e := h.Resolve()
 			s.log.Info("session's holder is gone", "session", sess.ID, "name", sess.Name, "state", e.State, "reason", e.Reason, "err", err)
 			h.MarkEnded(e)

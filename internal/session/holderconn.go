@@ -302,6 +302,12 @@ func (h *Host) reconnect() {
 		h.finish(exitFromMeta(m))
 		return
 	}
+	if held, _ := sessiondir.LockHeld(h.dir); held {
+		// Its holder runs, its socket gone: recorded as ended, the session
+		// could be restored over it. It stays running, unreachable.
+		h.log.Error("a live holder cannot be reached: its socket is gone; its session stays running, unreachable until the holder ends", "session", h.ID)
+		return
+	}
 	h.finish(h.interrupted())
 }
 
@@ -323,8 +329,12 @@ func (h *Host) interrupted() wire.Exit {
 	}
 }
 
-// holderAlive reports whether the holder process recorded in meta.json runs.
+// holderAlive reports whether the session's holder runs: by its lock, or
+// for a holder from before the lock, by the process meta.json names.
 func (h *Host) holderAlive() bool {
+	if held, known := sessiondir.LockHeld(h.dir); known {
+		return held
+	}
 	m, err := sessiondir.ReadMeta(h.dir)
 	if err != nil || m.HolderPid <= 0 {
 		return false

@@ -54,6 +54,7 @@ const (
 	SocketFile  = "holder.sock" // the holder's socket, which the server dials
 	LogDir      = "log"         // the output log (package outlog)
 	LogFile     = "holder.log"  // the holder's own log: its errors and warnings
+	LockFile    = "holder.lock" // flock held by the one holder that writes the log; holds its pid
 	HistoryFile = "history"     // the shell's history: shell integration appends to it after every command, and a restored shell reads it back
 )
 

@@ -1,8 +1,10 @@
 package restart
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +79,77 @@ func TestDoctorRebuildsRegistry(t *testing.T) {
 	})
 	if _, errs, code := e.Tk("doctor", "--repair"); code != 1 || !strings.Contains(errs, "a server is running (pid") {
 		t.Errorf("doctor --repair beside a server: exit %d: %s", code, errs)
+	}
+}
+
+// doctor --repair decides a holder's liveness by its socket and lock, not by
+// meta.json: with meta.json emptied under a running session, it leaves the
+// socket alone, the next server reconnects, and a restore cannot put a second
+// writer on the log.
+func TestDoctorKeepsLiveHolderWithoutMeta(t *testing.T) {
+	t.Parallel()
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	id := strings.TrimSpace(e.MustTk("new", "--name", "loop", "--", "sh", "-c", "i=0; while :; do i=$((i+1)); echo line-$i; sleep 0.05; done"))
+	e2e.WaitFor(t, 10*time.Second, "output", func() bool { return strings.Contains(e.MustTk("capture", id), "line-3") })
+	e.MustTk("shutdown")
+	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool {
+		_, err := e.C.Health(context.Background())
+		return err != nil
+	})
+	e.Srv.Wait()
+	e.Srv = nil
+	dir := filepath.Join(e.Dir, "sessions", id)
+	if err := os.WriteFile(filepath.Join(dir, sessiondir.MetaFile), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ := e.Tk("doctor", "--repair")
+	t.Logf("doctor --repair:\n%s", out)
+	if !strings.Contains(out, "meta.json: cannot be read") || !strings.Contains(out, "but its holder runs") {
+		t.Errorf("doctor did not say meta.json of a live holder cannot be read:\n%s", out)
+	}
+	if strings.Contains(out, "holder.sock: orphaned") {
+		t.Errorf("doctor took a live holder's socket for an orphan:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sessiondir.SocketFile)); err != nil {
+		t.Fatalf("the live holder's socket is gone: %v", err)
+	}
+	e.StartServer()
+	if s := e.Session(id); s.State != "running" {
+		t.Fatalf("after doctor and a restart the session is %s, want running", s.State)
+	}
+	if _, errs, code := e.Tk("restore", id); code == 0 {
+		t.Fatalf("restore of a running session succeeded: %s", errs)
+	}
+	// With its socket removed as well (by hand, or by an older doctor), the
+	// holder's lock still tells the server it runs.
+	e.MustTk("shutdown")
+	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool {
+		_, err := e.C.Health(context.Background())
+		return err != nil
+	})
+	e.Srv.Wait()
+	e.Srv = nil
+	os.Remove(filepath.Join(dir, sessiondir.SocketFile))
+	e.StartServer()
+	if s := e.Session(id); s.State != "running" {
+		t.Fatalf("with its socket gone, a live holder's session is %s, want running", s.State)
+	}
+	if _, errs, code := e.Tk("restore", id); code == 0 {
+		t.Fatalf("restore over a live holder succeeded: %s", errs)
+	}
+	// One writer: the lines stay in order, each once.
+	e2e.WaitFor(t, 10*time.Second, "more output", func() bool { return strings.Contains(e.MustTk("capture", "--raw", id), "line-60") })
+	raw := e.MustTk("capture", "--raw", id)
+	next := 1
+	for _, l := range strings.Split(raw, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "line-") {
+			continue
+		}
+		if l != "line-"+strconv.Itoa(next) {
+			t.Fatalf("line %q where line-%d belongs: two writers or a lost line", l, next)
+		}
+		next++
 	}
 }

@@ -1,0 +1,55 @@
+package sessiondir
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A session directory has one holder at a time: it alone writes the log,
+// meta.json and holder.sock. The holder takes an exclusive flock on
+// LockFile before it touches any of them and keeps it until it exits, when
+// the kernel lets it go, however the holder ends.
+
+// HolderRuns reports whether a holder runs for the session in dir: its
+// socket accepts a connection, or its lock is held. Neither depends on
+// meta.json, which may be unreadable while its holder runs.
+func HolderRuns(dir string) bool {
+	if SocketAnswers(dir) {
+		return true
+	}
+	held, _ := LockHeld(dir)
+	return held
+}
+
+// LockHeld reports whether a holder holds dir's lock; known is false when
+// there is no lock file (no holder ran here since holders took the lock).
+func LockHeld(dir string) (held, known bool) {
+	f, err := os.Open(filepath.Join(dir, LockFile))
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	// A shared lock for a moment: a holder starting meanwhile retries.
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK), true
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false, true
+}
+
+// SocketAnswers reports whether something listens on dir's holder.sock. A
+// holder takes a connection that sends no hello for nothing: the server it
+// serves keeps its own.
+func SocketAnswers(dir string) bool {
+	c, err := net.DialTimeout("unix", filepath.Join(dir, SocketFile), 2*time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
