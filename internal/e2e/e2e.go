@@ -353,6 +353,15 @@ type server struct {
 func (s *server) Wait() { <-s.exited }
 
 // KillServer SIGKILLs the server process.
+// ShutdownServer stops the server with `termkeep shutdown`, which leaves
+// its sessions running, and waits for it to exit.
+func (e *Env) ShutdownServer() {
+	e.T.Helper()
+	e.MustTk("shutdown")
+	e.Srv.Wait()
+	e.Srv = nil
+}
+
 func (e *Env) KillServer() {
 	e.T.Helper()
 	e.Srv.Cmd.Process.Signal(syscall.SIGKILL)

@@ -62,9 +62,7 @@ func TestEnvironmentSecretsStayOffDisk(t *testing.T) {
 	if _, errs, code := e.Tk("wait", "env", "--output", "[GHP_TOKENVALUE123|AWSSECRETVALUE456|PW789]", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the child lacks its environment: %s", errs)
 	}
-	e.MustTk("shutdown")
-	e.Srv.Wait()
-	e.Srv = nil
+	e.ShutdownServer()
 	// No file of the state directory holds a secret (the output log holds
 	// what the shell printed, upper-cased above so it cannot match).
 	filepath.Walk(e.Dir, func(p string, fi os.FileInfo, err error) error {

@@ -127,9 +127,7 @@ func TestCaptureAndRestart(t *testing.T) {
 	// A clean restart writes a checkpoint; a SIGKILLed one rebuilds from the
 	// last checkpoint and the log. Both render the same screen.
 	id := e.Session("c").ID
-	e.MustTk("shutdown")
-	e.Srv.Wait()
-	e.Srv = nil
+	e.ShutdownServer()
 	if _, err := os.Stat(filepath.Join(e.Dir, "sessions", id, session.CheckpointFile)); err != nil {
 		t.Fatalf("no checkpoint after a clean shutdown: %v", err)
 	}

@@ -1,7 +1,6 @@
 package restart
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,13 +91,7 @@ func TestDoctorKeepsLiveHolderWithoutMeta(t *testing.T) {
 	e.StartServer()
 	id := strings.TrimSpace(e.MustTk("new", "--name", "loop", "--", "sh", "-c", "i=0; while :; do i=$((i+1)); echo line-$i; sleep 0.05; done"))
 	e2e.WaitFor(t, 10*time.Second, "output", func() bool { return strings.Contains(e.MustTk("capture", id), "line-3") })
-	e.MustTk("shutdown")
-	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool {
-		_, err := e.C.Health(context.Background())
-		return err != nil
-	})
-	e.Srv.Wait()
-	e.Srv = nil
+	e.ShutdownServer()
 	dir := filepath.Join(e.Dir, "sessions", id)
 	if err := os.WriteFile(filepath.Join(dir, sessiondir.MetaFile), nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -123,13 +116,7 @@ func TestDoctorKeepsLiveHolderWithoutMeta(t *testing.T) {
 	}
 	// With its socket removed as well (by hand, or by an older doctor), the
 	// holder's lock still tells the server it runs.
-	e.MustTk("shutdown")
-	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool {
-		_, err := e.C.Health(context.Background())
-		return err != nil
-	})
-	e.Srv.Wait()
-	e.Srv = nil
+	e.ShutdownServer()
 	os.Remove(filepath.Join(dir, sessiondir.SocketFile))
 	e.StartServer()
 	if s := e.Session(id); s.State != "running" {

@@ -134,9 +134,7 @@ func TestRegistryCorrupt(t *testing.T) {
 			keep := strings.TrimSpace(e.MustTk("new", "--name", "keep", "--", "cat"))
 			// A clean stop folds the WAL into the file, so the damage is
 			// all there is.
-			e.MustTk("shutdown")
-			e.Srv.Wait()
-			e.Srv = nil
+			e.ShutdownServer()
 			db := statedir.Dir(e.Dir).DB()
 			if st, err := os.Stat(db); err != nil || st.Size() < 4*4096 {
 				t.Fatalf("the registry is too small to cut: %v", err) // a page per table and index
