@@ -62,6 +62,7 @@ run: build
 test: build chromium
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
 	@(command -v zsh && command -v fish) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || echo "zsh or fish is missing and could not be installed: their shell integration tests are skipped" >&2
+	@(command -v vim || command -v vim.tiny) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim-tiny >/dev/null) || echo "vim is missing and could not be installed: attach's vim case is skipped" >&2
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory tidy
 	$(GO) test -race -count=1 -timeout 15m ./...
@@ -108,7 +109,7 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
-	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath \
+	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
 	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume
 fuzz: SHELL := /bin/bash

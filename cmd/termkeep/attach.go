@@ -10,11 +10,13 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"termkeep/internal/keys"
+	"termkeep/internal/outerterm"
 	"termkeep/internal/rawio"
 	"termkeep/internal/wire"
 )
@@ -24,6 +26,7 @@ func newAttachCmd(g *globals) *cobra.Command {
 		detachKey  string
 		scrollback int
 		readOnly   bool
+		altScreen  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "attach SESSION",
@@ -33,7 +36,16 @@ func newAttachCmd(g *globals) *cobra.Command {
 to it, and it follows this terminal's size.
 Detach with Ctrl-\ (--detach-key; "none" to disable): the session keeps running.
 A dropped connection is reopened by itself and continues where it left off.
-When the session ends, attach says so and exits with the session's status.`,
+When the session ends, attach says so and exits with the session's status.
+
+The session draws on this terminal's normal screen, so its history goes into
+the terminal's own scrollback; what was on the screen before scrolls up into
+it. --alt-screen draws in the alternate screen instead, as tmux does, and
+brings the earlier screen back on detach. Either way, a detach, an exit or a
+lost connection returns the terminal to its default modes (cursor keys,
+mouse, bracketed paste, cursor, scroll region, colours), whatever the
+session's program switched on. attach needs a terminal; scripts use
+capture, send and wait.`,
 		Args: exactArgs(1, "a SESSION (id or name)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, ok := parseDetachKey(detachKey)
@@ -44,13 +56,23 @@ When the session ends, attach says so and exits with the session's status.`,
 			if err != nil {
 				return err
 			}
+			if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+				if _, err := c.Get(cmd.Context(), args[0]); err != nil {
+					return apiErr(err)
+				}
+				return usageErr("attach needs a terminal: its standard input and output are not both one (from a script, use capture, send and wait)")
+			}
+			if altScreen {
+				scrollback = 0 // the alternate screen has no scrollback
+			}
 			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly}
-			return attach(cmd.Context(), f, key)
+			return attach(cmd.Context(), f, key, altScreen)
 		},
 	}
 	cmd.Flags().StringVar(&detachKey, "detach-key", `C-\`, "key that detaches (e.g. C-\\, C-a, none)")
 	cmd.Flags().IntVar(&scrollback, "scrollback", 1000, "lines of history to draw above the screen when attaching")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "watch only: never type into the session or resize it")
+	cmd.Flags().BoolVar(&altScreen, "alt-screen", false, "draw in the terminal's alternate screen and bring the earlier screen back on detach (no history in the terminal's scrollback)")
 	return cmd
 }
 
@@ -68,7 +90,7 @@ func parseDetachKey(s string) (int, bool) {
 // attach runs the interactive loop: one goroutine reads the local terminal
 // for the whole attach, one per connection reads the session, and this one
 // writes input and resizes to the current connection.
-func attach(ctx context.Context, f *follower, detachKey int) error {
+func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) error {
 	in, out := os.Stdin, os.Stdout
 	fd := int(in.Fd())
 	if term.IsTerminal(fd) {
@@ -99,8 +121,52 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 		}
 	}
 
+	// Every byte for the terminal passes through ot (package outerterm),
+	// under wmu: the session's output from the reader goroutine, notices
+	// and the final resets from this one.
+	ot := outerterm.New(int(f.cols), int(f.rows), altScreen)
+	var wmu sync.Mutex
+	paint := func(fn func() []byte) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		b := fn()
+		if len(b) == 0 {
+			return nil
+		}
+		_, err := tout.Write(b)
+		return err
+	}
+	notice := func(format string, args ...any) {
+		msg := fmt.Sprintf("[termkeep: "+format+"]", args...)
+		paint(func() []byte { return ot.Notice(msg) })
+	}
+	// A notice that reports an event, not a state, goes after a while.
+	var noteTimer *time.Timer
+	passing := func(format string, args ...any) {
+		notice(format, args...)
+		wmu.Lock()
+		defer wmu.Unlock()
+		if noteTimer != nil {
+			noteTimer.Stop()
+		}
+		noteTimer = time.AfterFunc(noticeFor, func() { paint(ot.ClearNote) })
+	}
+	paint(ot.Begin)
+	farewell := ""
+	defer func() {
+		wmu.Lock()
+		if noteTimer != nil {
+			noteTimer.Stop()
+		}
+		wmu.Unlock()
+		paint(ot.End)
+		if farewell != "" {
+			paint(func() []byte { return []byte("[termkeep: " + farewell + "]\r\n") })
+		}
+	}()
+
 	// SIGHUP (the terminal went away) and SIGTERM end attach cleanly, so the
-	// deferred Restore runs; the session is untouched.
+	// deferred resets and Restore run; the session is untouched.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGWINCH, syscall.SIGHUP, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -110,19 +176,25 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 	detached := make(chan struct{})
 	go readInput(tin, detachKey, typed, detached)
 
-	say := func(format string, args ...any) {
-		fmt.Fprintf(os.Stderr, "\r\n[termkeep: "+format+"]\r\n", args...)
-	}
 	logStopped := false // as last said
+	lost := false       // the connection was lost: say when it is back
 	for {
-		s, err := f.open(ctx, func() { say("connection lost; reconnecting (Ctrl-\\ detaches)") })
+		s, err := f.open(ctx, func() {
+			lost = true
+			notice("connection lost; reconnecting (Ctrl-\\ detaches)")
+		})
 		if err != nil {
 			return err
 		}
+		if lost {
+			lost = false
+			passing("reconnected")
+		}
 		typed.connected(s)
 		type result struct {
-			exit *wire.Exit
-			err  error
+			exit   *wire.Exit
+			err    error
+			redraw bool // the session left its alternate screen under --alt-screen
 		}
 		done := make(chan result, 1)
 		go func() {
@@ -135,14 +207,14 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 				switch fr.Type {
 				case wire.TypeOutput:
 					off, data, _ := wire.ParseOutput(fr.Payload)
-					if _, err := tout.Write(data); err != nil {
+					if err := paint(func() []byte { return ot.Output(data) }); err != nil {
 						done <- result{err: err}
 						return
 					}
 					f.advance(off, len(data))
 				case wire.TypeSnapshot:
 					off, data, _ := wire.ParseOutput(fr.Payload)
-					if _, err := tout.Write(data); err != nil {
+					if err := paint(func() []byte { return ot.Snapshot(data) }); err != nil {
 						done <- result{err: err}
 						return
 					}
@@ -157,17 +229,24 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 					return
 				case wire.TypeError:
 					_, msg, _ := wire.ParseError(fr.Payload)
-					say("%s", msg)
+					passing("%s", msg)
 				case wire.TypeLog:
 					var st wire.LogState
 					wire.ParseJSON(fr.Payload, &st)
 					switch {
 					case st.Stopped && !logStopped:
-						say("log stopped: %s; the output is shown but not saved until the log can write again", st.Reason)
+						notice("log stopped: %s; the output is shown but not saved until the log can write again", st.Reason)
 					case !st.Stopped && logStopped:
-						say("log resumed; the output in between was not saved")
+						passing("log resumed; the output in between was not saved")
 					}
 					logStopped = st.Stopped
+				}
+				wmu.Lock()
+				redraw := ot.Redraw
+				wmu.Unlock()
+				if redraw {
+					done <- result{redraw: true}
+					return
 				}
 			}
 		}()
@@ -183,6 +262,9 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 			case sig := <-sigs:
 				if sig == syscall.SIGWINCH {
 					size()
+					wmu.Lock()
+					ot.Resize(int(f.cols), int(f.rows))
+					wmu.Unlock()
 					s.Resize(f.cols, f.rows)
 					continue
 				}
@@ -190,7 +272,7 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 				return nil
 			case <-detached:
 				s.Close()
-				say("detached from %s", f.ref)
+				farewell = "detached from " + f.ref
 				return nil
 			case <-ctx.Done():
 				s.Close()
@@ -199,9 +281,15 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 				typed.connected(nil)
 				s.Close()
 				if r.exit != nil {
-					return sessionEnded(f.ref, r.exit)
+					var err error
+					farewell, err = sessionEnded(f.ref, r.exit)
+					return err
 				}
-				if errors.Is(r.err, wire.ErrMalformed) {
+				if r.redraw {
+					// A fresh snapshot draws the session's normal screen
+					// again, where the alternate screen's contents were.
+					f.off = wire.FromSnapshot
+				} else if errors.Is(r.err, wire.ErrMalformed) {
 					return r.err
 				}
 				break loop // reconnect from f.off
@@ -210,18 +298,19 @@ func attach(ctx context.Context, f *follower, detachKey int) error {
 	}
 }
 
-// sessionEnded reports the end of a session and carries its status out.
-func sessionEnded(ref string, e *wire.Exit) error {
+// noticeFor is how long a notice of an event stays on the bottom row.
+const noticeFor = 3 * time.Second
+
+// sessionEnded says how a session ended, and carries its status out.
+func sessionEnded(ref string, e *wire.Exit) (string, error) {
 	switch {
 	case e.ExitCode == nil:
-		fmt.Fprintf(os.Stderr, "\r\n[termkeep: session %s was %s: %s]\r\n", ref, e.State, e.Reason)
-		return &exitErr{code: exitError}
+		return fmt.Sprintf("session %s was %s: %s", ref, e.State, e.Reason), &exitErr{code: exitError}
 	case e.State == "closed":
-		fmt.Fprintf(os.Stderr, "\r\n[termkeep: session %s was closed (status %d)]\r\n", ref, *e.ExitCode)
+		return fmt.Sprintf("session %s was closed (status %d)", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
 	default:
-		fmt.Fprintf(os.Stderr, "\r\n[termkeep: session %s exited with status %d]\r\n", ref, *e.ExitCode)
+		return fmt.Sprintf("session %s exited with status %d", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
 	}
-	return &exitErr{code: *e.ExitCode}
 }
 
 // inputPath carries keystrokes to the server. While attached, with

@@ -10,6 +10,8 @@
 // string.
 package vtscan
 
+import "bytes"
+
 // Kind is what Step says of a byte.
 type Kind uint8
 
@@ -143,6 +145,25 @@ func (s *Scanner) Step(b byte) Kind {
 // Payload returns the payload of the OSC that just ended (at most
 // MaxPayload bytes), valid until the next OSC begins.
 func (s *Scanner) Payload() []byte { return s.payload }
+
+// MayBeCSI reports whether the sequence in progress is a CSI, or an ESC
+// that a '[' would make one.
+func (s *Scanner) MayBeCSI() bool { return s.state == csi || s.state == esc }
+
+// Prefix returns the private marker that opened the last CSI's
+// parameters ('<', '=', '>' or '?'), or 0.
+func (s *Scanner) Prefix() byte {
+	if len(s.params) > 0 && s.params[0] >= '<' {
+		return s.params[0]
+	}
+	return 0
+}
+
+// NParams returns how many parameters the last CSI had (an empty one
+// counts).
+func (s *Scanner) NParams() int {
+	return bytes.Count(s.params, []byte{';'}) + 1
+}
 
 // Param returns the i-th numeric parameter of the last CSI, or def when it
 // is absent or 0.

@@ -1,0 +1,253 @@
+// Package outerterm keeps the terminal that `termkeep attach` draws on in
+// order. A session's program switches that terminal's modes (the alternate
+// screen, application cursor keys, mouse reporting, a hidden cursor…), and a
+// terminal's earlier modes cannot be asked for, so on a detach, an exit or a
+// lost connection attach returns it to a terminal's defaults with a fixed
+// list of resets. It tracks only what the list cannot undo blindly: whether
+// the alternate screen is on, and by which switch.
+//
+// Every byte attach writes to the terminal passes through one Term:
+// snapshots (Snapshot), live output (Output) and attach's own lines.
+// A Term is used by one goroutine at a time; it does no I/O.
+package outerterm
+
+import (
+	"bytes"
+	"strconv"
+
+	"termkeep/internal/vtscan"
+)
+
+// Reset returns a terminal to its defaults without clearing it: normal
+// cursor keys and keypad, every mouse mode, bracketed paste, focus events
+// and synchronized output off, insert and origin mode off, autowrap on,
+// the cursor visible in its default shape, the full scroll region (set
+// between a save and a restore of the cursor, which it would move), SGR 0,
+// ASCII in G0 and G0 in use, the kitty keyboard protocol's stack popped and
+// xterm's modifyOtherKeys back to its default.
+const Reset = "\x1b[?1l\x1b>\x1b[?66l" +
+	"\x1b[?9l\x1b[?1000l\x1b[?1001l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l" +
+	"\x1b[?2004l\x1b[?1004l\x1b[?2026l" +
+	"\x1b[4l\x1b[?6l\x1b[?7h" +
+	"\x1b[?25h\x1b[0 q" +
+	"\x1b7\x1b[r\x1b8" +
+	"\x1b[m\x1b(B\x0f" +
+	"\x1b[<99u\x1b[>4m"
+
+// Title save and restore (XTWINOPS): terminals without a title stack
+// ignore them.
+const (
+	pushTitle = "\x1b[22;0t"
+	popTitle  = "\x1b[23;0t"
+)
+
+// Term is the attach's view of its terminal.
+type Term struct {
+	altScreen  bool // attach keeps the session in the terminal's alternate screen (--alt-screen)
+	cols, rows int
+
+	sc  vtscan.Scanner
+	alt int    // the private mode that put the session in the alternate screen (47, 1047, 1049), or 0
+	seq []byte // --alt-screen: the bytes of a sequence begun in an earlier chunk, held back
+	// flushed: the sequence in progress was let through in part, so it
+	// cannot be kept from the terminal any more.
+	flushed bool
+	drew    bool // a snapshot has been drawn
+	// Redraw is set when the session left its alternate screen under
+	// --alt-screen: the switch was kept from the terminal, whose screen
+	// now needs the session's normal screen drawn again (a new snapshot).
+	Redraw bool
+	note   bool // a notice is on the bottom row
+}
+
+// New returns the Term of a terminal of cols×rows. altScreen keeps the
+// session in the terminal's alternate screen, so that the screen from
+// before the attach comes back intact on detach (tmux's way); otherwise
+// the session draws on the normal screen and its history goes into the
+// terminal's own scrollback.
+func New(cols, rows int, altScreen bool) *Term {
+	return &Term{cols: max(cols, 1), rows: max(rows, 1), altScreen: altScreen}
+}
+
+// Resize records the terminal's new size.
+func (t *Term) Resize(cols, rows int) { t.cols, t.rows = max(cols, 1), max(rows, 1) }
+
+// Begin is what attach writes before anything of the session's.
+func (t *Term) Begin() []byte {
+	if t.altScreen {
+		return []byte(pushTitle + "\x1b[?1049h\x1b[H\x1b[2J")
+	}
+	return []byte(pushTitle)
+}
+
+// Snapshot returns snapshot data (which starts with ESC c) as it should
+// reach the terminal: the reset that would clear the terminal's scrollback
+// replaced by Reset and, for the first snapshot on the normal screen, the
+// screen from before the attach scrolled into the scrollback rather than
+// erased.
+func (t *Term) Snapshot(p []byte) []byte {
+	first := !t.drew
+	t.drew, t.Redraw, t.note = true, false, false
+	t.alt, t.seq, t.flushed, t.sc = 0, t.seq[:0], false, vtscan.Scanner{}
+	rest, _ := bytes.CutPrefix(p, []byte("\x1bc"))
+	var b []byte
+	switch {
+	case first && !t.altScreen:
+		b = append(b, Reset...)
+		b = append(b, "\x1b["...)
+		b = strconv.AppendInt(b, int64(t.rows), 10)
+		b = append(b, ";1H"...)
+		b = append(b, bytes.Repeat([]byte{'\n'}, t.rows)...)
+		b = append(b, "\x1b[H"...)
+	default:
+		b = append(b, Reset...)
+		b = append(b, "\x1b[H\x1b[2J"...)
+	}
+	return append(b, t.Output(rest)...)
+}
+
+// Output returns live output as it should reach the terminal, and follows
+// the modes it sets. It is p itself unless --alt-screen keeps a switch back
+// to the normal screen from the terminal (or holds back a sequence that p
+// ends inside, to decide with the next chunk).
+func (t *Term) Output(p []byte) []byte {
+	if !t.altScreen {
+		t.scan(p, nil)
+		return p
+	}
+	if len(t.seq) == 0 && t.sc.Ground() && bytes.IndexByte(p, 0x1b) < 0 {
+		return p
+	}
+	return t.scan(p, make([]byte, 0, len(p)+len(t.seq)))
+}
+
+// scan steps through p, following the modes. Filtering (--alt-screen), it
+// appends p to out without the switches to the normal screen, and returns
+// out.
+func (t *Term) scan(p []byte, out []byte) []byte {
+	filter := t.altScreen
+	start := 0 // in p: where the sequence in progress began
+	for i := 0; i < len(p); {
+		if t.sc.Ground() {
+			j := bytes.IndexByte(p[i:], 0x1b)
+			if j < 0 {
+				j = len(p) - i
+			}
+			if filter {
+				out = append(out, p[i:i+j]...)
+			}
+			i += j
+			start = i
+			if i == len(p) {
+				break
+			}
+		}
+		k := t.sc.Step(p[i])
+		i++
+		if !t.sc.Ground() {
+			continue
+		}
+		keep := true
+		if k == vtscan.CSI && t.sc.Prefix() == '?' && (t.sc.Final == 'h' || t.sc.Final == 'l') {
+			keep = t.mode(t.sc.Final == 'h')
+		}
+		if filter && (keep || t.flushed) {
+			out = append(out, t.seq...)
+			out = append(out, p[start:i]...)
+		}
+		t.seq, t.flushed = t.seq[:0], false
+		start = i
+	}
+	if filter && !t.sc.Ground() {
+		// Only a CSI can be a switch: hold back one that p ends inside (a
+		// short one; real switches are), and let anything else through.
+		if t.sc.MayBeCSI() && len(t.seq)+len(p)-start <= maxHeld {
+			t.seq = append(t.seq, p[start:]...)
+		} else {
+			out = append(out, t.seq...)
+			out = append(out, p[start:]...)
+			t.seq, t.flushed = t.seq[:0], true
+		}
+	}
+	return out
+}
+
+// maxHeld bounds what --alt-screen holds back of a sequence split between
+// chunks.
+const maxHeld = 256
+
+// mode follows a private mode's set (on) or reset, and reports whether
+// the terminal should see it.
+func (t *Term) mode(on bool) bool {
+	keep := true
+	for i := range t.sc.NParams() {
+		switch m := t.sc.Param(i, 0); m {
+		case 47, 1047, 1049:
+			switch {
+			case on:
+				t.alt = m
+			case t.alt != 0:
+				t.alt = 0
+				if t.altScreen {
+					t.Redraw, keep = true, false
+				}
+			}
+		}
+	}
+	return keep
+}
+
+// End returns what leaves the terminal as it was before the attach: the
+// session's alternate screen left (or, under --alt-screen, attach's own,
+// which brings the earlier screen back), Reset, the title restored, and
+// the cursor on a line of its own below the session's last.
+func (t *Term) End() []byte {
+	var b []byte
+	b = append(b, t.clearNote()...)
+	switch {
+	case t.altScreen:
+		b = append(b, Reset...)
+		b = append(b, "\x1b[?1049l"...)
+	case t.alt != 0:
+		b = append(b, "\x1b[?"...)
+		b = strconv.AppendInt(b, int64(t.alt), 10)
+		b = append(b, 'l')
+		b = append(b, Reset...)
+		b = append(b, "\r\n"...)
+	default:
+		b = append(b, Reset...)
+		b = append(b, "\r\n"...)
+	}
+	t.alt = 0
+	return append(b, popTitle...)
+}
+
+// Notice returns what shows msg on the terminal's bottom row, in reverse
+// video, without moving the cursor or touching the session's modes: a
+// status line, not output.
+func (t *Term) Notice(msg string) []byte {
+	t.note = true
+	b := []byte("\x1b7\x1b[")
+	b = strconv.AppendInt(b, int64(t.rows), 10)
+	b = append(b, ";1H\x1b[0;7m\x1b[2K"...)
+	r := []rune(msg)
+	if len(r) > t.cols {
+		r = r[:t.cols]
+	}
+	b = append(b, string(r)...)
+	return append(b, "\x1b[m\x1b8"...)
+}
+
+// ClearNote returns what removes a notice from the bottom row, if one is
+// shown; the row is left blank until the session draws it again.
+func (t *Term) ClearNote() []byte { return t.clearNote() }
+
+func (t *Term) clearNote() []byte {
+	if !t.note {
+		return nil
+	}
+	t.note = false
+	b := []byte("\x1b7\x1b[")
+	b = strconv.AppendInt(b, int64(t.rows), 10)
+	return append(b, ";1H\x1b[2K\x1b8"...)
+}

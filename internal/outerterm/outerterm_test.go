@@ -1,0 +1,150 @@
+package outerterm
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// feed passes chunks through t.Output and returns what reached the
+// terminal.
+func feed(t *Term, chunks ...string) string {
+	var out []byte
+	for _, c := range chunks {
+		out = append(out, t.Output([]byte(c))...)
+	}
+	return string(out)
+}
+
+func TestEndLeavesWhatTheSessionSwitchedOn(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		chunks []string
+		alt    string // the switch End must undo, "" for none
+	}{
+		{"plain output", []string{"hello\r\n"}, ""},
+		{"vim", []string{"\x1b[?1049h\x1b[?1h\x1b=\x1b[?25l~\r\n~"}, "\x1b[?1049l"},
+		{"vim split in the switch", []string{"\x1b[?10", "49", "h text"}, "\x1b[?1049l"},
+		{"less with 1047", []string{"\x1b[?1047h"}, "\x1b[?1047l"},
+		{"old curses with 47", []string{"\x1b[?47h"}, "\x1b[?47l"},
+		{"in and out again", []string{"\x1b[?1049h x \x1b[?1049l"}, ""},
+		{"several modes in one CSI", []string{"\x1b[?1000;1049;25h"}, "\x1b[?1049l"},
+		{"not private", []string{"\x1b[1049h"}, ""},
+		{"aborted by CAN", []string{"\x1b[?10\x1849h"}, ""},
+		{"a reset of a screen never set", []string{"\x1b[?1049l"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			term := New(80, 24, false)
+			if got := feed(term, c.chunks...); got != strings.Join(c.chunks, "") {
+				t.Fatalf("output changed on the normal screen: %q", got)
+			}
+			end := string(term.End())
+			want := c.alt + Reset + "\r\n" + popTitle
+			if end != want {
+				t.Fatalf("End = %q, want %q", end, want)
+			}
+		})
+	}
+}
+
+// Under --alt-screen, the session's switches back to the normal screen are
+// kept from the terminal (where the user's own screen waits), and ask for a
+// redraw; everything else passes unchanged, in any split of the output.
+func TestAltScreenFiltersSwitchesBack(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		chunks []string
+		want   string
+		redraw bool
+	}{
+		{"plain", []string{"abc"}, "abc", false},
+		{"enter kept", []string{"a\x1b[?1049hb"}, "a\x1b[?1049hb", false},
+		{"leave dropped", []string{"\x1b[?1049ha\x1b[?1049lb"}, "\x1b[?1049hab", true},
+		{"leave split", []string{"\x1b[?1049ha\x1b[?1", "049", "lb"}, "\x1b[?1049hab", true},
+		{"other CSI split", []string{"x\x1b[3", "1mZ"}, "x\x1b[31mZ", false},
+		{"ESC at a chunk's end", []string{"x\x1b", "[?25l"}, "x\x1b[?25l", false},
+		{"OSC not held", []string{"\x1b]0;ti", "tle\x07"}, "\x1b]0;title\x07", false},
+		{"leave without enter kept", []string{"\x1b[?1049l"}, "\x1b[?1049l", false},
+		{"long CSI let through", []string{"\x1b[" + strings.Repeat("1;", 200), "1049l"}, "\x1b[" + strings.Repeat("1;", 200) + "1049l", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			term := New(80, 24, true)
+			if got := feed(term, c.chunks...); got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+			if term.Redraw != c.redraw {
+				t.Fatalf("Redraw = %v, want %v", term.Redraw, c.redraw)
+			}
+		})
+	}
+}
+
+func TestSnapshotKeepsTheScrollback(t *testing.T) {
+	snap := "\x1bc\x1b[20lscreen"
+	term := New(80, 5, false)
+	first := string(term.Snapshot([]byte(snap)))
+	if strings.Contains(first, "\x1bc") || strings.Contains(first, "\x1b[2J") || strings.Contains(first, "\x1b[3J") {
+		t.Fatalf("the first snapshot clears the terminal: %q", first)
+	}
+	if want := Reset + "\x1b[5;1H\n\n\n\n\n\x1b[H\x1b[20lscreen"; first != want {
+		t.Fatalf("first snapshot %q, want %q", first, want)
+	}
+	// A later one (a resync) redraws in place.
+	if again := string(term.Snapshot([]byte(snap))); again != Reset+"\x1b[H\x1b[2J\x1b[20lscreen" {
+		t.Fatalf("second snapshot %q", again)
+	}
+	alt := New(80, 5, true)
+	if b := string(alt.Begin()); !strings.Contains(b, "\x1b[?1049h") || !strings.HasPrefix(b, pushTitle) {
+		t.Fatalf("--alt-screen begins with %q", b)
+	}
+	if s := string(alt.Snapshot([]byte(snap))); s != Reset+"\x1b[H\x1b[2J\x1b[20lscreen" {
+		t.Fatalf("--alt-screen snapshot %q", s)
+	}
+	if e := string(alt.End()); e != Reset+"\x1b[?1049l"+popTitle {
+		t.Fatalf("--alt-screen end %q", e)
+	}
+}
+
+func TestNoticeIsAStatusLine(t *testing.T) {
+	term := New(10, 24, false)
+	n := string(term.Notice("connection lost; reconnecting"))
+	if !strings.HasPrefix(n, "\x1b7\x1b[24;1H") || !strings.HasSuffix(n, "\x1b8") || !strings.Contains(n, "connection") || strings.Contains(n, "reconnecting") {
+		t.Fatalf("notice %q", n)
+	}
+	if c := string(term.ClearNote()); c != "\x1b7\x1b[24;1H\x1b[2K\x1b8" {
+		t.Fatalf("clear %q", c)
+	}
+	if c := term.ClearNote(); c != nil {
+		t.Fatalf("a second clear writes %q", c)
+	}
+	term.Notice("x")
+	if e := string(term.End()); !strings.HasPrefix(e, "\x1b7\x1b[24;1H\x1b[2K\x1b8") {
+		t.Fatalf("End leaves the notice: %q", e)
+	}
+}
+
+// Whatever the split of the output, the terminal sees the same bytes.
+func FuzzOutputSplit(f *testing.F) {
+	f.Add([]byte("\x1b[?1049ha\x1b[?1049lb\x1b]0;t\x07"), uint8(3), true)
+	f.Add([]byte("x\x1b[31mZ\x1b[?47h"), uint8(1), false)
+	f.Fuzz(func(t *testing.T, p []byte, step uint8, alt bool) {
+		whole := New(80, 24, alt)
+		want := string(whole.Output(bytes.Clone(p)))
+		split := New(80, 24, alt)
+		n := int(step%16) + 1
+		var got []byte
+		for i := 0; i < len(p); i += n {
+			got = append(got, split.Output(bytes.Clone(p[i:min(i+n, len(p))]))...)
+		}
+		// A sequence held back at the end is the same in both.
+		if string(got)+string(split.seq) != want+string(whole.seq) {
+			t.Fatalf("split %d: %q, whole: %q", n, string(got)+string(split.seq), want+string(whole.seq))
+		}
+		if !alt && string(got) != string(p) {
+			t.Fatalf("normal screen changed the output")
+		}
+		if split.alt != whole.alt || split.Redraw != whole.Redraw {
+			t.Fatalf("state differs: alt %d/%d redraw %v/%v", split.alt, whole.alt, split.Redraw, whole.Redraw)
+		}
+	})
+}
