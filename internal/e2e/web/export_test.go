@@ -287,3 +287,43 @@ func TestGrepScrolledOut(t *testing.T) {
 		t.Fatalf("grep -F needle(: exit %d %q %q", code, out, errs)
 	}
 }
+
+// A full-screen program's window shrunk and grown again while it printed
+// nothing: the shrink scrolled rows 1-12 away. The screen at the end as
+// capture --at renders it from the log, export's txt and the replayed
+// output agree with the live screen: row 13 at the top, blank rows below
+// row 24.
+func TestReadersApplyEveryResize(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	id := strings.TrimSpace(e.MustTk("new", "--name", "fs", "--size", "80x24", "--", "sh", "-c",
+		`printf '\033[?1049h\033[H'; i=1; while [ $i -lt 24 ]; do printf 'row %02d\n' $i; i=$((i+1)); done; printf 'row 24'; exec sleep 600`))
+	if _, errs, code := e.Tk("wait", "fs", "--output", "row 24", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	resizeTo(t, e, id, 80, 12)
+	resizeTo(t, e, id, 80, 24)
+	live := e.MustTk("capture", "fs")
+	if !strings.HasPrefix(live, "row 13\n") || !strings.Contains(live, "row 24\n") || strings.Contains(live, "row 12") {
+		t.Fatalf("the live screen after the shrink and grow:\n%s", live)
+	}
+	end := len(e.MustTk("capture", "fs", "--raw"))
+	if at := e.MustTk("capture", "fs", "--at", strconv.Itoa(end)); at != live {
+		t.Fatalf("capture --at %d:\n%s\nthe live screen:\n%s", end, at, live)
+	}
+	if txt := e.MustTk("export", "fs", "--format", "txt"); strings.TrimRight(txt, "\n") != strings.TrimRight(live, "\n") {
+		t.Fatalf("export txt:\n%s\nthe live screen:\n%s", txt, live)
+	}
+	// The recording resizes as the session did: 80x12, then 80x24.
+	_, evs := castEvents(t, e.MustTk("export", "fs", "--format", "cast"))
+	var sizes []string
+	for _, ev := range evs {
+		if ev[1] == "r" {
+			sizes = append(sizes, ev[2].(string))
+		}
+	}
+	if strings.Join(sizes, " ") != "80x12 80x24" {
+		t.Fatalf("the recording's resizes: %v, want 80x12 then 80x24", sizes)
+	}
+}
