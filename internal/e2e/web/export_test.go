@@ -3,11 +3,14 @@ package web
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -325,5 +328,72 @@ func TestReadersApplyEveryResize(t *testing.T) {
 	}
 	if strings.Join(sizes, " ") != "80x12 80x24" {
 		t.Fatalf("the recording's resizes: %v, want 80x12 then 80x24", sizes)
+	}
+}
+
+// An export marks every cut: the bytes retention dropped, at the start of
+// every format, and the history over --max-lines, at the top of txt and
+// html, with the number of lines left out. --max-lines 0 keeps them all;
+// a bad --max-lines is a usage error.
+func TestExportMarksCuts(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.ServerEnv = []string{"TERMKEEP_LOG_RETENTION=256KiB"}
+	e.StartServer()
+	const n = 100_000
+	e.MustTk("new", "--name", "big", "--", "seq", "1", strconv.Itoa(n))
+	if _, errs, code := e.Tk("wait", "big", "--exit", "--timeout", "60s"); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	// The screen at the end: n-22 to n, then the cursor's row.
+	all, errs, code := e.Tk("export", "big", "-f", "txt", "--max-lines", "0")
+	retained := regexp.MustCompile(`^\n\[termkeep: (\d+) bytes no longer retained\]\n`).FindStringSubmatch(all)
+	if code != 0 || retained == nil || !strings.Contains(all, fmt.Sprintf("\n%d\n%d\n", n-23, n-22)) || strings.Contains(all, "lines left out") {
+		t.Fatalf("export txt --max-lines 0: %d %s\n%.300s", code, errs, all)
+	}
+	if !strings.Contains(errs, "bytes 0-"+retained[1]+" no longer retained") || strings.Contains(errs, "lines of history") {
+		t.Fatalf("export txt --max-lines 0 warned:\n%s", errs)
+	}
+	history := strings.Count(all, "\n") - 24
+	for _, max := range []int{1000, 500} {
+		left := history - max
+		marker := fmt.Sprintf("[termkeep: %d lines left out (more history than the export keeps: --max-lines %d)]", left, max)
+		firstKept := n - 23 - max + 1
+		txt, errs, code := e.Tk("export", "big", "-f", "txt", "--max-lines", strconv.Itoa(max))
+		// The retention line went with the lines left out: it is named
+		// above the cut, where it was in the stream.
+		want := fmt.Sprintf("[termkeep: %s bytes no longer retained]\n%s\n%d\n", retained[1], marker, firstKept)
+		if code != 0 || !strings.HasPrefix(txt, want) || strings.Count(txt, "\n") != 2+max+24 {
+			t.Fatalf("export txt --max-lines %d (%d): begins\n%.200s\nwant\n%s", max, code, txt, want)
+		}
+		if !strings.Contains(errs, fmt.Sprintf("the %d oldest lines of history are left out", left)) {
+			t.Fatalf("export txt --max-lines %d warned:\n%s", max, errs)
+		}
+		page := e.MustTk("export", "big", "-f", "html", "--max-lines", strconv.Itoa(max))
+		at := strings.Index(page, marker)
+		if at < 0 || !strings.Contains(page[at:], fmt.Sprintf("\n%d\n", firstKept)) || strings.Contains(page, fmt.Sprintf("\n%d\n", firstKept-1)) ||
+			strings.Index(page, "bytes no longer retained]") > at {
+			t.Fatalf("export html --max-lines %d:\n%.2000s", max, page)
+		}
+	}
+	// The default keeps 100,000 lines: more than this log holds.
+	if def := e.MustTk("export", "big", "-f", "txt"); def != all {
+		t.Fatalf("export txt with the default limit differs from --max-lines 0")
+	}
+	// A recording has no history limit: it plays every retained line,
+	// after the line for what retention dropped.
+	_, evs := castEvents(t, e.MustTk("export", "big", "-f", "cast"))
+	played := castText(evs)
+	if i := strings.Index(played, "[termkeep: "+retained[1]+" bytes no longer retained]"); i < 0 || !strings.Contains(played[i:], fmt.Sprintf("\r\n%d\r\n", n-1000)) {
+		t.Fatalf("the cast does not mark the retention cut before the lines:\n%.300s", played)
+	}
+	for _, bad := range [][]string{{"--max-lines", "-1"}, {"--max-lines", "lots"}, {"-f", "cast", "--max-lines", "10"}, {"-f", "raw", "--max-lines", "10"}} {
+		args := append([]string{"export", "big"}, bad...)
+		if !slices.Contains(bad, "-f") {
+			args = append(args, "-f", "txt")
+		}
+		if out, errs, code := e.Tk(args...); code != 2 || out != "" || !strings.Contains(errs, "max-lines") {
+			t.Errorf("termkeep %s: exit %d, want 2 and a message naming --max-lines: %q", strings.Join(args, " "), code, errs)
+		}
 	}
 }
