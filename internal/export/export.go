@@ -100,11 +100,11 @@ type Options struct {
 	From, To uint64    // the range of offsets, [From, To)
 	Redactor *Redactor // nil: the output as it was printed
 	Title    string    // the recording's or the page's title (the session's name)
+	Shell    string    // cast: the SHELL in the header's env, when known
 	// MaxLines bounds the history txt and html keep above the screen:
 	// 0 means DefaultMaxLines, a negative number no limit. The lines over
 	// it are left out at the top, and a line there (CutLine) says so.
 	MaxLines int
-	Shell    string    // cast: the SHELL in the header's env, when known
 	// Progress, when set, is called as the export goes with how much of
 	// its work is done, in bytes of log read, out of total (the range,
 	// twice for a redacted cast, which reads it twice).
