@@ -292,10 +292,10 @@ func TestGrepScrolledOut(t *testing.T) {
 }
 
 // A full-screen program's window shrunk and grown again while it printed
-// nothing: the shrink scrolled rows 1-12 away. The screen at the end as
-// capture --at renders it from the log, export's txt and the replayed
-// output agree with the live screen: row 13 at the top, blank rows below
-// row 24.
+// nothing: the shrink scrolled rows 1-12 away. The live screen after a
+// restart (from the model's checkpoint), the screen at the end as capture
+// --at renders it from the log, export's txt and the recording's resizes
+// all show it: row 13 at the top, blank rows below row 24.
 func TestReadersApplyEveryResize(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
@@ -307,9 +307,21 @@ func TestReadersApplyEveryResize(t *testing.T) {
 	}
 	resizeTo(t, e, id, 80, 12)
 	resizeTo(t, e, id, 80, 24)
+	// Stopped before any snapshot applied the two changes, the server
+	// writes its model's checkpoint at their offset; the next server
+	// starts its model from it, and finds nothing after it to read.
+	e.MustTk("shutdown")
+	e.Srv.Wait()
+	e.Srv = nil
+	e.StartServer()
 	live := e.MustTk("capture", "fs")
 	if !strings.HasPrefix(live, "row 13\n") || !strings.Contains(live, "row 24\n") || strings.Contains(live, "row 12") {
-		t.Fatalf("the live screen after the shrink and grow:\n%s", live)
+		t.Fatalf("the live screen after the shrink and grow, and a restart:\n%s", live)
+	}
+	e.KillServer()
+	e.StartServer()
+	if again := e.MustTk("capture", "fs"); again != live {
+		t.Fatalf("after SIGKILL and restart capture shows\n%s\nwant\n%s", again, live)
 	}
 	end := len(e.MustTk("capture", "fs", "--raw"))
 	if at := e.MustTk("capture", "fs", "--at", strconv.Itoa(end)); at != live {
