@@ -408,4 +408,10 @@ func TestExportMarksCuts(t *testing.T) {
 			t.Errorf("termkeep %s: exit %d, want 2 and a message naming --max-lines: %q", strings.Join(args, " "), code, errs)
 		}
 	}
+	// The API refuses them too, before it reads the log.
+	for _, q := range []string{"format=txt&max_lines=-1", "format=html&max_lines=x", "format=cast&max_lines=10", "format=raw&max_lines=0"} {
+		if code, body := e.UnixGet("/v1/sessions/big/export?" + q); code != 400 || !strings.Contains(string(body), "max_lines") {
+			t.Errorf("export?%s: %d %s, want 400 naming max_lines", q, code, body)
+		}
+	}
 }
