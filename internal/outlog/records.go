@@ -256,9 +256,9 @@ func (w *chunkWalker) flushSize() error {
 			return err
 		}
 	}
-	for len(w.sizes) > 0 {
-		s := w.sizes[0]
-		w.sizes = w.sizes[1:]
+	sizes := w.sizes
+	w.sizes = w.sizes[:0]
+	for _, s := range sizes {
 		w.cols, w.rows = s.Cols, s.Rows
 		if s.Cols == w.sentCols && s.Rows == w.sentRows {
 			continue
