@@ -22,9 +22,10 @@ func newExportCmd(g *globals) *cobra.Command {
 		format, from, to, output string
 		redact                   bool
 		patterns                 []string
+		maxLines                 int
 	)
 	cmd := &cobra.Command{
-		Use:   "export SESSION --format cast|txt|html|raw [--from TIME|OFFSET] [--to TIME|OFFSET] [--redact] [--redact-pattern RE ...] [-o FILE]",
+		Use:   "export SESSION --format cast|txt|html|raw [--from TIME|OFFSET] [--to TIME|OFFSET] [--max-lines N] [--redact] [--redact-pattern RE ...] [-o FILE]",
 		Short: "Write a session's output as a recording, text, a web page or its raw bytes",
 		Long: `Write what a session printed, from its output log, in one of four formats:
 
@@ -35,8 +36,19 @@ func newExportCmd(g *globals) *cobra.Command {
   raw   the exact bytes
 
 --from and --to bound the range: a byte offset, an RFC 3339 time, or a
-duration before now such as -10m (default: the oldest byte still retained, and
-the end). Without --format, the extension of -o FILE names it.
+duration before now such as -10m (default: the session's first byte, and the
+end). Without --format, the extension of -o FILE names it.
+
+What limits the output: the log keeps only the newest output per session
+(termkeep serve --log-retention, 64MiB by default), and what it dropped is
+marked at the start by a line such as "[termkeep: 1234 bytes no longer
+retained]". txt and html keep at most --max-lines lines of history above the
+screen (default 100000; 0: no limit, for which the server holds the whole
+history in memory), and about 336 bytes a line of it (32 MiB at the default):
+the oldest lines over that are left out under a line such as "[termkeep:
+1899976 lines left out (more history than the export keeps: --max-lines
+100000)]", and a warning on stderr says how many. cast and raw have no such
+limit.
 
 Secrets are replaced by [REDACTED] by default in cast, txt and html (not in
 raw): AWS keys, GitHub, GitLab and Slack tokens, JWTs, OpenAI (sk-, sk-proj-),
@@ -86,6 +98,15 @@ warning on stderr. The file (mode 0600) appears only once the export is whole.`,
 			}
 			if _, err := export.NewRedactor(patterns...); err != nil {
 				return usageErr("--redact-pattern: %v", err)
+			}
+			if cmd.Flags().Changed("max-lines") {
+				if maxLines < 0 {
+					return usageErr("--max-lines %d: give a number of lines, or 0 for no limit", maxLines)
+				}
+				if f != export.Text && f != export.HTML {
+					return usageErr("--max-lines bounds the history of txt and html; a %s export has no limit", f)
+				}
+				req.MaxLines = &maxLines
 			}
 			c, err := g.connect(cmd.Context())
 			if err != nil {
@@ -140,6 +161,9 @@ warning on stderr. The file (mode 0600) appears only once the export is whole.`,
 				}
 				fmt.Fprintf(os.Stderr, "termkeep: warning: bytes %d-%d %s; %s\n", gap.Start, gap.End, gap.Reason, what)
 			}
+			if n := exp.LinesLeftOut(); n > 0 {
+				fmt.Fprintf(os.Stderr, "termkeep: warning: the %d oldest lines of history are left out, over the export's limit; a line at the top says so (--max-lines 0 keeps every line)\n", n)
+			}
 			if tmp != nil {
 				if err := tmp.Close(); err != nil {
 					return fmt.Errorf("write %s: %w", output, err)
@@ -158,6 +182,7 @@ warning on stderr. The file (mode 0600) appears only once the export is whole.`,
 	fl.StringVar(&to, "to", "", "end (exclusive): an offset, an RFC 3339 time or a duration before now")
 	fl.BoolVar(&redact, "redact", false, "replace secrets by [REDACTED] (default: on for cast, txt and html, off for raw)")
 	fl.StringArrayVar(&patterns, "redact-pattern", nil, "another secret to hide: a Go regexp (repeatable)")
+	fl.IntVar(&maxLines, "max-lines", export.DefaultMaxLines, "txt, html: lines of history kept above the screen, the oldest over it left out and marked (0: no limit)")
 	fl.StringVarP(&output, "output", "o", "", "write to FILE instead of standard output")
 	return cmd
 }

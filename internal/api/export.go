@@ -20,6 +20,10 @@ const (
 	// HeaderError is a trailer of an export or grep that failed after its
 	// answer began.
 	HeaderError = "Termkeep-Error"
+	// HeaderLinesLeftOut is a trailer of a txt or html export: how many of
+	// the oldest lines of history it left out, over its max_lines (a line
+	// at its top says so too).
+	HeaderLinesLeftOut = "Termkeep-Lines-Left-Out"
 )
 
 // FormatProgress writes a HeaderProgress value.

@@ -22,6 +22,9 @@ type ExportRequest struct {
 	From, To string   // an offset, an RFC 3339 time or a duration before now; "" = the retained start, the end
 	Redact   *bool    // nil: the format's default
 	Patterns []string // more secrets to hide (Go regexp syntax)
+	// MaxLines bounds the history txt and html keep (0: no limit); nil:
+	// the server's default (export.DefaultMaxLines).
+	MaxLines *int
 	// Progress, when set, is called with the server's progress (bytes of
 	// log done, of total) while it works before its first byte.
 	Progress func(done, total uint64)
@@ -50,6 +53,9 @@ func (c *Client) Export(ctx context.Context, ref string, req ExportRequest) (*Ex
 		q.Set("redact", strconv.FormatBool(*req.Redact))
 	}
 	q["pattern"] = req.Patterns
+	if req.MaxLines != nil {
+		q.Set("max_lines", strconv.Itoa(*req.MaxLines))
+	}
 	if req.Progress != nil {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 			Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
@@ -74,6 +80,13 @@ func (c *Client) Export(ctx context.Context, ref string, req ExportRequest) (*Ex
 // Gaps returns the ranges of the log the export could not read (at most
 // the first 100), once the body was read to its end.
 func (e *Export) Gaps() []api.Gap { return api.ParseGaps(e.trailer.Get(api.HeaderGaps)) }
+
+// LinesLeftOut returns how many of the oldest lines of history a txt or
+// html export left out, over its limit, once the body was read to its end.
+func (e *Export) LinesLeftOut() int {
+	n, _ := strconv.Atoi(e.trailer.Get(api.HeaderLinesLeftOut))
+	return n
+}
 
 // Err returns why the export was cut short, once the body was read to its
 // end; nil when it was not.

@@ -15,6 +15,10 @@
 //     txt and html show a line such as
 //     "[termkeep: 1234 bytes not logged (disk full)]" where it was, raw
 //     writes nothing for it, and every format reports it in Result.Gaps.
+//   - Nor is history txt and html cannot keep (Options.MaxLines): the
+//     lines over it are left out at the top, under a line such as
+//     "[termkeep: 1899976 lines left out (more history than the export
+//     keeps: --max-lines 100000)]", and counted in Result.LinesLeftOut.
 //   - With a Redactor, secrets are replaced before any byte is written (see
 //     Redactor for how, and what it finds); without one, the output holds
 //     what the session printed.
@@ -97,6 +101,10 @@ type Options struct {
 	Redactor *Redactor // nil: the output as it was printed
 	Title    string    // the recording's or the page's title (the session's name)
 	Shell    string    // cast: the SHELL in the header's env, when known
+	// MaxLines bounds the history txt and html keep above the screen:
+	// 0 means DefaultMaxLines, a negative number no limit. The lines over
+	// it are left out at the top, and a line there (CutLine) says so.
+	MaxLines int
 	// Progress, when set, is called as the export goes with how much of
 	// its work is done, in bytes of log read, out of total (the range,
 	// twice for a redacted cast, which reads it twice).
@@ -106,6 +114,9 @@ type Options struct {
 // Result is what an export met on its way.
 type Result struct {
 	Gaps []outlog.Gap // the ranges it could not read, in order
+	// LinesLeftOut is how many of the oldest lines of history txt and
+	// html left out, over Options.MaxLines.
+	LinesLeftOut int
 }
 
 // Export writes the range of l in opts.Format to w. It returns the gaps it

@@ -249,7 +249,7 @@ func TestText(t *testing.T) {
 	)
 	dir, all := writeLog(t, outlog.Options{}, steps...)
 	got, _ := exportAll(t, dir, Text, nil)
-	scr := screen.New(80, 24, screenOptions)
+	scr := screen.New(80, 24, screenOptions(0))
 	i := bytes.Index(all, []byte("\x1b[5;5H"))
 	scr.Write(all[:i])
 	scr.Resize(60, 20)
@@ -666,4 +666,58 @@ func FuzzRedact(f *testing.F) {
 			}
 		}
 	})
+}
+
+// More history than txt and html keep: the oldest lines are left out,
+// and a line at the top says how many and why. A retention gap before
+// them, scrolled off with them, is named above that line, not glued to
+// the end. A cast, which has no history limit, plays every line.
+func TestHistoryCutMarked(t *testing.T) {
+	var steps []step
+	for i := range 2000 {
+		steps = append(steps, step{after: 10 * time.Millisecond, data: fmt.Sprintf("line %04d %s\r\n", i, strings.Repeat("x", 40))})
+	}
+	dir, _ := writeLog(t, outlog.Options{SegmentSize: 8 << 10, Retention: 40 << 10}, steps...)
+	l := openRO(t, dir)
+	if l.First() == 0 {
+		t.Fatal("retention dropped nothing")
+	}
+	export := func(f Format, max int) (string, Result) {
+		t.Helper()
+		var out bytes.Buffer
+		res, err := Export(&out, l, Options{Format: f, From: 0, To: l.End(), MaxLines: max})
+		if err != nil {
+			t.Fatalf("%s, max %d: %v", f, max, err)
+		}
+		return out.String(), res
+	}
+	gapLine := fmt.Sprintf("[termkeep: %d bytes no longer retained]", l.First())
+	all, res := export(Text, -1) // no limit
+	lines := strings.SplitAfter(all, "\n")
+	lines = lines[:len(lines)-1] // after the last newline
+	history := len(lines) - 24
+	if res.LinesLeftOut != 0 || !strings.Contains(all, gapLine+"\n") || history < 300 {
+		t.Fatalf("with no limit: %d lines left out, %d of history, gap line shown %v", res.LinesLeftOut, history, strings.Contains(all, gapLine))
+	}
+	if def, res := export(Text, 0); def != all || res.LinesLeftOut != 0 {
+		t.Fatalf("the default limit (%d lines) cut %d lines of %d", DefaultMaxLines, res.LinesLeftOut, history)
+	}
+	for _, max := range []int{100, 1} {
+		left := history - max
+		want := gapLine + "\n" + CutLine(left, max) + "\n" + strings.Join(lines[left:], "")
+		got, res := export(Text, max)
+		if res.LinesLeftOut != left || got != want {
+			t.Errorf("txt, max %d: %d lines left out (want %d):\n%.400s\nwant:\n%.400s", max, res.LinesLeftOut, left, got, want)
+		}
+		page, res := export(HTML, max)
+		firstKept := strings.TrimRight(lines[left], "\n")
+		gi, ci, ki := strings.Index(page, escapeHTML(gapLine)), strings.Index(page, escapeHTML(CutLine(left, max))), strings.Index(page, firstKept)
+		if res.LinesLeftOut != left || gi < 0 || ci < gi || ki < ci || strings.Contains(page, strings.TrimRight(lines[left-1], "\n")+"\n") {
+			t.Errorf("html, max %d: %d lines left out; the gap line at %d, the cut at %d, %q at %d:\n%.1000s", max, res.LinesLeftOut, gi, ci, firstKept, ki, page)
+		}
+	}
+	cast, res := export(Cast, 100)
+	if _, evs := parseCast(t, cast); res.LinesLeftOut != 0 || !strings.Contains(outputOf(evs), strings.TrimRight(lines[3], "\n")+"\r\n") {
+		t.Errorf("the cast left out %d lines, or not every retained line is in it", res.LinesLeftOut)
+	}
 }

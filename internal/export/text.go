@@ -3,15 +3,43 @@ package export
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/screen"
 )
 
-// screenOptions bound the emulator an export renders with: more history
-// than the server's screen model keeps, since an export is read once.
-var screenOptions = screen.Options{ScrollbackLines: 100_000, ScrollbackBytes: 32 << 20}
+// DefaultMaxLines is the history txt and html keep above the screen when
+// not told otherwise: ten times the server's screen model's.
+const DefaultMaxLines = 100_000
+
+// bytesPerLine bounds the memory of an export's history by its lines: at
+// DefaultMaxLines, the 32 MiB it always had.
+const bytesPerLine = 336
+
+// screenOptions bound the emulator an export renders with, for a history
+// of maxLines (Options.MaxLines).
+func screenOptions(maxLines int) screen.Options {
+	switch {
+	case maxLines == 0:
+		maxLines = DefaultMaxLines
+	case maxLines < 0:
+		return screen.Options{ScrollbackLines: math.MaxInt, ScrollbackBytes: math.MaxInt}
+	}
+	return screen.Options{ScrollbackLines: maxLines, ScrollbackBytes: max(32<<20, min(maxLines, math.MaxInt/bytesPerLine)*bytesPerLine)}
+}
+
+// CutLine is the line that stands at the top of a txt or html export for
+// the n oldest lines of history it left out, over its limit of maxLines
+// (Options.MaxLines).
+func CutLine(n, maxLines int) string {
+	unit := "lines"
+	if n == 1 {
+		unit = "line"
+	}
+	return fmt.Sprintf("[termkeep: %d %s left out (more history than the export keeps: --max-lines %d)]", n, unit, maxLines)
+}
 
 // screen renders the range with the terminal emulator termkeep's screen
 // model uses, at the log's sizes, and writes the scrollback and screen at
@@ -34,12 +62,20 @@ func (r *run) screen(w io.Writer) (err error) {
 	if r.opts.Redactor != nil {
 		write = redacted(r.opts.Redactor, feed)
 	}
-	var gaps []string
+	opts := screenOptions(r.opts.MaxLines)
+	// Each gap's line, and where it went: its line of the whole history
+	// (lines dropped, then kept, then the screen's rows), or -1 when it was
+	// drawn on the alternate screen.
+	type gapLine struct {
+		text string
+		at   int
+	}
+	var gaps []gapLine
 	err = r.chunks(func(c outlog.Chunk) error {
 		switch c.Kind {
 		case outlog.ChunkSize:
 			if scr == nil {
-				scr = screen.New(int(c.Cols), int(c.Rows), screenOptions)
+				scr = screen.New(int(c.Cols), int(c.Rows), opts)
 				return nil
 			}
 			// What came before the change is drawn at the old size.
@@ -55,9 +91,13 @@ func (r *run) screen(w io.Writer) (err error) {
 			if err := write(c.Offset, nil); err != nil {
 				return err
 			}
-			line := outlog.GapOf(c).Line()
-			gaps = append(gaps, line)
-			scr.Write(outlog.ScreenBytes(line))
+			g := gapLine{text: outlog.GapOf(c).Line(), at: -1}
+			scr.Write(outlog.ScreenBytes(g.text))
+			if !scr.AltScreen() {
+				_, y := scr.CursorPosition() // on the row after the line
+				g.at = scr.ScrollbackDropped() + scr.ScrollbackLines() + y - 1
+			}
+			gaps = append(gaps, g)
 		}
 		return nil
 	})
@@ -68,17 +108,29 @@ func (r *run) screen(w io.Writer) (err error) {
 		return err
 	}
 	if scr == nil {
-		scr = screen.New(80, 24, screenOptions)
+		scr = screen.New(80, 24, opts)
 	}
 	text := scr.Text(-1)
-	var missing []string
+	// A gap whose line went with the history left out is named above the
+	// cut, in its place in the stream; one that later output drew over,
+	// at the end.
+	var above, missing []string
+	left := scr.ScrollbackDropped()
 	for _, g := range gaps {
-		if !strings.Contains(text, g) {
-			missing = append(missing, g+"\n")
+		switch {
+		case g.at >= 0 && g.at < left:
+			above = append(above, g.text+"\n")
+		case !strings.Contains(text, g.text):
+			missing = append(missing, g.text+"\n")
 		}
 	}
+	if left > 0 {
+		r.res.LinesLeftOut = left
+		above = append(above, CutLine(left, opts.ScrollbackLines)+"\n")
+	}
+	top := strings.Join(above, "")
 	if r.opts.Format == Text {
-		text += strings.Join(missing, "")
+		text = top + text + strings.Join(missing, "")
 		if r.opts.Redactor != nil {
 			// Again over what is shown: a secret drawn in pieces (by cursor
 			// movements) is only whole on the screen.
@@ -88,7 +140,7 @@ func (r *run) screen(w io.Writer) (err error) {
 		return err
 	}
 	// A page ends with its last line of text, not the screen's blank rows.
-	ansi := strings.TrimRight(scr.ANSI(-1), "\n") + "\n" + strings.Join(missing, "")
+	ansi := top + strings.TrimRight(scr.ANSI(-1), "\n") + "\n" + strings.Join(missing, "")
 	if r.opts.Redactor != nil {
 		ansi = string(r.opts.Redactor.Redact([]byte(ansi)))
 	}

@@ -171,6 +171,7 @@ func FuzzAppendRead(f *testing.F) {
 	f.Add([]byte{0, 10, 3, 0, 0, 200, 4, 3, 5, 1, 7, 2, 3, 3})
 	f.Add([]byte{0, 255, 0, 255, 0, 255, 0, 255, 3, 100, 4, 0, 255, 5, 3, 0})
 	f.Add([]byte{6, 0, 1, 2, 3, 7, 4, 5})
+	f.Add([]byte{0, 40, 2, 30, 2, 60, 0, 9, 2, 30, 2, 60, 4, 0, 2, 30, 2, 60})
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		dir := t.TempDir()
 		opts := Options{SegmentSize: 1024, Retention: 8 << 10, Sync: SyncNever}
@@ -179,7 +180,8 @@ func FuzzAppendRead(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer func() { l.Close() }()
-		var model []byte // the whole stream; the log keeps its tail
+		var model []byte                   // the whole stream; the log keeps its tail
+		sizes := []SizeChange{{0, 80, 24}} // every change of size, in order
 		arg := func(i int) int {
 			if i < len(prog) {
 				return int(prog[i])
@@ -227,6 +229,9 @@ func FuzzAppendRead(f *testing.F) {
 			case 2:
 				if err := l.SetSize(uint16(a), uint16(a/2)); err != nil {
 					t.Fatal(err)
+				}
+				if last := sizes[len(sizes)-1]; last.Cols != uint16(a) || last.Rows != uint16(a/2) {
+					sizes = append(sizes, SizeChange{uint64(len(model)), uint16(a), uint16(a / 2)})
 				}
 				if c, r := l.Size(); c != uint16(a) || r != uint16(a/2) {
 					t.Fatal("Size")
@@ -283,6 +288,27 @@ func FuzzAppendRead(f *testing.F) {
 			}
 			if sizes := readSizes(t, l, from, 1+arg(0)*3); !slices.Equal(sizes, want) {
 				t.Fatalf("a cursor from %d passed sizes %v, a scan finds %v", from, sizes, want)
+			}
+		}
+		// Chunks reports the size at its start, then every change after
+		// it, however many share an offset.
+		for _, lo := range []uint64{l.First(), l.First() + (l.End()-l.First())/3} {
+			var want, got []SizeChange
+			for _, c := range sizes {
+				if c.Offset <= lo {
+					want = []SizeChange{{lo, c.Cols, c.Rows}}
+				} else {
+					want = append(want, c)
+				}
+			}
+			err := l.Chunks(lo, l.End(), func(c Chunk) error {
+				if c.Kind == ChunkSize {
+					got = append(got, SizeChange{c.Offset, c.Cols, c.Rows})
+				}
+				return nil
+			})
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("Chunks from %d reports sizes %v (%v), want %v", lo, got, err, want)
 			}
 		}
 	})

@@ -47,9 +47,15 @@ type Chunk struct {
 // order, with the time each was logged and the terminal size they were
 // written at, calling fn for each step:
 //
-//   - first a ChunkSize with the size in force at lo, then one at each
-//     offset where the size changes (a Size record at hi is included: it is
-//     in force for what comes after the range);
+//   - first a ChunkSize with the size in force at lo (after every Size
+//     record at lo), then one for each Size record in (lo, hi], in the
+//     order they were logged, even several at one offset: a window shrunk
+//     and grown again while the program printed nothing is two changes,
+//     and the shrink alone may have scrolled the screen. A record that
+//     repeats the size last reported is left out. Records at hi are
+//     included (they are in force for what comes after the range), those
+//     at lo are not: a reader that went through hi already applied them,
+//     so walks of [a, b) and [b, c) report each change once;
 //   - a ChunkData per data or mark record (clipped to the range), so a
 //     consumer sees the chunks as the writer appended them;
 //   - a ChunkGap for bytes that cannot be read, after which the walk goes
@@ -76,7 +82,7 @@ func (l *Log) Chunks(lo, hi uint64, fn func(c Chunk) error) error {
 	}
 	l.mu.RUnlock()
 
-	w := &chunkWalker{l: l, fn: fn, hi: hi, pos: lo, cur: l.Cursor(lo), buf: make([]byte, 2*ReadBuffer)}
+	w := &chunkWalker{l: l, fn: fn, lo: lo, hi: hi, pos: lo, cur: l.Cursor(lo), buf: make([]byte, 2*ReadBuffer)}
 	defer w.cur.Close()
 	for _, seg := range segs {
 		err := l.scanSegment(seg, w.record)
@@ -100,6 +106,7 @@ func (l *Log) Chunks(lo, hi uint64, fn func(c Chunk) error) error {
 type chunkWalker struct {
 	l   *Log
 	fn  func(Chunk) error
+	lo  uint64
 	hi  uint64
 	err error // stops the scan; returned by Chunks
 
@@ -111,9 +118,10 @@ type chunkWalker struct {
 
 	time       time.Time
 	cols, rows uint16
-	sized      bool   // cols, rows are known
-	sent       bool   // a ChunkSize was reported
-	sentCols   uint16 // and its size
+	sized      bool         // cols, rows are known
+	sizes      []SizeChange // Size records past lo, not reported yet
+	sent       bool         // a ChunkSize was reported
+	sentCols   uint16       // and its size
 	sentRows   uint16
 }
 
@@ -130,8 +138,15 @@ func (w *chunkWalker) record(rec *record, at uint64) bool {
 	case recTime:
 		w.time = time.Unix(0, rec.time())
 	case recSize:
-		w.cols, w.rows = rec.size()
-		w.sized = true
+		// Past lo each change is kept to be reported, so that two at one
+		// offset are not folded into the last; at or before lo only the
+		// size in force at lo counts.
+		cols, rows := rec.size()
+		if at > w.lo {
+			w.sizes = append(w.sizes, SizeChange{Offset: at, Cols: cols, Rows: rows})
+		} else {
+			w.cols, w.rows, w.sized = cols, rows, true
+		}
 	case recData, recMark:
 		if err := w.advance(min(at+uint64(rec.n), w.hi), rec.typ == recMark); err != nil {
 			w.err = err
@@ -222,8 +237,10 @@ func (w *chunkWalker) emit(c Chunk) error {
 	return w.fn(c)
 }
 
-// flushSize reports the size in force at pos when it is not the one last
-// reported.
+// flushSize reports the size in force at lo, once, then each size change
+// read since, in order, leaving out one that repeats the size last
+// reported. It runs before the chunk that follows them, so a change is
+// reported with that chunk's time (a Size record has none of its own).
 func (w *chunkWalker) flushSize() error {
 	if !w.sized {
 		// No Size record read yet (the range starts in a gap): ask the
@@ -234,9 +251,26 @@ func (w *chunkWalker) flushSize() error {
 		}
 		w.cols, w.rows, w.sized = c, r, true
 	}
-	if w.sent && w.cols == w.sentCols && w.rows == w.sentRows {
-		return nil
+	if !w.sent {
+		if err := w.sendSize(min(w.pos, w.hi), w.cols, w.rows); err != nil {
+			return err
+		}
 	}
-	w.sent, w.sentCols, w.sentRows = true, w.cols, w.rows
-	return w.fn(Chunk{Kind: ChunkSize, Offset: min(w.pos, w.hi), Time: w.time, Cols: w.cols, Rows: w.rows})
+	sizes := w.sizes
+	w.sizes = w.sizes[:0]
+	for _, s := range sizes {
+		w.cols, w.rows = s.Cols, s.Rows
+		if s.Cols == w.sentCols && s.Rows == w.sentRows {
+			continue
+		}
+		if err := w.sendSize(s.Offset, s.Cols, s.Rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *chunkWalker) sendSize(off uint64, cols, rows uint16) error {
+	w.sent, w.sentCols, w.sentRows = true, cols, rows
+	return w.fn(Chunk{Kind: ChunkSize, Offset: off, Time: w.time, Cols: cols, Rows: rows})
 }

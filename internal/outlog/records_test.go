@@ -324,3 +324,67 @@ func TestChunksGapRecord(t *testing.T) {
 		t.Fatalf("chunk before the gap: %+v", d)
 	}
 }
+
+// Size changes logged at one offset (a window shrunk and grown again while
+// the program printed nothing) are each reported, in order: the shrink
+// alone may have scrolled the screen. Those at lo are folded into the size
+// in force there; those at hi are included. Two sit in the tail of a full
+// segment, at the offset where the next one starts.
+func TestChunksEverySize(t *testing.T) {
+	dir := t.TempDir()
+	l := openT(t, dir, Options{SegmentSize: 250, Retention: 1 << 30, Cols: 80, Rows: 24})
+	data := func(n int) {
+		t.Helper()
+		if _, err := l.Append(bytes.Repeat([]byte{'x'}, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	size := func(c, r uint16) {
+		t.Helper()
+		if err := l.SetSize(c, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data(200) // fills the first segment
+	size(80, 12)
+	size(80, 24) // both in its tail, at 200
+	data(10)     // rolls: the next segment opens at 200, at 80x24
+	size(80, 12)
+	size(80, 24)
+	size(80, 24) // no change: not logged
+	data(10)
+	size(100, 30)
+	size(80, 24) // at the end
+	if got := segStarts(t, dir); !slices.Contains(got, 200) {
+		t.Fatalf("segments start at %v; the test wants one at 200", got)
+	}
+	changes := []SizeChange{{0, 80, 24}, {200, 80, 12}, {200, 80, 24}, {210, 80, 12}, {210, 80, 24}, {220, 100, 30}, {220, 80, 24}}
+	l.Close()
+	ro := openT(t, dir, Options{ReadOnly: true})
+	defer ro.Close()
+	for _, lo := range []uint64{0, 50, 199, 200, 201, 210, 215, 220} {
+		for _, hi := range []uint64{0, 50, 199, 200, 201, 210, 215, 220, 300} {
+			if hi < lo {
+				continue
+			}
+			var want []SizeChange
+			for _, c := range changes {
+				switch {
+				case c.Offset <= lo:
+					want = []SizeChange{{lo, c.Cols, c.Rows}}
+				case c.Offset <= hi:
+					want = append(want, c)
+				}
+			}
+			var got []SizeChange
+			for _, c := range collectChunks(t, ro, lo, hi) {
+				if c.Kind == ChunkSize {
+					got = append(got, SizeChange{c.Offset, c.Cols, c.Rows})
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("Chunks(%d, %d) reports sizes %v, want %v", lo, hi, got, want)
+			}
+		}
+	}
+}

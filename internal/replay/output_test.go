@@ -91,3 +91,40 @@ func TestOutputError(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// An answer that stops where two size changes were logged at one offset
+// leaves both to the next answer, which reports them in order: the
+// player's terminal is shrunk and grown again, as the session's was.
+func TestOutputEverySize(t *testing.T) {
+	r := newRecording(t, 80, 24, outlog.Options{})
+	r.write("\x1b[?1049h\x1b[H")
+	for i := 1; i <= 24; i++ {
+		r.write(fmt.Sprintf("row %02d\r\n", i))
+	}
+	at := r.l.End()
+	r.resize(80, 12)
+	r.resize(80, 24)
+	r.write("after")
+	for _, max := range []int{int(at), int(at) - 3, 1 << 20} {
+		var sizes []string
+		last := ""
+		for from := uint64(0); from < r.l.End(); {
+			next, err := Output(r.l, from, r.l.End(), max, func(c outlog.Chunk) error {
+				// A repeated size is harmless; a missing one is not.
+				if size := fmt.Sprintf("%dx%d", c.Cols, c.Rows); c.Kind == outlog.ChunkSize && size != last {
+					sizes = append(sizes, fmt.Sprintf("%s@%d", size, c.Offset))
+					last = size
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			from = next
+		}
+		want := []string{"80x24@0", fmt.Sprintf("80x12@%d", at), fmt.Sprintf("80x24@%d", at)}
+		if !slices.Equal(sizes, want) {
+			t.Errorf("answers of at most %d bytes report sizes %v, want %v", max, sizes, want)
+		}
+	}
+}

@@ -152,3 +152,37 @@ func TestRenderTime(t *testing.T) {
 		}
 	}
 }
+
+// A window shrunk and grown again while the program printed nothing: the
+// shrink scrolled the full-screen program's rows 1-12 away, and the grow
+// left rows 13-24 at the top with blank rows below. A render after it
+// shows that screen, not the one before the shrink.
+func TestRenderEverySize(t *testing.T) {
+	r := newRecording(t, 80, 24, outlog.Options{})
+	r.write("earlier output\r\n")
+	r.checkpoint()
+	r.write("\x1b[?1049h\x1b[H")
+	for i := 1; i <= 24; i++ {
+		sep := "\r\n"
+		if i == 24 {
+			sep = ""
+		}
+		r.write(fmt.Sprintf("row %02d%s", i, sep))
+	}
+	at := r.l.End()
+	r.resize(80, 12)
+	r.resize(80, 24)
+	if top := r.ref.Text(0); !strings.HasPrefix(top, "row 13\n") {
+		t.Fatalf("the reference's screen after the shrink and grow is %q, want row 13", top)
+	}
+	r.check()
+	r.write("after")
+	r.check()
+	m, err := Render(r.l, r.dir, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top := m.Screen.Text(0); !strings.HasPrefix(top, "row 13\n") {
+		t.Fatalf("Render(%d)'s screen is %q, want row 13", at, top)
+	}
+}

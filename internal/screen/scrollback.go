@@ -32,6 +32,10 @@ type scrollback struct {
 	bytes     int // packed bytes plus sbRefSize per line
 	maxLines  int
 	maxBytes  int
+	// dropped counts the lines dropped from the top to stay within
+	// maxLines and maxBytes (never reset, not by clear either: lines a
+	// program erased are not counted).
+	dropped int
 	// spare is the buffer of the last raw chunk dropped, for the next
 	// chunk to open in.
 	spare []byte
@@ -159,6 +163,7 @@ func compress(raw []byte) []byte {
 func (sb *scrollback) push(enc []byte) {
 	sb.release()
 	if sb.maxLines <= 0 || len(enc)+sbRefSize > sb.maxBytes {
+		sb.dropped += sb.len() + 1
 		sb.clear()
 		return
 	}
@@ -216,6 +221,7 @@ func (sb *scrollback) packOver(budget, sealed int) {
 }
 
 func (sb *scrollback) dropOldest() {
+	sb.dropped++
 	r := sb.refs[sb.head]
 	sb.head++
 	sb.bytes -= int(r.n) + sbRefSize
@@ -717,6 +723,13 @@ func (s *Screen) CompactScrollback() { s.sb.compact() }
 
 // ScrollbackLines is how many lines the normal buffer's scrollback holds.
 func (s *Screen) ScrollbackLines() int { return s.sb.len() }
+
+// ScrollbackDropped is how many lines the history dropped from its top to
+// keep within its limits (Options, TrimScrollback, a resize's reflow)
+// since the screen was made or unmarshalled: what a reader of the whole
+// history is missing. Lines the program erased (ED 3, a reset) are not
+// counted.
+func (s *Screen) ScrollbackDropped() int { return s.sb.dropped }
 
 // TrimScrollback keeps the newest n lines of history (n >= 0) and, when it
 // dropped any, makes n the screen's limit from then on. A trimmed copy then

@@ -3,6 +3,7 @@ package screen
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -148,4 +149,32 @@ func TestScrollbackCompressedScreen(t *testing.T) {
 	s.Resize(100, 30) // taller: history lines come back onto the screen
 	s.Resize(100, 10)
 	check(s, "resize")
+}
+
+// The history counts the lines its limits dropped from its top, by number
+// and by bytes, and not those the program erased.
+func TestScrollbackDropped(t *testing.T) {
+	s := New(80, 24, Options{ScrollbackLines: 10})
+	for i := range 100 {
+		fmt.Fprintf(s, "line %d\r\n", i)
+	}
+	// 100 lines and the cursor's blank row: 23 of them on the screen, 10
+	// above it.
+	if got := s.ScrollbackDropped(); got != 67 || s.ScrollbackLines() != 10 {
+		t.Fatalf("dropped %d with %d lines kept, want 67 and 10", got, s.ScrollbackLines())
+	}
+	if top := strings.SplitN(s.Text(-1), "\n", 2)[0]; top != "line 67" {
+		t.Fatalf("the oldest line kept is %q, want line 67", top)
+	}
+	s.Write([]byte("\x1b[3J")) // the program erases its history
+	if got := s.ScrollbackDropped(); got != 67 || s.ScrollbackLines() != 0 {
+		t.Fatalf("after ED 3: dropped %d, %d lines kept", got, s.ScrollbackLines())
+	}
+	b := New(80, 24, Options{ScrollbackBytes: 4 << 10})
+	for i := range 1000 {
+		fmt.Fprintf(b, "line %d\r\n", i)
+	}
+	if got := b.ScrollbackDropped(); got == 0 || got+b.ScrollbackLines()+23 != 1000 {
+		t.Fatalf("by bytes: dropped %d, kept %d; want them and the screen's 23 to make 1000", got, b.ScrollbackLines())
+	}
 }

@@ -68,14 +68,31 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, sess store
 			return
 		}
 	}
+	maxLines := 0 // export.DefaultMaxLines
+	if v := q.Get("max_lines"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "max_lines=%q is not a number of lines (0: no limit)", v)
+			return
+		}
+		if maxLines = n; n == 0 {
+			maxLines = -1
+		}
+		if format != export.Text && format != export.HTML {
+			writeError(w, http.StatusBadRequest, "max_lines bounds the history of txt and html; a %s export has none", format)
+			return
+		}
+	}
 	l, err := s.openLog(sess)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	defer l.Close()
-	first, end := l.First(), l.End()
-	from, to := first, end
+	// By default from the session's first byte: what retention dropped is
+	// marked at the start, never silently left out.
+	end := l.End()
+	from, to := uint64(0), end
 	for _, b := range []struct {
 		name string
 		off  *uint64
@@ -104,7 +121,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, sess store
 		return
 	}
 
-	opts := export.Options{Format: format, From: from, To: to, Redactor: red, Title: ref(sess)}
+	opts := export.Options{Format: format, From: from, To: to, Redactor: red, Title: ref(sess), MaxLines: maxLines}
 	if meta, err := sessiondir.ReadMeta(s.cfg.StateDir.Session(sess.ID)); err == nil {
 		opts.Shell = envValue(meta.Env, "SHELL")
 	}
@@ -113,7 +130,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, sess store
 		"Content-Disposition": {mime.FormatMediaType("attachment", map[string]string{"filename": ref(sess) + "." + string(format)})},
 		api.HeaderExportFrom:  {strconv.FormatUint(from, 10)},
 		api.HeaderExportTo:    {strconv.FormatUint(to, 10)},
-		"Trailer":             {api.HeaderGaps + ", " + api.HeaderError},
+		"Trailer":             {api.HeaderGaps + ", " + api.HeaderLinesLeftOut + ", " + api.HeaderError},
 	}}
 	opts.Progress = ew.progress
 	res, err := export.Export(ew, l, opts)
@@ -132,6 +149,9 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, sess store
 	}
 	if len(gaps) > 0 {
 		w.Header().Set(api.HeaderGaps, strings.Join(gaps, ", "))
+	}
+	if res.LinesLeftOut > 0 {
+		w.Header().Set(api.HeaderLinesLeftOut, strconv.Itoa(res.LinesLeftOut))
 	}
 }
 

@@ -50,8 +50,11 @@ type model struct {
 	progress   chan struct{} // closed and replaced whenever off moves
 	sizes      []outlog.SizeChange
 	ckptOff    uint64 // offset of the last checkpoint written
-	stopped    bool
-	compacted  time.Time // when the screen's history was last compacted
+	// ckptStale is set when a size change at ckptOff was applied after
+	// the checkpoint there was written: it lacks the change.
+	ckptStale bool
+	stopped   bool
+	compacted time.Time // when the screen's history was last compacted
 }
 
 // compactEvery is how often a busy screen's history is compacted: in a
@@ -217,13 +220,7 @@ func (m *model) apply(off uint64, p []byte) {
 	m.mu.Lock()
 	m.screenLocked()
 	for len(p) > 0 {
-		for len(m.sizes) > 0 && m.sizes[0].Offset <= off {
-			s := m.sizes[0]
-			m.sizes = m.sizes[1:]
-			if c, r := m.scr.Size(); c != int(s.Cols) || r != int(s.Rows) {
-				m.resize(off, int(s.Cols), int(s.Rows))
-			}
-		}
+		m.resizeToLocked(off)
 		n := len(p)
 		if len(m.sizes) > 0 && m.sizes[0].Offset < off+uint64(n) {
 			n = int(m.sizes[0].Offset - off)
@@ -249,6 +246,20 @@ func (m *model) apply(off uint64, p []byte) {
 func (m *model) write(off uint64, p []byte) {
 	cols, rows := m.scr.Size()
 	m.isolate(off, "write", cols, rows, func() { m.scr.Write(p) })
+}
+
+// resizeToLocked applies the pending size changes at or before off, each
+// in turn: a shrink and a grow at one offset are two changes, and the
+// shrink may have scrolled the screen. The screen must be thawed.
+func (m *model) resizeToLocked(off uint64) {
+	for len(m.sizes) > 0 && m.sizes[0].Offset <= off {
+		sz := m.sizes[0]
+		m.sizes = m.sizes[1:]
+		if c, r := m.scr.Size(); c != int(sz.Cols) || r != int(sz.Rows) {
+			m.resize(off, int(sz.Cols), int(sz.Rows))
+			m.ckptStale = m.ckptStale || off == m.ckptOff
+		}
+	}
 }
 
 // resize resizes the model (see isolate): after a panic it starts again
@@ -353,13 +364,7 @@ func (m *model) at(off uint64, timeout time.Duration, fn func(scr *screen.Screen
 		if m.screenLocked() != nil && m.off >= off {
 			// A size change at the model's offset takes effect now: the
 			// screen a viewer sees next is drawn at that size.
-			for len(m.sizes) > 0 && m.sizes[0].Offset <= m.off {
-				sz := m.sizes[0]
-				m.sizes = m.sizes[1:]
-				if c, r := m.scr.Size(); c != int(sz.Cols) || r != int(sz.Rows) {
-					m.resize(m.off, int(sz.Cols), int(sz.Rows))
-				}
-			}
+			m.resizeToLocked(m.off)
 			err := m.call(fn)
 			m.mu.Unlock()
 			return err
@@ -392,11 +397,22 @@ func (m *model) call(fn func(scr *screen.Screen, off uint64)) (err error) {
 // the past start from (package replay).
 func (m *model) checkpoint(force bool) {
 	m.mu.Lock()
-	if m.scr == nil && m.frozen == nil || m.off == m.ckptOff || (!force && m.off-m.ckptOff < checkpointEvery) {
+	// A checkpoint at off holds the size changes logged at off, as a
+	// snapshot there does: a reader starting from it applies only those
+	// after it (outlog.Log.Chunks), so one left pending here would be
+	// lost, and one applied since the last checkpoint at off is worth
+	// writing it again for.
+	pending := len(m.sizes) > 0 && m.sizes[0].Offset <= m.off
+	stale := m.off == m.ckptOff && (pending || m.ckptStale)
+	if m.scr == nil && m.frozen == nil || m.off == m.ckptOff && !stale || (!force && m.off-m.ckptOff < checkpointEvery) {
 		m.mu.Unlock()
 		return
 	}
 	off := m.off
+	if pending {
+		m.screenLocked()
+		m.resizeToLocked(off)
+	}
 	var file, trimmed []byte
 	var err error
 	if m.frozen != nil {
@@ -412,7 +428,7 @@ func (m *model) checkpoint(force bool) {
 		err = cmp.Or(err, terr)
 	}
 	if err == nil {
-		m.ckptOff = off
+		m.ckptOff, m.ckptStale = off, false
 	}
 	m.mu.Unlock()
 	if err == nil {

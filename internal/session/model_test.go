@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"termkeep/internal/outlog"
 	"termkeep/internal/replay"
 	"termkeep/internal/screen"
 )
@@ -71,5 +72,50 @@ func TestModelFreeze(t *testing.T) {
 	m.mu.Unlock()
 	if frozen {
 		t.Fatalf("a screen with more than %d lines of history was frozen", freezeMaxScrollback)
+	}
+}
+
+// Size changes at the model's offset are in the checkpoint written there:
+// the window shrunk and grown again, then the session ended with nothing
+// more printed. A restarted server, and a replay starting from the
+// checkpoint, show the screen after them, whether no snapshot applied
+// them yet (pending) or one did after a checkpoint at that offset was
+// written (late: it is written again).
+func TestModelCheckpointSizes(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("late=%v", late), func(t *testing.T) {
+			h := New(Config{ID: "t", Dir: t.TempDir()})
+			m := &model{h: h, progress: make(chan struct{}), scr: screen.New(80, 24, screen.Options{})}
+			var out strings.Builder
+			out.WriteString("\x1b[?1049h\x1b[H")
+			for i := 1; i <= 24; i++ {
+				fmt.Fprintf(&out, "row %02d", i)
+				if i < 24 {
+					out.WriteString("\r\n")
+				}
+			}
+			m.apply(0, []byte(out.String()))
+			at := uint64(out.Len())
+			if late {
+				m.checkpoint(true)
+			}
+			m.addSize(outlog.SizeChange{Offset: at, Cols: 80, Rows: 12})
+			m.addSize(outlog.SizeChange{Offset: at, Cols: 80, Rows: 24})
+			if late {
+				if err := m.at(at, time.Second, func(*screen.Screen, uint64) {}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m.checkpoint(true)
+			for _, path := range []string{filepath.Join(h.dir, CheckpointFile), filepath.Join(h.dir, replay.Dir, replay.CheckpointName(at))} {
+				scr, off, err := replay.ReadCheckpoint(path)
+				if err != nil || off != at {
+					t.Fatalf("%s: %v, at %d (want %d)", path, err, off, at)
+				}
+				if c, r := scr.Size(); c != 80 || r != 24 || !strings.HasPrefix(scr.Text(0), "row 13\n") {
+					t.Fatalf("%s: %dx%d screen\n%s\nwant row 13 at the top of 80x24", path, c, r, scr.Text(0))
+				}
+			}
+		})
 	}
 }

@@ -3,11 +3,14 @@ package web
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -285,5 +288,130 @@ func TestGrepScrolledOut(t *testing.T) {
 	}
 	if out, errs, code := e.Tk("grep", "g", "-F", "needle("); code != 1 || out != "" || errs != "" {
 		t.Fatalf("grep -F needle(: exit %d %q %q", code, out, errs)
+	}
+}
+
+// A full-screen program's window shrunk and grown again while it printed
+// nothing: the shrink scrolled rows 1-12 away. The live screen after a
+// restart (from the model's checkpoint), the screen at the end as capture
+// --at renders it from the log, export's txt and the recording's resizes
+// all show it: row 13 at the top, blank rows below row 24.
+func TestReadersApplyEveryResize(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	id := strings.TrimSpace(e.MustTk("new", "--name", "fs", "--size", "80x24", "--", "sh", "-c",
+		`printf '\033[?1049h\033[H'; i=1; while [ $i -lt 24 ]; do printf 'row %02d\n' $i; i=$((i+1)); done; printf 'row 24'; exec sleep 600`))
+	if _, errs, code := e.Tk("wait", "fs", "--output", "row 24", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	resizeTo(t, e, id, 80, 12)
+	resizeTo(t, e, id, 80, 24)
+	// Stopped before any snapshot applied the two changes, the server
+	// writes its model's checkpoint at their offset; the next server
+	// starts its model from it, and finds nothing after it to read.
+	e.MustTk("shutdown")
+	e.Srv.Wait()
+	e.Srv = nil
+	e.StartServer()
+	live := e.MustTk("capture", "fs")
+	if !strings.HasPrefix(live, "row 13\n") || !strings.Contains(live, "row 24\n") || strings.Contains(live, "row 12") {
+		t.Fatalf("the live screen after the shrink and grow, and a restart:\n%s", live)
+	}
+	e.KillServer()
+	e.StartServer()
+	if again := e.MustTk("capture", "fs"); again != live {
+		t.Fatalf("after SIGKILL and restart capture shows\n%s\nwant\n%s", again, live)
+	}
+	end := len(e.MustTk("capture", "fs", "--raw"))
+	if at := e.MustTk("capture", "fs", "--at", strconv.Itoa(end)); at != live {
+		t.Fatalf("capture --at %d:\n%s\nthe live screen:\n%s", end, at, live)
+	}
+	if txt := e.MustTk("export", "fs", "--format", "txt"); strings.TrimRight(txt, "\n") != strings.TrimRight(live, "\n") {
+		t.Fatalf("export txt:\n%s\nthe live screen:\n%s", txt, live)
+	}
+	// The recording resizes as the session did: 80x12, then 80x24.
+	_, evs := castEvents(t, e.MustTk("export", "fs", "--format", "cast"))
+	var sizes []string
+	for _, ev := range evs {
+		if ev[1] == "r" {
+			sizes = append(sizes, ev[2].(string))
+		}
+	}
+	if strings.Join(sizes, " ") != "80x12 80x24" {
+		t.Fatalf("the recording's resizes: %v, want 80x12 then 80x24", sizes)
+	}
+}
+
+// An export marks every cut: the bytes retention dropped, at the start of
+// every format, and the history over --max-lines, at the top of txt and
+// html, with the number of lines left out. --max-lines 0 keeps them all;
+// a bad --max-lines is a usage error.
+func TestExportMarksCuts(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.ServerEnv = []string{"TERMKEEP_LOG_RETENTION=256KiB"}
+	e.StartServer()
+	const n = 100_000
+	e.MustTk("new", "--name", "big", "--", "seq", "1", strconv.Itoa(n))
+	if _, errs, code := e.Tk("wait", "big", "--exit", "--timeout", "60s"); code != 0 {
+		t.Fatalf("wait: %d %s", code, errs)
+	}
+	// The screen at the end: n-22 to n, then the cursor's row.
+	all, errs, code := e.Tk("export", "big", "-f", "txt", "--max-lines", "0")
+	retained := regexp.MustCompile(`^\n\[termkeep: (\d+) bytes no longer retained\]\n`).FindStringSubmatch(all)
+	if code != 0 || retained == nil || !strings.Contains(all, fmt.Sprintf("\n%d\n%d\n", n-23, n-22)) || strings.Contains(all, "lines left out") {
+		t.Fatalf("export txt --max-lines 0: %d %s\n%.300s", code, errs, all)
+	}
+	if !strings.Contains(errs, "bytes 0-"+retained[1]+" no longer retained") || strings.Contains(errs, "lines of history") {
+		t.Fatalf("export txt --max-lines 0 warned:\n%s", errs)
+	}
+	history := strings.Count(all, "\n") - 24
+	for _, max := range []int{1000, 500} {
+		left := history - max
+		marker := fmt.Sprintf("[termkeep: %d lines left out (more history than the export keeps: --max-lines %d)]", left, max)
+		firstKept := n - 23 - max + 1
+		txt, errs, code := e.Tk("export", "big", "-f", "txt", "--max-lines", strconv.Itoa(max))
+		// The retention line went with the lines left out: it is named
+		// above the cut, where it was in the stream.
+		want := fmt.Sprintf("[termkeep: %s bytes no longer retained]\n%s\n%d\n", retained[1], marker, firstKept)
+		if code != 0 || !strings.HasPrefix(txt, want) || strings.Count(txt, "\n") != 2+max+24 {
+			t.Fatalf("export txt --max-lines %d (%d): begins\n%.200s\nwant\n%s", max, code, txt, want)
+		}
+		if !strings.Contains(errs, fmt.Sprintf("the %d oldest lines of history are left out", left)) {
+			t.Fatalf("export txt --max-lines %d warned:\n%s", max, errs)
+		}
+		page := e.MustTk("export", "big", "-f", "html", "--max-lines", strconv.Itoa(max))
+		at := strings.Index(page, marker)
+		if at < 0 || !strings.Contains(page[at:], fmt.Sprintf("\n%d\n", firstKept)) || strings.Contains(page, fmt.Sprintf("\n%d\n", firstKept-1)) ||
+			strings.Index(page, "bytes no longer retained]") > at {
+			t.Fatalf("export html --max-lines %d:\n%.2000s", max, page)
+		}
+	}
+	// The default keeps 100,000 lines: more than this log holds.
+	if def := e.MustTk("export", "big", "-f", "txt"); def != all {
+		t.Fatalf("export txt with the default limit differs from --max-lines 0")
+	}
+	// A recording has no history limit: it plays every retained line,
+	// after the line for what retention dropped.
+	_, evs := castEvents(t, e.MustTk("export", "big", "-f", "cast"))
+	played := castText(evs)
+	if i := strings.Index(played, "[termkeep: "+retained[1]+" bytes no longer retained]"); i < 0 || !strings.Contains(played[i:], fmt.Sprintf("\r\n%d\r\n", n-1000)) {
+		t.Fatalf("the cast does not mark the retention cut before the lines:\n%.300s", played)
+	}
+	for _, bad := range [][]string{{"--max-lines", "-1"}, {"--max-lines", "lots"}, {"-f", "cast", "--max-lines", "10"}, {"-f", "raw", "--max-lines", "10"}} {
+		args := append([]string{"export", "big"}, bad...)
+		if !slices.Contains(bad, "-f") {
+			args = append(args, "-f", "txt")
+		}
+		if out, errs, code := e.Tk(args...); code != 2 || out != "" || !strings.Contains(errs, "max-lines") {
+			t.Errorf("termkeep %s: exit %d, want 2 and a message naming --max-lines: %q", strings.Join(args, " "), code, errs)
+		}
+	}
+	// The API refuses them too, before it reads the log.
+	for _, q := range []string{"format=txt&max_lines=-1", "format=html&max_lines=x", "format=cast&max_lines=10", "format=raw&max_lines=0"} {
+		if code, body := e.UnixGet("/v1/sessions/big/export?" + q); code != 400 || !strings.Contains(string(body), "max_lines") {
+			t.Errorf("export?%s: %d %s, want 400 naming max_lines", q, code, body)
+		}
 	}
 }
