@@ -93,6 +93,25 @@ type Restored struct {
 	Notices []string `json:"notices,omitempty"`
 }
 
+// SendRequest types into a session by name: Text, then each of Keys, then
+// Enter. Keys are encoded for the modes the session's program has set
+// (cursor keys in application mode, say), and Text goes as a bracketed
+// paste when the program asked for those, unless NoPaste.
+type SendRequest struct {
+	Text    string   `json:"text,omitempty"`
+	Keys    []string `json:"keys,omitempty"`
+	Enter   bool     `json:"enter,omitempty"`
+	NoPaste bool     `json:"no_paste,omitempty"`
+}
+
+// Sent answers a SendRequest: how many bytes went to the session, and the
+// modes they were encoded for.
+type Sent struct {
+	Bytes     int  `json:"bytes"`
+	Pasted    bool `json:"pasted"`     // Text went between bracketed-paste marks
+	AppCursor bool `json:"app_cursor"` // cursor keys went as ESC O x
+}
+
 // Error is the body of every non-2xx answer.
 type Error struct {
 	Error string `json:"error"`

@@ -189,6 +189,19 @@ func (s *Screen) Cwd() string { return s.cwd }
 // AltScreen reports whether the alternate screen is shown.
 func (s *Screen) AltScreen() bool { return s.cur == s.alt }
 
+// InputModes are the modes a program sets that change what the keyboard
+// should send it.
+type InputModes struct {
+	AppCursor      bool // DECCKM: cursor keys send ESC O x
+	AppKeypad      bool // DECKPAM
+	BracketedPaste bool // a paste arrives between ESC [ 200 ~ and ESC [ 201 ~
+}
+
+// InputModes returns the input modes in force.
+func (s *Screen) InputModes() InputModes {
+	return InputModes{AppCursor: s.modes.appCursor, AppKeypad: s.modes.appKeypad, BracketedPaste: s.modes.bracketedPaste}
+}
+
 // CursorPosition returns the cursor's column and row on the screen (a
 // cursor waiting to wrap after the last column reports the last column).
 func (s *Screen) CursorPosition() (x, y int) {

@@ -40,6 +40,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/sessions/{ref}/kill", s.withSession(s.handleKill))
 	mux.HandleFunc("DELETE /v1/sessions/{ref}", s.withSession(s.handleRemove))
 	mux.HandleFunc("POST /v1/sessions/{ref}/input", s.withSession(s.handleInput))
+	mux.HandleFunc("POST /v1/sessions/{ref}/send", s.withSession(s.handleSend)) // send.go
 	mux.HandleFunc("GET /v1/sessions/{ref}/output", s.withSession(s.handleOutput))
 	mux.HandleFunc("GET /v1/sessions/{ref}/attach", s.withSession(s.handleAttach))
 	mux.HandleFunc("GET /v1/sessions/{ref}/screen", s.withSession(s.handleScreen))

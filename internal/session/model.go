@@ -484,6 +484,16 @@ func (h *Host) AltScreen() bool {
 	return alt
 }
 
+// InputModes returns the modes the session's program has set for its
+// input (cursor keys, keypad, bracketed paste), once the model has caught
+// up with everything the server has received: what named keys and pastes
+// are encoded for.
+func (h *Host) InputModes() (screen.InputModes, error) {
+	var m screen.InputModes
+	err := h.current(func(scr *screen.Screen) { m = scr.InputModes() })
+	return m, err
+}
+
 // current calls fn with the screen once the model has caught up with
 // everything the server has received.
 func (h *Host) current(fn func(scr *screen.Screen)) error {

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"termkeep/internal/api"
+	"termkeep/internal/keys"
+	"termkeep/internal/screen"
+	"termkeep/internal/session"
+	"termkeep/internal/store"
+)
+
+// handleSend types text and named keys into a session, encoded for the
+// modes its program has set, as a terminal would send them.
+func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	var req api.SendRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if e := h.Exit(); e != nil {
+		writeError(w, http.StatusConflict, "%s", endedMessage(sess, e))
+		return
+	}
+	// The modes once the model has read everything received so far; a
+	// model that cannot tell leaves a terminal's defaults.
+	modes, err := h.InputModes()
+	if err != nil {
+		s.log.Warn("send: the session's input modes are unknown; keys go in the default modes", "session", sess.ID, "err", err)
+	}
+	data, sent, err := encodeSend(req, modes)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if err := h.Input(data); err != nil {
+		if errors.Is(err, session.ErrEnded) {
+			writeError(w, http.StatusConflict, "%s", endedMessage(sess, h.Exit()))
+			return
+		}
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sent)
+}
+
+// encodeSend is the bytes a SendRequest types into a program whose input
+// modes are m. Every key is checked before anything is typed.
+func encodeSend(req api.SendRequest, m screen.InputModes) ([]byte, api.Sent, error) {
+	km := keys.Modes{AppCursor: m.AppCursor, AppKeypad: m.AppKeypad}
+	var data []byte
+	sent := api.Sent{AppCursor: m.AppCursor}
+	if req.Text != "" {
+		sent.Pasted = m.BracketedPaste && !req.NoPaste
+		data = append(data, keys.Paste([]byte(req.Text), sent.Pasted)...)
+	}
+	for _, k := range req.Keys {
+		b, err := keys.Encode(k, km)
+		if err != nil {
+			return nil, api.Sent{}, err
+		}
+		data = append(data, b...)
+	}
+	if req.Enter {
+		data = append(data, '\r')
+	}
+	if len(data) == 0 {
+		return nil, api.Sent{}, errors.New("nothing to send: give text, keys or enter")
+	}
+	sent.Bytes = len(data)
+	return data, sent, nil
+}

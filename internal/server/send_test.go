@@ -1,0 +1,43 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	"termkeep/internal/api"
+	"termkeep/internal/screen"
+)
+
+func TestEncodeSend(t *testing.T) {
+	less := screen.InputModes{AppCursor: true}
+	shell := screen.InputModes{BracketedPaste: true}
+	for _, c := range []struct {
+		name string
+		req  api.SendRequest
+		m    screen.InputModes
+		want string
+		err  string
+	}{
+		{"keys in less", api.SendRequest{Keys: []string{"Down", "Down", "End"}}, less, "\x1bOB\x1bOB\x1bOF", ""},
+		{"keys at a shell", api.SendRequest{Keys: []string{"Up"}}, screen.InputModes{}, "\x1b[A", ""},
+		{"text pasted, then Enter", api.SendRequest{Text: "make\ntest", Enter: true}, shell, "\x1b[200~make\ntest\x1b[201~\r", ""},
+		{"no paste asked", api.SendRequest{Text: "ls", Enter: true, NoPaste: true}, shell, "ls\r", ""},
+		{"a paste end in the text", api.SendRequest{Text: "a\x1b[201~rm -rf ~\r"}, shell, "\x1b[200~arm -rf ~\r\x1b[201~", ""},
+		{"no bracketed paste", api.SendRequest{Text: "ls", Keys: []string{"Tab"}}, screen.InputModes{}, "ls\t", ""},
+		{"unknown key sends nothing", api.SendRequest{Text: "x", Keys: []string{"Up", "Hyper-x"}}, less, "", "unknown key"},
+		{"nothing", api.SendRequest{}, less, "", "nothing to send"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data, sent, err := encodeSend(c.req, c.m)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || data != nil {
+					t.Fatalf("got %q, %v; want error %q and nothing", data, err, c.err)
+				}
+				return
+			}
+			if err != nil || string(data) != c.want || sent.Bytes != len(c.want) {
+				t.Fatalf("got %q (%+v), %v; want %q", data, sent, err, c.want)
+			}
+		})
+	}
+}
