@@ -92,6 +92,7 @@ func Main() int {
 		json.NewEncoder(os.Stdout).Encode(Ready{Error: "holder: read spec: " + err.Error()})
 		return 1
 	}
+	sigs := holdSignals()
 	h, err := start(spec)
 	if err != nil {
 		json.NewEncoder(os.Stdout).Encode(Ready{Error: err.Error()})
@@ -99,7 +100,7 @@ func Main() int {
 	}
 	json.NewEncoder(os.Stdout).Encode(Ready{Pid: h.cmd.Process.Pid, HolderPid: os.Getpid(), Start: h.start})
 	detachStdio(h.logf)
-	return h.run()
+	return h.run(sigs)
 }
 
 // detachStdio points the standard streams away from the server's pipes, so
@@ -133,10 +134,19 @@ type holder struct {
 
 	metaMu sync.Mutex // serializes writes of meta.json
 
+	// stopped is closed when SIGTERM stops the holder (stopAt), closed
+	// when a close on purpose begins (closing): either may decide how a
+	// child that already died ended (judgeEnd).
+	stopped chan struct{}
+	closed  chan struct{}
+
 	mu         sync.Mutex // guards the fields below
 	meta       sessiondir.Meta
-	closing    bool      // a Close frame arrived: the end is on purpose
-	exited     bool      // child reaped and its output drained
+	closing    bool      // a Close frame or CloseSignal arrived: the end is on purpose
+	stopAt     time.Time // when SIGTERM arrived: the machine or service stopping; zero: not
+	hungUp     bool      // the child has been sent SIGHUP by close or stop
+	reaped     bool      // the child has been reaped: its pid may be reused
+	exited     bool      // child reaped, its output drained and its end decided
 	exitFrame  wire.Exit // valid once exited
 	resizes    []resizeAt
 	conn       *upstream // the current server connection, if any
@@ -178,9 +188,11 @@ func start(spec Spec) (*holder, error) {
 		return nil, fmt.Errorf("holder: open holder log: %w", err)
 	}
 	h := &holder{
-		spec: spec,
-		logf: logf,
-		log:  slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
+		spec:    spec,
+		logf:    logf,
+		stopped: make(chan struct{}),
+		closed:  make(chan struct{}),
+		log:     slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
 	}
 	// RawIO: the log's writes and the forwarder's reads do not wake the Go
 	// runtime's monitor thread (see internal/rawio); with the pty reads and
