@@ -35,16 +35,21 @@ type endFacts struct {
 // may still come within stopWindow of that death; judge again after wait,
 // or as soon as SIGTERM comes.
 //
-// A close on purpose is "closed" whatever else happened. After the
-// holder's SIGTERM the child's end is the stop's, however it ended: the
-// holder hung it up, and a program may answer SIGHUP with any status. A
-// child that died of SIGTERM, SIGHUP or SIGKILL within stopWindow before
-// the holder's SIGTERM died of the same stop. Any other end is the
-// child's own: "exited".
+// A close on purpose is "closed" whatever else happened. Exit status 0
+// is the child saying it finished its work, whenever it came: "exited",
+// so that a job that completed as the machine stopped is never run again
+// by a restore. Otherwise, after the holder's SIGTERM the child's end is
+// the stop's: the holder hung it up, and a program may answer SIGHUP
+// with a status of its own (zsh and fish exit 129). A child that died of
+// SIGTERM, SIGHUP or SIGKILL within stopWindow before the holder's
+// SIGTERM died of the same stop. Any other end is the child's own:
+// "exited".
 func judgeEnd(f endFacts, now time.Time) (state, reason string, wait time.Duration) {
 	switch {
 	case f.closing:
 		return "closed", "", 0
+	case f.code == 0 && f.sig == 0:
+		return "exited", "", 0
 	case !f.stopAt.IsZero() && !f.died.Before(f.stopAt):
 		return "interrupted", stopReason, 0
 	case !killedByStop(f.code, f.sig):

@@ -122,10 +122,13 @@ func TestJudgeEnd(t *testing.T) {
 		reasonHas string
 	}{
 		// The holder's SIGTERM came first: whatever the child did then
-		// answered the stop (the holder hung it up).
+		// answered the stop (the holder hung it up), but exit 0, which
+		// says the work is done.
 		{"hung up after the holder's SIGTERM", false, 129, 1, 1 * s, at(0), 1 * s, "interrupted", 0, "stopped by SIGTERM: the machine or service stopping"},
 		{"a shell that answers SIGHUP with a status", false, 129, 0, 1 * s, at(0), 1 * s, "interrupted", 0, "stopped by SIGTERM"},
-		{"a program that answers SIGHUP with exit 0", false, 0, 0, s / 2, at(0), s / 2, "interrupted", 0, "stopped by SIGTERM"},
+		{"an editor that answers SIGHUP with exit 1", false, 1, 0, s / 2, at(0), s / 2, "interrupted", 0, "stopped by SIGTERM"},
+		{"exit 0 just after SIGTERM", false, 0, 0, s / 2, at(0), s / 2, "exited", 0, ""},
+		{"exit 0 at the very moment of SIGTERM", false, 0, 0, 0, at(0), 0, "exited", 0, ""},
 		{"killed by the holder's SIGKILL, long after", false, 137, 9, 30 * s, at(0), 30 * s, "interrupted", 0, "stopped by SIGTERM"},
 		{"at the very moment of SIGTERM", false, 143, 15, 0, at(0), 0, "interrupted", 0, "stopped by SIGTERM"},
 
