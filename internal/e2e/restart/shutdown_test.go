@@ -47,6 +47,14 @@ func machineStop(e *e2e.Env) {
 	}
 }
 
+// ended waits until the server lists session id as ended.
+func ended(e *e2e.Env, id string) {
+	e.T.Helper()
+	e2e.WaitFor(e.T, 20*time.Second, "the server to find session "+id+" ended", func() bool {
+		return e.Session(id).State != "running"
+	})
+}
+
 // proc is a process as /proc showed it: its pid and start time, so that a
 // signal never reaches another process given the pid since.
 type proc struct{ pid, start int }
@@ -131,6 +139,7 @@ func TestMachineStopInterrupts(t *testing.T) {
 	}
 	e.StartServer()
 	for _, id := range []string{shell, loop} {
+		ended(e, id)
 		if s := e.Session(id); s.State != "interrupted" {
 			t.Errorf("session %s (%s) is %s after the stop (status %v, reason %q), want interrupted", id, s.Name, s.State, s.ExitCode, s.Reason)
 		}
@@ -178,6 +187,7 @@ func TestKillIsAClose(t *testing.T) {
 
 	machineStop(e)
 	e.StartServer()
+	ended(e, loop)
 	if s := e.Session(killed); s.State != "closed" {
 		t.Errorf("the killed session is %s after the stop, want closed", s.State)
 	}
