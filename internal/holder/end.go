@@ -21,9 +21,9 @@ import (
 func (h *holder) run(sigs <-chan os.Signal) int {
 	// The holder has no terminal, but a stray SIGHUP or SIGINT (say, from a
 	// process-group kill aimed at the server) must not end it: only the
-	// child's end does. Ignored only now: a child inherits what its parent
-	// ignores, and the child started in start.
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	// child's end does. Ignored only now, once the child runs: a child
+	// inherits what its parent ignores (holdSignals caught them until now).
+	signal.Ignore(strays...)
 	go func() {
 		for sig := range sigs {
 			if sig == CloseSignal {
@@ -47,8 +47,15 @@ func (h *holder) run(sigs <-chan os.Signal) int {
 func holdSignals() <-chan os.Signal {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, CloseSignal)
+	// Strays are caught and dropped (no one reads the channel; Notify
+	// never blocks): a caught signal, unlike an ignored one, is back to
+	// its default in the child.
+	signal.Notify(make(chan os.Signal, 1), strays...)
 	return sigs
 }
+
+// strays are the signals that must not end a holder.
+var strays = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE}
 
 // closeGrace is how long a child hung up by CloseSignal or SIGTERM has
 // before SIGKILL (a Close frame says its own).
