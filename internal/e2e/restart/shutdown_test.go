@@ -125,6 +125,7 @@ func TestMachineStopInterrupts(t *testing.T) {
 	e2e.WaitFor(t, 20*time.Second, "the loop to print", func() bool { return e.Session(loop).End > 0 })
 
 	machineStop(e)
+	reasons := map[string]string{}
 	for _, id := range []string{shell, loop} {
 		m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id))
 		if err != nil {
@@ -133,17 +134,25 @@ func TestMachineStopInterrupts(t *testing.T) {
 		// A holder SIGKILLed before it wrote meta.json (a very busy
 		// machine) leaves no end there; the server then finds it
 		// interrupted all the same.
-		if m.EndedAt != nil && m.State() != "interrupted" {
-			t.Errorf("session %s: its holder recorded %s (status %v, reason %q), want interrupted", id, m.State(), m.ExitCode, m.Reason)
+		if m.EndedAt != nil && (m.State() != "interrupted" || !strings.HasPrefix(m.Reason, "stopped by SIGTERM")) {
+			t.Errorf("session %s: its holder recorded %s (status %v, reason %q), want interrupted, stopped by SIGTERM", id, m.State(), m.ExitCode, m.Reason)
+		}
+		if m.EndedAt != nil {
+			reasons[id] = m.Reason
 		}
 	}
 	e.StartServer()
 	for _, id := range []string{shell, loop} {
 		ended(e, id)
-		if s := e.Session(id); s.State != "interrupted" {
+		s := e.Session(id)
+		if s.State != "interrupted" {
 			t.Errorf("session %s (%s) is %s after the stop (status %v, reason %q), want interrupted", id, s.Name, s.State, s.ExitCode, s.Reason)
 		}
+		if r, ok := reasons[id]; ok && s.Reason != r {
+			t.Errorf("session %s: the server says %q, its holder %q", id, s.Reason, r)
+		}
 	}
+	t.Logf("recorded by the holders: %q", reasons)
 	if t.Failed() {
 		t.FailNow()
 	}
