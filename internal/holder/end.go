@@ -99,7 +99,7 @@ func (h *holder) serve() {
 		h.mu.Unlock()
 		select {
 		case <-h.stopped:
-		case <-h.closed:
+		case <-h.closeBegun:
 		case <-time.After(wait):
 		}
 	}
@@ -220,7 +220,7 @@ func (h *holder) close(grace time.Duration) {
 	if already {
 		return
 	}
-	close(h.closed)
+	close(h.closeBegun)
 	h.hangUp(grace)
 }
 

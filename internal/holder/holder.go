@@ -134,11 +134,11 @@ type holder struct {
 
 	metaMu sync.Mutex // serializes writes of meta.json
 
-	// stopped is closed when SIGTERM stops the holder (stopAt), closed
-	// when a close on purpose begins (closing): either may decide how a
-	// child that already died ended (judgeEnd).
-	stopped chan struct{}
-	closed  chan struct{}
+	// stopped is closed at the holder's first SIGTERM (stopAt), and
+	// closeBegun when a close on purpose begins (closing): either decides
+	// how a child that already died of a stop's signal ended (judgeEnd).
+	stopped    chan struct{}
+	closeBegun chan struct{}
 
 	mu         sync.Mutex // guards the fields below
 	meta       sessiondir.Meta
@@ -188,11 +188,11 @@ func start(spec Spec) (*holder, error) {
 		return nil, fmt.Errorf("holder: open holder log: %w", err)
 	}
 	h := &holder{
-		spec:    spec,
-		logf:    logf,
-		stopped: make(chan struct{}),
-		closed:  make(chan struct{}),
-		log:     slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
+		spec:       spec,
+		logf:       logf,
+		stopped:    make(chan struct{}),
+		closeBegun: make(chan struct{}),
+		log:        slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
 	}
 	// RawIO: the log's writes and the forwarder's reads do not wake the Go
 	// runtime's monitor thread (see internal/rawio); with the pty reads and
