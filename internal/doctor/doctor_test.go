@@ -300,6 +300,15 @@ func TestRebuildCorruptRegistry(t *testing.T) {
 	if err := sessiondir.WriteMeta(d.Session("bad1"), m); err != nil {
 		t.Fatal(err)
 	}
+	// A session its holder recorded as interrupted (a shutdown) keeps the
+	// reason the holder gave.
+	addSession(t, d, "stop1", nil, false)
+	m, _ = sessiondir.ReadMeta(d.Session("stop1"))
+	now := time.Now().UTC()
+	m.EndedAt, m.Interrupted, m.Reason = &now, true, "stopped by SIGTERM: the machine or service stopping"
+	if err := sessiondir.WriteMeta(d.Session("stop1"), m); err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(d.DB(), []byte(strings.Repeat("this is not a database ", 400)), 0o600)
 	os.Remove(d.DB() + "-wal")
 	os.Remove(d.DB() + "-shm")
@@ -316,7 +325,7 @@ func TestRebuildCorruptRegistry(t *testing.T) {
 	}
 
 	rep = run(t, d, Options{Rebuild: true})
-	if rep.Failed() || !rep.Rebuilt || rep.Recovered != 3 {
+	if rep.Failed() || !rep.Rebuilt || rep.Recovered != 4 {
 		t.Fatalf("rebuild: failed %v, rebuilt %v, recovered %d", rep.Failed(), rep.Rebuilt, rep.Recovered)
 	}
 	if aside, _ := filepath.Glob(d.DB() + ".broken-*"); len(aside) != 1 {
@@ -335,11 +344,15 @@ func TestRebuildCorruptRegistry(t *testing.T) {
 			code = fmt.Sprint(*s.ExitCode)
 		}
 		got[s.ID] = fmt.Sprintf("%s %s %v %dx%d %q", s.State, code, s.Command, s.Cols, s.Rows, s.EnvPolicy)
+		if s.ID == "stop1" {
+			got[s.ID] += " " + s.Reason
+		}
 	}
 	want := map[string]string{
-		"run1": `interrupted - [sh -c run1] 100x30 ""`,
-		"ok1":  `exited 0 [sh -c ok1] 100x30 ""`,
-		"bad1": `exited 3 [sh -c bad1] 100x30 "login"`,
+		"run1":  `interrupted - [sh -c run1] 100x30 ""`,
+		"ok1":   `exited 0 [sh -c ok1] 100x30 ""`,
+		"bad1":  `exited 3 [sh -c bad1] 100x30 "login"`,
+		"stop1": `interrupted - [sh -c stop1] 100x30 "" stopped by SIGTERM: the machine or service stopping`,
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("rebuilt registry:\n got %v\nwant %v", got, want)

@@ -200,8 +200,9 @@ func (c *checker) workspaces(ctx context.Context, st *store.Store) {
 }
 
 // session is the registry row a directory's meta.json describes: running
-// while its holder runs, else exited (or closed) with the status meta.json
-// recorded, else interrupted.
+// while its holder runs, else interrupted when meta.json says the machine
+// ended it, exited (or closed) with the status meta.json recorded, else
+// interrupted (the holder died without recording an end).
 func (sd *sessDir) session() (store.Session, error) {
 	m := sd.meta
 	switch {
@@ -218,6 +219,8 @@ func (sd *sessDir) session() (store.Session, error) {
 	switch {
 	case sd.holder:
 		sess.State, sess.Pid, sess.HolderPid = store.StateRunning, m.Pid, m.HolderPid
+	case m.Interrupted:
+		sess.State, sess.Reason, sess.EndedAt = store.StateInterrupted, m.Reason, m.EndedAt
 	case m.ExitCode != nil:
 		sess.State, sess.ExitCode, sess.EndedAt = store.StateExited, m.ExitCode, m.EndedAt
 		if m.Closed {

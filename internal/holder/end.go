@@ -1,11 +1,13 @@
 package holder
 
 import (
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"termkeep/internal/outlog"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
@@ -14,22 +16,50 @@ import (
 // the exit status in meta.json, and a close on purpose.
 
 // run serves until the child has exited, its output is logged and the
-// connected server (if any) has been told.
-func (h *holder) run() int {
+// connected server (if any) has been told. sigs delivers SIGTERM and
+// CloseSignal (holdSignals).
+func (h *holder) run(sigs <-chan os.Signal) int {
 	// The holder has no terminal, but a stray SIGHUP or SIGINT (say, from a
 	// process-group kill aimed at the server) must not end it: only the
-	// child's end does. SIGTERM asks for a graceful close.
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
+	// child's end does. Ignored only now, once the child runs: a child
+	// inherits what its parent ignores (holdSignals caught them until now).
+	signal.Ignore(strays...)
 	go func() {
-		for range term {
-			h.close(5 * time.Second)
+		for sig := range sigs {
+			if sig == CloseSignal {
+				h.close(closeGrace)
+			} else {
+				h.stop(time.Now())
+			}
 		}
 	}()
 	h.serve()
 	return 0
 }
+
+// holdSignals catches SIGTERM and CloseSignal before the holder answers
+// Ready: a server may signal it the moment it has the pid. SIGTERM comes
+// from whoever stops the machine or the service (systemd sends it to every
+// process at once): the session is interrupted, and comes back after a
+// restart. termkeep itself ends a holder it cannot reach with
+// CloseSignal, a close on purpose. Both wait in the returned channel
+// until run reads it.
+func holdSignals() <-chan os.Signal {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, CloseSignal)
+	// Strays are caught and dropped (no one reads the channel; Notify
+	// never blocks): a caught signal, unlike an ignored one, is back to
+	// its default in the child.
+	signal.Notify(make(chan os.Signal, 1), strays...)
+	return sigs
+}
+
+// strays are the signals that must not end a holder.
+var strays = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE}
+
+// closeGrace is how long a child hung up by CloseSignal or SIGTERM has
+// before SIGKILL (a Close frame says its own).
+const closeGrace = 5 * time.Second
 
 // serve accepts server connections and waits for the child; it returns once
 // the child has exited, its output is logged, meta.json says so and the
@@ -39,6 +69,10 @@ func (h *holder) serve() {
 	go h.acceptLoop()
 
 	err := reap(h.cmd) // in the poller, not a thread blocked in wait (reap_linux.go)
+	died := time.Now()
+	h.mu.Lock()
+	h.reaped = true
+	h.mu.Unlock()
 	code, sig := exitStatus(h.cmd.ProcessState, err)
 	// The child is gone; its output may still sit in the pty (or be written by
 	// a process it left behind). Drain until the pty reports EIO or stays
@@ -46,12 +80,29 @@ func (h *holder) serve() {
 	h.relay.childGone()
 	h.drain(h.readDone)
 
-	h.mu.Lock()
-	h.meta, h.exitFrame = ended(h.meta, h.closing, code, sig, h.out.End(), time.Now())
-	meta := h.meta
-	h.exited = true
-	conn := h.conn
-	h.mu.Unlock()
+	// Who ended it: a child that died of a stop's signal may be followed
+	// by the holder's own SIGTERM, which makes it interrupted (cause.go).
+	var meta sessiondir.Meta
+	var conn *upstream
+	for {
+		h.mu.Lock()
+		now := time.Now()
+		state, reason, wait := judgeEnd(endFacts{closing: h.closing, stopAt: h.stopAt, died: died, code: code, sig: sig}, now)
+		if wait == 0 {
+			h.meta, h.exitFrame = ended(h.meta, state, reason, code, sig, h.out.End(), now)
+			meta = h.meta
+			h.exited = true
+			conn = h.conn
+			h.mu.Unlock()
+			break
+		}
+		h.mu.Unlock()
+		select {
+		case <-h.stopped:
+		case <-h.closeBegun:
+		case <-time.After(wait):
+		}
+	}
 
 	// The log is made durable before meta.json says the session ended, so
 	// an ended session's log is always complete on disk.
@@ -81,25 +132,26 @@ func (h *holder) serve() {
 		h.log.Error("close output log", "err", err)
 	}
 	h.ptmx.Close()
-	h.log.Info("session ended", "exit_code", code, "signal", sig, "end", meta.End)
+	h.log.Info("session ended", "state", meta.State(), "reason", meta.Reason, "exit_code", code, "signal", sig, "end", meta.End)
 	// Last: the next holder may write the directory once this lets go.
 	h.lock.Close()
 }
 
 // ended returns meta.json's record and the Exit frame of a session whose
 // child ended at now with status code (128+sig when killed by signal sig)
-// and whose output ends at end. Only a close on purpose (closing) is
-// "closed": a child that exits by itself, or is killed from outside, has
-// "exited".
-func ended(m sessiondir.Meta, closing bool, code, sig int, end uint64, now time.Time) (sessiondir.Meta, wire.Exit) {
+// and whose output ends at end, as judgeEnd decided (state, reason). An
+// interrupted session records no exit status: the child did not end by
+// itself, and a restore policy must not take it for one that did.
+func ended(m sessiondir.Meta, state, reason string, code, sig int, end uint64, now time.Time) (sessiondir.Meta, wire.Exit) {
 	at := now.UTC()
-	m.EndedAt, m.ExitCode, m.Signal = &at, &code, sig
-	m.Closed, m.End = closing, end
-	state := "exited"
-	if closing {
-		state = "closed"
+	m.EndedAt, m.End = &at, end
+	m.Closed, m.Interrupted, m.Reason = state == "closed", state == "interrupted", reason
+	e := wire.Exit{State: state, End: end, Reason: reason}
+	if state != "interrupted" {
+		m.ExitCode, m.Signal = &code, sig
+		e.ExitCode, e.Signal = &code, sig
 	}
-	return m, wire.Exit{State: state, ExitCode: &code, Signal: sig, End: end}
+	return m, e
 }
 
 // exitStatus is the child's status as a shell reports it, and the signal
@@ -170,6 +222,41 @@ func (h *holder) close(grace time.Duration) {
 	if already {
 		return
 	}
+	close(h.closeBegun)
+	h.hangUp(grace)
+}
+
+// stop ends the session because the machine or the service is stopping
+// (SIGTERM at at): the end is recorded interrupted (judgeEnd). The log is
+// synced first, since SIGKILL follows within seconds, then the child is
+// hung up as a close does, so that a shell saves its history. Only the
+// first SIGTERM counts.
+func (h *holder) stop(at time.Time) {
+	h.mu.Lock()
+	if h.exited || !h.stopAt.IsZero() {
+		h.mu.Unlock()
+		return
+	}
+	h.stopAt = at
+	h.mu.Unlock()
+	close(h.stopped)
+	h.log.Info("stopped by SIGTERM: hanging up the child")
+	if err := h.out.Sync(); err != nil && !errors.Is(err, outlog.ErrClosed) {
+		h.log.Error("sync output log", "err", err)
+	}
+	h.hangUp(closeGrace)
+}
+
+// hangUp sends the child SIGHUP, and SIGKILL after grace unless it has
+// ended by then. A second call does nothing: the first one's grace runs.
+func (h *holder) hangUp(grace time.Duration) {
+	h.mu.Lock()
+	if h.hungUp {
+		h.mu.Unlock()
+		return
+	}
+	h.hungUp = true
+	h.mu.Unlock()
 	h.signalChild(syscall.SIGHUP)
 	go func() {
 		time.Sleep(grace)
@@ -184,10 +271,18 @@ func (h *holder) close(grace time.Duration) {
 
 // signalChild sends sig to the pty's foreground process group and to the
 // child's own group; the child is a session leader, so its pid is its group.
+// Once the child is reaped its pid may be another process's: only the
+// foreground group, which still holds the pty, is signalled then.
 func (h *holder) signalChild(sig syscall.Signal) {
 	pid := h.cmd.Process.Pid
 	if fg, err := foreground(h.ptmx); err == nil && fg > 0 && fg != pid {
 		syscall.Kill(-fg, sig)
+	}
+	h.mu.Lock()
+	reaped := h.reaped
+	h.mu.Unlock()
+	if reaped {
+		return
 	}
 	if err := syscall.Kill(-pid, sig); err != nil {
 		syscall.Kill(pid, sig)

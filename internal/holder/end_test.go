@@ -2,6 +2,7 @@ package holder
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,12 +41,7 @@ func TestSessionEnd(t *testing.T) {
 			if len(st.data) < len(tc.tail) || string(st.data[len(st.data)-len(tc.tail):]) != tc.tail {
 				t.Fatalf("output %q does not end with %q", st.data, tc.tail)
 			}
-			select {
-			case <-th.done:
-			case <-time.After(wait):
-				t.Fatalf("the holder still runs %v after the Exit frame", wait)
-			}
-			m, err := sessiondir.ReadMeta(th.dir)
+			m, err := th.endedMeta()
 			if err != nil || m.EndedAt == nil || *m.ExitCode != tc.code || m.Signal != tc.sig || m.Closed != tc.close || m.End != st.end() {
 				t.Fatalf("meta.json %+v, %v; want the same end as the Exit frame", m, err)
 			}
@@ -53,26 +49,35 @@ func TestSessionEnd(t *testing.T) {
 	}
 }
 
-// ended's table: only a close on purpose is "closed".
+// ended's table: meta.json and the Exit frame agree on the end judgeEnd
+// decided; an interrupted end records no exit status.
 func TestEnded(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 3600))
 	for _, tc := range []struct {
-		closing   bool
-		code, sig int
-		want      string
+		state, reason string
+		code, sig     int
+		want          string
 	}{
-		{false, 0, 0, "exited 0/0"},
-		{false, 130, 2, "exited 130/2"},
-		{true, 129, 1, "closed 129/1"},
-		{true, 0, 0, "closed 0/0"}, // closed, and the child exited by itself meanwhile
+		{"exited", "", 0, 0, "exited 0/0 closed=false interrupted=false"},
+		{"exited", "", 130, 2, "exited 130/2 closed=false interrupted=false"},
+		{"closed", "", 129, 1, "closed 129/1 closed=true interrupted=false"},
+		{"closed", "", 0, 0, "closed 0/0 closed=true interrupted=false"}, // closed, and the child exited by itself meanwhile
+		{"interrupted", stopReason, 129, 1, "interrupted none/0 closed=false interrupted=true"},
+		{"interrupted", stopReason, 0, 0, "interrupted none/0 closed=false interrupted=true"},
 	} {
-		m, e := ended(sessiondir.Meta{ID: "s", Cols: 80}, tc.closing, tc.code, tc.sig, 42, now)
-		if got := fmt.Sprintf("%s %d/%d", e.State, *e.ExitCode, e.Signal); got != tc.want || e.End != 42 {
-			t.Errorf("exit %s at %d, want %s at 42", got, e.End, tc.want)
+		m, e := ended(sessiondir.Meta{ID: "s", Cols: 80}, tc.state, tc.reason, tc.code, tc.sig, 42, now)
+		status := func(c *int, sig int) string {
+			if c == nil {
+				return fmt.Sprintf("none/%d", sig)
+			}
+			return fmt.Sprintf("%d/%d", *c, sig)
 		}
-		if m.ID != "s" || m.Cols != 80 || !m.EndedAt.Equal(now) || m.EndedAt.Location() != time.UTC ||
-			*m.ExitCode != tc.code || m.Signal != tc.sig || m.Closed != tc.closing || m.End != 42 {
-			t.Errorf("meta %+v", m)
+		if got := fmt.Sprintf("%s %s closed=%v interrupted=%v", e.State, status(e.ExitCode, e.Signal), m.Closed, m.Interrupted); got != tc.want || e.End != 42 || e.Reason != tc.reason {
+			t.Errorf("exit %s at %d (%q), want %s at 42 (%q)", got, e.End, e.Reason, tc.want, tc.reason)
+		}
+		if m.ID != "s" || m.Cols != 80 || !m.EndedAt.Equal(now) || m.EndedAt.Location() != time.UTC || m.State() != tc.state ||
+			status(m.ExitCode, m.Signal) != status(e.ExitCode, e.Signal) || m.Reason != tc.reason || m.End != 42 {
+			t.Errorf("meta %+v, want the Exit frame's end %+v", m, e)
 		}
 	}
 }
@@ -95,5 +100,71 @@ func TestDrainOver(t *testing.T) {
 		if got := drainOver(tc.since, tc.last, tc.end); got != tc.want {
 			t.Errorf("drainOver(%v, %d, %d) = %v, want %v", tc.since, tc.last, tc.end, got, tc.want)
 		}
+	}
+}
+
+// judgeEnd's table: who ended the session, from the child's status, the
+// time it was reaped, and the time of the holder's own SIGTERM (if any).
+func TestJudgeEnd(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	const s = time.Second
+	none := time.Time{}
+	for _, tc := range []struct {
+		name      string
+		closing   bool
+		code, sig int
+		died      time.Duration // after t0
+		stopAt    time.Time     // the holder's SIGTERM; zero: none
+		now       time.Duration // after t0
+		state     string        // "" while it cannot tell
+		wait      time.Duration
+		reasonHas string
+	}{
+		// The holder's SIGTERM came first: whatever the child did then
+		// answered the stop (the holder hung it up), but exit 0, which
+		// says the work is done.
+		{"hung up after the holder's SIGTERM", false, 129, 1, 1 * s, at(0), 1 * s, "interrupted", 0, "stopped by SIGTERM: the machine or service stopping"},
+		{"a shell that answers SIGHUP with a status", false, 129, 0, 1 * s, at(0), 1 * s, "interrupted", 0, "stopped by SIGTERM"},
+		{"an editor that answers SIGHUP with exit 1", false, 1, 0, s / 2, at(0), s / 2, "interrupted", 0, "stopped by SIGTERM"},
+		{"exit 0 just after SIGTERM", false, 0, 0, s / 2, at(0), s / 2, "exited", 0, ""},
+		{"exit 0 at the very moment of SIGTERM", false, 0, 0, 0, at(0), 0, "exited", 0, ""},
+		{"killed by the holder's SIGKILL, long after", false, 137, 9, 30 * s, at(0), 30 * s, "interrupted", 0, "stopped by SIGTERM"},
+		{"at the very moment of SIGTERM", false, 143, 15, 0, at(0), 0, "interrupted", 0, "stopped by SIGTERM"},
+
+		// The child died first, of the same stop.
+		{"SIGTERM 1.9 s before the holder's", false, 143, 15, 0, at(1900 * time.Millisecond), 2 * s, "interrupted", 0, "its process had died of SIGTERM 1.9 s before"},
+		{"SIGKILL 2 s before the holder's", false, 137, 9, 0, at(2 * s), 2 * s, "interrupted", 0, "SIGKILL 2.0 s before"},
+		{"SIGHUP just before", false, 129, 1, 0, at(time.Millisecond), s, "interrupted", 0, "SIGHUP 0.0 s before"},
+		{"status 143 from a wrapper shell, before", false, 143, 0, 0, at(s), s, "interrupted", 0, "SIGTERM 1.0 s before"},
+		{"SIGTERM 2.1 s before the holder's", false, 143, 15, 0, at(2100 * time.Millisecond), 3 * s, "exited", 0, ""},
+		{"exit 0 just before SIGTERM", false, 0, 0, 0, at(s / 10), s, "exited", 0, ""},
+		{"exit 1 just before SIGTERM", false, 1, 0, 0, at(s / 10), s, "exited", 0, ""},
+		{"SIGINT (Ctrl-C) just before SIGTERM", false, 130, 2, 0, at(s / 10), s, "exited", 0, ""},
+		{"SIGSEGV just before SIGTERM", false, 139, 11, 0, at(s / 10), s, "exited", 0, ""},
+		{"exit 255 just before SIGTERM", false, 255, 0, 0, at(s / 10), s, "exited", 0, ""},
+
+		// No SIGTERM (yet): a stop's signal waits out the window.
+		{"SIGTERM, no holder's SIGTERM yet", false, 143, 15, 0, none, s / 2, "", 1500 * time.Millisecond, ""},
+		{"SIGKILL, the window just open", false, 137, 9, 0, none, 0, "", stopWindow, ""},
+		{"SIGHUP, the window over", false, 129, 1, 0, none, 2 * s, "exited", 0, ""},
+		{"SIGKILL, judged late", false, 137, 9, 0, none, 10 * s, "exited", 0, ""},
+		{"exit 0, no SIGTERM", false, 0, 0, 0, none, 0, "exited", 0, ""},
+		{"exit 3, no SIGTERM", false, 3, 0, 0, none, 0, "exited", 0, ""},
+		{"SIGINT, no SIGTERM", false, 130, 2, 0, none, 0, "exited", 0, ""},
+
+		// A close on purpose is closed, in every order.
+		{"closed on purpose", true, 129, 1, 0, none, 0, "closed", 0, ""},
+		{"closed, then SIGTERM", true, 129, 1, s, at(s / 2), s, "closed", 0, ""},
+		{"SIGTERM, then closed", true, 129, 1, s, at(0), s, "closed", 0, ""},
+		{"closed, and it exited 0 meanwhile", true, 0, 0, 0, none, 0, "closed", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := endFacts{closing: tc.closing, stopAt: tc.stopAt, died: at(tc.died), code: tc.code, sig: tc.sig}
+			state, reason, wait := judgeEnd(f, at(tc.now))
+			if state != tc.state || wait != tc.wait || !strings.Contains(reason, tc.reasonHas) || (tc.reasonHas == "") != (reason == "") {
+				t.Fatalf("judgeEnd = %q %q wait %v, want %q (reason with %q) wait %v", state, reason, wait, tc.state, tc.reasonHas, tc.wait)
+			}
+		})
 	}
 }

@@ -28,7 +28,7 @@ type testHolder struct {
 	t    *testing.T
 	h    *holder
 	dir  string
-	done chan struct{} // closed when serve has returned
+	done <-chan struct{} // closed when serve has returned
 }
 
 // startHolder starts a holder running script under bash in a pty whose
@@ -51,8 +51,9 @@ func startHolder(t *testing.T, script string, retention int64) *testHolder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th := &testHolder{t: t, h: h, dir: dir, done: make(chan struct{})}
-	go func() { h.serve(); close(th.done) }()
+	done := make(chan struct{})
+	th := &testHolder{t: t, h: h, dir: dir, done: done}
+	go func() { h.serve(); close(done) }()
 	t.Cleanup(func() {
 		h.close(0)
 		select {
@@ -62,6 +63,18 @@ func startHolder(t *testing.T, script string, retention int64) *testHolder {
 		}
 	})
 	return th
+}
+
+// endedMeta waits for the holder to end, after its Exit frame, and
+// returns its meta.json.
+func (th *testHolder) endedMeta() (sessiondir.Meta, error) {
+	th.t.Helper()
+	select {
+	case <-th.done:
+	case <-time.After(wait):
+		th.t.Fatalf("the holder still runs %v after the Exit frame", wait)
+	}
+	return sessiondir.ReadMeta(th.dir)
 }
 
 // waitEnd waits until the log holds at least n bytes.

@@ -92,6 +92,7 @@ func Main() int {
 		json.NewEncoder(os.Stdout).Encode(Ready{Error: "holder: read spec: " + err.Error()})
 		return 1
 	}
+	sigs := holdSignals()
 	h, err := start(spec)
 	if err != nil {
 		json.NewEncoder(os.Stdout).Encode(Ready{Error: err.Error()})
@@ -99,7 +100,7 @@ func Main() int {
 	}
 	json.NewEncoder(os.Stdout).Encode(Ready{Pid: h.cmd.Process.Pid, HolderPid: os.Getpid(), Start: h.start})
 	detachStdio(h.logf)
-	return h.run()
+	return h.run(sigs)
 }
 
 // detachStdio points the standard streams away from the server's pipes, so
@@ -134,10 +135,19 @@ type holder struct {
 
 	metaMu sync.Mutex // serializes writes of meta.json
 
+	// stopped is closed at the holder's first SIGTERM (stopAt), and
+	// closeBegun when a close on purpose begins (closing): either decides
+	// how a child that already died of a stop's signal ended (judgeEnd).
+	stopped    chan struct{}
+	closeBegun chan struct{}
+
 	mu         sync.Mutex // guards the fields below
 	meta       sessiondir.Meta
-	closing    bool      // a Close frame arrived: the end is on purpose
-	exited     bool      // child reaped and its output drained
+	closing    bool      // a Close frame or CloseSignal arrived: the end is on purpose
+	stopAt     time.Time // when SIGTERM arrived: the machine or service stopping; zero: not
+	hungUp     bool      // the child has been sent SIGHUP by close or stop
+	reaped     bool      // the child has been reaped: its pid may be reused
+	exited     bool      // child reaped, its output drained and its end decided
 	exitFrame  wire.Exit // valid once exited
 	resizes    []resizeAt
 	conn       *upstream // the current server connection, if any
@@ -179,9 +189,11 @@ func start(spec Spec) (*holder, error) {
 		return nil, fmt.Errorf("holder: open holder log: %w", err)
 	}
 	h := &holder{
-		spec: spec,
-		logf: logf,
-		log:  slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
+		spec:       spec,
+		logf:       logf,
+		stopped:    make(chan struct{}),
+		closeBegun: make(chan struct{}),
+		log:        slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
 	}
 	if h.lock, err = lockDir(spec.Dir); err != nil {
 		h.log.Error("not started", "err", err)

@@ -1,6 +1,8 @@
 package holder
 
 import (
+	"syscall"
+
 	"path/filepath"
 
 	"termkeep/internal/procinfo"
@@ -20,4 +22,25 @@ func IsHolder(pid int) bool {
 		return false
 	}
 	return filepath.Base(argv[0]) == "termkeep-holder" || (len(argv) > 1 && argv[1] == "__holder")
+}
+
+// CloseSignal asks a holder to close its session on purpose, as a Close
+// frame does: SIGHUP to the child, SIGKILL after a grace, recorded
+// "closed". It is how the server ends a holder it cannot reach through its
+// socket. SIGTERM is not: it comes from whoever stops the machine or the
+// service, and a holder records it as "interrupted".
+const CloseSignal = syscall.SIGUSR1
+
+// closeSignalSince is the protocol version of the first holders that take
+// CloseSignal.
+const closeSignalSince = 3
+
+// CloseSignalFor is the signal that asks a holder of protocol version
+// (its meta.json's) to close its session on purpose. Holders before
+// CloseSignal close on SIGTERM, and ignore CloseSignal.
+func CloseSignalFor(version int) syscall.Signal {
+	if version < closeSignalSince {
+		return syscall.SIGTERM
+	}
+	return CloseSignal
 }

@@ -22,6 +22,15 @@ type Process struct {
 // Wait waits for the holder process to exit, and reaps it.
 func (p *Process) Wait() error { return reap(p.cmd) }
 
+// Reaped waits for the holder in a goroutine of its own (Wait) and
+// returns a channel closed once it has exited and been reaped. Call it
+// (or Wait) once.
+func (p *Process) Reaped() <-chan struct{} {
+	c := make(chan struct{})
+	go func() { p.Wait(); close(c) }()
+	return c
+}
+
 // Spawn starts a holder with argv (the holder binary, or the termkeep binary
 // and its hidden holder argument), sends it spec on stdin and waits up to
 // timeout for its Ready answer. The holder runs in a session of its own

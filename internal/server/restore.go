@@ -55,8 +55,7 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 	if err != nil {
 		return nil, nil, err
 	}
-	reaped := make(chan struct{})
-	go func() { proc.Wait(); close(reaped) }() // reap the holder when it exits while we live
+	reaped := proc.Reaped() // reap the holder when it exits while we live
 	if err := record(proc.Pid, proc.HolderPid); err != nil {
 		s.log.Error("record pids", "session", sess.ID, "err", err)
 	}
@@ -89,10 +88,11 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 }
 
 // stopHolder ends a holder this server started and has not connected to,
-// and waits until it is reaped: SIGTERM (the holder closes its session:
-// SIGHUP to the child, SIGKILL after its grace), then SIGKILL.
+// and waits until it is reaped: holder.CloseSignal (the holder closes its
+// session on purpose: SIGHUP to the child, SIGKILL after its grace), then
+// SIGKILL. Never SIGTERM, which a holder takes for the machine stopping.
 func (s *Server) stopHolder(proc *holder.Process, reaped <-chan struct{}) {
-	unix.Kill(proc.HolderPid, unix.SIGTERM)
+	unix.Kill(proc.HolderPid, holder.CloseSignal)
 	select {
 	case <-reaped:
 		return

@@ -486,12 +486,8 @@ func (s *Server) kill(h *session.Host) error {
 		return nil
 	}
 	if err := h.Kill(s.cfg.KillGrace); err != nil && !errors.Is(err, session.ErrEnded) {
-		// The holder is unreachable right now: ask its process directly; it
-		// closes the session gracefully on SIGTERM.
-		// Only when that pid is still a holder: pids are reused.
-		if m, merr := sessiondir.ReadMeta(s.cfg.StateDir.Session(h.ID)); merr == nil && m.HolderPid > 0 && holder.IsHolder(m.HolderPid) {
-			unix.Kill(m.HolderPid, unix.SIGTERM)
-		}
+		// The holder is unreachable right now: ask its process directly.
+		s.signalClose(h.ID)
 	}
 	select {
 	case <-h.Ended():
@@ -505,6 +501,19 @@ func (s *Server) kill(h *session.Host) error {
 	case <-time.After(s.cfg.KillGrace + 10*time.Second):
 		return fmt.Errorf("session %s did not end within %s of SIGKILL", h.ID, 10*time.Second)
 	}
+}
+
+// signalClose asks session id's holder process to close its session on
+// purpose, with the signal its protocol version takes for that
+// (holder.CloseSignalFor), for when its socket cannot reach it. Only when
+// the pid meta.json names is still a holder: pids are reused. It reports
+// whether it sent the signal.
+func (s *Server) signalClose(id string) bool {
+	m, err := sessiondir.ReadMeta(s.cfg.StateDir.Session(id))
+	if err != nil || m.HolderPid <= 0 || !holder.IsHolder(m.HolderPid) {
+		return false
+	}
+	return unix.Kill(m.HolderPid, holder.CloseSignalFor(m.Version)) == nil
 }
 
 // host returns the host of session id.

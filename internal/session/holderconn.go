@@ -165,8 +165,10 @@ func (h *Host) readHolder(up *holderConn) {
 			var e wire.Exit
 			wire.ParseJSON(f.Payload, &e)
 			h.mu.Lock()
-			if h.closing && e.State == "exited" {
-				e.State = "closed"
+			if h.closing && e.State != "closed" {
+				// Asked to close, it ended meanwhile (by itself, or by a
+				// stop): the user's close is what they asked for.
+				e.State, e.Reason = "closed", ""
 			}
 			if e.State == "closed" && e.Reason == "" {
 				e.Reason = cmp.Or(h.closeReason, "the session was closed (termkeep kill, or closed in the browser)")
@@ -348,11 +350,7 @@ func processAlive(pid int) bool {
 }
 
 func exitFromMeta(m sessiondir.Meta) wire.Exit {
-	e := wire.Exit{State: "exited", ExitCode: m.ExitCode, Signal: m.Signal, End: m.End}
-	if m.Closed {
-		e.State = "closed"
-	}
-	return e
+	return wire.Exit{State: m.State(), ExitCode: m.ExitCode, Signal: m.Signal, End: m.End, Reason: m.Reason}
 }
 
 // Resolve decides how a session the server finds on disk stands, without a

@@ -214,7 +214,7 @@ func (h *Host) finish(e wire.Exit) {
 		e.End = h.end
 	}
 	if e.State == "closed" && e.Reason == "" {
-		e.Reason = h.closeReason // closed by SIGTERM to the holder: the reason is ours
+		e.Reason = h.closeReason // closed by the server's close signal to the holder (no Exit frame): the reason is ours
 	}
 	// Bytes the holder logged after the last frame we saw are on disk; the
 	// viewers read them from there.

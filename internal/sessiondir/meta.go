@@ -44,8 +44,30 @@ type Meta struct {
 	// Closed is set when the session ended because a Close frame asked for it
 	// (kill), so a server that missed the end still records it as closed.
 	Closed bool `json:"closed,omitempty"`
+	// Interrupted is set when the machine or the service ended the
+	// session, not its user nor the child itself: the holder was stopped
+	// by SIGTERM (a shutdown), or the child died of the same stop. A
+	// restore policy brings such a session back. No exit status is
+	// recorded with it: the child did not end by itself.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Reason says why an interrupted session ended.
+	Reason string `json:"reason,omitempty"`
 	// End is the log offset after the child's last byte.
 	End uint64 `json:"end,omitempty"`
+}
+
+// State is the session's state as meta.json tells it: "running" until
+// the holder records an end, then "closed", "interrupted" or "exited".
+func (m Meta) State() string {
+	switch {
+	case m.EndedAt == nil:
+		return "running"
+	case m.Closed:
+		return "closed"
+	case m.Interrupted:
+		return "interrupted"
+	}
+	return "exited"
 }
 
 // The files of a session directory.

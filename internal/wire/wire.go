@@ -34,9 +34,11 @@ import (
 // only sent to peers that announced it.
 //
 // Version 2 adds the name frame (server → holder) and the log frame (holder
-// → server → viewer).
+// → server → viewer). Version 3 adds no frame; its holders record SIGTERM
+// as "interrupted" (Exit's state) and close their session on purpose on
+// SIGUSR1 (holder.CloseSignal), where earlier ones close on SIGTERM.
 const (
-	Version    = 2
+	Version    = 3
 	MinVersion = 1
 )
 
