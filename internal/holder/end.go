@@ -66,7 +66,8 @@ const closeGrace = 5 * time.Second
 // connected server (if any) has been sent the Exit frame or given up on.
 // It leaves the process's signal handling alone (run sets it).
 func (h *holder) serve() {
-	go h.acceptLoop()
+	acceptDone := make(chan struct{})
+	go func() { h.acceptLoop(); close(acceptDone) }()
 
 	err := reap(h.cmd) // in the poller, not a thread blocked in wait (reap_linux.go)
 	died := time.Now()
@@ -83,7 +84,6 @@ func (h *holder) serve() {
 	// Who ended it: a child that died of a stop's signal may be followed
 	// by the holder's own SIGTERM, which makes it interrupted (cause.go).
 	var meta sessiondir.Meta
-	var conn *upstream
 	for {
 		h.mu.Lock()
 		now := time.Now()
@@ -92,7 +92,6 @@ func (h *holder) serve() {
 			h.meta, h.exitFrame = ended(h.meta, state, reason, code, sig, h.out.End(), now)
 			meta = h.meta
 			h.exited = true
-			conn = h.conn
 			h.mu.Unlock()
 			break
 		}
@@ -115,19 +114,27 @@ func (h *holder) serve() {
 	}
 	h.metaMu.Unlock()
 	h.poke()
-	// Give a connected server a moment to receive the tail and the exit.
-	if conn != nil {
-		select {
-		case <-conn.done:
-		case <-time.After(5 * time.Second):
-		}
-	}
+	// Give every connected server a moment to receive the tail and the
+	// exit, including one that connected as the child ended: once the
+	// accept loop has stopped, every connection it took is in h.ups.
 	h.ln.Close()
+	<-acceptDone
 	h.mu.Lock()
-	if h.conn != nil {
-		h.conn.c.Close()
+	ups := make([]*upstream, 0, len(h.ups))
+	for u := range h.ups {
+		ups = append(ups, u)
 	}
 	h.mu.Unlock()
+	deadline := time.After(5 * time.Second)
+	for _, u := range ups {
+		select {
+		case <-u.done:
+		case <-deadline:
+		}
+	}
+	for _, u := range ups {
+		u.c.Close()
+	}
 	if err := h.out.Close(); err != nil {
 		h.log.Error("close output log", "err", err)
 	}

@@ -150,7 +150,8 @@ type holder struct {
 	exited     bool      // child reaped, its output drained and its end decided
 	exitFrame  wire.Exit // valid once exited
 	resizes    []resizeAt
-	conn       *upstream // the current server connection, if any
+	conn       *upstream              // the current server connection, if any
+	ups        map[*upstream]struct{} // every connection being served
 	appendErrs int
 	// logState is whether the log is keeping the output (see
 	// outlog.Log.Stopped); logVer counts its changes, so each connection's

@@ -39,6 +39,12 @@ func (h *holder) acceptLoop() {
 			continue
 		}
 		u := &upstream{h: h, c: c, done: make(chan struct{}), gone: make(chan struct{}), notify: make(chan struct{}, 1)}
+		h.mu.Lock()
+		if h.ups == nil {
+			h.ups = make(map[*upstream]struct{})
+		}
+		h.ups[u] = struct{}{}
+		h.mu.Unlock()
 		go u.serve()
 	}
 }
@@ -78,6 +84,7 @@ func (u *upstream) serve() {
 		if h.conn == u {
 			h.conn = nil
 		}
+		delete(h.ups, u)
 		h.mu.Unlock()
 	}()
 	rc, err := u.c.SyscallConn()
