@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"termkeep/internal/api"
 	"termkeep/internal/keys"
 )
 
@@ -16,6 +17,8 @@ func newSendCmd(g *globals) *cobra.Command {
 		noEnter   bool
 		keyNames  []string
 		fromStdin bool
+		literal   bool
+		noPaste   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT...]",
@@ -26,65 +29,87 @@ func newSendCmd(g *globals) *cobra.Command {
   termkeep send web --no-enter q       types "q"
   termkeep send web --key C-c          presses Ctrl-C (no Enter is added when --key is given)
   termkeep send web ls --key Tab       types "ls", then Tab
+  termkeep send web -l 'q'             types "q" exactly: no key names, no Enter, no paste marks
   termkeep send web --stdin < file     sends the bytes of standard input as they are
 
-Key names (as tmux's send-keys): C-a..C-z, C-@, C-[, C-\, C-], C-^, C-_,
-M-<key> (Esc first), Enter, Esc, Tab, BTab, Space, BSpace, Up, Down, Left,
-Right, Home, End, PageUp (PPage), PageDown (NPage), Insert (IC), Delete (DC),
-F1..F12.`,
+Keys are sent the way the session's program asked for them: cursor keys,
+Home and End in application mode for less, vim and curses programs (ESC O A
+for Up), and TEXT between bracketed-paste marks when the program turned
+those on (a shell's line editor, an agent's input box), so a newline in it
+does not run a half-typed line; --no-paste types it as keys instead.
+
+Key names (as tmux's send-keys): C-a..C-z, C-Space, C-@, C-[, C-\, C-], C-^,
+C-_, M-<key> (Esc first), S-<key>, Enter, Esc, Tab, BTab (S-Tab), Space,
+BSpace, Up, Down, Left, Right, Home, End, PageUp (PPage), PageDown (NPage),
+Insert (IC), Delete (DC), F1..F12; C-, M- and S- combine (C-S-Up, M-F5).
+
+"termkeep wait SESSION --output TEXT" after "send" may match the shell's
+echo of what was typed; see "termkeep run" for a command's own output.`,
 		Args: minArgs(1, "a SESSION (id or name)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, text := args[0], args[1:]
-			var data []byte
+			if ref == "" {
+				return usageErr("SESSION is empty: give a session's id or name")
+			}
 			if fromStdin {
-				if len(text) > 0 || len(keyNames) > 0 {
-					return usageErr("--stdin sends standard input only; drop TEXT and --key")
+				if len(text) > 0 || len(keyNames) > 0 || literal {
+					return usageErr("--stdin sends standard input only; drop TEXT, --key and -l")
 				}
+				c, err := g.connect(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return readStdinChunks(func(b []byte) error { return c.Input(cmd.Context(), ref, b) })
+			}
+			req := api.SendRequest{Text: strings.Join(text, " "), Keys: keyNames, NoPaste: noPaste}
+			if literal {
+				if len(keyNames) > 0 {
+					return usageErr("-l types TEXT literally; drop --key")
+				}
+				req.NoPaste = true
 			} else {
-				if len(text) > 0 {
-					data = append(data, strings.Join(text, " ")...)
+				req.Enter = len(keyNames) == 0 && !noEnter
+			}
+			for _, k := range keyNames {
+				if _, err := keys.Bytes(k); err != nil {
+					return usageErr("%v", err)
 				}
-				for _, k := range keyNames {
-					b, err := keys.Bytes(k)
-					if err != nil {
-						return usageErr("%v", err)
-					}
-					data = append(data, b...)
-				}
-				if len(keyNames) == 0 && !noEnter {
-					data = append(data, '\r')
-				}
-				if len(data) == 0 {
-					return usageErr("nothing to send: give TEXT, --key or --stdin")
-				}
+			}
+			if req.Text == "" && len(req.Keys) == 0 && !req.Enter {
+				return usageErr("nothing to send: give TEXT, --key or --stdin")
 			}
 			c, err := g.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if !fromStdin {
-				return c.Input(cmd.Context(), ref, data)
-			}
-			buf := make([]byte, 1<<20)
-			for {
-				n, err := os.Stdin.Read(buf)
-				if n > 0 {
-					if err := c.Input(cmd.Context(), ref, buf[:n]); err != nil {
-						return err
-					}
-				}
-				if err == io.EOF {
-					return nil
-				}
-				if err != nil {
-					return fmt.Errorf("read standard input: %w", err)
-				}
-			}
+			_, err = c.Send(cmd.Context(), ref, req)
+			return apiErr(err)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&noEnter, "no-enter", false, "do not press Enter after TEXT")
 	f.StringArrayVar(&keyNames, "key", nil, "press a named key (repeatable), e.g. C-c, Enter, Up")
 	f.BoolVar(&fromStdin, "stdin", false, "send standard input's bytes as they are, with no Enter")
+	f.BoolVarP(&literal, "literal", "l", false, "type TEXT exactly as given: no key names, no Enter, no paste marks (as tmux's send-keys -l)")
+	f.BoolVar(&noPaste, "no-paste", false, "type TEXT as keys even when the program takes bracketed pastes")
 	return cmd
+}
+
+// readStdinChunks hands standard input to fn as it comes.
+func readStdinChunks(fn func([]byte) error) error {
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := os.Stdin.Read(buf)
+		if n > 0 {
+			if err := fn(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read standard input: %w", err)
+		}
+	}
 }

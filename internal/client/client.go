@@ -221,6 +221,14 @@ func (c *Client) Input(ctx context.Context, ref string, data []byte) error {
 	return c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(ref)+"/input", bytes.NewReader(data), "application/octet-stream", nil)
 }
 
+// Send types text and named keys into a session, encoded by the server for
+// the modes the session's program has set.
+func (c *Client) Send(ctx context.Context, ref string, req api.SendRequest) (api.Sent, error) {
+	var out api.Sent
+	err := c.doJSON(ctx, "POST", "/v1/sessions/"+url.PathEscape(ref)+"/send", req, &out)
+	return out, err
+}
+
 // Shutdown stops the server; with sessions, every session is ended first.
 func (c *Client) Shutdown(ctx context.Context, sessions bool) error {
 	return c.doJSON(ctx, "POST", "/v1/shutdown", api.ShutdownRequest{Sessions: sessions}, nil)

@@ -16,6 +16,9 @@ type Backend interface {
 	Create(ctx context.Context, req api.CreateRequest) (api.Session, error)
 	Workspaces(ctx context.Context) ([]api.Workspace, error)
 	Input(ctx context.Context, ref string, data []byte) error
+	// Send types text and named keys, encoded for the modes the session's
+	// program has set (application cursor keys, bracketed paste).
+	Send(ctx context.Context, ref string, req api.SendRequest) (api.Sent, error)
 	Screen(ctx context.Context, ref string, ansi bool, scrollback int) (string, error)
 	Kill(ctx context.Context, ref string) (api.Session, error)
 	// Follow opens a read-only stream of the session's output from offset

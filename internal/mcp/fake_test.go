@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"termkeep/internal/api"
+	"termkeep/internal/keys"
 	"termkeep/internal/client"
 	"termkeep/internal/wire"
 )
@@ -96,6 +97,22 @@ func (f *fakeBackend) Create(_ context.Context, req api.CreateRequest) (api.Sess
 
 func (f *fakeBackend) Workspaces(context.Context) ([]api.Workspace, error) {
 	return []api.Workspace{{Name: "app", Dir: "/src/app"}}, nil
+}
+
+// Send encodes as a session in a terminal's default modes would take it.
+func (f *fakeBackend) Send(ctx context.Context, ref string, req api.SendRequest) (api.Sent, error) {
+	data := []byte(req.Text)
+	for _, k := range req.Keys {
+		b, err := keys.Bytes(k)
+		if err != nil {
+			return api.Sent{}, err
+		}
+		data = append(data, b...)
+	}
+	if req.Enter {
+		data = append(data, '\r')
+	}
+	return api.Sent{Bytes: len(data)}, f.Input(ctx, ref, data)
 }
 
 func (f *fakeBackend) Input(_ context.Context, ref string, data []byte) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +66,7 @@ func (t *tools) list() []tool {
 "session":{"type":"string","description":"session id or name"},
 "text":{"type":"string","description":"text to type, as is (a newline in it is a newline, not Enter: use enter)"},
 "enter":{"type":"boolean","default":false,"description":"press Enter at the end"},
-"keys":{"type":"array","items":{"type":"string"},"description":"keys to press after text, by name: Enter, Tab, Escape, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, Delete, Ctrl-A … Ctrl-Z (Ctrl-C interrupts, Ctrl-D ends input), Ctrl-\\, F1 … F12, Alt-<key>"}},
+"keys":{"type":"array","items":{"type":"string"},"description":"keys to press after text, by name, each sent as the program expects it in its current mode (ESC O A for Up in less or vim): Enter, Tab, S-Tab, Escape, Backspace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1 … F12, Ctrl-A … Ctrl-Z (Ctrl-C interrupts, Ctrl-D ends input), Ctrl-\\, Ctrl-Space; prefixes C-, M- (Alt) and S- (Shift) combine: C-Up, M-F5"}},
 "required":["session"],"additionalProperties":false}`,
 			writes, t.sendInput),
 		t.tool("read_screen", "Read a session's screen", `Return a session's screen as text, as a person looking at the terminal sees it now (full-screen programs included), trailing blank lines left out; scrollback adds up to that many lines of history above it.`,
@@ -314,17 +315,16 @@ func (t *tools) sendInput(ctx context.Context, raw json.RawMessage) (any, error)
 	if err := needSession(a.Session); err != nil {
 		return nil, err
 	}
-	// Every key is known before anything is typed.
-	var presses [][]byte
+	// Every key is known before anything is typed; the server encodes
+	// each for the modes the program has set when it is pressed.
 	for _, k := range a.Keys {
-		bs, err := keys.Bytes(k)
-		if err != nil {
+		if _, err := keys.Bytes(k); err != nil {
 			return nil, argErr("keys: %v", err)
 		}
-		presses = append(presses, bs)
 	}
+	presses := slices.Clone(a.Keys)
 	if a.Enter {
-		presses = append(presses, []byte{'\r'})
+		presses = append(presses, "Enter")
 	}
 	if a.Text == "" && len(presses) == 0 {
 		return nil, argErr("nothing to send: give text, keys or enter")
@@ -347,7 +347,7 @@ func (t *tools) sendInput(ctx context.Context, raw json.RawMessage) (any, error)
 		}
 		n += len(a.Text)
 	}
-	for i, p := range presses {
+	for i, k := range presses {
 		if i > 0 || a.Text != "" {
 			select {
 			case <-time.After(keyPause):
@@ -355,10 +355,11 @@ func (t *tools) sendInput(ctx context.Context, raw json.RawMessage) (any, error)
 				return nil, ctx.Err()
 			}
 		}
-		if err := b.Input(ctx, s.ID, p); err != nil {
+		sent, err := b.Send(ctx, s.ID, api.SendRequest{Keys: []string{k}})
+		if err != nil {
 			return nil, err
 		}
-		n += len(p)
+		n += sent.Bytes
 	}
 	return map[string]any{"session": s.ID, "offset": s.End, "bytes": n}, nil
 }
