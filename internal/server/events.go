@@ -38,11 +38,15 @@ type eventHub struct {
 	// metrics counts lifecycle events and times their writes (nil: none).
 	metrics *metrics
 
-	// mu guards subs and closed, and is held across the registry write and
-	// the fan-out, so every subscriber receives events in id order.
+	// mu guards subs, followersGone and closed, and is held across the
+	// registry write and the fan-out, so every subscriber receives events
+	// in id order.
 	mu     sync.Mutex
 	subs   map[*eventSub]struct{}
 	closed bool
+	// followersGone is set once a stopping server has ended every
+	// subscription: events are still recorded until close.
+	followersGone bool
 	// skipUntil is set when the registry refused an event for being
 	// locked or read-only: until then none is tried (registry.go), so no
 	// viewer's attach waits out the busy timeout for its event.
@@ -106,7 +110,7 @@ func (h *eventHub) emit(kind, session string, detail map[string]any) {
 func (h *eventHub) subscribe() (sub *eventSub, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.closed || h.followersGone {
 		return nil, false
 	}
 	sub = &eventSub{ch: make(chan store.Event, subBuffer)}
@@ -123,15 +127,27 @@ func (h *eventHub) unsubscribe(sub *eventSub) {
 	}
 }
 
-// close ends every subscription; later events are not recorded.
-func (h *eventHub) close() {
+// endFollowers ends every subscription and refuses new ones, so that the
+// event streams end and a stopping server's HTTP shutdown need not wait for
+// them; events are still recorded until close.
+func (h *eventHub) endFollowers() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.closed = true
+	h.followersGone = true
 	for sub := range h.subs {
 		close(sub.ch)
 	}
 	h.subs = nil
+}
+
+// close ends every subscription; later events are not recorded. A
+// stopping server calls it only once every host has stopped, so that no
+// session's end goes unrecorded.
+func (h *eventHub) close() {
+	h.endFollowers()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
 }
 
 func apiEvent(e store.Event) api.Event {

@@ -426,16 +426,22 @@ func (s *Server) Shutdown(endSessions bool) {
 	})
 }
 
+// close stops the server in the order that loses nothing: the listeners
+// (event streams ended first, so the HTTP shutdown does not wait for
+// them), then every host, each of which has recorded any end its holder
+// reported by the time it has stopped and makes no connection again, and
+// only then the events and the registry those ends are written to.
 func (s *Server) close() {
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	s.events.close()
+	s.events.endFollowers()
 	if s.gw != nil {
 		s.gw.close(sctx)
 	}
 	s.http.Shutdown(sctx)
 	s.http.Close()
 	s.closeHosts()
+	s.events.close()
 	s.store.Close()
 	os.Remove(s.cfg.StateDir.Socket())
 	s.lock.Close()
@@ -452,6 +458,7 @@ func (s *Server) allHosts() []*session.Host {
 	return hosts
 }
 
+// closeHosts closes every host and returns once all have stopped.
 func (s *Server) closeHosts() {
 	for _, h := range s.allHosts() {
 		h.Close()

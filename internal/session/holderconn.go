@@ -31,6 +31,12 @@ func (h *Host) Connect(from int64) error { return h.connect(from, false) }
 // connect is Connect; again says it follows a dropped connection, for the
 // log line and the count.
 func (h *Host) connect(from int64, again bool) error {
+	h.mu.Lock()
+	shut := h.shut
+	h.mu.Unlock()
+	if shut {
+		return errHostClosed
+	}
 	// The model starts before the holder is dialed, so every live size
 	// change reaches it.
 	h.startModel()
@@ -49,6 +55,13 @@ func (h *Host) connect(from int64, again bool) error {
 		return err
 	}
 	h.mu.Lock()
+	if h.shut {
+		// Closed while dialling: a stopping server keeps no connection.
+		h.mu.Unlock()
+		up.c.Close()
+		return errHostClosed
+	}
+	h.readers.Add(1)
 	h.up = up
 	h.end = uint64(from)
 	h.win.Reset(h.end)
@@ -66,6 +79,9 @@ func (h *Host) connect(from int64, again bool) error {
 	go h.readHolder(up)
 	return nil
 }
+
+// errHostClosed is returned by connect once Close has begun.
+var errHostClosed = errors.New("session: the host is closed")
 
 // holderConn is the connection to the holder.
 type holderConn struct {
@@ -121,8 +137,10 @@ func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
 }
 
 // readHolder consumes the holder's stream until it ends, then decides
-// whether to reconnect or to record the end.
+// whether to reconnect or to record the end. A connection dropped by Close
+// is neither: the session goes on without this server.
 func (h *Host) readHolder(up *holderConn) {
+	defer h.readers.Done()
 	r := newFrameReader(up.c)
 	var buf []byte // reused, unless the window kept an output frame's bytes
 	for {
@@ -202,8 +220,11 @@ func (h *Host) readHolder(up *holderConn) {
 	if h.up == up {
 		h.up = nil
 	}
+	shut := h.shut
 	h.mu.Unlock()
-	h.reconnect()
+	if !shut {
+		h.reconnect()
+	}
 }
 
 func newFrameReader(c net.Conn) io.Reader {
@@ -291,10 +312,16 @@ func (h *Host) reconnect() {
 			attempt = 0
 		} else if !h.holderAlive() {
 			break
-		} else if err := h.connect(-1, true); err == nil {
+		} else if err := h.connect(-1, true); err == nil || errors.Is(err, errHostClosed) {
 			return
 		}
-		time.Sleep(delay)
+		select {
+		case <-h.closed:
+			// The server is stopping: whatever became of the holder, the
+			// next server finds it.
+			return
+		case <-time.After(delay):
+		}
 		delay = min(delay*2, time.Second)
 	}
 	// One last look: the holder may have written its exit while we retried.
