@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"termkeep/internal/api"
+	"termkeep/internal/server/restorepolicy"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
 )
@@ -311,7 +312,8 @@ func (s *Server) viewerEvents(sessionID string, hello wire.Hello, via string, re
 }
 
 // endEvent records a session's end under the kind its state names.
-func (s *Server) endEvent(id string, st store.State, e wire.Exit) {
+// An interrupted session's names its cause when it is known.
+func (s *Server) endEvent(id string, st store.State, e wire.Exit, cause restorepolicy.Cause) {
 	kind := store.EventSessionInterrupted
 	switch st {
 	case store.StateClosed:
@@ -325,6 +327,9 @@ func (s *Server) endEvent(id string, st store.State, e wire.Exit) {
 	}
 	if e.Signal != 0 {
 		detail["signal"] = e.Signal
+	}
+	if cause != restorepolicy.Unknown {
+		detail["cause"] = string(cause)
 	}
 	s.events.emit(kind, id, detail)
 }

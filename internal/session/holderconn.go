@@ -305,7 +305,7 @@ func (h *Host) reconnect() {
 	delay := 50 * time.Millisecond
 	for attempt := 0; attempt < 20; attempt++ {
 		if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
-			h.finish(exitFromMeta(m))
+			h.finish(ExitFromMeta(m))
 			return
 		}
 		if outOfFiles() { // rlimit.go: nothing tells whether the holder is gone
@@ -326,7 +326,7 @@ func (h *Host) reconnect() {
 	}
 	// One last look: the holder may have written its exit while we retried.
 	if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
-		h.finish(exitFromMeta(m))
+		h.finish(ExitFromMeta(m))
 		return
 	}
 	h.finish(h.interrupted())
@@ -364,7 +364,9 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-func exitFromMeta(m sessiondir.Meta) wire.Exit {
+// ExitFromMeta is the end meta.json records (m.EndedAt set): how the
+// session ended, its status and its last offset.
+func ExitFromMeta(m sessiondir.Meta) wire.Exit {
 	e := wire.Exit{State: "exited", ExitCode: m.ExitCode, Signal: m.Signal, End: m.End}
 	if m.Closed {
 		e.State = "closed"
@@ -377,7 +379,7 @@ func exitFromMeta(m sessiondir.Meta) wire.Exit {
 // holder cannot be reached at start.
 func (h *Host) Resolve() wire.Exit {
 	if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
-		return exitFromMeta(m)
+		return ExitFromMeta(m)
 	}
 	return h.interrupted()
 }
