@@ -42,10 +42,11 @@ func (s *Server) restoreRecord(sess store.Session, workspaceAuto bool) restorepo
 }
 
 // endCause is the cause to record with an interrupted end e of session
-// id, and the reason to record with it: a session of an earlier boot was
-// ended by the machine's restart.
+// id (the holder's own, judged against the boots), and the reason to
+// record with it: a session of an earlier boot was ended by the machine's
+// restart.
 func (s *Server) endCause(id string, e wire.Exit) (restorepolicy.Cause, string) {
-	cause := restorepolicy.CauseOf(restorepolicy.Unknown, s.sessionMeta(id).BootID, s.boot)
+	cause := restorepolicy.CauseOf(restorepolicy.Cause(e.Cause), s.sessionMeta(id).BootID, s.boot)
 	reason := e.Reason
 	if cause == restorepolicy.MachineRestarted {
 		reason = restartedReason(e.End)

@@ -459,6 +459,10 @@ type Exit struct {
 	// End is the offset after the last byte the session produced.
 	End    uint64 `json:"end"`
 	Reason string `json:"reason,omitempty"`
+	// Cause is why an interrupted session ended, when its holder knows
+	// ("stopped": a SIGTERM from outside termkeep); the server judges it
+	// with the boot the holder started in (server/restorepolicy).
+	Cause string `json:"cause,omitempty"`
 }
 
 // Viewers tells a viewer who is attached to the session and who sets its
