@@ -52,9 +52,7 @@ func TestRebootByBootID(t *testing.T) {
 	e.MustTk("kill", closed)
 	want := map[string]string{auto: "running", manual: "running", exited: "exited", closed: "closed"}
 	for id, st := range want {
-		if got := e.Session(id).State; got != st {
-			t.Fatalf("before the reboot, %s is %s, want %s", id, got, st)
-		}
+		e2e.WaitFor(t, 20*time.Second, "session "+id+" to be "+st+" before the reboot", func() bool { return e.Session(id).State == st })
 	}
 
 	killEverything(e)
