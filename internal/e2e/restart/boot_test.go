@@ -68,6 +68,9 @@ func TestRebootByBootID(t *testing.T) {
 		!strings.Contains(m.Reason, "the machine restarted") {
 		t.Fatalf("the session without --auto-restore: %+v; want interrupted by the machine's restart, restorable", m)
 	}
+	if out := e.MustTk("ls"); !strings.Contains(out, "interrupted: the machine restarted") {
+		t.Fatalf("ls does not say the machine restarted:\n%s", out)
+	}
 	for _, id := range []string{exited, closed} {
 		if s := e.Session(id); s.State != want[id] || s.Restorable {
 			t.Fatalf("%s: %+v; want %s as before, not restorable", id, s, want[id])
