@@ -25,7 +25,8 @@ func newEventsCmd(g *globals) *cobra.Command {
 		Short: "Print what happened: sessions created and ended, viewers attached and detached",
 		Long: `Print the server's event history, oldest first: session.created,
 viewer.attached, viewer.detached, session.renamed, session.closed, process.exited,
-session.interrupted, session.restored, session.paused, session.quiet (printed
+session.interrupted, machine.restarted (the machine restarted under
+running sessions), session.restored, session.paused, session.quiet (printed
 nothing for a while: it may wait for input), session.removed, session.pruned
 (removed by the server past --keep-ended or --keep-ended-bytes), workspace.created,
 workspace.removed, user.added, user.removed (its tokens revoked),

@@ -53,6 +53,9 @@ func newLsCmd(g *globals) *cobra.Command {
 				if s.ExitCode != nil {
 					state = fmt.Sprintf("%s(%d)", s.State, *s.ExitCode)
 				}
+				if s.CauseText != "" {
+					state += ": " + s.CauseText
+				}
 				if s.LogStopped != nil {
 					state += ", log stopped: " + s.LogStopped.Reason
 				}

@@ -20,7 +20,9 @@ saying so), at its size, with its saved environment and its shell history,
 running its --restore-command when it was created with one. Its screen and
 scrollback stay; a line marks where the new process begins.
 
---all restores every interrupted session (after a reboot).`,
+--all restores what the restore policy brings back: every session the
+machine's restart or its holder's death interrupted, except one whose process
+is known to have exited; never a closed or exited one.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if all && len(args) == 0 || !all && len(args) == 1 {
 				return nil
@@ -39,8 +41,11 @@ scrollback stay; a line marks where the new process begins.
 					return err
 				}
 				for _, s := range list {
-					if s.State == "interrupted" {
+					switch {
+					case s.Restorable:
 						refs = append(refs, s.ID)
+					case s.State == "interrupted":
+						fmt.Fprintf(os.Stderr, "termkeep: %s: not restored: its process had exited on its own; `termkeep restore %s` starts it again\n", refOf(s), refOf(s))
 					}
 				}
 				if len(refs) == 0 {
@@ -66,7 +71,7 @@ scrollback stay; a line marks where the new process begins.
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "restore every interrupted session")
+	cmd.Flags().BoolVar(&all, "all", false, "restore every interrupted session the restore policy allows")
 	return cmd
 }
 

@@ -64,7 +64,13 @@ included; when its output goes elsewhere (server.log, a service's journal) it
 writes no token and points to termkeep url instead.
 
 Every setting can also be given as an environment variable, named below; a flag
-overrides its variable.`,
+overrides its variable.
+
+Each holder records the machine's boot id (/proc/sys/kernel/random/boot_id;
+off Linux the boot time) in its session's meta.json, so that the server tells a
+session the machine's restart ended from one whose holder alone died.
+TERMKEEP_BOOT_ID_FILE names a file to read the boot id from instead (a
+container whose boot id is its host's, or a test playing a reboot).`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := statedir.Resolve(g.stateDir)

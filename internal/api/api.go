@@ -42,6 +42,17 @@ type Session struct {
 	RestoreCommand   string `json:"restore_command,omitempty"`
 	AutoRestore      bool   `json:"auto_restore,omitempty"`
 	ShellIntegration bool   `json:"shell_integration"`
+	// Cause is why an interrupted session ended, when the server knows:
+	// "machine_restarted" (it ran in an earlier boot of the machine),
+	// "holder_killed" (its holder died in this boot) or "stopped" (its
+	// holder was stopped from outside termkeep); CauseText says it in words.
+	Cause     string `json:"cause,omitempty"`
+	CauseText string `json:"cause_text,omitempty"`
+	// Restorable says that the restore policy brings the session back:
+	// `termkeep restore --all` does, and the server by itself when it
+	// asks for that (AutoRestore, or its workspace's). Only an interrupted
+	// session whose process is not known to have exited is.
+	Restorable bool `json:"restorable,omitempty"`
 	// LogStopped is set while the session's output cannot be logged.
 	LogStopped *LogStop `json:"log_stopped,omitempty"`
 	// QuietSince is when a running session last printed, once it has

@@ -189,16 +189,26 @@ func (e *Env) SessionEvents(id string) ([]string, []api.Event) {
 	e.T.Helper()
 	var kinds []string
 	var all []api.Event
-	sc := bufio.NewScanner(strings.NewReader(e.MustTk("events", "--json")))
-	for sc.Scan() {
-		var ev api.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			e.T.Fatalf("events --json line %q: %v", sc.Text(), err)
-		}
+	for _, ev := range e.Events() {
 		if ev.Session == id {
 			kinds = append(kinds, ev.Kind)
 			all = append(all, ev)
 		}
 	}
 	return kinds, all
+}
+
+// Events returns every event kept, from `termkeep events --json`.
+func (e *Env) Events() []api.Event {
+	e.T.Helper()
+	var all []api.Event
+	sc := bufio.NewScanner(strings.NewReader(e.MustTk("events", "--json")))
+	for sc.Scan() {
+		var ev api.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			e.T.Fatalf("events --json line %q: %v", sc.Text(), err)
+		}
+		all = append(all, ev)
+	}
+	return all
 }

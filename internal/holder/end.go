@@ -157,6 +157,8 @@ func ended(m sessiondir.Meta, state, reason string, code, sig int, end uint64, n
 	if state != "interrupted" {
 		m.ExitCode, m.Signal = &code, sig
 		e.ExitCode, e.Signal = &code, sig
+	} else {
+		e.Cause = wire.CauseStopped // the holder's one interrupted end: a SIGTERM from outside
 	}
 	return m, e
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"termkeep/internal/bootid"
 	"termkeep/internal/outlog"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
@@ -284,6 +285,11 @@ func start(spec Spec) (*holder, error) {
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
 		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
 		EnvPolicy: spec.EnvPolicy,
+	}
+	if id, err := bootid.Current(); err == nil {
+		h.meta.BootID = id
+	} else {
+		h.log.Warn("the machine's boot is not known; a restart of the machine will not be told from a holder's death", "err", err)
 	}
 	if err := sessiondir.WriteMeta(spec.Dir, h.meta); err != nil {
 		h.log.Error("write meta", "err", err)

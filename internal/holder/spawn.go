@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"termkeep/internal/bootid"
 )
 
 // Process is a holder started by Spawn. Wait must be called (the server does
@@ -41,6 +43,10 @@ func Spawn(argv []string, spec Spec, timeout time.Duration) (*Process, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "GOMAXPROCS=1", "GOGC=50"}
+	if f := os.Getenv(bootid.EnvVar); f != "" {
+		// The holder records the boot it runs in as the server reads it.
+		cmd.Env = append(cmd.Env, bootid.EnvVar+"="+f)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("holder: spawn: %w", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"termkeep/internal/api"
+	"termkeep/internal/server/restorepolicy"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
 )
@@ -38,11 +39,15 @@ type eventHub struct {
 	// metrics counts lifecycle events and times their writes (nil: none).
 	metrics *metrics
 
-	// mu guards subs and closed, and is held across the registry write and
-	// the fan-out, so every subscriber receives events in id order.
+	// mu guards subs, followersGone and closed, and is held across the
+	// registry write and the fan-out, so every subscriber receives events
+	// in id order.
 	mu     sync.Mutex
 	subs   map[*eventSub]struct{}
 	closed bool
+	// followersGone is set once a stopping server has ended every
+	// subscription: events are still recorded until close.
+	followersGone bool
 	// skipUntil is set when the registry refused an event for being
 	// locked or read-only: until then none is tried (registry.go), so no
 	// viewer's attach waits out the busy timeout for its event.
@@ -106,7 +111,7 @@ func (h *eventHub) emit(kind, session string, detail map[string]any) {
 func (h *eventHub) subscribe() (sub *eventSub, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.closed || h.followersGone {
 		return nil, false
 	}
 	sub = &eventSub{ch: make(chan store.Event, subBuffer)}
@@ -123,15 +128,27 @@ func (h *eventHub) unsubscribe(sub *eventSub) {
 	}
 }
 
-// close ends every subscription; later events are not recorded.
-func (h *eventHub) close() {
+// endFollowers ends every subscription and refuses new ones, so that the
+// event streams end and a stopping server's HTTP shutdown need not wait for
+// them; events are still recorded until close.
+func (h *eventHub) endFollowers() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.closed = true
+	h.followersGone = true
 	for sub := range h.subs {
 		close(sub.ch)
 	}
 	h.subs = nil
+}
+
+// close ends every subscription; later events are not recorded. A
+// stopping server calls it only once every host has stopped, so that no
+// session's end goes unrecorded.
+func (h *eventHub) close() {
+	h.endFollowers()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
 }
 
 func apiEvent(e store.Event) api.Event {
@@ -295,7 +312,8 @@ func (s *Server) viewerEvents(sessionID string, hello wire.Hello, via string, re
 }
 
 // endEvent records a session's end under the kind its state names.
-func (s *Server) endEvent(id string, st store.State, e wire.Exit) {
+// An interrupted session's names its cause when it is known.
+func (s *Server) endEvent(id string, st store.State, e wire.Exit, cause restorepolicy.Cause) {
 	kind := store.EventSessionInterrupted
 	switch st {
 	case store.StateClosed:
@@ -309,6 +327,9 @@ func (s *Server) endEvent(id string, st store.State, e wire.Exit) {
 	}
 	if e.Signal != 0 {
 		detail["signal"] = e.Signal
+	}
+	if cause != restorepolicy.Unknown {
+		detail["cause"] = string(cause)
 	}
 	s.events.emit(kind, id, detail)
 }

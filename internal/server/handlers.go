@@ -19,6 +19,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/outlog"
+	"termkeep/internal/server/restorepolicy"
 	"termkeep/internal/session"
 	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/sessiondir"
@@ -180,6 +181,11 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		out.First = min(first, out.End)
 	}
 	out.QuietSince = s.quietSince(sess, h) // quiet.go
+	if sess.State == store.StateInterrupted {
+		// Read from meta.json: only for interrupted sessions, which are few.
+		d := restorepolicy.Decide(s.restoreRecord(sess, false), s.boot, restorepolicy.All) // boot.go
+		out.Cause, out.CauseText, out.Restorable = string(d.Cause), d.Cause.Text(), d.Restore
+	}
 	return out
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/holder"
+	"termkeep/internal/server/restorepolicy"
 	"termkeep/internal/session"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/shellinit"
@@ -173,7 +174,11 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 		sess.Cols, sess.Rows = 80, 24
 	}
 
-	banner := restoreBanner(sess, old != nil && old.AltScreen(), s.cfg.Now(), notices)
+	var cause restorepolicy.Cause
+	if sess.State == store.StateInterrupted {
+		cause = restorepolicy.Decide(s.restoreRecord(sess, false), s.boot, restorepolicy.All).Cause // boot.go
+	}
+	banner := restoreBanner(sess, cause, old != nil && old.AltScreen(), s.cfg.Now(), notices)
 	if old != nil {
 		// The old host writes its last checkpoint; the new one starts from
 		// it and the log after it.
@@ -214,8 +219,9 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 // restoreBanner is the line between the old screen and the new process. It
 // first puts the terminal back in a plain state (the old program may have
 // left the alternate screen, a scroll region, mouse reporting or hidden the
-// cursor), then says what happened, dimmed, on lines of its own.
-func restoreBanner(sess store.Session, altScreen bool, now time.Time, notices []string) string {
+// cursor), then says what happened, dimmed, on lines of its own: for an
+// interrupted session, the cause of its end as far as it is known.
+func restoreBanner(sess store.Session, cause restorepolicy.Cause, altScreen bool, now time.Time, notices []string) string {
 	var b strings.Builder
 	if altScreen {
 		b.WriteString("\x1b[?1049l")
@@ -227,7 +233,10 @@ func restoreBanner(sess store.Session, altScreen bool, now time.Time, notices []
 	var what string
 	switch sess.State {
 	case store.StateInterrupted:
-		what = "restored after reboot at " + at + ", previous process ended"
+		what = "restored at " + at + ", previous process interrupted"
+		if t := cause.Text(); t != "" {
+			what = "restored at " + at + " after " + t + ", previous process ended"
+		}
 	case store.StatePaused:
 		what = "resumed at " + at
 		if sess.Workspace != "" {
@@ -274,8 +283,10 @@ func (s *Server) handleRestore(w http.ResponseWriter, r *http.Request, sess stor
 	writeJSON(w, http.StatusOK, api.Restored{Session: s.view(got, s.host(got.ID)), Notices: notices})
 }
 
-// autoRestore restores, in the background, every interrupted session that
-// asks for it (its own --auto-restore, or its workspace's).
+// autoRestore restores, in the background, every session the restore
+// policy brings back by itself: interrupted (by the machine's restart or
+// its holder's death), not known to have exited, and asking for it (its
+// own --auto-restore, or its workspace's).
 func (s *Server) autoRestore(ctx context.Context) {
 	list, err := s.store.SessionsInState(ctx, store.StateInterrupted)
 	if err != nil {
@@ -289,9 +300,14 @@ func (s *Server) autoRestore(ctx context.Context) {
 		}
 	}
 	for _, sess := range list {
-		if !sess.AutoRestore && !wsAuto[sess.Workspace] {
+		d := restorepolicy.Decide(s.restoreRecord(sess, wsAuto[sess.Workspace]), s.boot, restorepolicy.Auto) // boot.go
+		if !d.Restore {
+			if sess.AutoRestore || wsAuto[sess.Workspace] {
+				s.log.Info("auto-restore: not restoring the session", "session", sess.ID, "why", d.Why)
+			}
 			continue
 		}
+		s.log.Info("auto-restore", "session", sess.ID, "cause", d.Cause)
 		if _, _, err := s.restore(ctx, sess, nil); err != nil {
 			s.log.Error("auto-restore", "session", sess.ID, "err", err)
 		}

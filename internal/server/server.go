@@ -30,8 +30,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"termkeep/internal/bootid"
 	"termkeep/internal/holder"
 	"termkeep/internal/peercred"
+	"termkeep/internal/server/restorepolicy"
 	"termkeep/internal/session"
 	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/sessiondir"
@@ -139,6 +141,10 @@ type Server struct {
 	startupDone atomic.Bool      // recovery and auto-restore are over (readiness)
 	login       loginIdentity    // what a clean login environment is made of (childenv.go)
 	prune       pruner           // prune.go
+	// boot is the machine's current boot (package bootid; "" unknown),
+	// against which the boot each session's holder started in is judged
+	// (boot.go).
+	boot string
 }
 
 // ErrAlreadyRunning is returned by New when another server owns the state directory.
@@ -198,6 +204,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.timeouts != nil {
 		s.timeouts = *cfg.timeouts
+	}
+	if s.boot, err = bootid.Current(); err != nil {
+		s.log.Warn("the machine's boot is not known: a restart of the machine will not be told from a holder's death", "err", err)
 	}
 	s.metrics = newMetrics(s)
 	s.replay = newReplayer()
@@ -267,6 +276,7 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 	}
 	live := 0
+	ended := map[string]bool{} // sessions whose end this server recorded
 	for _, sess := range all {
 		h := s.newHost(sess.ID, sess.SizePolicy)
 		s.hosts[sess.ID] = h
@@ -293,6 +303,7 @@ func (s *Server) recover(ctx context.Context) error {
 			e := h.Resolve()
 			s.log.Info("session's holder is gone", "session", sess.ID, "name", sess.Name, "state", e.State, "reason", e.Reason, "err", err)
 			h.MarkEnded(e)
+			ended[sess.ID] = true
 			continue
 		}
 		live++
@@ -302,6 +313,7 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
+	s.noticeRestart(ctx, ended) // boot.go
 	return nil
 }
 
@@ -354,8 +366,12 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	var cause restorepolicy.Cause
+	if st == store.StateInterrupted {
+		cause, e.Reason = s.endCause(id, e) // boot.go
+	}
 	start := time.Now()
-	changed, err := s.store.End(ctx, id, st, e.ExitCode, e.Reason)
+	changed, err := s.store.EndCause(ctx, id, st, e.ExitCode, e.Reason, string(cause))
 	s.metrics.observeWrite("end", start, err)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("record session end", "session", id, "err", err)
@@ -371,8 +387,8 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 		if sess, err := s.store.Session(ctx, id); err == nil {
 			name = sess.Name
 		}
-		s.log.Info("session ended", "session", id, "name", name, "state", st, "exit_code", code, "reason", e.Reason)
-		s.endEvent(id, st, e)
+		s.log.Info("session ended", "session", id, "name", name, "state", st, "exit_code", code, "reason", e.Reason, "cause", cause)
+		s.endEvent(id, st, e, cause)
 		if prunable(st) {
 			s.kickPrune() // prune.go
 		}
@@ -433,16 +449,22 @@ func (s *Server) Shutdown(endSessions bool) {
 	})
 }
 
+// close stops the server in the order that loses nothing: the listeners
+// (event streams ended first, so the HTTP shutdown does not wait for
+// them), then every host, each of which has recorded any end its holder
+// reported by the time it has stopped and makes no connection again, and
+// only then the events and the registry those ends are written to.
 func (s *Server) close() {
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	s.events.close()
+	s.events.endFollowers()
 	if s.gw != nil {
 		s.gw.close(sctx)
 	}
 	s.http.Shutdown(sctx)
 	s.http.Close()
 	s.closeHosts()
+	s.events.close()
 	s.store.Close()
 	os.Remove(s.cfg.StateDir.Socket())
 	s.lock.Close()
@@ -459,6 +481,7 @@ func (s *Server) allHosts() []*session.Host {
 	return hosts
 }
 
+// closeHosts closes every host and returns once all have stopped.
 func (s *Server) closeHosts() {
 	for _, h := range s.allHosts() {
 		h.Close()

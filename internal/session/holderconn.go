@@ -31,6 +31,12 @@ func (h *Host) Connect(from int64) error { return h.connect(from, false) }
 // connect is Connect; again says it follows a dropped connection, for the
 // log line and the count.
 func (h *Host) connect(from int64, again bool) error {
+	h.mu.Lock()
+	shut := h.shut
+	h.mu.Unlock()
+	if shut {
+		return errHostClosed
+	}
 	// The model starts before the holder is dialed, so every live size
 	// change reaches it.
 	h.startModel()
@@ -49,6 +55,13 @@ func (h *Host) connect(from int64, again bool) error {
 		return err
 	}
 	h.mu.Lock()
+	if h.shut {
+		// Closed while dialling: a stopping server keeps no connection.
+		h.mu.Unlock()
+		up.c.Close()
+		return errHostClosed
+	}
+	h.readers.Add(1)
 	h.up = up
 	h.end = uint64(from)
 	h.win.Reset(h.end)
@@ -66,6 +79,9 @@ func (h *Host) connect(from int64, again bool) error {
 	go h.readHolder(up)
 	return nil
 }
+
+// errHostClosed is returned by connect once Close has begun.
+var errHostClosed = errors.New("session: the host is closed")
 
 // holderConn is the connection to the holder.
 type holderConn struct {
@@ -121,8 +137,10 @@ func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
 }
 
 // readHolder consumes the holder's stream until it ends, then decides
-// whether to reconnect or to record the end.
+// whether to reconnect or to record the end. A connection dropped by Close
+// is neither: the session goes on without this server.
 func (h *Host) readHolder(up *holderConn) {
+	defer h.readers.Done()
 	r := newFrameReader(up.c)
 	var buf []byte // reused, unless the window kept an output frame's bytes
 	for {
@@ -204,8 +222,11 @@ func (h *Host) readHolder(up *holderConn) {
 	if h.up == up {
 		h.up = nil
 	}
+	shut := h.shut
 	h.mu.Unlock()
-	h.reconnect()
+	if !shut {
+		h.reconnect()
+	}
 }
 
 func newFrameReader(c net.Conn) io.Reader {
@@ -286,22 +307,28 @@ func (h *Host) reconnect() {
 	delay := 50 * time.Millisecond
 	for attempt := 0; attempt < 20; attempt++ {
 		if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
-			h.finish(exitFromMeta(m))
+			h.finish(ExitFromMeta(m))
 			return
 		}
 		if outOfFiles() { // rlimit.go: nothing tells whether the holder is gone
 			attempt = 0
 		} else if !h.holderAlive() {
 			break
-		} else if err := h.connect(-1, true); err == nil {
+		} else if err := h.connect(-1, true); err == nil || errors.Is(err, errHostClosed) {
 			return
 		}
-		time.Sleep(delay)
+		select {
+		case <-h.closed:
+			// The server is stopping: whatever became of the holder, the
+			// next server finds it.
+			return
+		case <-time.After(delay):
+		}
 		delay = min(delay*2, time.Second)
 	}
 	// One last look: the holder may have written its exit while we retried.
 	if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
-		h.finish(exitFromMeta(m))
+		h.finish(ExitFromMeta(m))
 		return
 	}
 	if held, _ := sessiondir.LockHeld(h.dir); held {
@@ -349,8 +376,15 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-func exitFromMeta(m sessiondir.Meta) wire.Exit {
-	return wire.Exit{State: m.State(), ExitCode: m.ExitCode, Signal: m.Signal, End: m.End, Reason: m.Reason}
+// ExitFromMeta is the end meta.json records (m.EndedAt set): how the
+// session ended, its status and its last offset. An interrupted end in
+// meta.json is the holder's own, stopped by a SIGTERM from outside.
+func ExitFromMeta(m sessiondir.Meta) wire.Exit {
+	e := wire.Exit{State: m.State(), ExitCode: m.ExitCode, Signal: m.Signal, End: m.End, Reason: m.Reason}
+	if m.Interrupted {
+		e.Cause = wire.CauseStopped
+	}
+	return e
 }
 
 // Resolve decides how a session the server finds on disk stands, without a
@@ -358,7 +392,7 @@ func exitFromMeta(m sessiondir.Meta) wire.Exit {
 // holder cannot be reached at start.
 func (h *Host) Resolve() wire.Exit {
 	if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
-		return exitFromMeta(m)
+		return ExitFromMeta(m)
 	}
 	return h.interrupted()
 }

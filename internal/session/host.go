@@ -90,6 +90,12 @@ type Host struct {
 	model     *model        // the screen model, once started
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
+	// shut is set (under mu) by Close: from then on no connection to the
+	// holder is made or kept. readers counts the goroutines reading the
+	// holder's stream (readHolder, and its reconnect), which Close waits
+	// for; Add only under mu while shut is false.
+	shut    bool
+	readers sync.WaitGroup
 }
 
 // Config is what a Host needs to reach its holder.
@@ -171,16 +177,21 @@ func (h *Host) outlog() (*outlog.Log, error) {
 }
 
 // Close releases the host's files, writing a last screen checkpoint so the
-// next server starts from it. It does not end the session.
+// next server starts from it. It does not end the session. It returns once
+// the host's reader has stopped: an end the holder reported before Close
+// has been handed to OnEnd, and no connection to the holder is made again,
+// so a stopping server can close its registry after its hosts.
 func (h *Host) Close() {
 	h.closeOnce.Do(func() {
 		h.mu.Lock()
+		h.shut = true
 		up := h.up
 		h.mu.Unlock()
 		if up != nil {
 			up.c.Close()
 		}
 		close(h.closed)
+		h.readers.Wait()
 		h.mu.Lock()
 		m := h.model
 		h.mu.Unlock()

@@ -36,6 +36,10 @@ type Meta struct {
 	Workspace string `json:"workspace,omitempty"`
 	// EnvPolicy is how the child's environment was made (Spec.EnvPolicy).
 	EnvPolicy string `json:"env_policy,omitempty"`
+	// BootID is the machine's boot the holder started in (package bootid;
+	// "" when unknown): a server that finds a session of another boot
+	// knows the machine restarted under it.
+	BootID string `json:"boot_id,omitempty"`
 
 	// Set once the child has ended.
 	EndedAt  *time.Time `json:"ended_at,omitempty"`

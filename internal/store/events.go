@@ -24,8 +24,11 @@ const (
 	EventSessionRestored    = "session.restored"    // a new process in an ended or paused session
 	EventSessionPaused      = "session.paused"      // its workspace was paused
 	EventSessionQuiet       = "session.quiet"       // printed nothing for the quiet threshold (session/quiet.go)
-	EventWorkspaceCreated   = "workspace.created"
-	EventWorkspaceRemoved   = "workspace.removed" // with its sessions
+	// The first server of a boot found sessions of an earlier boot: the
+	// machine restarted under them (server/boot.go).
+	EventMachineRestarted = "machine.restarted"
+	EventWorkspaceCreated = "workspace.created"
+	EventWorkspaceRemoved = "workspace.removed" // with its sessions
 	// Access (users.go): about no session, so the owner's only to read.
 	EventUserAdded    = "user.added"
 	EventUserRemoved  = "user.removed" // its tokens revoked

@@ -100,6 +100,9 @@ var migrations = []string{
 	// before this was recorded, which was the caller's), so that a restore,
 	// after a server restart too, makes it the same way.
 	`ALTER TABLE sessions ADD COLUMN env_policy TEXT NOT NULL DEFAULT '';`,
+	// 9: why an interrupted session ended, when known (the machine
+	// restarted, its holder was killed: server/restorepolicy's Cause).
+	`ALTER TABLE sessions ADD COLUMN cause TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate applies the migrations the file lacks, each in its own transaction

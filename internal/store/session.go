@@ -74,11 +74,14 @@ type Session struct {
 	// every restore (the server decides what the names mean; "" is a row
 	// from before it was recorded).
 	EnvPolicy string
+	// Cause is why an interrupted session ended, when known (the server
+	// decides what the names mean); "" otherwise.
+	Cause string
 }
 
 const sessionCols = `id, name, workspace, command, cwd, cols, "rows", owner, state,
 	exit_code, reason, pid, holder_pid, created_at, ended_at, updated_at, size_policy,
-	restore_command, auto_restore, shell_integration, env_policy`
+	restore_command, auto_restore, shell_integration, env_policy, cause`
 
 // CreateSession records a new session. A zero CreatedAt or UpdatedAt is set
 // from the clock, an empty State means running, and an ended session without
@@ -118,12 +121,12 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		endedAt = sql.NullString{String: formatTime(*sess.EndedAt), Valid: true}
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sess.ID, nullString(sess.Name), sess.Workspace, string(cmdJSON), sess.Cwd,
 		sess.Cols, sess.Rows, sess.Owner, string(sess.State),
 		nullIntPtr(sess.ExitCode), sess.Reason, nullInt(sess.Pid), nullInt(sess.HolderPid),
 		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt), sess.SizePolicy,
-		sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration, sess.EnvPolicy)
+		sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration, sess.EnvPolicy, sess.Cause)
 	switch {
 	case isUnique(err, "sessions.name"):
 		return wrap(op, ErrNameTaken)
@@ -189,6 +192,11 @@ func (s *Store) list(ctx context.Context, query string, args ...any) ([]Session,
 // is the end of its process, already recorded). It sets exit_code,
 // reason and ended_at (clock) and clears pid; holder_pid is kept.
 func (s *Store) End(ctx context.Context, id string, st State, exitCode *int, reason string) (changed bool, err error) {
+	return s.EndCause(ctx, id, st, exitCode, reason, "")
+}
+
+// EndCause is End that also records why the session ended (Session.Cause).
+func (s *Store) EndCause(ctx context.Context, id string, st State, exitCode *int, reason, cause string) (changed bool, err error) {
 	op := "end session " + id
 	if !st.Ended() {
 		return false, wrap(op, fmt.Errorf("%q is not an ended state", st))
@@ -202,9 +210,9 @@ func (s *Store) End(ctx context.Context, id string, st State, exitCode *int, rea
 			return nil
 		}
 		now := s.nowText()
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET state = ?, exit_code = ?, reason = ?,
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET state = ?, exit_code = ?, reason = ?, cause = ?,
 			ended_at = ?, pid = NULL, updated_at = ? WHERE id = ?`,
-			string(st), nullIntPtr(exitCode), reason, now, now, id)
+			string(st), nullIntPtr(exitCode), reason, cause, now, now, id)
 		changed = err == nil
 		return err
 	})
@@ -226,11 +234,26 @@ func (s *Store) Restart(ctx context.Context, id string, pid, holderPid int) erro
 		if cur == StateRunning {
 			return errors.New("session is already running")
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET state = ?, exit_code = NULL, reason = '',
+		_, err = tx.ExecContext(ctx, `UPDATE sessions SET state = ?, exit_code = NULL, reason = '', cause = '',
 			ended_at = NULL, pid = ?, holder_pid = ?, updated_at = ? WHERE id = ?`,
 			string(StateRunning), nullInt(pid), nullInt(holderPid), s.nowText(), id)
 		return err
 	}))
+}
+
+// SetCause records why an interrupted session ended, with the reason that
+// says it in words, when the server learns it after the end was recorded
+// (a session of an earlier boot found by the first server of this one).
+// It changes nothing and returns changed false unless the session is
+// interrupted with another cause.
+func (s *Store) SetCause(ctx context.Context, id, cause, reason string) (changed bool, err error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE sessions SET cause = ?, reason = ?, updated_at = ?
+		WHERE id = ? AND state = ? AND cause != ?`, cause, reason, s.nowText(), id, string(StateInterrupted), cause)
+	if err != nil {
+		return false, wrap("set cause of session "+id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, wrap("set cause of session "+id, err)
 }
 
 // SetPids records the pids of a running session's child and holder (0 =
@@ -324,7 +347,7 @@ func scanSession(sc scanner) (Session, error) {
 	)
 	err := sc.Scan(&sess.ID, &name, &sess.Workspace, &cmd, &sess.Cwd, &sess.Cols, &sess.Rows,
 		&sess.Owner, &state, &exitCode, &sess.Reason, &pid, &holder, &createdAt, &endedAt, &updatedAt, &sess.SizePolicy,
-		&sess.RestoreCommand, &sess.AutoRestore, &sess.ShellIntegration, &sess.EnvPolicy)
+		&sess.RestoreCommand, &sess.AutoRestore, &sess.ShellIntegration, &sess.EnvPolicy, &sess.Cause)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, ErrNotFound
 	}

@@ -616,3 +616,52 @@ func TestSessionEnvPolicy(t *testing.T) {
 		t.Errorf("EnvPolicy of a row that set none = %q", got)
 	}
 }
+
+// An interrupted session's cause is kept with its end, changed only while
+// it stays interrupted, and cleared by a restart.
+func TestCause(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := openTest(t)
+	mustCreate(t, s, Session{ID: "a"})
+	if _, err := s.EndCause(ctx, "a", StateInterrupted, nil, "its holder died", "holder_killed"); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, "a"); got.Cause != "holder_killed" || got.Reason != "its holder died" {
+		t.Fatalf("after EndCause: %+v", got)
+	}
+	// A later end changes nothing, the cause included.
+	if changed, err := s.EndCause(ctx, "a", StateInterrupted, nil, "x", "other"); err != nil || changed {
+		t.Fatalf("second EndCause = %v, %v", changed, err)
+	}
+	for _, tc := range []struct {
+		cause   string
+		changed bool
+	}{{"machine_restarted", true}, {"machine_restarted", false}} {
+		changed, err := s.SetCause(ctx, "a", tc.cause, "the machine restarted")
+		if err != nil || changed != tc.changed {
+			t.Fatalf("SetCause(%q) = %v, %v; want changed %v", tc.cause, changed, err, tc.changed)
+		}
+	}
+	if got := mustGet(t, s, "a"); got.Cause != "machine_restarted" || got.Reason != "the machine restarted" {
+		t.Fatalf("after SetCause: %+v", got)
+	}
+	if err := s.Restart(ctx, "a", 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, s, "a"); got.Cause != "" {
+		t.Fatalf("after Restart: cause %q", got.Cause)
+	}
+	// Only an interrupted session takes a cause.
+	if changed, err := s.SetCause(ctx, "a", "machine_restarted", "r"); err != nil || changed {
+		t.Fatalf("SetCause of a running session = %v, %v", changed, err)
+	}
+	if _, err := s.End(ctx, "a", StateClosed, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.SetCause(ctx, "a", "machine_restarted", "r"); err != nil || changed {
+		t.Fatalf("SetCause of a closed session = %v, %v", changed, err)
+	}
+	if changed, err := s.SetCause(ctx, "nope", "machine_restarted", "r"); err != nil || changed {
+		t.Fatalf("SetCause of no session = %v, %v", changed, err)
+	}
+}

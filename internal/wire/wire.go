@@ -461,7 +461,15 @@ type Exit struct {
 	// End is the offset after the last byte the session produced.
 	End    uint64 `json:"end"`
 	Reason string `json:"reason,omitempty"`
+	// Cause is why an interrupted session ended, when its holder knows
+	// ("stopped": a SIGTERM from outside termkeep); the server judges it
+	// with the boot the holder started in (server/restorepolicy).
+	Cause string `json:"cause,omitempty"`
 }
+
+// CauseStopped is the Cause of a holder stopped by a SIGTERM from outside
+// termkeep (the machine or the service stopping).
+const CauseStopped = "stopped"
 
 // Viewers tells a viewer who is attached to the session and who sets its
 // size. It is sent when a viewer arrives, leaves or the size changes.

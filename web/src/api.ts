@@ -11,6 +11,11 @@ export interface Session {
   pid: number | null;
   exit_code: number | null;
   reason?: string;
+  /** Why an interrupted session ended, when the server knows: machine_restarted, holder_killed or stopped; cause_text says it in words. */
+  cause?: string;
+  cause_text?: string;
+  /** The restore policy brings it back (restore --all; auto-restore when asked for). */
+  restorable?: boolean;
   command: string[];
   cwd: string;
   cols: number;

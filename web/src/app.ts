@@ -100,15 +100,23 @@ function shortPath(p: string): string {
   return '…/' + parts.slice(-2).join('/');
 }
 
+/**
+ * interruptedWhy says why an interrupted session ended: the cause the server
+ * knows ("the machine restarted", "its holder was killed"), else its reason.
+ */
+function interruptedWhy(ts: TermSession): string {
+  if (ts.info.state === 'interrupted' && ts.info.cause_text) return ts.info.cause_text;
+  return ts.exit?.reason || ts.info.reason || '';
+}
+
 /** badge is a tab's state as a word and a class. */
 function badge(ts: TermSession): { cls: string; text: string; title: string } {
   // A paused session's process was closed by the pause: the registry's word wins.
   const state = ts.info.state === 'paused' ? 'paused' : (ts.exit?.state ?? (ts.info.state === 'running' ? null : ts.info.state));
   if (state) {
     const code = ts.exit ? ts.exit.exit_code : ts.info.exit_code;
-    const reason = ts.exit?.reason ?? ts.info.reason ?? '';
     if (state === 'paused') return { cls: 'closed', text: 'paused', title: ts.info.reason || 'its workspace is paused' };
-    if (state === 'interrupted') return { cls: 'interrupted', text: 'interrupted', title: reason || 'the session was interrupted (its holder or the machine stopped)' };
+    if (state === 'interrupted') return { cls: 'interrupted', text: 'interrupted', title: interruptedWhy(ts) || 'the session was interrupted (its holder or the machine stopped)' };
     if (state === 'closed') return { cls: 'closed', text: 'closed', title: 'the session was closed' };
     const word = code === null || code === undefined ? 'exited' : `exited ${code}`;
     return { cls: code === 0 ? 'exited-ok' : 'exited-bad', text: word, title: code === null ? 'the process exited' : `the process exited with status ${code}` };
@@ -775,7 +783,10 @@ export class App {
       const b = badge(ts);
       const code = ts.exit ? ts.exit.exit_code : ts.info.exit_code;
       let text: string;
-      if (b.cls === 'interrupted') text = `Interrupted${ts.exit?.reason || ts.info.reason ? `: ${ts.exit?.reason || ts.info.reason}` : ''}.`;
+      if (b.cls === 'interrupted') {
+        const why = interruptedWhy(ts);
+        text = `Interrupted${why ? `: ${why}` : ''}.`;
+      }
       else if (b.text === 'paused') text = `Paused${ts.info.reason ? `: ${ts.info.reason}` : ''}.`;
       else if (b.cls === 'closed') text = 'This session was closed.';
       else text = code === null || code === undefined ? 'The process exited.' : `The process exited with status ${code}.`;

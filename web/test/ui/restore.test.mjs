@@ -4,6 +4,8 @@
 // restore made elsewhere (the CLI) is followed too.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Server, launch, open, typeLine, waitText, text, screenshot, newSession, tabs, waitFor } from './harness.mjs';
 
 let browser;
@@ -47,6 +49,31 @@ test('the Restore button starts an ended session again below its old screen', as
     await waitText(p, /previous process exited with status 4/);
     await waitFor(async () => (await tabs(p))[0].badge === 'live', { what: 'the tab to be live again' });
     await screenshot(p, 'restored.png');
+  } finally {
+    await ctx.close();
+    await s.stop();
+  }
+});
+
+// An interrupted session's banner names the cause the server knows: here
+// its holder was killed (SIGKILL, as an OOM kill does), not a reboot.
+test('the interrupted banner names the cause', async () => {
+  const s = await Server.start();
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 } });
+  try {
+    const made = await newSession(s, 'victim');
+    const p = await open(ctx, s, { tabs: 1 });
+    await waitFor(async () => (await tabs(p))[0].badge === 'live', { what: 'the tab to be live' });
+    const meta = JSON.parse(readFileSync(join(s.dir, 'sessions', made.id, 'meta.json'), 'utf8'));
+    process.kill(meta.holder_pid, 'SIGKILL');
+    await p.locator('#banner').waitFor({ state: 'visible', timeout: 15000 });
+    await waitFor(async () => /^Interrupted: its holder was killed\.$/.test(await p.locator('#banner-text').textContent()), {
+      what: 'the banner to name the cause',
+    });
+    await waitFor(async () => (await tabs(p))[0].badge === 'interrupted', { what: 'the tab to say interrupted' });
+    try {
+      process.kill(meta.pid, 'SIGKILL');
+    } catch {}
   } finally {
     await ctx.close();
     await s.stop();

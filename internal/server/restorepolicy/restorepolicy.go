@@ -1,0 +1,139 @@
+// Package restorepolicy decides which ended sessions termkeep brings back
+// by itself, and what it says of why an interrupted session ended. It is
+// pure: the caller reads the registry and meta.json, and passes in what
+// they say and the machine's current boot.
+//
+// Only a session the machine or a dead holder ended comes back: one the
+// user closed, one whose process exited on its own and one whose child is
+// known to have exited never do, whatever asks (the server's auto-restore
+// and `termkeep restore --all` alike). An explicit `termkeep restore
+// SESSION` is the user's own choice and is not judged here.
+package restorepolicy
+
+// Cause is why an interrupted session ended, as far as termkeep knows.
+// The values are stored in the registry and shown by the API: add new
+// ones, never rename one.
+type Cause string
+
+const (
+	// Unknown: a record from before causes were kept, or a machine whose
+	// boot is not known.
+	Unknown Cause = ""
+	// MachineRestarted: the session ran in an earlier boot of the machine.
+	MachineRestarted Cause = "machine_restarted"
+	// HolderKilled: its holder died in this boot without recording an end
+	// (an OOM kill, a SIGKILL).
+	HolderKilled Cause = "holder_killed"
+	// Stopped: its holder was stopped by a signal from outside termkeep
+	// (the machine or the service stopping), and the machine has not been
+	// seen restarting since.
+	Stopped Cause = "stopped"
+)
+
+// Text is the cause in words, to complete "interrupted: …" or "restored
+// after …"; "" when unknown.
+func (c Cause) Text() string {
+	switch c {
+	case MachineRestarted:
+		return "the machine restarted"
+	case HolderKilled:
+		return "its holder was killed"
+	case Stopped:
+		return "its holder was stopped (the machine or the service stopping)"
+	}
+	return ""
+}
+
+// Known reports whether c is one of the causes above, Unknown included.
+func (c Cause) Known() bool {
+	switch c {
+	case Unknown, MachineRestarted, HolderKilled, Stopped:
+		return true
+	}
+	return false
+}
+
+// Record is what the policy needs to know of one session.
+type Record struct {
+	// State is the registry's: running, paused, exited, closed or
+	// interrupted.
+	State string
+	// AutoRestore is the session's own --auto-restore, or that of its
+	// workspace when the workspace is not paused.
+	AutoRestore bool
+	// ChildExited says the holder recorded that the child exited on its
+	// own (meta.json), whatever the registry says.
+	ChildExited bool
+	// BootID is the boot the session's holder started in ("" unknown).
+	BootID string
+	// Cause is the cause recorded when it ended ("" unknown).
+	Cause Cause
+}
+
+// Mode is who asks.
+type Mode int
+
+const (
+	// Auto is the server at its start: only sessions that asked for it.
+	Auto Mode = iota
+	// All is `termkeep restore --all`: every session the policy allows.
+	All
+)
+
+// Decision is the policy's answer for one session.
+type Decision struct {
+	Restore bool
+	// Cause is why an interrupted session ended, to show (Unknown for a
+	// session that is not interrupted).
+	Cause Cause
+	// Why says, when Restore is false, why not.
+	Why string
+}
+
+// Decide says whether mode brings back the session r in the machine's
+// current boot (boot, "" when unknown), and the cause to show.
+func Decide(r Record, boot string, mode Mode) Decision {
+	var d Decision
+	if r.State == "interrupted" {
+		d.Cause = CauseOf(r.Cause, r.BootID, boot)
+	}
+	switch {
+	case r.State != "interrupted":
+		d.Why = "it is " + stateWord(r.State) + ", not interrupted"
+	case r.ChildExited:
+		d.Why = "its process had exited on its own"
+	case mode == Auto && !r.AutoRestore:
+		d.Why = "it does not ask to be restored by itself (--auto-restore)"
+	default:
+		d.Restore = true
+	}
+	return d
+}
+
+// CauseOf is the cause to show of an interrupted session whose recorded
+// cause is recorded and whose holder started in sessionBoot, while the
+// machine runs boot. A session of an earlier boot was ended by the
+// machine's restart, unless its holder had been killed before; one of
+// this boot with no cause recorded lost its holder.
+func CauseOf(recorded Cause, sessionBoot, boot string) Cause {
+	if !recorded.Known() {
+		recorded = Unknown
+	}
+	known := sessionBoot != "" && boot != ""
+	switch {
+	case known && sessionBoot != boot && (recorded == Unknown || recorded == Stopped):
+		return MachineRestarted
+	case recorded != Unknown:
+		return recorded
+	case known:
+		return HolderKilled
+	}
+	return Unknown
+}
+
+func stateWord(s string) string {
+	if s == "" {
+		return "in no known state"
+	}
+	return s
+}

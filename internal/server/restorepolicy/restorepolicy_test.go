@@ -1,0 +1,114 @@
+package restorepolicy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDecide(t *testing.T) {
+	const boot, old = "boot-2", "boot-1"
+	for _, tc := range []struct {
+		name    string
+		r       Record
+		mode    Mode
+		restore bool
+		cause   Cause
+		why     string // part of Why when not restored
+	}{
+		// The machine restarted under it.
+		{"reboot, auto", Record{State: "interrupted", AutoRestore: true, BootID: old}, Auto, true, MachineRestarted, ""},
+		{"reboot, --all", Record{State: "interrupted", BootID: old}, All, true, MachineRestarted, ""},
+		{"reboot, not asked", Record{State: "interrupted", BootID: old}, Auto, false, MachineRestarted, "--auto-restore"},
+		{"stopped by SIGTERM, then reboot", Record{State: "interrupted", AutoRestore: true, BootID: old, Cause: Stopped}, Auto, true, MachineRestarted, ""},
+		{"restarted, as recorded", Record{State: "interrupted", AutoRestore: true, BootID: old, Cause: MachineRestarted}, Auto, true, MachineRestarted, ""},
+		// Its holder died in this boot (an OOM kill).
+		{"holder killed, auto", Record{State: "interrupted", AutoRestore: true, BootID: boot}, Auto, true, HolderKilled, ""},
+		{"holder killed, --all", Record{State: "interrupted", BootID: boot}, All, true, HolderKilled, ""},
+		{"holder killed, then reboot", Record{State: "interrupted", AutoRestore: true, BootID: old, Cause: HolderKilled}, Auto, true, HolderKilled, ""},
+		{"service stopped, same boot", Record{State: "interrupted", AutoRestore: true, BootID: boot, Cause: Stopped}, Auto, true, Stopped, ""},
+		// Ended by the user or by itself: never.
+		{"closed", Record{State: "closed", AutoRestore: true, BootID: old}, Auto, false, Unknown, "closed"},
+		{"closed, --all", Record{State: "closed", BootID: old}, All, false, Unknown, "closed"},
+		{"exited", Record{State: "exited", AutoRestore: true, BootID: old}, Auto, false, Unknown, "exited"},
+		{"exited, --all", Record{State: "exited", BootID: boot}, All, false, Unknown, "exited"},
+		{"interrupted but its child exited", Record{State: "interrupted", AutoRestore: true, ChildExited: true, BootID: old}, Auto, false, MachineRestarted, "exited on its own"},
+		{"interrupted but its child exited, --all", Record{State: "interrupted", ChildExited: true, BootID: boot}, All, false, HolderKilled, "exited on its own"},
+		// Not ended at all.
+		{"running", Record{State: "running", AutoRestore: true, BootID: old}, Auto, false, Unknown, "running"},
+		{"paused", Record{State: "paused", AutoRestore: true}, All, false, Unknown, "paused"},
+		// Hostile and unknown records.
+		{"no state", Record{AutoRestore: true}, All, false, Unknown, "no known state"},
+		{"a state from the future", Record{State: "hibernating", AutoRestore: true}, All, false, Unknown, "hibernating"},
+		{"a cause from the future", Record{State: "interrupted", AutoRestore: true, BootID: boot, Cause: "eaten_by_grue"}, Auto, true, HolderKilled, ""},
+		{"no boot recorded", Record{State: "interrupted", AutoRestore: true}, Auto, true, Unknown, ""},
+		{"no boot recorded, a cause", Record{State: "interrupted", AutoRestore: true, Cause: Stopped}, Auto, true, Stopped, ""},
+		{"the case of the state", Record{State: "Interrupted", AutoRestore: true, BootID: old}, Auto, false, Unknown, "Interrupted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.r, boot, tc.mode)
+			if d.Restore != tc.restore || d.Cause != tc.cause {
+				t.Fatalf("Decide(%+v, %q, %v) = %+v; want restore %v, cause %q", tc.r, boot, tc.mode, d, tc.restore, tc.cause)
+			}
+			if d.Restore != (d.Why == "") || (tc.why != "" && !strings.Contains(d.Why, tc.why)) {
+				t.Fatalf("Decide(%+v) says why %q; want it to say %q", tc.r, d.Why, tc.why)
+			}
+		})
+	}
+}
+
+// --all restores at least what Auto does, and Auto only what asked for it.
+func TestAllCoversAuto(t *testing.T) {
+	for _, state := range []string{"", "running", "paused", "exited", "closed", "interrupted"} {
+		for _, auto := range []bool{false, true} {
+			for _, exited := range []bool{false, true} {
+				for _, sb := range []string{"", "b1", "b2"} {
+					for _, cause := range []Cause{Unknown, MachineRestarted, HolderKilled, Stopped} {
+						for _, boot := range []string{"", "b1"} {
+							r := Record{State: state, AutoRestore: auto, ChildExited: exited, BootID: sb, Cause: cause}
+							a, all := Decide(r, boot, Auto), Decide(r, boot, All)
+							if a.Restore && !all.Restore || a.Restore && !auto || a.Cause != all.Cause {
+								t.Fatalf("%+v in %q: auto %+v, all %+v", r, boot, a, all)
+							}
+							if all.Restore && (state != "interrupted" || exited) {
+								t.Fatalf("%+v in %q: restored by --all", r, boot)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestCauseOf(t *testing.T) {
+	for _, tc := range []struct {
+		recorded          Cause
+		sessionBoot, boot string
+		want              Cause
+	}{
+		{Unknown, "a", "b", MachineRestarted},
+		{Stopped, "a", "b", MachineRestarted},
+		{MachineRestarted, "a", "a", MachineRestarted}, // recorded by an earlier server of this boot
+		{HolderKilled, "a", "b", HolderKilled},
+		{Unknown, "a", "a", HolderKilled},
+		{Stopped, "a", "a", Stopped},
+		{Unknown, "", "a", Unknown},
+		{Unknown, "a", "", Unknown},
+		{Unknown, "", "", Unknown},
+		{HolderKilled, "", "", HolderKilled},
+		{"garbage", "a", "a", HolderKilled},
+		{"garbage", "", "", Unknown},
+	} {
+		if got := CauseOf(tc.recorded, tc.sessionBoot, tc.boot); got != tc.want {
+			t.Errorf("CauseOf(%q, %q, %q) = %q, want %q", tc.recorded, tc.sessionBoot, tc.boot, got, tc.want)
+		}
+	}
+	for _, c := range []Cause{MachineRestarted, HolderKilled, Stopped} {
+		if c.Text() == "" || !c.Known() {
+			t.Errorf("%q has no words", c)
+		}
+	}
+	if Unknown.Text() != "" || Cause("x").Known() {
+		t.Error("an unknown cause has words")
+	}
+}
