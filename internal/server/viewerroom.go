@@ -14,14 +14,13 @@ const viewerFiles = 1
 // viewerRoom decides whether the server may serve one more viewer: with
 // open descriptors open now (the viewer's connection among them) and a
 // file limit of limit (0: unlimited or unknown), the viewer's log segment
-// must still leave fdReserve free for the CLI's requests and the sessions.
-// Without it, viewers that replay a log and read slowly take two
-// descriptors each until the server has none left to accept `termkeep ls`
-// with. The browser listener keeps the same reserve when it accepts
-// (gatelistener.go); this holds it for viewers on the unix socket, and for
-// a browser connection accepted while there was room.
+// must still leave filesReserve free for the CLI's requests, as a session
+// start does (rlimit.go). Without it, viewers that replay a log and read
+// slowly take two descriptors each until the server has none left to
+// accept `termkeep ls` with. Browsers meet a larger reserve first, when the
+// listener accepts their connection (gatelistener.go).
 func viewerRoom(open, limit uint64) bool {
-	return limit == 0 || (open <= limit && limit-open >= viewerFiles+fdReserve(limit))
+	return limit == 0 || (open <= limit && limit-open >= viewerFiles+filesReserve)
 }
 
 // roomForViewer refuses a viewer, before its connection is upgraded, when
@@ -42,7 +41,7 @@ func roomForViewer() error {
 		return nil
 	}
 	return &LimitError{Resource: "files", msg: fmt.Sprintf("too many open files: the server's file limit (ulimit -n) is %d and %d are open, "+
-		"too few to serve another viewer and keep %d for commands and sessions; raise it where termkeep serve starts "+
+		"too few to serve another viewer and keep %d for commands; raise it where termkeep serve starts "+
 		"(ulimit -n, or LimitNOFILE= in a systemd unit) and restart the server, or detach viewers you no longer need",
-		lim.Cur, open, fdReserve(lim.Cur))}
+		lim.Cur, open, filesReserve)}
 }

@@ -47,7 +47,7 @@ func TestViewersLeaveRoomForTheCLI(t *testing.T) {
 // replay a log from disk and do not read hold two descriptors each: their
 // connection and the log segment their replay reads. At a file limit of
 // 256 the server refuses the viewers it has no room for, with a sentence,
-// and keeps enough descriptors to answer ls and send at once.
+// and keeps enough descriptors (16) to answer ls and send at once.
 func TestCLIViewersLeaveRoomForTheCLI(t *testing.T) {
 	e := e2e.NewEnv(t)
 	e.StartServer()
