@@ -10,8 +10,8 @@ import (
 // --rebuild) has it. It reports whether the holder was told: not when no
 // holder is connected, or when the holder predates the name frame (the
 // version it welcomed with), which is then left with the name it started
-// with. The server calls it after a rename and when it
-// finds meta.json behind the registry.
+// with. The server calls it after a rename and when it finds meta.json
+// behind the registry.
 func (h *Host) SetName(name string) bool {
 	if m, err := sessiondir.ReadMeta(h.dir); err != nil || m.EndedAt != nil {
 		return false
