@@ -300,6 +300,10 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 		writeError(w, http.StatusBadRequest, "mode=%q is not a viewer mode: use view (watch only) or control", q.Get("mode"))
 		return
 	}
+	if err := roomForViewer(); err != nil { // viewerroom.go
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	}
 	// The guard has already compared the Origin with this server's own
 	// origins, which is stricter than the library's same-host check.
 	// A page offers WSProtocol next to its credential (browser.go): only

@@ -544,6 +544,10 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 		writeError(w, http.StatusUpgradeRequired, "attach needs Upgrade: %s", api.UpgradeProto)
 		return
 	}
+	if err := roomForViewer(); err != nil { // viewerroom.go
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "connection cannot be upgraded")

@@ -82,7 +82,9 @@ func (h *Host) checkCwd(pid int) {
 		return
 	}
 	if up != nil {
-		up.send(func(w *wire.Writer) error { return w.Frame(wire.TypeCwd, []byte(next)) })
+		// For meta.json; a holder too old to take it leaves its own there,
+		// and the registry has the new one (onCwd).
+		up.frame(wire.TypeCwd, []byte(next))
 	}
 	if onCwd != nil {
 		onCwd(next)

@@ -85,15 +85,28 @@ var errHostClosed = errors.New("session: the host is closed")
 
 // holderConn is the connection to the holder.
 type holderConn struct {
-	c   net.Conn
-	wmu sync.Mutex
-	w   *wire.Writer
+	c       net.Conn
+	version int // the protocol version the holder welcomed with
+	wmu     sync.Mutex
+	w       *wire.Writer
 }
 
 func (u *holderConn) send(fn func(*wire.Writer) error) error {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
 	return fn(u.w)
+}
+
+// errNotAccepted: the holder's protocol version predates the frame.
+var errNotAccepted = errors.New("session: the holder's protocol version does not know this frame")
+
+// frame sends a frame of type t, unless the holder's version does not
+// accept it (wire.HolderAccepts): an older holder would hang up on it.
+func (u *holderConn) frame(t wire.Type, payload []byte) error {
+	if !wire.HolderAccepts(u.version, t) {
+		return errNotAccepted
+	}
+	return u.send(func(w *wire.Writer) error { return w.Frame(t, payload) })
 }
 
 func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
@@ -133,6 +146,7 @@ func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
 		return nil, welcome, fmt.Errorf("session: holder answered hello with %s", f.Type)
 	}
 	c.SetReadDeadline(time.Time{})
+	up.version = welcome.Version
 	return up, welcome, nil
 }
 

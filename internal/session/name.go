@@ -5,18 +5,15 @@ import (
 	"termkeep/internal/wire"
 )
 
-// nameVersion is the protocol version that added the name frame.
-const nameVersion = 2
-
 // SetName tells the holder the session's name, which it keeps in
 // meta.json so that a registry rebuilt from there (termkeep doctor
 // --rebuild) has it. It reports whether the holder was told: not when no
-// holder is connected, or when the holder predates the name frame (its
-// meta.json says which protocol version wrote it), which is then left with
-// the name it started with. The server calls it after a rename and when it
-// finds meta.json behind the registry.
+// holder is connected, or when the holder predates the name frame (the
+// version it welcomed with), which is then left with the name it started
+// with. The server calls it after a rename and when it finds meta.json
+// behind the registry.
 func (h *Host) SetName(name string) bool {
-	if m, err := sessiondir.ReadMeta(h.dir); err != nil || m.Version < nameVersion || m.EndedAt != nil {
+	if m, err := sessiondir.ReadMeta(h.dir); err != nil || m.EndedAt != nil {
 		return false
 	}
 	h.mu.Lock()
@@ -25,5 +22,5 @@ func (h *Host) SetName(name string) bool {
 	if up == nil {
 		return false
 	}
-	return up.send(func(w *wire.Writer) error { return w.Frame(wire.TypeName, []byte(name)) }) == nil
+	return up.frame(wire.TypeName, []byte(name)) == nil
 }

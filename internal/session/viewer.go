@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"termkeep/internal/session/flow"
+	"termkeep/internal/session/liveness"
 	"termkeep/internal/termq"
 	"termkeep/internal/wire"
 )
@@ -33,7 +34,8 @@ type ViewerOptions struct {
 	// than replaying a backlog it cannot draw in time. 0: DefaultViewerQueue.
 	Queue int
 	// PingInterval and PongTimeout: the server pings the viewer every
-	// interval; a viewer silent for interval+timeout is dropped.
+	// interval; a viewer silent for interval+timeout while the server ran
+	// on time is dropped (liveness.Pinger).
 	PingInterval, PongTimeout time.Duration
 }
 
@@ -64,7 +66,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), opts: opts,
 		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
 	}
-	v.lastHeard.Store(time.Now().UnixNano())
+	v.born = time.Now()
 	if hello.Cols != 0 || hello.Rows != 0 {
 		if err := wire.CheckSize(hello.Cols, hello.Rows); err != nil {
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, "hello: "+err.Error()) })
@@ -162,7 +164,10 @@ type viewer struct {
 	gone     chan struct{} // closed when the viewer's side has ended
 	once     sync.Once
 
-	lastHeard atomic.Int64  // unix nanoseconds of the last frame from the viewer
+	// lastHeard is when the last frame from the viewer came, as time since
+	// born: monotonic, so a step of the wall clock silences nobody.
+	born      time.Time
+	lastHeard atomic.Int64
 	pingDue   atomic.Uint64 // a ping the pinger left for the writer (0: none)
 
 	// A viewer that sends Ack frames (a browser) says how far it has drawn.
@@ -208,7 +213,7 @@ func (v *viewer) readLoop() {
 			}
 			return
 		}
-		v.lastHeard.Store(time.Now().UnixNano())
+		v.lastHeard.Store(int64(time.Since(v.born)))
 		if err := wire.Validate(f); err != nil {
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, err.Error()) })
 			return
@@ -289,10 +294,14 @@ func (v *viewer) readLoop() {
 }
 
 // pinger pings the viewer and drops it once it has been silent for the
-// ping interval plus the pong timeout. It pings only when the connection is
-// free: a viewer whose socket is full is not answering either.
+// ping interval plus the pong timeout, judged only while the server's own
+// loop runs on time (liveness.Pinger: a server that was stopped has not
+// read the answers waiting in its sockets). It pings only when the
+// connection is free: a viewer whose socket is full is not answering
+// either.
 func (v *viewer) pinger() {
-	t := time.NewTicker(v.opts.PingInterval)
+	judge := liveness.New(liveness.Config{Interval: v.opts.PingInterval, Timeout: v.opts.PongTimeout}, time.Now())
+	t := time.NewTimer(judge.Step())
 	defer t.Stop()
 	var seq uint64
 	for {
@@ -301,11 +310,19 @@ func (v *viewer) pinger() {
 			return
 		case <-t.C:
 		}
-		silent := time.Since(time.Unix(0, v.lastHeard.Load()))
-		if silent > v.opts.PingInterval+v.opts.PongTimeout {
-			v.h.log.Info("dropping a viewer that stopped answering", "silent", silent.Round(time.Second))
+		now := time.Now()
+		verdict := judge.Wake(now, v.born.Add(time.Duration(v.lastHeard.Load())))
+		t.Reset(judge.Step())
+		switch verdict.Action {
+		case liveness.Drop:
+			v.h.log.Info("dropping a viewer that stopped answering", "silent", verdict.Silent.Round(time.Second))
 			v.leave()
 			return
+		case liveness.Wait:
+			continue
+		}
+		if verdict.Restarted {
+			v.h.log.Debug("the server woke late; the viewer's silence counts from now", "late", verdict.Late.Round(time.Millisecond))
 		}
 		// The pinger never waits behind a write (a stalled viewer must still
 		// be found silent): while one is in progress, the writer sends the

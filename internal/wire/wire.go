@@ -34,9 +34,11 @@ import (
 // only sent to peers that announced it.
 //
 // Version 2 adds the name frame (server → holder) and the log frame (holder
-// → server → viewer). Version 3 adds no frame; its holders record SIGTERM
-// as "interrupted" (Exit's state) and close their session on purpose on
-// SIGUSR1 (holder.CloseSignal), where earlier ones close on SIGTERM.
+// → server → viewer); holders of the first version may not know the cwd
+// frame either (HolderAccepts). Version 3 adds no frame; its holders record
+// SIGTERM as "interrupted" (Exit's state) and close their session on
+// purpose on SIGUSR1 (holder.CloseSignal), where earlier ones close on
+// SIGTERM.
 const (
 	Version    = 3
 	MinVersion = 1
@@ -64,9 +66,27 @@ const (
 	TypeAck    Type = 0x06 // offset uint64: the viewer has drawn everything below it
 	TypePing   Type = 0x07 // opaque uint64, answered by Pong
 	TypeAnswer Type = 0x08 // the ServerPing's uint64: the client is alive
-	TypeCwd    Type = 0x09 // server → holder: the session's working directory, UTF-8, for meta.json
+	TypeCwd    Type = 0x09 // server → holder, version 2: the session's working directory, UTF-8, for meta.json
 	TypeName   Type = 0x0a // server → holder, version 2: the session's name, UTF-8 ("" = none), for meta.json
 )
+
+// holderSince is the protocol version from which a holder accepts each
+// frame from a server. The cwd frame came after the first release without
+// a version of its own: some version 1 holders know it and some refuse it
+// (and hang up), and a welcome cannot tell them apart, so only version 2
+// holders, which all know it, are sent it.
+var holderSince = map[Type]int{
+	TypeInput: 1, TypeResize: 1, TypeSignal: 1, TypeClose: 1, TypeAck: 1, TypePing: 1,
+	TypeCwd: 2, TypeName: 2,
+}
+
+// HolderAccepts reports whether a holder that announced version (in its
+// Welcome) accepts a frame of type t from a server. A holder refuses any
+// other frame and ends the connection.
+func HolderAccepts(version int, t Type) bool {
+	since, ok := holderSince[t]
+	return ok && version >= since
+}
 
 // Frames away from the pty (holder → server, server → client).
 const (

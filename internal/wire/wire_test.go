@@ -234,3 +234,27 @@ func TestOutputInPlace(t *testing.T) {
 		t.Errorf("%d bytes left over: a bad frame was written", b.Len())
 	}
 }
+
+// A holder is sent only what its version accepts: a first-release holder
+// (version 1) refuses cwd and name frames and hangs up; frames away from
+// the pty, or unknown ones, no holder accepts from a server.
+func TestHolderAccepts(t *testing.T) {
+	for _, tc := range []struct {
+		version int
+		typ     Type
+		want    bool
+	}{
+		{1, TypeInput, true}, {1, TypeResize, true}, {1, TypeSignal, true}, {1, TypeClose, true},
+		{1, TypeAck, true}, {1, TypePing, true},
+		{1, TypeCwd, false}, {1, TypeName, false},
+		{2, TypeCwd, true}, {2, TypeName, true}, {2, TypeInput, true},
+		{Version + 5, TypeCwd, true},
+		{0, TypeInput, false}, {-1, TypeInput, false},
+		{2, TypeHello, false}, {2, TypeAnswer, false}, {2, TypeOutput, false}, {2, TypeLog, false},
+		{2, Type(0x3f), false}, {2, Type(0xff), false},
+	} {
+		if got := HolderAccepts(tc.version, tc.typ); got != tc.want {
+			t.Errorf("HolderAccepts(%d, %s) = %v, want %v", tc.version, tc.typ, got, tc.want)
+		}
+	}
+}
