@@ -40,6 +40,14 @@ one), and records its resume command (claude --continue, codex resume --last,
 ...) as the session's --restore-command: a restore after a reboot continues
 the conversation. See docs/agents.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("name") && strings.TrimSpace(name) == "" {
+				return usageErr("--name is empty: give a name, or leave --name out for a session known by its id")
+			}
+			if name != "" {
+				if p := api.NameProblem(name); p != "" {
+					return usageErr("session name %q is not allowed: %s", name, p)
+				}
+			}
 			cols, rows, err := parseSize(size)
 			if err != nil {
 				return usageErr("--size: %v", err)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -118,6 +121,19 @@ container whose boot id is its host's, or a test playing a reboot).`,
 			if err := listenSecurity(cmd, &sc); err != nil {
 				return err
 			}
+			listenFrom := "default"
+			switch {
+			case cmd.Flags().Changed("listen"):
+				listenFrom = "--listen"
+			case os.Getenv("TERMKEEP_LISTEN") != "":
+				listenFrom = "TERMKEEP_LISTEN"
+			}
+			if err := checkListen(listenAddr(sc.listen), listenFrom != "default"); err != nil {
+				if listenFrom == "default" {
+					listenFrom = "--listen"
+				}
+				return usageErr("%s %s: %v", listenFrom, sc.listen, err)
+			}
 			maxSessions, err := strconv.Atoi(sc.maxSessions)
 			if err != nil || maxSessions < 1 {
 				if cmd.Flags().Changed("max-sessions") {
@@ -154,7 +170,7 @@ container whose boot id is its host's, or a test playing a reboot).`,
 				StateDir: dir, HolderArgv: argv, LogRetention: retention, LogSync: sc.logSync,
 				KillGrace: sc.killGrace, Version: version, Logger: logger,
 				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, SizePolicy: policy,
-				Listen: listenAddr(sc.listen), WebUI: web.Handler(),
+				Listen: listenAddr(sc.listen), ListenFrom: listenFrom, WebUI: web.Handler(),
 				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout, QuietAfter: quietAfter,
 				TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, InsecureNoTLS: sc.insecureNoTLS,
 				AllowedOrigins: sc.allowedOrigins, MaxSessions: maxSessions,
@@ -264,6 +280,39 @@ func listenAddr(v string) string {
 		return ""
 	}
 	return strings.TrimSpace(v)
+}
+
+// checkListen says what is wrong with a --listen address ("" is off). An
+// address given on purpose (explicit) must also be free: a server that
+// started without the listener asked for would look fine and not be
+// reachable. The default one may be taken (by another user's server, say):
+// the server then serves its unix socket alone and says so in its log.
+func checkListen(addr string, explicit bool) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("not HOST:PORT (for example 127.0.0.1:7420, [::1]:7420, 127.0.0.1:0 for any free port, or off)")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		if err != nil {
+			return fmt.Errorf("port %q is not a number (for example 127.0.0.1:7420)", port)
+		}
+		return fmt.Errorf("port %d is out of range (0-65535)", n)
+	}
+	if !explicit {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return errors.New("that address is in use (by another termkeep server or another program): pick another port, port 0 for any free one, or off")
+		}
+		return fmt.Errorf("cannot listen there: %v", err)
+	}
+	ln.Close()
+	return nil
 }
 
 // policyFlag reads a session policy's duration from its flag, or from its

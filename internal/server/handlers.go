@@ -235,6 +235,9 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 	if err := checkName(req.Name); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
+	if err := s.nameIsNoID(ctx, req.Name, ""); err != nil {
+		return store.Session{}, http.StatusConflict, err
+	}
 	if _, err := sizepolicy.Parse(req.SizePolicy); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
@@ -420,6 +423,18 @@ func (s *Server) discard(ctx context.Context, sess store.Session, h *session.Hos
 		return http.StatusInternalServerError, fmt.Errorf("remove session data: %v", err)
 	}
 	return 0, nil
+}
+
+// nameIsNoID refuses a name that is another session's id (self: the
+// session being renamed): by its name, that session could not be reached.
+func (s *Server) nameIsNoID(ctx context.Context, name, self string) error {
+	if name == "" || name == self {
+		return nil
+	}
+	if other, err := s.store.Session(ctx, name); err == nil {
+		return fmt.Errorf("session name %q is the id of session %s; pick another name", name, ref(other))
+	}
+	return nil
 }
 
 func ref(sess store.Session) string {

@@ -22,7 +22,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +69,10 @@ type Config struct {
 	// An address that cannot be listened on is logged, not fatal. One that
 	// is not loopback needs TLSCert and TLSKey, or InsecureNoTLS (tls.go).
 	Listen string
+	// ListenFrom says where Listen came from ("--listen", "TERMKEEP_LISTEN"
+	// or "default"), for the log: a server started by a client takes its
+	// address from that client's environment, not from the server before.
+	ListenFrom string
 	// TLSCert and TLSKey are PEM files: with them the listener serves HTTPS
 	// and WSS.
 	TLSCert, TLSKey string
@@ -406,7 +409,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		listen = s.gw.url
 	}
 	s.log.Info("server started", "version", s.cfg.Version, "pid", os.Getpid(), "state_dir", s.cfg.StateDir.String(),
-		"socket", s.cfg.StateDir.Socket(), "listen", listen)
+		"socket", s.cfg.StateDir.Socket(), "listen", listen, "listen_from", s.cfg.ListenFrom)
 	stopPolicies := s.startPolicies()
 	stopPruner := s.runPruner(ctx) // prune.go
 	// Sessions that asked for it come back by themselves after a reboot;
@@ -594,7 +597,6 @@ func newID() string {
 	return string(out)
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$`)
 
 // checkName validates a session name.
 func checkName(name string) error {
