@@ -110,7 +110,8 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath \
 	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool \
-	session/flow:FuzzProgress session/flow:FuzzResume
+	session/flow:FuzzProgress session/flow:FuzzResume \
+	replay:FuzzCheckpointOffset session/catchup:FuzzNext
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

@@ -173,7 +173,7 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 		sess.Cols, sess.Rows = 80, 24
 	}
 
-	banner := restoreBanner(sess, old != nil && old.AltScreen(), s.cfg.Now(), notices)
+	banner := restoreBanner(sess, old != nil && old.AltScreen(ctx), s.cfg.Now(), notices)
 	if old != nil {
 		// The old host writes its last checkpoint; the new one starts from
 		// it and the log after it.

@@ -267,11 +267,13 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 	}
 	live := 0
+	var ended []*session.Host // their screens are readied in the background (warm.go)
 	for _, sess := range all {
 		h := s.newHost(sess.ID, sess.SizePolicy)
 		s.hosts[sess.ID] = h
 		if sess.State.Ended() || sess.State == store.StatePaused {
 			h.MarkEnded(exitFromStore(sess))
+			ended = append(ended, h)
 			continue
 		}
 		if err := h.Connect(-1); err != nil {
@@ -286,6 +288,7 @@ func (s *Server) recover(ctx context.Context) error {
 			e := h.Resolve()
 			s.log.Info("session's holder is gone", "session", sess.ID, "name", sess.Name, "state", e.State, "reason", e.Reason, "err", err)
 			h.MarkEnded(e)
+			ended = append(ended, h)
 			continue
 		}
 		live++
@@ -295,6 +298,7 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
+	go s.warmScreens(ended)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,9 @@ func TestModelFreeze(t *testing.T) {
 	}
 	text := func() string {
 		var out string
-		if err := m.at(off, time.Second, func(scr *screen.Screen, _ uint64) { out = scr.Text(-1) }); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := m.at(ctx, off, func(scr *screen.Screen, _ uint64) { out = scr.Text(-1) }); err != nil {
 			t.Fatal(err)
 		}
 		return out
