@@ -159,3 +159,38 @@ func TestScreenWaitsForItsContext(t *testing.T) {
 		t.Fatal("a request waiting for the model did not end when the host closed")
 	}
 }
+
+// A viewer reading an ended session whose last bytes its holder never
+// logged gets what the log has, a gap for the rest, and the exit, instead
+// of waiting for bytes that never come.
+func TestViewerOfEndedSessionLostTail(t *testing.T) {
+	vh := newViewerHost(t, outlog.Options{})
+	vh.logged([]byte("logged bytes\r\n"))
+	logEnd := uint64(len(vh.out))
+	vh.h.MarkEnded(wire.Exit{State: "exited", End: logEnd + 50})
+	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: 0}, ViewerOptions{})
+	if w := pv.welcome(); w.End != logEnd+50 {
+		t.Fatalf("welcome %+v, want the end at %d", w, logEnd+50)
+	}
+	var got []byte
+	gap := false
+	for {
+		f := pv.next()
+		switch f.Type {
+		case wire.TypeOutput:
+			_, data, _ := wire.ParseOutput(f.Payload)
+			got = append(got, data...)
+		case wire.TypeGap:
+			from, to, _ := wire.ParseGap(f.Payload)
+			if from != logEnd || to != logEnd+50 {
+				t.Fatalf("gap [%d, %d), want [%d, %d)", from, to, logEnd, logEnd+50)
+			}
+			gap = true
+		case wire.TypeExit:
+			if string(got) != "logged bytes\r\n" || !gap {
+				t.Fatalf("before the exit: %q and a gap %v; want the logged bytes and the gap", got, gap)
+			}
+			return
+		}
+	}
+}
