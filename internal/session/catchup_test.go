@@ -36,9 +36,22 @@ func endedLog(t *testing.T, p []byte) (dir string, end uint64) {
 // ended: no holder, the end from the registry or meta.json.
 func endedHost(t *testing.T, dir string, e wire.Exit) *Host {
 	h := New(Config{ID: "e", Dir: dir})
-	t.Cleanup(h.Close)
+	t.Cleanup(func() { closeAndWait(h) })
 	h.MarkEnded(e)
 	return h
+}
+
+// closeAndWait closes the host and waits for its model's feeder, which
+// may still be writing a checkpoint into the directory the test removes
+// next (Close does not wait for it).
+func closeAndWait(h *Host) {
+	h.Close()
+	h.mu.Lock()
+	m := h.model
+	h.mu.Unlock()
+	if m != nil {
+		<-m.done
+	}
 }
 
 // screenWithin is the host's screen as text, failing the test unless it
@@ -65,7 +78,7 @@ func TestEndedScreenFromCheckpoint(t *testing.T) {
 	if text := screenWithin(t, h1, 20*time.Second); !strings.Contains(text, "last line") {
 		t.Fatalf("the first server's screen:\n%s", text)
 	}
-	h1.Close()
+	closeAndWait(h1)
 	if off, err := replay.CheckpointOffset(filepath.Join(dir, CheckpointFile)); err != nil || off != end {
 		t.Fatalf("the checkpoint the first server left: at %d, %v; want at the end, %d", off, err, end)
 	}
