@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"termkeep/internal/api"
 	"termkeep/internal/e2e"
 	"termkeep/internal/screen"
 	"termkeep/internal/sessiondir"
@@ -30,14 +31,20 @@ type readable struct {
 // end), some while no server ran (the checkpoint is behind it, or there is
 // none), one in a full-screen program.
 func TestScreensReadableAfterRestart(t *testing.T) {
-	t.Parallel() // waits more than it works: see e2e.Main
+	e2e.SkipShort(t) // four restarts and eleven runs of the CLI: about 20 s
+	t.Parallel()     // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	trigger := filepath.Join(t.TempDir(), "go")
+	cwd := t.TempDir()
 	var all []readable
 	newSession := func(name, script string, want ...string) {
-		id := strings.TrimSpace(e.MustTk("new", "--name", name, "--", "sh", "-c", script))
-		all = append(all, readable{id, want})
+		t.Helper()
+		s, err := e.C.Create(context.Background(), api.CreateRequest{Name: name, Command: []string{"sh", "-c", script}, Cwd: cwd, Env: os.Environ()})
+		if err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		all = append(all, readable{s.ID, want})
 	}
 	for i := range 5 {
 		newSession(fmt.Sprintf("early-%d", i), fmt.Sprintf(`printf 'early-%d one\nearly-%d two\n'; exit %d`, i, i, i),
