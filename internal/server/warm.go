@@ -15,7 +15,7 @@ import (
 // down) has a screen checkpoint behind the end of its log, or none, and
 // its first capture, attach or read_screen would replay that much output
 // first: up to the whole log, 64 MiB or more. Those whose replay is worth
-// it (session.Host.WarmModel) are caught up here, and their checkpoint
+// it (session.Host.NeedsCatchUp) are caught up here, and their checkpoint
 // written at the end, so that the first request reads the checkpoint
 // alone. A request that comes first does not wait for this: it starts the
 // same model itself.
@@ -41,7 +41,7 @@ func (s *Server) warmScreens(hosts []*session.Host) {
 		go func() {
 			defer wg.Done()
 			for h := range work {
-				if ctx.Err() != nil || !h.WarmModel() {
+				if ctx.Err() != nil || !h.NeedsCatchUp() {
 					continue
 				}
 				h.CatchUp(ctx)

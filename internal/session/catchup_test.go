@@ -84,7 +84,7 @@ func TestEndedScreenFromCheckpoint(t *testing.T) {
 	}
 
 	h2 := endedHost(t, dir, wire.Exit{State: "exited"}) // the server restarted
-	if h2.WarmModel() {
+	if h2.NeedsCatchUp() {
 		t.Error("a starting server would catch up a model whose checkpoint is at the end")
 	}
 	if text := screenWithin(t, h2, 5*time.Second); !strings.Contains(text, "first line") || !strings.Contains(text, "last line") {
@@ -114,7 +114,7 @@ func TestCatchUpEnded(t *testing.T) {
 	b.WriteString("the end\r\n")
 	dir, end := endedLog(t, []byte(b.String()))
 	h := endedHost(t, dir, wire.Exit{State: "exited"})
-	if !h.WarmModel() {
+	if !h.NeedsCatchUp() {
 		t.Fatal("a starting server would not catch up a 3 MiB log with no checkpoint")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -129,8 +129,8 @@ func TestCatchUpEnded(t *testing.T) {
 	if kept {
 		t.Error("CatchUp kept the model of an ended session in memory")
 	}
-	if h.WarmModel() {
-		t.Error("WarmModel after CatchUp")
+	if h.NeedsCatchUp() {
+		t.Error("NeedsCatchUp after CatchUp")
 	}
 	if text := screenWithin(t, h, 5*time.Second); !strings.Contains(text, "the end") {
 		t.Fatalf("the screen after CatchUp:\n%s", text)

@@ -550,10 +550,10 @@ func (h *Host) CatchUp(ctx context.Context) {
 	h.mu.Unlock()
 }
 
-// WarmModel reports whether CatchUp is worth calling for this ended
+// NeedsCatchUp reports whether CatchUp is worth calling for this ended
 // session at server start (catchup.Warm): its checkpoint is far behind the
 // end of its log, or it has none.
-func (h *Host) WarmModel() bool {
+func (h *Host) NeedsCatchUp() bool {
 	if h.Exit() == nil {
 		return false
 	}
