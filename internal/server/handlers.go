@@ -650,7 +650,7 @@ func (s *Server) handleScreen(w http.ResponseWriter, r *http.Request, sess store
 		}
 		sb = n
 	}
-	text, err := h.Screen(q.Get("ansi") != "", sb)
+	text, err := h.Screen(r.Context(), q.Get("ansi") != "", sb)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "render the screen of %s: %v", ref(sess), err)
 		return

@@ -178,7 +178,7 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 	if sess.State == store.StateInterrupted {
 		cause = restorepolicy.Decide(s.restoreRecord(sess, false), s.boot, restorepolicy.All).Cause // boot.go
 	}
-	banner := restoreBanner(sess, cause, old != nil && old.AltScreen(), s.cfg.Now(), notices)
+	banner := restoreBanner(sess, cause, old != nil && old.AltScreen(ctx), s.cfg.Now(), notices)
 	if old != nil {
 		// The old host writes its last checkpoint; the new one starts from
 		// it and the log after it.

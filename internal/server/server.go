@@ -280,11 +280,13 @@ func (s *Server) recover(ctx context.Context) error {
 	}
 	live := 0
 	ended := map[string]bool{} // sessions whose end this server recorded
+	var warm []*session.Host   // ended: their screens are readied in the background (warm.go)
 	for _, sess := range all {
 		h := s.newHost(sess.ID, sess.SizePolicy)
 		s.hosts[sess.ID] = h
 		if sess.State.Ended() || sess.State == store.StatePaused {
 			h.MarkEnded(exitFromStore(sess))
+			warm = append(warm, h)
 			continue
 		}
 		if err := h.Connect(-1); err != nil {
@@ -307,6 +309,7 @@ func (s *Server) recover(ctx context.Context) error {
 			s.log.Info("session's holder is gone", "session", sess.ID, "name", sess.Name, "state", e.State, "reason", e.Reason, "err", err)
 			h.MarkEnded(e)
 			ended[sess.ID] = true
+			warm = append(warm, h)
 			continue
 		}
 		live++
@@ -317,6 +320,7 @@ func (s *Server) recover(ctx context.Context) error {
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
 	s.noticeRestart(ctx, ended) // boot.go
+	go s.warmScreens(warm)
 	return nil
 }
 

@@ -86,8 +86,7 @@ type Host struct {
 	inputMu      sync.Mutex    // orders viewers' input: an accepted answer is written before the next is judged
 	questionScan termq.Scanner // finds questions in the output; readHolder's goroutine only
 
-	modelOnce sync.Once
-	model     *model        // the screen model, once started
+	model     *model        // the screen model, once started (guarded by mu; nil again after CatchUp)
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
 	// shut is set (under mu) by Close: from then on no connection to the

@@ -35,9 +35,9 @@ func TestKeysFollowApplicationMode(t *testing.T) {
 	}
 	e2e.WaitFor(t, 10*time.Second, "three Downs to scroll less by three lines", func() bool { return firstLine(e, "pager") == "4" })
 
-	m := startMCP(t, e)
-	m.initialize()
-	m.tool("send_input", map[string]any{"session": "pager", "keys": []string{"Down", "Down"}})
+	m := e2e.StartMCP(t, e)
+	m.Initialize()
+	m.Tool("send_input", map[string]any{"session": "pager", "keys": []string{"Down", "Down"}})
 	e2e.WaitFor(t, 10*time.Second, "the MCP tool's Downs to scroll less", func() bool { return firstLine(e, "pager") == "6" })
 	// End and Home, in application mode too.
 	e.MustTk("send", "pager", "--key", "End")
