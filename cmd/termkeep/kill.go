@@ -5,11 +5,12 @@ import (
 )
 
 func newKillCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "kill SESSION",
-		Short: "End a session (SIGHUP, then SIGKILL after a grace period)",
-		Long:  "End a session: its processes get SIGHUP, then SIGKILL after the server's grace period.\nReturns once the session has ended. Killing an ended session succeeds.",
-		Args:  exactArgs(1, "a SESSION (id or name)"),
+	return withTarget(&cobra.Command{
+		Use:     "kill SESSION",
+		Aliases: []string{"kill-session"},
+		Short:   "End a session (SIGHUP, then SIGKILL after a grace period)",
+		Long:    "End a session: its processes get SIGHUP, then SIGKILL after the server's grace period.\nReturns once the session has ended. Killing an ended session succeeds.",
+		Args:    exactArgs(1, "a SESSION (id or name)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.connect(cmd.Context())
 			if err != nil {
@@ -18,5 +19,5 @@ func newKillCmd(g *globals) *cobra.Command {
 			_, err = c.Kill(cmd.Context(), args[0])
 			return err
 		},
-	}
+	})
 }

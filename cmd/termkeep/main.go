@@ -146,6 +146,29 @@ func minArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// withTarget lets cmd take its SESSION as tmux's -t NAME too.
+func withTarget(cmd *cobra.Command) *cobra.Command {
+	var target string
+	cmd.Flags().StringVarP(&target, "target", "t", "", "the SESSION, as tmux's -t (instead of the argument)")
+	args, run := cmd.Args, cmd.RunE
+	cmd.Args = func(c *cobra.Command, a []string) error {
+		if !c.Flags().Changed("target") {
+			return args(c, a)
+		}
+		if len(a) > 0 {
+			return usageErr("give the SESSION once: as -t or as an argument")
+		}
+		return emptySession("SESSION", []string{target})
+	}
+	cmd.RunE = func(c *cobra.Command, a []string) error {
+		if c.Flags().Changed("target") {
+			a = []string{target}
+		}
+		return run(c, a)
+	}
+	return cmd
+}
+
 // emptySession refuses an empty SESSION argument, which would otherwise
 // reach the server as a path with a piece missing.
 func emptySession(what string, args []string) error {

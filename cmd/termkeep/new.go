@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,8 +26,9 @@ func newNewCmd(g *globals) *cobra.Command {
 		env, keepEnvNames          []string
 	)
 	cmd := &cobra.Command{
-		Use:   "new [flags] [-- CMD ARGS...] | --agent AGENT [flags] [-- AGENT ARGS...]",
-		Short: "Start a session and print its id",
+		Use:     "new [flags] [-- CMD ARGS...] | --agent AGENT [flags] [-- AGENT ARGS...]",
+		Aliases: []string{"new-session"},
+		Short:   "Start a session and print its id",
 		Long: `Start a session running CMD (default: $SHELL, else /bin/sh) and print its id.
 The child gets this command's environment and working directory, plus the
 --env values and TERM=xterm-256color. In bash, zsh and fish, termkeep's shell
@@ -72,6 +74,12 @@ the conversation. See docs/agents.md.`,
 					restoreCommand = launch.Restore
 				}
 			}
+			if agent == "" && len(args) == 1 && !strings.ContainsAny(args[0], "/ ") {
+				// tmux's `new work` names a session; here it would run a program.
+				if _, err := exec.LookPath(args[0]); err != nil {
+					return usageErr("no program %q to run (to name a session, use `termkeep new --name %s`)", args[0], args[0])
+				}
+			}
 			dir := cwd
 			if dir == "" {
 				if dir, err = os.Getwd(); err != nil {
@@ -109,7 +117,7 @@ the conversation. See docs/agents.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&name, "name", "", "a name to use instead of the id (unique)")
+	f.StringVarP(&name, "name", "s", "", "a name to use instead of the id (unique; -s as tmux's new -s)")
 	f.StringVar(&cwd, "cwd", "", "working directory (default: the current one; relative to it)")
 	f.StringVar(&workspace, "workspace", "", "workspace the session belongs to")
 	f.StringVar(&size, "size", "80x24", "terminal size COLSxROWS")

@@ -105,6 +105,9 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		v.cols, v.rows = hello.Cols, hello.Rows
 		h.addViewer(v)
 		defer h.removeViewer(v)
+		if hello.DetachOthers && !readOnly {
+			h.detachOthers(v)
+		}
 		if !readOnly && exit == nil && v.cols > 0 && v.rows > 0 {
 			h.viewerActive(v, time.Now())
 			if start.Snapshot() {
@@ -203,6 +206,36 @@ func (v *viewer) send(fn func(*wire.Writer) error) error {
 		err = v.w.Uint64(wire.TypeServerPing, seq)
 	}
 	return err
+}
+
+// detachOthers detaches the terminal viewers other than v (attach -d):
+// each is told why, so that it exits rather than reconnects, then dropped.
+// A viewer too slow to take the frame is dropped all the same.
+func (h *Host) detachOthers(v *viewer) {
+	h.mu.Lock()
+	var others []*viewer
+	for o := range h.viewers {
+		if o != v && o.opts.Kind == "cli" && !o.waiter {
+			others = append(others, o)
+		}
+	}
+	h.mu.Unlock()
+	for _, o := range others {
+		go func() {
+			told := make(chan struct{})
+			go func() {
+				o.send(func(w *wire.Writer) error {
+					return w.Error(wire.CodeDetached, "detached: the session was attached elsewhere with attach -d")
+				})
+				close(told)
+			}()
+			select {
+			case <-told:
+			case <-time.After(2 * time.Second):
+			}
+			o.leave()
+		}()
+	}
 }
 
 func (v *viewer) leave() { v.once.Do(func() { close(v.gone); v.cancel(); v.rw.Close() }) }

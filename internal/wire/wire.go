@@ -149,6 +149,7 @@ const (
 	CodeForbidden   uint16 = 5 // the peer may not do this
 	CodeInternal    uint16 = 6
 	CodeTooFast     uint16 = 7 // the peer sends faster than allowed: its frames are slowed down, not dropped
+	CodeDetached    uint16 = 8 // another client's attach -d detached this viewer: it should not reconnect
 )
 
 // Frame is one decoded frame. Payload aliases the reader's buffer and is valid
@@ -435,6 +436,10 @@ type Hello struct {
 	Rows uint16 `json:"rows,omitempty"`
 	// ReadOnly asks to watch only: the viewer's input and resizes are refused.
 	ReadOnly bool `json:"read_only,omitempty"`
+	// DetachOthers asks the server to detach the session's other terminal
+	// (CLI) viewers, as tmux's attach -d does; they are told with an Error
+	// frame of CodeDetached.
+	DetachOthers bool `json:"detach_others,omitempty"`
 }
 
 // LogState says whether a session's output is being logged. While the log

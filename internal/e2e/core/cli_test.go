@@ -180,13 +180,17 @@ type attachPty struct {
 	done chan struct{}
 }
 
-func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool) *attachPty {
+func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool, flags ...string) *attachPty {
 	t.Helper()
 	args := []string{"--state-dir", e.Dir}
 	if !autostart {
 		args = append(args, "--no-autostart")
 	}
-	cmd := exec.Command(e2e.TkBin, append(args, "attach", ref)...)
+	args = append(append(args, "attach"), flags...)
+	if ref != "" {
+		args = append(args, ref)
+	}
+	cmd := exec.Command(e2e.TkBin, args...)
 	p, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 90, Rows: 30})
 	if err != nil {
 		t.Fatal(err)
