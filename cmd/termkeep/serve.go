@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -179,12 +181,13 @@ container whose boot id is its host's, or a test playing a reboot).`,
 			if err != nil {
 				return err
 			}
+			me := selfName()
 			fmt.Fprintf(os.Stdout, `termkeep %s is serving %s
-  create a session:   termkeep new --name work
-  attach to it:       termkeep attach work     (detach with Ctrl-\)
-  list sessions:      termkeep ls
+  create a session:   %s new --name work
+  attach to it:       %s attach work     (detach with Ctrl-\)
+  list sessions:      %s ls
 Sessions keep running when this server stops (Ctrl-C).
-`, version, dir)
+`, version, dir, me, me, me)
 			if u := srv.BrowserURL(); u != "" {
 				// The address carries the access token: a person at a
 				// terminal reads it, but a file (the server.log of a server
@@ -271,6 +274,35 @@ func parseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size (e.g. 64MiB)", s)
 	}
 	return n * mult, nil
+}
+
+// selfName is how to run this binary from the shell it was started in:
+// "termkeep" when that is what PATH finds, else the path it was run by
+// (bin/termkeep from make run), so that the commands it prints work as
+// shown.
+func selfName() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "termkeep"
+	}
+	if p, err := exec.LookPath("termkeep"); err == nil {
+		if a, b := canonical(p), canonical(exe); a != "" && a == b {
+			return "termkeep"
+		}
+	}
+	if strings.ContainsRune(os.Args[0], '/') {
+		return os.Args[0]
+	}
+	return exe
+}
+
+func canonical(p string) string {
+	p, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	p, _ = filepath.Abs(p)
+	return p
 }
 
 // listenAddr maps the --listen values that turn the TCP listener off to "".
