@@ -355,20 +355,29 @@ func (h *Host) reconnect() {
 }
 
 // interrupted describes a session whose holder died without recording an
-// exit: no status is known.
+// end: no status is known, unless the holder had recorded the child's own
+// exit while it read the output of processes the child left behind (then
+// the session exited, and a restore must not run it again).
 func (h *Host) interrupted() wire.Exit {
 	var end uint64
 	if l, err := h.outlog(); err == nil {
 		l.Refresh()
 		end = l.End()
 	}
-	pid := 0
-	if m, err := sessiondir.ReadMeta(h.dir); err == nil {
-		pid = m.HolderPid
+	var m sessiondir.Meta
+	if mm, err := sessiondir.ReadMeta(h.dir); err == nil {
+		m = mm
+	}
+	if c := m.Child; c != nil {
+		code := c.ExitCode
+		return wire.Exit{
+			State: "exited", ExitCode: &code, Signal: c.Signal, End: end,
+			Reason: fmt.Sprintf("its process exited (status %d); its holder process (pid %d) died while it read what the processes left behind printed; output up to byte %d is kept", code, m.HolderPid, end),
+		}
 	}
 	return wire.Exit{
 		State: "interrupted", End: end,
-		Reason: fmt.Sprintf("its holder process (pid %d) died without recording an exit status; output up to byte %d is kept", pid, end),
+		Reason: fmt.Sprintf("its holder process (pid %d) died without recording an exit status; output up to byte %d is kept", m.HolderPid, end),
 	}
 }
 
