@@ -111,7 +111,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
 	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool \
-	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger sessiondir:FuzzDecodeStatus \
+	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
 	keys:FuzzEncode
 fuzz: SHELL := /bin/bash
 fuzz: deps

@@ -104,7 +104,7 @@ func (h *holder) serve() {
 	case <-h.readDone:
 	default:
 		if state == "exited" && h.spec.Linger > 0 {
-			h.recordChild(sessiondir.ChildExit{At: died.UTC(), ExitCode: code, Signal: sig})
+			h.recordChild(sessiondir.ChildExit{At: died.UTC(), ExitCode: code, Signal: sig}, died.Add(h.spec.Linger))
 		}
 		h.drain(died)
 	}
@@ -343,9 +343,11 @@ func (h *holder) signalChild(sig syscall.Signal) {
 // recordChild records in the status record and meta.json that the child
 // exited (c) while the holder reads on: a holder that dies while it
 // lingers leaves a finished job known as one.
-func (h *holder) recordChild(c sessiondir.ChildExit) {
+// Connected servers are told (a linger frame).
+func (h *holder) recordChild(c sessiondir.ChildExit, until time.Time) {
 	h.mu.Lock()
 	h.meta.Child = &c
+	h.linger = &wire.Linger{ExitCode: c.ExitCode, Signal: c.Signal, At: h.out.End(), Until: until.UTC()}
 	meta := h.meta
 	h.mu.Unlock()
 	h.log.Info("the child exited; its terminal is still held, reading what the processes left behind print", "exit_code", c.ExitCode, "linger", h.spec.Linger)

@@ -165,9 +165,10 @@ type holder struct {
 	hungUp     bool      // the child has been sent SIGHUP by close or stop
 	hungUpAt   time.Time // when, and with what grace before SIGKILL
 	grace      time.Duration
-	reaped     bool      // the child has been reaped: its pid may be reused
-	exited     bool      // child reaped, its output drained and its end decided
-	exitFrame  wire.Exit // valid once exited
+	reaped     bool         // the child has been reaped: its pid may be reused
+	exited     bool         // child reaped, its output drained and its end decided
+	exitFrame  wire.Exit    // valid once exited
+	linger     *wire.Linger // set while the child has exited and the holder reads on
 	resizes    []resizeAt
 	conn       *upstream              // the current server connection, if any
 	ups        map[*upstream]struct{} // every connection being served
@@ -306,7 +307,7 @@ func start(spec Spec, disk sessiondir.Through) (*holder, error) {
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
 		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
-		EnvPolicy: spec.EnvPolicy,
+		EnvPolicy: spec.EnvPolicy, Linger: spec.Linger.String(),
 	}
 	if id, err := bootid.Current(); err == nil {
 		h.meta.BootID = id

@@ -14,6 +14,7 @@ import (
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/sessiondir"
+	"termkeep/internal/wire"
 )
 
 // A process the child left behind, which ignores SIGHUP, prints 60 lines
@@ -180,4 +181,31 @@ func FuzzStatTTY(f *testing.F) {
 			t.Fatalf("statTTY(%q) = %d with ok false", b, tty)
 		}
 	})
+}
+
+// A server of protocol version 4 is told once, with a linger frame, that
+// the child exited and the holder reads on; the Exit frame follows the
+// leftover job's output. A server of version 3 does not know the frame
+// and gets only the output and the Exit.
+func TestLingerFrame(t *testing.T) {
+	for _, v := range []int{3, wire.Version} {
+		t.Run(fmt.Sprint("version ", v), func(t *testing.T) {
+			th := startHolderWith(t, `(trap '' HUP; : > ready; sleep 1; echo late) &
+while [ ! -e ready ]; do sleep 0.01; done; exit 5`, Spec{Linger: time.Minute}, nil)
+			s := th.dial()
+			s.w.JSON(wire.TypeHello, wire.Hello{Version: v, Role: "server", From: 0})
+			if f := s.next(); f.Type != wire.TypeWelcome {
+				t.Fatalf("got %s, want a welcome", f.Type)
+			}
+			st := &stream{}
+			s.readTo(st, 1<<62)
+			want := "[exit exited]"
+			if v >= 4 {
+				want = "[linger exit exited]"
+			}
+			if got := fmt.Sprint(st.trace); got != want || string(st.data) != "late\n" || *st.exit.ExitCode != 5 {
+				t.Fatalf("frames %s after %q (exit %+v), want %s after %q", got, st.data, st.exit, want, "late\n")
+			}
+		})
+	}
 }

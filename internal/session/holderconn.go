@@ -209,6 +209,13 @@ func (h *Host) readHolder(up *holderConn) {
 			up.c.Close()
 			h.finish(e)
 			return
+		case wire.TypeLinger:
+			var l wire.Linger
+			wire.ParseJSON(f.Payload, &l)
+			h.mu.Lock()
+			h.lingering = &l
+			h.mu.Unlock()
+			h.log.Info("the child exited; its holder reads what the processes it left behind print", "exit_code", l.ExitCode, "until", l.Until)
 		case wire.TypeLog:
 			var st wire.LogState
 			wire.ParseJSON(f.Payload, &st)

@@ -42,6 +42,11 @@ type Meta struct {
 	// knows the machine restarted under it.
 	BootID string `json:"boot_id,omitempty"`
 
+	// Linger is the session's linger (holder.Spec.Linger) as a Go
+	// duration, "0s" for none; a restore starts the new holder with it.
+	// Empty in a meta.json from before it was kept: the server's default.
+	Linger string `json:"linger,omitempty"`
+
 	// Child is set when the child exited while processes it left behind
 	// still hold its terminal: the holder reads their output for a while
 	// (Spec.Linger) before it records the session's end below, and a
