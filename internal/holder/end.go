@@ -146,6 +146,12 @@ func (h *holder) serve() {
 	if err := h.out.Close(); err != nil {
 		h.log.Error("close output log", "err", err)
 	}
+	h.metaMu.Lock()
+	if h.status != nil {
+		h.status.Close()
+		h.status = nil
+	}
+	h.metaMu.Unlock()
 	h.ptmx.Close()
 	h.log.Info("session ended", "state", meta.State(), "reason", meta.Reason, "exit_code", code, "signal", sig, "end", meta.End)
 	// Last: the next holder may write the directory once this lets go.
