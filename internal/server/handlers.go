@@ -177,6 +177,7 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		}
 		if l := info.Lingering; l != nil && sess.State == store.StateRunning {
 			out.Lingering = &api.Lingering{ExitCode: l.ExitCode, Signal: l.Signal, Until: l.Until}
+			out.Pid = nil // the child is gone; what holds its terminal is not it
 		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.

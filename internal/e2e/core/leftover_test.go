@@ -27,8 +27,8 @@ while [ ! -e ready ]; do sleep 0.01; done; exit 0`))
 	e2e.WaitFor(t, 20*time.Second, "ls to show the output lingering", func() bool {
 		return strings.Contains(e.MustTk("ls"), "exited(0), output lingering")
 	})
-	if s := e.Session(id); s.State != "running" || s.Lingering == nil || s.Lingering.ExitCode != 0 {
-		t.Fatalf("while lingering: %+v, want running with the child's exit", s)
+	if s := e.Session(id); s.State != "running" || s.Lingering == nil || s.Lingering.ExitCode != 0 || s.Pid != nil {
+		t.Fatalf("while lingering: %+v, want running with the child's exit and no pid", s)
 	}
 	e2e.WaitFor(t, 60*time.Second, "the session to end", func() bool { return e.Session(id).State == "exited" })
 	out := e.MustTk("capture", "--raw", id)
