@@ -58,6 +58,9 @@ func newLsCmd(g *globals) *cobra.Command {
 				if s.CauseText != "" {
 					state += ": " + s.CauseText
 				}
+				if l := s.Lingering; l != nil {
+					state = fmt.Sprintf("exited(%d), output lingering", l.ExitCode)
+				}
 				if s.LogStopped != nil {
 					state += ", log stopped: " + s.LogStopped.Reason
 				}

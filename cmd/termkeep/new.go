@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ func newNewCmd(g *globals) *cobra.Command {
 		sizePolicy, restoreCommand string
 		agent                      string
 		autoRestore, noShellInit   bool
+		linger                     time.Duration
 		env, keepEnvNames          []string
 	)
 	cmd := &cobra.Command{
@@ -53,6 +55,13 @@ the conversation. See docs/agents.md.`,
 			cols, rows, err := parseSize(size)
 			if err != nil {
 				return usageErr("--size: %v", err)
+			}
+			if linger < 0 {
+				return usageErr("--linger %v: a duration of 0 or more (such as 30s; 0: not at all)", linger)
+			}
+			lingerArg := ""
+			if cmd.Flags().Changed("linger") {
+				lingerArg = linger.String()
 			}
 			for _, kv := range env {
 				if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -108,6 +117,7 @@ the conversation. See docs/agents.md.`,
 				Name: name, Command: args, Cwd: dir, Workspace: workspace, Cols: cols, Rows: rows,
 				Env: os.Environ(), SetEnv: env, KeepEnv: keepEnvNames, SizePolicy: sizePolicy,
 				RestoreCommand: restoreCommand, AutoRestore: autoRestore, NoShellIntegration: noShellInit,
+				Linger: lingerArg,
 			})
 			if err != nil {
 				return err
@@ -127,6 +137,7 @@ the conversation. See docs/agents.md.`,
 	f.BoolVar(&autoRestore, "auto-restore", false, "restore the session by itself when the server finds it interrupted (after a reboot)")
 	f.BoolVar(&noShellInit, "no-shell-integration", false, "no working-directory reports, prompt marks or session history for bash, zsh and fish")
 	f.StringVar(&agent, "agent", "", "start an AI coding agent ("+strings.Join(agents.Names(), ", ")+") that a restore resumes")
+	f.DurationVar(&linger, "linger", 60*time.Second, "after CMD exits, how long to keep logging what processes it left behind print while they hold the terminal (0: not at all)")
 	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest or smallest (default: the server's)")
 	return cmd
 }

@@ -175,6 +175,10 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		if st := info.LogStopped; st != nil {
 			out.LogStopped = &api.LogStop{At: st.At, Reason: st.Reason}
 		}
+		if l := info.Lingering; l != nil && sess.State == store.StateRunning {
+			out.Lingering = &api.Lingering{ExitCode: l.ExitCode, Signal: l.Signal, Until: l.Until}
+			out.Pid = nil // the child is gone; what holds its terminal is not it
+		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.
 	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir)); err == nil {
@@ -239,6 +243,10 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 		return store.Session{}, http.StatusConflict, err
 	}
 	if _, err := sizepolicy.Parse(req.SizePolicy); err != nil {
+		return store.Session{}, http.StatusBadRequest, err
+	}
+	linger, err := parseLinger(req.Linger) // restore.go
+	if err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
 	if req.Cols == 0 && req.Rows == 0 {
@@ -320,7 +328,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 		return fail(http.StatusInternalServerError, fmt.Errorf("create session directory: %w", err))
 	}
 	proc, _, err := s.start(sess, launch{
-		command: command, cwd: req.Cwd, env: env, keepEnv: keepEnv(env, append(req.SetEnv, req.KeepEnv...)),
+		command: command, cwd: req.Cwd, env: env, keepEnv: keepEnv(env, append(req.SetEnv, req.KeepEnv...)), linger: linger,
 	}, func(pid, holderPid int) error {
 		start := time.Now()
 		err := s.store.SetPids(ctx, id, pid, holderPid)

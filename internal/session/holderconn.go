@@ -209,6 +209,13 @@ func (h *Host) readHolder(up *holderConn) {
 			up.c.Close()
 			h.finish(e)
 			return
+		case wire.TypeLinger:
+			var l wire.Linger
+			wire.ParseJSON(f.Payload, &l)
+			h.mu.Lock()
+			h.lingering = &l
+			h.mu.Unlock()
+			h.log.Info("the child exited; its holder reads what the processes it left behind print", "exit_code", l.ExitCode, "until", l.Until)
 		case wire.TypeLog:
 			var st wire.LogState
 			wire.ParseJSON(f.Payload, &st)
@@ -355,20 +362,29 @@ func (h *Host) reconnect() {
 }
 
 // interrupted describes a session whose holder died without recording an
-// exit: no status is known.
+// end: no status is known, unless the holder had recorded the child's own
+// exit while it read the output of processes the child left behind (then
+// the session exited, and a restore must not run it again).
 func (h *Host) interrupted() wire.Exit {
 	var end uint64
 	if l, err := h.outlog(); err == nil {
 		l.Refresh()
 		end = l.End()
 	}
-	pid := 0
-	if m, err := sessiondir.ReadMeta(h.dir); err == nil {
-		pid = m.HolderPid
+	var m sessiondir.Meta
+	if mm, err := sessiondir.ReadMeta(h.dir); err == nil {
+		m = mm
+	}
+	if c := m.Child; c != nil {
+		code := c.ExitCode
+		return wire.Exit{
+			State: "exited", ExitCode: &code, Signal: c.Signal, End: end,
+			Reason: fmt.Sprintf("its process exited (status %d); its holder process (pid %d) died while it read what the processes left behind printed; output up to byte %d is kept", code, m.HolderPid, end),
+		}
 	}
 	return wire.Exit{
 		State: "interrupted", End: end,
-		Reason: fmt.Sprintf("its holder process (pid %d) died without recording an exit status; output up to byte %d is kept", pid, end),
+		Reason: fmt.Sprintf("its holder process (pid %d) died without recording an exit status; output up to byte %d is kept", m.HolderPid, end),
 	}
 }
 

@@ -65,6 +65,7 @@ type Host struct {
 	viewersVer  uint64        // bumped when viewers come and go or the size changes
 	logState    wire.LogState // whether the holder is logging (wire.TypeLog)
 	logVer      uint64        // bumped when logState changes
+	lingering   *wire.Linger  // the child exited, the holder reads on (wire.TypeLinger)
 	sizeOwner   int           // the id of the viewer whose size the session follows (0: none)
 	policy      sizepolicy.Policy
 	sizeViewers []sizepolicy.Viewer // sizeViewersLocked's buffer
@@ -153,6 +154,9 @@ type Info struct {
 	Connected  bool
 	// LogStopped is set while the holder cannot log the output.
 	LogStopped *wire.LogState
+	// Lingering is set while the child has exited and the holder reads
+	// what the processes it left behind print (wire.TypeLinger).
+	Lingering *wire.Linger
 }
 
 // Info returns the host's current view.
@@ -163,6 +167,10 @@ func (h *Host) Info() Info {
 	if h.logState.Stopped && h.exit == nil {
 		st := h.logState
 		info.LogStopped = &st
+	}
+	if h.lingering != nil && h.exit == nil {
+		l := *h.lingering
+		info.Lingering = &l
 	}
 	return info
 }
