@@ -175,6 +175,9 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		if st := info.LogStopped; st != nil {
 			out.LogStopped = &api.LogStop{At: st.At, Reason: st.Reason}
 		}
+		if since := info.UnresponsiveSince; !since.IsZero() && sess.State == store.StateRunning {
+			out.Unresponsive, out.UnresponsiveSince = true, &since
+		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.
 	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir)); err == nil {
@@ -357,7 +360,8 @@ func currentUser() string {
 // session (SIGHUP, then SIGKILL after the grace period) and answers it once
 // ended; it stays listed as closed. Ending an ended session succeeds.
 func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	if err := s.kill(h); err != nil {
+	forced, err := s.endSession(h) // kill.go
+	if err != nil {
 		writeError(w, http.StatusGatewayTimeout, "%v", err)
 		return
 	}
@@ -366,7 +370,9 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.S
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.view(got, h))
+	out := s.view(got, h)
+	out.Forced = forced
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleRemove is DELETE …/sessions/{ref}[?force=1], on both listeners: it

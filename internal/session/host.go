@@ -12,6 +12,7 @@
 package session
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,10 @@ type Host struct {
 	up      *holderConn   // nil while disconnected
 	ended   chan struct{} // closed when exit is set
 	closing bool          // a Close was sent: the end is on purpose
+	// unresponsive is when the holder was judged not to answer (zero
+	// while it answers; watchHolder).
+	unresponsive  time.Time
+	holderTimeout time.Duration // how long the holder has to answer and to take a write
 
 	// For the server's policies (activity.go), also guarded by mu.
 	closeReason string   // why, when the server closed it on its own (SetCloseReason)
@@ -110,6 +115,11 @@ type Config struct {
 	// Meter, when set, is added to as the host carries bytes and resyncs
 	// viewers (meter.go); hosts may share one.
 	Meter *Meter
+	// HolderTimeout is how long the holder has to answer a ping (it is
+	// pinged every half of it) before the session is shown unresponsive,
+	// and to take a write before the write fails (0:
+	// DefaultHolderTimeout).
+	HolderTimeout time.Duration
 }
 
 // ErrEnded is returned by operations on a session that has ended.
@@ -132,7 +142,8 @@ func New(cfg Config) *Host {
 		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd, meter: meter,
 		win:     window.New(recentCap),
 		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
-		usage: newActivity(time.Now()),
+		usage:         newActivity(time.Now()),
+		holderTimeout: cmp.Or(max(cfg.HolderTimeout, 0), DefaultHolderTimeout),
 	}
 }
 
@@ -154,6 +165,9 @@ type Info struct {
 	Connected  bool
 	// LogStopped is set while the holder cannot log the output.
 	LogStopped *wire.LogState
+	// UnresponsiveSince is set while the session runs and its holder does
+	// not answer: when it was judged so.
+	UnresponsiveSince time.Time
 }
 
 // Info returns the host's current view.
@@ -164,6 +178,9 @@ func (h *Host) Info() Info {
 	if h.logState.Stopped && h.exit == nil {
 		st := h.logState
 		info.LogStopped = &st
+	}
+	if h.exit == nil {
+		info.UnresponsiveSince = h.unresponsive
 	}
 	return info
 }
@@ -223,6 +240,12 @@ func (h *Host) finish(e wire.Exit) {
 	}
 	if e.End < h.end {
 		e.End = h.end
+	}
+	if h.closing && e.State != "closed" {
+		// Asked to close, it ended otherwise: its holder died (killed
+		// when it did not answer) or its program exited meanwhile. The
+		// user's close is what they asked for.
+		e.State, e.Reason, e.Cause = "closed", "", ""
 	}
 	if e.State == "closed" && e.Reason == "" {
 		e.Reason = h.closeReason // closed by the server's close signal to the holder (no Exit frame): the reason is ours
@@ -292,6 +315,9 @@ func (h *Host) toHolder(fn func(*wire.Writer) error) error {
 		return ErrDisconnected
 	}
 	if err := up.send(fn); err != nil {
+		if errors.Is(err, ErrHolderStuck) {
+			return err // already a sentence for the user
+		}
 		return fmt.Errorf("session: write to holder: %w", err)
 	}
 	return nil
@@ -353,5 +379,6 @@ func (h *Host) viewersLocked() wire.Viewers {
 	}
 	slices.SortFunc(out.Viewers, func(a, b wire.ViewerInfo) int { return a.ID - b.ID })
 	out.SizeOwner = h.sizeOwner
+	out.HolderUnresponsive = !h.unresponsive.IsZero() && h.exit == nil
 	return out
 }
