@@ -71,6 +71,9 @@ func (s *Server) endSession(h *session.Host) (forced string, err error) {
 			}
 			return killed.text, fmt.Errorf("session %s did not end within %s of SIGKILL to its holder (pid %d)", h.ID, holderwatch.KillWait, killed.holderPid)
 		case holderwatch.Wait:
+			if esc, _ := k.Escalated(); esc {
+				h.EndIfGone()
+			}
 			select {
 			case <-h.Ended():
 			case <-time.After(min(max(time.Until(step.Until), 0), killLook)):

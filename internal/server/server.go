@@ -297,6 +297,13 @@ func (s *Server) recover(ctx context.Context) error {
 					"session", sess.ID, "problem", le.Error(), "err", err)
 				continue
 			}
+			if errors.Is(err, session.ErrHolderSilent) {
+				// Its socket takes connections, its process says nothing
+				// (stopped, wedged): shown unresponsive; a kill SIGKILLs it.
+				s.log.Error("a live holder does not answer; its session stays running, unresponsive, unreachable until the server restarts or the session is killed",
+					"session", sess.ID, "err", err)
+				continue
+			}
 			if sessiondir.HolderRuns(s.cfg.StateDir.Session(sess.ID)) {
 				// Its lock is held: the holder runs, its socket removed
 				// under it. Recorded as ended, it could be restored over.

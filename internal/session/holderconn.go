@@ -55,6 +55,16 @@ func (h *Host) connect(from int64, again bool) error {
 	}
 	up, welcome, err := dialHolder(h.dir, from, h.holderTimeout)
 	if err != nil {
+		if errors.Is(err, ErrHolderSilent) {
+			// Its socket took the connection but it says nothing: stopped
+			// or wedged. A kill does not wait on it.
+			h.mu.Lock()
+			if h.unresponsive.IsZero() && h.exit == nil {
+				h.unresponsive = time.Now()
+				h.viewersChangedLocked()
+			}
+			h.mu.Unlock()
+		}
 		return err
 	}
 	h.mu.Lock()
@@ -140,6 +150,11 @@ func (s *stallWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ErrHolderSilent is returned (wrapped) by Connect when the holder's socket
+// takes the connection but the holder does not welcome the server within
+// the holder timeout: it is stopped or wedged.
+var ErrHolderSilent = errors.New("session: the holder does not answer")
+
 // ErrHolderStuck is what a write the holder has not taken within the
 // deadline matches (errors.Is): the holder does not answer, or the program
 // in the session does not read its input.
@@ -222,11 +237,14 @@ func dialHolder(dir string, from int64, timeout time.Duration) (*holderConn, wir
 		c.Close()
 		return nil, welcome, fmt.Errorf("session: hello to holder: %w", err)
 	}
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(timeout))
 	var buf []byte
 	f, err := wire.ReadFrame(c, &buf)
 	if err != nil {
 		c.Close()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, welcome, fmt.Errorf("%w: no welcome within %s", ErrHolderSilent, timeout)
+		}
 		return nil, welcome, fmt.Errorf("session: read holder welcome: %w", err)
 	}
 	switch f.Type {
@@ -499,6 +517,19 @@ func ExitFromMeta(m sessiondir.Meta) wire.Exit {
 		e.Cause = wire.CauseStopped
 	}
 	return e
+}
+
+// EndIfGone ends the session when no connection to its holder is open and
+// the holder no longer runs (killed while it could not be reached), as
+// Resolve decides. A connected host learns of its holder's end by itself.
+func (h *Host) EndIfGone() {
+	h.mu.Lock()
+	up, exit := h.up, h.exit
+	h.mu.Unlock()
+	if exit != nil || up != nil || h.holderAlive() {
+		return
+	}
+	h.finish(h.Resolve())
 }
 
 // Resolve decides how a session the server finds on disk stands, without a

@@ -133,3 +133,37 @@ func gone(pid int) bool {
 	_, rest, _ := bytes.Cut(b, []byte(") "))
 	return len(rest) > 0 && rest[0] == 'Z'
 }
+
+// A server that starts while a holder is stopped finds its socket taking
+// connections and the holder saying nothing: the session is listed
+// running and unresponsive (not interrupted: a restore would put a second
+// holder on its log), and kill ends it by SIGKILL of the holder.
+func TestHungHolderAtServerStart(t *testing.T) {
+	e := e2e.NewEnv(t)
+	e.ServerArgs = []string{"--holder-timeout", "1s"}
+	e.StartServer()
+	id := strings.TrimSpace(e.MustTk("new", "--name", "stopped", "--", "cat"))
+	m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ShutdownServer()
+	if err := syscall.Kill(m.HolderPid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(m.HolderPid, syscall.SIGCONT) })
+	e.StartServer()
+
+	s := e.Session(id)
+	if s.State != "running" || !s.Unresponsive {
+		t.Fatalf("a stopped holder at start: state %q, unresponsive %v; want running and unresponsive", s.State, s.Unresponsive)
+	}
+	_, kerr, code := e.Tk("kill", id)
+	if code != 0 || !strings.Contains(kerr, "SIGKILL") {
+		t.Fatalf("kill: exit %d: %s", code, kerr)
+	}
+	e2e.WaitFor(t, 30*time.Second, "the holder gone", func() bool { return gone(m.HolderPid) })
+	if s := e.Session(id); s.State != "closed" {
+		t.Errorf("after kill: state %q (%s), want closed", s.State, s.Reason)
+	}
+}
