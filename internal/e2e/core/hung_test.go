@@ -23,7 +23,8 @@ import (
 // input pending on it, `send` fails promptly and says why, and a later
 // `send` does too; the session is shown `unresponsive` in `ls`, the API
 // and to its viewers; `kill` ends it by SIGKILL of the holder and says so;
-// `rm --force` removes another such session. Before, each of these hung
+// `rm --force` removes another such session, and one continued answers
+// again. Before, each of these hung
 // until the client gave up, and `kill` blamed a SIGKILL it never sent.
 func TestHungHolder(t *testing.T) {
 	e := e2e.NewEnv(t)
@@ -110,6 +111,15 @@ func TestHungHolder(t *testing.T) {
 		t.Fatalf("kill of a stopped holder with nothing pending: exit %d: %s", code, kerr)
 	}
 	e2e.WaitFor(t, 30*time.Second, "the quiet holder gone", func() bool { return gone(quietHolder) })
+
+	// A holder continued after it was judged unresponsive answers again,
+	// and its session works as before.
+	resumed := strings.TrimSpace(e.MustTk("new", "--name", "resumed", "--", "cat"))
+	resumedHolder, _ := stop(resumed)
+	e2e.WaitFor(t, 30*time.Second, "the stopped holder shown unresponsive", func() bool { return e.Session(resumed).Unresponsive })
+	syscall.Kill(resumedHolder, syscall.SIGCONT)
+	e2e.WaitFor(t, 30*time.Second, "the continued holder answering again", func() bool { return !e.Session(resumed).Unresponsive })
+	e.SessionWorks(resumed, "after-the-continue")
 
 	if _, rerr, code := e.Tk("rm", "--force", other); code != 0 {
 		t.Fatalf("rm --force of a session whose holder is stopped: exit %d: %s", code, rerr)
