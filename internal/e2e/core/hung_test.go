@@ -24,8 +24,8 @@ import (
 // `send` does too; the session is shown `unresponsive` in `ls`, the API
 // and to its viewers; `kill` ends it by SIGKILL of the holder and says so;
 // `rm --force` removes another such session, and one continued answers
-// again. Before, each of these hung
-// until the client gave up, and `kill` blamed a SIGKILL it never sent.
+// again. Before, each of these hung until the client gave up, and `kill`
+// blamed a SIGKILL it never sent.
 func TestHungHolder(t *testing.T) {
 	e := e2e.NewEnv(t)
 	// A holder silent for 1.5 s (ping interval plus timeout) is
