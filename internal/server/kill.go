@@ -4,6 +4,7 @@ package server
 // not answer or does not end, SIGKILL it (holderwatch.Kill decides).
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -67,7 +68,7 @@ func (s *Server) endSession(h *session.Host) (forced string, err error) {
 			k.Killed(time.Now())
 		case holderwatch.GiveUp:
 			if killed.holderPid == 0 {
-				return killed.text, fmt.Errorf("session %s has not ended, and its holder could not be found to SIGKILL: %s", h.ID, killed.text)
+				return killed.text, fmt.Errorf("session %s has not ended: %s", h.ID, killed.text)
 			}
 			return killed.text, fmt.Errorf("session %s did not end within %s of SIGKILL to its holder (pid %d)", h.ID, holderwatch.KillWait, killed.holderPid)
 		case holderwatch.Wait:
@@ -103,7 +104,7 @@ func (s *Server) killHolder(h *session.Host, why holderwatch.Why) killReport {
 	what := "the holder"
 	// The child first, while its parent (the holder) keeps its pid from
 	// being reused: stopped, it cannot reap it.
-	if child = cmpChild(child, h.Info().Pid); child > 0 {
+	if child = cmp.Or(child, h.Info().Pid); child > 0 {
 		if ppid, err := procinfo.Parent(child); err == nil && ppid == pid && unix.Kill(-child, unix.SIGKILL) == nil {
 			what = "the holder and the session's processes"
 		}
@@ -113,21 +114,14 @@ func (s *Server) killHolder(h *session.Host, why holderwatch.Why) killReport {
 		target = -pid // the holder leads its own session and group
 	}
 	r := killReport{holderPid: pid, text: fmt.Sprintf("its holder (pid %d) %s; termkeep sent SIGKILL to %s", pid, why, what)}
+	// Set before the SIGKILL: the end it causes may be recorded at once.
 	h.SetCloseReason("killed: " + r.text)
 	if err := unix.Kill(target, unix.SIGKILL); err != nil {
 		r.text = fmt.Sprintf("its holder (pid %d) %s; SIGKILL to it failed: %v", pid, why, err)
+		h.SetCloseReason(r.text)
 	}
 	s.log.Warn("kill: SIGKILL to a holder", "session", h.ID, "pid", pid, "why", why.String())
 	return r
-}
-
-// cmpChild is the session's child pid: from meta.json, else from the
-// holder's welcome.
-func cmpChild(fromMeta, fromWelcome int) int {
-	if fromMeta > 0 {
-		return fromMeta
-	}
-	return fromWelcome
 }
 
 // holderPids is the holder's pid and its child's, from meta.json, or the

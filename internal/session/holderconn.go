@@ -321,7 +321,7 @@ func (h *Host) readHolder(up *holderConn) {
 				e.State, e.Reason = "closed", ""
 			}
 			if e.State == "closed" && e.Reason == "" {
-				e.Reason = cmp.Or(h.closeReason, "the session was closed (termkeep kill, or closed in the browser)")
+				e.Reason = cmp.Or(h.closeReason, closedReason)
 			}
 			h.mu.Unlock()
 			up.c.Close()

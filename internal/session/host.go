@@ -122,6 +122,10 @@ type Config struct {
 	HolderTimeout time.Duration
 }
 
+// closedReason is the reason of a session closed on purpose, when the
+// server gave none of its own.
+const closedReason = "the session was closed (termkeep kill, or closed in the browser)"
+
 // ErrEnded is returned by operations on a session that has ended.
 var ErrEnded = errors.New("session: session has ended")
 
@@ -245,7 +249,7 @@ func (h *Host) finish(e wire.Exit) {
 		// Asked to close, it ended otherwise: its holder died (killed
 		// when it did not answer) or its program exited meanwhile. The
 		// user's close is what they asked for.
-		e.State, e.Reason, e.Cause = "closed", "", ""
+		e.State, e.Reason, e.Cause = "closed", cmp.Or(h.closeReason, closedReason), ""
 	}
 	if e.State == "closed" && e.Reason == "" {
 		e.Reason = h.closeReason // closed by the server's close signal to the holder (no Exit frame): the reason is ours
