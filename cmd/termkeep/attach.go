@@ -182,8 +182,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	detached := make(chan struct{})
 	go readInput(tin, detachKey, typed, detached)
 
-	logStopped := false // as last said
-	lost := false       // the connection was lost: say when it is back
+	logStopped := false  // as last said
+	holderStuck := false // as last said: the session's holder does not answer
+	lost := false        // the connection was lost: say when it is back
 	for {
 		s, err := f.open(ctx, func() {
 			lost = true
@@ -242,6 +243,16 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 						return
 					}
 					passing("%s", msg)
+				case wire.TypeViewers:
+					var v wire.Viewers
+					if wire.ParseJSON(fr.Payload, &v) == nil && v.HolderUnresponsive != holderStuck {
+						holderStuck = v.HolderUnresponsive
+						if holderStuck {
+							notice("the session's holder does not answer; what you type waits, and may fail, until it does (termkeep kill ends the session)")
+						} else {
+							passing("the session's holder answers again")
+						}
+					}
 				case wire.TypeLog:
 					var st wire.LogState
 					wire.ParseJSON(fr.Payload, &st)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
 )
 
@@ -16,7 +19,10 @@ func newKillCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = c.Kill(cmd.Context(), args[0])
+			s, err := c.Kill(cmd.Context(), args[0])
+			if err == nil && s.Forced != "" {
+				fmt.Fprintf(os.Stderr, "termkeep: session %s: %s\n", s.ID, s.Forced)
+			}
 			return err
 		},
 	})

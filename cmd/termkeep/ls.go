@@ -64,6 +64,12 @@ func newLsCmd(g *globals) *cobra.Command {
 				if s.LogStopped != nil {
 					state += ", log stopped: " + s.LogStopped.Reason
 				}
+				if s.Unresponsive {
+					state += ", unresponsive: its holder does not answer"
+					if s.UnresponsiveSince != nil {
+						state += " (since " + ago(*s.UnresponsiveSince) + ")"
+					}
+				}
 				pid := "-"
 				if s.Pid != nil {
 					pid = fmt.Sprint(*s.Pid)

@@ -25,20 +25,21 @@ import (
 // serveConfig is the server's configuration as the CLI fills it: defaults,
 // then TERMKEEP_* variables, then flags.
 type serveConfig struct {
-	viewerQueue  string
-	pingInterval time.Duration
-	pongTimeout  time.Duration
-	sizePolicy   string
-	logRetention string
-	logSync      string
-	killGrace    time.Duration
-	holder       string
-	logLevel     string
-	logFormat    string
-	listen       string
-	orphanGrace  string
-	idleTimeout  string
-	quietAfter   string
+	viewerQueue   string
+	pingInterval  time.Duration
+	pongTimeout   time.Duration
+	holderTimeout time.Duration
+	sizePolicy    string
+	logRetention  string
+	logSync       string
+	killGrace     time.Duration
+	holder        string
+	logLevel      string
+	logFormat     string
+	listen        string
+	orphanGrace   string
+	idleTimeout   string
+	quietAfter    string
 	// The TCP listener's security and the sessions per user (docs/security.md).
 	tlsCert, tlsKey string
 	insecureNoTLS   bool
@@ -171,7 +172,7 @@ container whose boot id is its host's, or a test playing a reboot).`,
 			srv, err := server.New(cmd.Context(), server.Config{
 				StateDir: dir, HolderArgv: argv, LogRetention: retention, LogSync: sc.logSync,
 				KillGrace: sc.killGrace, Version: version, Logger: logger,
-				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, SizePolicy: policy,
+				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, HolderTimeout: sc.holderTimeout, SizePolicy: policy,
 				Listen: listenAddr(sc.listen), ListenFrom: listenFrom, WebUI: web.Handler(),
 				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout, QuietAfter: quietAfter,
 				TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, InsecureNoTLS: sc.insecureNoTLS,
@@ -213,6 +214,8 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.DurationVar(&sc.pingInterval, "ping-interval", ping, "how often viewers are pinged (env TERMKEEP_PING_INTERVAL)")
 	pong, _ := time.ParseDuration(envOr("TERMKEEP_PONG_TIMEOUT", "10s"))
 	f.DurationVar(&sc.pongTimeout, "pong-timeout", pong, "a viewer silent this long after a ping is dropped (env TERMKEEP_PONG_TIMEOUT)")
+	holderTimeout, _ := time.ParseDuration(envOr("TERMKEEP_HOLDER_TIMEOUT", "10s"))
+	f.DurationVar(&sc.holderTimeout, "holder-timeout", holderTimeout, "a holder that does not answer a ping this long is shown unresponsive (a kill then SIGKILLs it), and a write it does not take within this fails (env TERMKEEP_HOLDER_TIMEOUT)")
 	f.StringVar(&sc.sizePolicy, "size-policy", envOr("TERMKEEP_SIZE_POLICY", "latest"), "whose size a session takes when viewers differ: latest (the last to type or resize) or smallest (env TERMKEEP_SIZE_POLICY)")
 	f.StringVar(&sc.listen, "listen", envOr("TERMKEEP_LISTEN", "127.0.0.1:7420"), "TCP address for browsers (port 0: any free port; off: none); termkeep url prints the address to open (env TERMKEEP_LISTEN)")
 	f.StringVar(&sc.orphanGrace, "orphan-grace", envOr("TERMKEEP_ORPHAN_GRACE", "0"), "end a session this long after its last viewer left, e.g. 10m or 600 (seconds); 0: never (env TERMKEEP_ORPHAN_GRACE)")

@@ -60,6 +60,16 @@ type Session struct {
 	// behind (they hold its terminal): `ls` shows "exited(N), output
 	// lingering". The state stays running until the holder is done.
 	Lingering *Lingering `json:"lingering,omitempty"`
+	// Unresponsive is set while the session runs and its holder does not
+	// answer the server (stopped, wedged): input to it fails after the
+	// holder timeout, and a kill SIGKILLs the holder. UnresponsiveSince is
+	// when it was judged so.
+	Unresponsive      bool       `json:"unresponsive,omitempty"`
+	UnresponsiveSince *time.Time `json:"unresponsive_since,omitempty"`
+	// Forced is set in the answer to a kill that went past asking the
+	// holder: what it did, in words ("its holder (pid 123) did not
+	// answer; termkeep sent SIGKILL to ...").
+	Forced string `json:"forced,omitempty"`
 	// QuietSince is when a running session last printed, once it has
 	// printed nothing for the server's quiet threshold (2 s by default):
 	// it is likely waiting for input. Nil while output flows.

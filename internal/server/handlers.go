@@ -179,6 +179,9 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 			out.Lingering = &api.Lingering{ExitCode: l.ExitCode, Signal: l.Signal, Until: l.Until}
 			out.Pid = nil // the child is gone; what holds its terminal is not it
 		}
+		if since := info.UnresponsiveSince; !since.IsZero() && sess.State == store.StateRunning {
+			out.Unresponsive, out.UnresponsiveSince = true, &since
+		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.
 	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir)); err == nil {
@@ -368,7 +371,8 @@ func currentUser() string {
 // session (SIGHUP, then SIGKILL after the grace period) and answers it once
 // ended; it stays listed as closed. Ending an ended session succeeds.
 func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	if err := s.kill(h); err != nil {
+	forced, err := s.endSession(h) // kill.go
+	if err != nil {
 		writeError(w, http.StatusGatewayTimeout, "%v", err)
 		return
 	}
@@ -377,7 +381,9 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.S
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.view(got, h))
+	out := s.view(got, h)
+	out.Forced = forced
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleRemove is DELETE …/sessions/{ref}[?force=1], on both listeners: it

@@ -60,6 +60,10 @@ type Config struct {
 	ViewerQueue int
 	// PingInterval and PongTimeout govern viewer liveness (0: 30s and 10s).
 	PingInterval, PongTimeout time.Duration
+	// HolderTimeout is how long a holder has to answer a ping before its
+	// session is shown unresponsive (and a kill SIGKILLs it), and to take
+	// a write before the write fails (0: session.DefaultHolderTimeout).
+	HolderTimeout time.Duration
 	// SizePolicy is how a session's size follows its viewers: latest or smallest.
 	SizePolicy sizepolicy.Policy
 	// Version is the termkeep version reported by /v1/health.
@@ -298,6 +302,13 @@ func (s *Server) recover(ctx context.Context) error {
 					"session", sess.ID, "problem", le.Error(), "err", err)
 				continue
 			}
+			if errors.Is(err, session.ErrHolderSilent) {
+				// Its socket takes connections, its process says nothing
+				// (stopped, wedged): shown unresponsive; a kill SIGKILLs it.
+				s.log.Error("a live holder does not answer; its session stays running, unresponsive, unreachable until the server restarts or the session is killed",
+					"session", sess.ID, "err", err)
+				continue
+			}
 			if sessiondir.HolderRuns(s.cfg.StateDir.Session(sess.ID)) {
 				// Its lock is held: the holder runs, its socket removed
 				// under it. Recorded as ended, it could be restored over.
@@ -330,7 +341,7 @@ func exitFromStore(sess store.Session) wire.Exit {
 
 func (s *Server) newHost(id, sizePolicy string) *session.Host {
 	h := session.New(session.Config{
-		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log, Meter: s.metrics.hostMeter(),
+		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log, Meter: s.metrics.hostMeter(), HolderTimeout: s.cfg.HolderTimeout,
 		OnEnd: func(e wire.Exit) { s.recordEnd(id, e) },
 		OnCwd: func(dir string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -508,29 +519,6 @@ func (s *Server) killAll() {
 		}()
 	}
 	wg.Wait()
-}
-
-// kill ends a session on purpose and waits for its end.
-func (s *Server) kill(h *session.Host) error {
-	if h.Exit() != nil {
-		return nil
-	}
-	if err := h.Kill(s.cfg.KillGrace); err != nil && !errors.Is(err, session.ErrEnded) {
-		// The holder is unreachable right now: ask its process directly.
-		s.signalClose(h.ID)
-	}
-	select {
-	case <-h.Ended():
-		// The host records the end right after Ended closes, in its own
-		// goroutine; record it here as well (the first ending wins) so a
-		// caller that reads the registry next sees the session ended.
-		if e := h.Exit(); e != nil {
-			s.recordEnd(h.ID, *e)
-		}
-		return nil
-	case <-time.After(s.cfg.KillGrace + 10*time.Second):
-		return fmt.Errorf("session %s did not end within %s of SIGKILL", h.ID, 10*time.Second)
-	}
 }
 
 // signalClose asks session id's holder process to close its session on

@@ -522,6 +522,9 @@ type Viewers struct {
 	Rows      uint16 `json:"rows"`
 	// You is the id of the viewer receiving the frame.
 	You int `json:"you"`
+	// HolderUnresponsive says that the session's holder does not answer
+	// the server: input waits, and may fail, until it does.
+	HolderUnresponsive bool `json:"holder_unresponsive,omitempty"`
 }
 
 // ViewerInfo describes one attached viewer.
