@@ -18,7 +18,7 @@ import (
 func refDecode(b []byte) (data []byte, span uint64) {
 	for len(b) >= 9 {
 		typ, n := b[0], binary.BigEndian.Uint32(b[1:5])
-		ok := (typ == 1 || typ == 2) && n <= 1<<20 || typ == 3 && n == 8 || typ == 4 && n == 4 || typ == 5 && n >= 8 && n <= 72
+		ok := (typ == 1 || typ == 2) && n <= 1<<20 || typ == 3 && (n == 8 || n == 16) || typ == 4 && n == 4 || typ == 5 && n >= 8 && n <= 72
 		if !ok || uint64(len(b)-9) < uint64(n) {
 			break
 		}
