@@ -14,32 +14,16 @@ import (
 // finds the one step where it was made, and every line is found again by
 // its time.
 func TestSteppedClock(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		step time.Duration
-	}{
-		{"back 2h", -2 * time.Hour},
-		{"forward 1y", 365 * 24 * time.Hour},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := &outlogtest.Stepped{Start: time.Unix(1_760_000_000, 0), Lines: 400, Every: 100 * time.Millisecond, StepAt: 200, Step: tc.step}
-			if err := outlogtest.WriteStepped(dir, s); err != nil {
-				t.Fatal(err)
-			}
-			l, err := outlog.Open(dir, outlog.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-
+	for _, tc := range outlogtest.Steps {
+		t.Run(tc.Name, func(t *testing.T) {
+			s, l := outlogtest.OpenStepped(t, time.Unix(1_760_000_000, 0), tc.By)
 			var steps []outlog.Chunk
 			var cs outlog.ClockSteps
 			line := 0
-			err = l.Chunks(l.First(), l.End(), func(c outlog.Chunk) error {
+			err := l.Chunks(l.First(), l.End(), func(c outlog.Chunk) error {
 				if d, ok := cs.Step(c); ok {
-					if d != tc.step {
-						t.Errorf("step at %d: %v, want %v", c.Offset, d, tc.step)
+					if d != tc.By {
+						t.Errorf("step at %d: %v, want %v", c.Offset, d, tc.By)
 					}
 					steps = append(steps, c)
 				}

@@ -4,6 +4,7 @@ package outlogtest
 
 import (
 	"fmt"
+	"testing"
 	"time"
 
 	"termkeep/internal/outlog"
@@ -68,4 +69,37 @@ func WriteStepped(dir string, s *Stepped) error {
 	}
 	s.End = l.End()
 	return l.Close()
+}
+
+// Step is a way the wall clock is set while a log is written, and how
+// readers say it.
+type Step struct {
+	Name  string
+	By    time.Duration
+	Label string // outlog.ClockStepLabel's
+}
+
+// Steps are the clock steps readers are tested with: 2 hours back, a year
+// forward.
+var Steps = []Step{
+	{"back 2h", -2 * time.Hour, "the clock was set back by 2h0m0s"},
+	{"forward 1y", 365 * 24 * time.Hour, "the clock was set forward by 365d"},
+}
+
+// OpenStepped writes 400 lines 100 ms apart from start, the wall clock set
+// by step just before line 200, into a new directory, and opens the log
+// read-only until the test ends.
+func OpenStepped(t testing.TB, start time.Time, step time.Duration) (*Stepped, *outlog.Log) {
+	t.Helper()
+	dir := t.TempDir()
+	s := &Stepped{Start: start, Lines: 400, Every: 100 * time.Millisecond, StepAt: 200, Step: step}
+	if err := WriteStepped(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	l, err := outlog.Open(dir, outlog.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return s, l
 }
