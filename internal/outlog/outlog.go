@@ -66,8 +66,9 @@
 // and it measures the time between two records truly when the wall clock
 // is set back or forward between them, which a reader shows as a step
 // (ClockSteps). A Time record written before the log time existed holds
-// the wall clock alone, which readers take as its log time too; a Size record (cols, rows,
-// uint16 each) gives the terminal size from its offset on. A Gap record
+// the wall clock alone, which readers take as its log time too. A Size
+// record (cols, rows, uint16 each) gives the terminal size from its offset
+// on. A Gap record
 // (length uint64, then a short UTF-8 reason) stands for that many bytes that
 // were never logged. Every segment opens with a Time and a Size record, so
 // each segment alone tells the size.
