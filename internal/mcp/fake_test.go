@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"termkeep/internal/api"
-	"termkeep/internal/keys"
 	"termkeep/internal/client"
+	"termkeep/internal/keys"
 	"termkeep/internal/wire"
 )
 

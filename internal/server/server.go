@@ -589,7 +589,6 @@ func newID() string {
 	return string(out)
 }
 
-
 // checkName validates a session name.
 func checkName(name string) error {
 	if name == "" {
