@@ -214,7 +214,8 @@ func (sd *sessDir) session() (store.Session, error) {
 	sess := store.Session{
 		ID: m.ID, Name: m.Name, Workspace: m.Workspace, Command: m.Command, Cwd: m.Cwd,
 		Cols: int(m.Cols), Rows: int(m.Rows), Owner: currentUser(), CreatedAt: m.StartedAt,
-		EnvPolicy: m.EnvPolicy,
+		EnvPolicy: m.EnvPolicy, AutoRestore: m.AutoRestore, RestoreCommand: m.RestoreCommand,
+		SizePolicy: m.SizePolicy, ShellIntegration: !m.NoShellIntegration,
 	}
 	switch {
 	case sd.holder:

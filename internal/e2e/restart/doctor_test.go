@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,12 +35,7 @@ func TestDoctorRebuildsRegistry(t *testing.T) {
 	}
 	e.KillServer()
 
-	db := statedir.Dir(e.Dir).DB()
-	if err := os.WriteFile(db, []byte(strings.Repeat("not a registry ", 1000)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(db + "-wal")
-	os.Remove(db + "-shm")
+	db := ruinRegistry(t, e)
 
 	out, _, code := e.Tk("doctor")
 	if code != 1 || !strings.Contains(out, "error registry") {
@@ -139,4 +135,74 @@ func TestDoctorKeepsLiveHolderWithoutMeta(t *testing.T) {
 		}
 		next++
 	}
+}
+
+// A session's restore settings (auto-restore, restore command, size policy,
+// shell integration) are kept in meta.json, so a registry rebuilt from
+// there keeps them: for a running session and for one that has exited.
+func TestDoctorRebuildKeepsSettings(t *testing.T) {
+	t.Parallel()
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	live := strings.TrimSpace(e.MustTk("new", "--name", "agent", "--auto-restore", "--restore-command", "echo resumed; exec cat",
+		"--size-policy", "smallest", "--no-shell-integration", "--", "cat"))
+	done := strings.TrimSpace(e.MustTk("new", "--name", "job", "--auto-restore", "--restore-command", "echo again", "--", "sh", "-c", "exit 3"))
+	plain := strings.TrimSpace(e.MustTk("new", "--name", "plain", "--", "sleep", "600"))
+	e2e.WaitFor(t, 10*time.Second, "the job to exit", func() bool { return e.Session(done).State == "exited" })
+	e.KillServer()
+
+	ruinRegistry(t, e)
+	out := e.MustTk("doctor", "--rebuild")
+	if !strings.Contains(out, "3 session(s) recovered") {
+		t.Fatalf("doctor --rebuild:\n%s", out)
+	}
+
+	e.StartServer()
+	type settings struct {
+		auto       bool
+		restore    string
+		sizePolicy string
+		shellInit  bool
+	}
+	want := map[string]settings{
+		live:  {true, "echo resumed; exec cat", "smallest", false},
+		done:  {true, "echo again", "", true},
+		plain: {false, "", "", true},
+	}
+	for id, w := range want {
+		s := e.Session(id)
+		got := settings{s.AutoRestore, s.RestoreCommand, s.SizePolicy, s.ShellIntegration}
+		if got != w {
+			t.Errorf("session %s (%s) after the rebuild: %+v, want %+v", s.Name, s.State, got, w)
+		}
+	}
+	// The kept settings act: the holder of the auto-restore session dies
+	// with the machine, and the next server restores it with its command.
+	e.KillServer()
+	m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(m.HolderPid, syscall.SIGKILL)
+	e.StartServer()
+	e2e.WaitFor(t, 15*time.Second, "the auto-restore session to come back with its restore command", func() bool {
+		s := e.Session(live)
+		return s.State == "running" && strings.Contains(e.MustTk("capture", live), "resumed")
+	})
+	if s := e.Session(done); s.State != "exited" {
+		t.Errorf("the exited job is %s after a restart, want exited: a finished job never runs again", s.State)
+	}
+}
+
+// ruinRegistry writes garbage over the registry of a stopped server and
+// removes its WAL, and returns its path.
+func ruinRegistry(t *testing.T, e *e2e.Env) string {
+	t.Helper()
+	db := statedir.Dir(e.Dir).DB()
+	if err := os.WriteFile(db, []byte(strings.Repeat("not a registry ", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(db + "-wal")
+	os.Remove(db + "-shm")
+	return db
 }
