@@ -105,6 +105,7 @@ func (c *checker) registry(ctx context.Context) {
 	if c.opts.Rebuild && !c.rep.ReadOnly {
 		c.workspaces(ctx, st)
 	}
+	c.generation(ctx, st, db)
 	if len(c.rep.Findings) == n {
 		c.add(Finding{Severity: OK, Check: "registry", Problem: fmt.Sprintf("%d session(s), each with its directory", len(rows))})
 	}
@@ -119,7 +120,10 @@ func (c *checker) openRegistry(ctx context.Context, db string) (*store.Store, er
 		}
 		return nil, err
 	}
-	return store.Open(ctx, db, c.opts.Now)
+	if (c.opts.Repair || c.opts.Rebuild) && !c.rep.ReadOnly {
+		return store.Open(ctx, db, c.opts.Now)
+	}
+	return store.OpenToCheck(ctx, db, c.opts.Now) // a rollback stays new to the next server
 }
 
 // rebuild moves the registry at db aside, with its -wal and -shm (renamed
@@ -153,7 +157,40 @@ func (c *checker) rebuild(ctx context.Context, db string) error {
 		c.rep.Recovered++
 	}
 	c.workspaces(ctx, st)
+	// Made anew from every directory: a rollback of the old one is moot.
+	if err := st.ClearRollback(ctx); err != nil {
+		c.add(Finding{Severity: Warn, Check: "registry", Subject: filepath.Base(db) + store.GenerationSuffix,
+			Problem: "cannot record the rebuilt registry's generation: " + err.Error()})
+	}
 	return nil
+}
+
+// generation reports what opening the registry found comparing its
+// generation with the one kept beside it. A rollback is an error: the
+// registry opens, but what it recorded since its last checkpoint is gone.
+// --rebuild resolves it once the directories the registry lost are
+// adopted (the loop before this one).
+func (c *checker) generation(ctx context.Context, st *store.Store, db string) {
+	g := st.Generation()
+	if g.Problem != "" {
+		c.add(Finding{Severity: Warn, Check: "registry", Subject: filepath.Base(db) + store.GenerationSuffix,
+			Problem: "cannot be read (" + g.Problem + "), so a rollback of the registry before now cannot be told; it was written again"})
+	}
+	r := g.Rollback
+	if r == nil {
+		return
+	}
+	f := Finding{Severity: Error, Check: "registry", Subject: filepath.Base(db), Problem: r.Describe(),
+		Fix: "adopt every session directory it lost from its meta.json, then stop reporting the rollback (workspaces without sessions, users and tokens it lost must be made again)", Flag: "--rebuild"}
+	if c.opts.Rebuild && !c.rep.ReadOnly {
+		if err := st.ClearRollback(ctx); err != nil {
+			f.Problem += "; clearing it failed: " + err.Error()
+		} else {
+			f.Fixed = true
+			f.Fix = "the lost session directories are adopted from meta.json; workspaces without sessions, users and tokens it lost must be made again"
+		}
+	}
+	c.add(f)
 }
 
 // recreate puts a session recovered from meta.json in the registry, with

@@ -240,3 +240,24 @@ func registryAtStart(log *slog.Logger, db string, err error) error {
 	}
 	return err
 }
+
+// reportGeneration says what the store found comparing the registry's
+// generation with the one kept beside it: a rollback in the log at every
+// start until termkeep doctor --rebuild resolves it, and in an event the
+// first time; a generation file that cannot be read as a warning.
+func (s *Server) reportGeneration() {
+	g := s.store.Generation()
+	db := s.cfg.StateDir.DB()
+	if g.Problem != "" {
+		s.log.Warn("the registry's generation file cannot be read, so a rollback of the registry before now cannot be told; it is written again",
+			"file", db+store.GenerationSuffix, "problem", g.Problem)
+	}
+	r := g.Rollback
+	if r == nil {
+		return
+	}
+	s.log.Error("the registry " + db + " " + r.Describe() + `; session directories it lost are adopted from their meta.json; run "termkeep doctor --rebuild" (with the server stopped) to check every session against its directory and clear this, then make again any workspace, user or token that is missing`)
+	if g.New {
+		s.events.emit(store.EventRegistryRolledBack, "", map[string]any{"from": r.From, "to": r.To, "lost": r.Lost()})
+	}
+}

@@ -212,6 +212,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.replay = newReplayer()
 	s.events = newEventHub(ctx, st, s.log)
 	s.events.metrics = s.metrics
+	s.reportGeneration() // registry.go
 	if err := s.recover(ctx); err != nil {
 		st.Close()
 		lock.Close()
@@ -257,7 +258,8 @@ func (s *Server) recover(ctx context.Context) error {
 		sess := store.Session{
 			ID: m.ID, Name: m.Name, Workspace: m.Workspace, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
 			Owner: currentUser(), State: store.StateRunning, Pid: m.Pid, HolderPid: m.HolderPid,
-			CreatedAt: m.StartedAt, EnvPolicy: m.EnvPolicy,
+			CreatedAt: m.StartedAt, EnvPolicy: m.EnvPolicy, AutoRestore: m.AutoRestore, RestoreCommand: m.RestoreCommand,
+			SizePolicy: m.SizePolicy, ShellIntegration: !m.NoShellIntegration,
 		}
 		err = s.store.CreateSession(ctx, sess)
 		if errors.Is(err, store.ErrNameTaken) {

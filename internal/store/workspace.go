@@ -42,6 +42,8 @@ func (s *Store) CreateWorkspace(ctx context.Context, w Workspace) error {
 		w.Name, w.Dir, w.Paused, w.AutoRestore, formatTime(w.CreatedAt), formatTime(w.UpdatedAt))
 	if isUnique(err, "workspaces.name") {
 		err = ErrWorkspaceExists
+	} else if err == nil {
+		s.changed(ctx)
 	}
 	return wrap(op, err)
 }
