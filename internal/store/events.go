@@ -30,8 +30,8 @@ const (
 	// The registry was found behind the generation kept beside it: changes
 	// it had recorded are lost (generation.go).
 	EventRegistryRolledBack = "registry.rolled_back"
-	EventWorkspaceCreated = "workspace.created"
-	EventWorkspaceRemoved = "workspace.removed" // with its sessions
+	EventWorkspaceCreated   = "workspace.created"
+	EventWorkspaceRemoved   = "workspace.removed" // with its sessions
 	// Access (users.go): about no session, so the owner's only to read.
 	EventUserAdded    = "user.added"
 	EventUserRemoved  = "user.removed" // its tokens revoked
