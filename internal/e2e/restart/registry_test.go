@@ -315,6 +315,7 @@ func TestRegistryRollbackDetected(t *testing.T) {
 	if err != nil || len(wal) < 32+24+4096 {
 		t.Fatalf("no WAL to garble after a SIGKILL (%d bytes): %v", len(wal), err)
 	}
+	t.Logf("the WAL after the SIGKILL: %d bytes", len(wal))
 	// Garbage over the first frame's page: its checksum fails, and SQLite
 	// drops that frame and every one after it.
 	f, err := os.OpenFile(db+"-wal", os.O_WRONLY, 0)
