@@ -207,25 +207,60 @@ func (c *checker) recreate(ctx context.Context, st *store.Store, sess store.Sess
 	return err
 }
 
-// workspaces makes sure every workspace a session names is in the
-// registry. One that is not (a rebuilt registry has none) is made again
+// workspaces makes again every workspace the registry lacks (a rebuilt
+// one has none): those in the copy kept beside the registry with their
+// own directory, pause and auto-restore, then any other a session names
 // with the directory of its first session, as a create that names a new
-// workspace does, and said so: what meta.json cannot tell (the workspace's
-// own directory, pause and auto-restore settings) is lost.
+// workspace does, saying what is lost.
 func (c *checker) workspaces(ctx context.Context, st *store.Store) {
+	db := c.dir.DB()
+	kept, err := store.ReadWorkspaceCopy(db)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		c.add(Finding{Severity: Warn, Check: "registry", Subject: filepath.Base(db) + store.WorkspacesSuffix,
+			Problem: "cannot be read (" + err.Error() + "): workspaces the registry lacks are made again without their own settings"})
+	}
+	namedBy := map[string]string{} // workspace => its first session
 	rows, err := st.Sessions(ctx)
 	if err != nil {
 		return
 	}
 	for _, sess := range rows {
-		if sess.Workspace == "" {
+		if sess.Workspace != "" && namedBy[sess.Workspace] == "" {
+			namedBy[sess.Workspace] = sess.ID
+		}
+	}
+	missing := func(name string) bool {
+		_, err := st.Workspace(ctx, name)
+		return errors.Is(err, store.ErrWorkspaceNotFound)
+	}
+	problem := func(name string) string {
+		if id := namedBy[name]; id != "" {
+			return fmt.Sprintf("named by session %s but not in the registry", id)
+		}
+		return "kept beside the registry but not in it"
+	}
+	for _, w := range kept {
+		if !missing(w.Name) {
 			continue
 		}
-		if _, err := st.Workspace(ctx, sess.Workspace); !errors.Is(err, store.ErrWorkspaceNotFound) {
+		f := Finding{Severity: Warn, Check: "registry", Subject: "workspace " + w.Name, Problem: problem(w.Name)}
+		if err := st.CreateWorkspace(ctx, w); err != nil {
+			f.Problem += "; making it again failed: " + err.Error()
+		} else {
+			f.Fixed = true
+			paused := "not paused"
+			if w.Paused {
+				paused = "paused"
+			}
+			f.Fix = fmt.Sprintf("made again with directory %s, auto-restore %s, %s (from the copy beside the registry)", w.Dir, onOff(w.AutoRestore), paused)
+		}
+		c.add(f)
+	}
+	for _, sess := range rows {
+		if sess.Workspace == "" || namedBy[sess.Workspace] != sess.ID || !missing(sess.Workspace) {
 			continue
 		}
-		f := Finding{Severity: Warn, Check: "registry", Subject: "workspace " + sess.Workspace,
-			Problem: fmt.Sprintf("named by session %s but not in the registry", sess.ID)}
+		f := Finding{Severity: Warn, Check: "registry", Subject: "workspace " + sess.Workspace, Problem: problem(sess.Workspace)}
 		if err := st.CreateWorkspace(ctx, store.Workspace{Name: sess.Workspace, Dir: sess.Cwd}); err != nil {
 			f.Problem += "; making it again failed: " + err.Error()
 		} else {
@@ -234,6 +269,13 @@ func (c *checker) workspaces(ctx context.Context, st *store.Store) {
 		}
 		c.add(f)
 	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // session is the registry row a directory's meta.json describes: running

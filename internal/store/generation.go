@@ -146,9 +146,11 @@ func (s *Store) ClearRollback(ctx context.Context) error {
 		return wrap("read generation", err)
 	}
 	s.genMu.Lock()
-	defer s.genMu.Unlock()
 	s.gen.Rollback, s.gen.New = nil, false
-	return wrap("record generation", s.writeGeneration(n))
+	err = s.writeGeneration(n)
+	s.genMu.Unlock()
+	s.copyWorkspaces(ctx) // left alone while the rollback stood
+	return wrap("record generation", err)
 }
 
 // changed records the registry's generation beside it after a change.

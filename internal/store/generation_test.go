@@ -141,6 +141,13 @@ func TestGenerationFindsRollback(t *testing.T) {
 	if err := s.CreateSession(ctx, Session{ID: "b", Command: []string{"sh"}}); err != nil {
 		t.Fatal(err)
 	}
+	// While it stands, the workspaces' copy keeps what the registry lost.
+	if err := s.CreateWorkspace(ctx, Workspace{Name: "x", Dir: "/x"}); err != nil {
+		t.Fatal(err)
+	}
+	if ws, err := ReadWorkspaceCopy(path); err != nil || len(ws) != 1 || ws[0].Name != "w" {
+		t.Fatalf("the workspaces' copy during a rollback: %+v (%v), want w only", ws, err)
+	}
 	s.Close()
 	s, err = Open(ctx, path, c.Now)
 	if err != nil {
@@ -152,14 +159,17 @@ func TestGenerationFindsRollback(t *testing.T) {
 	if err := s.ClearRollback(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if ws, err := ReadWorkspaceCopy(path); err != nil || len(ws) != 1 || ws[0].Name != "x" {
+		t.Fatalf("the workspaces' copy after ClearRollback: %+v (%v), want the registry's, x", ws, err)
+	}
 	s.Close()
 	s, err = Open(ctx, path, c.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if g := s.Generation(); g.Rollback != nil || g.Problem != "" || g.Registry != 2 {
-		t.Fatalf("after ClearRollback: %+v, want no rollback at generation 2", g)
+	if g := s.Generation(); g.Rollback != nil || g.Problem != "" || g.Registry != 3 {
+		t.Fatalf("after ClearRollback: %+v, want no rollback at generation 3", g)
 	}
 }
 

@@ -53,6 +53,8 @@ type Store struct {
 	gen        GenerationCheck
 	genReady   bool   // Open has compared the generations
 	genWritten uint64 // the generation last written beside the registry
+
+	wsMu sync.Mutex // serializes writes of the workspaces' copy (workspace.go)
 }
 
 // timeFormat is RFC 3339 with a fixed-width fraction, so that stored times

@@ -1,8 +1,11 @@
 package restart
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -147,7 +150,10 @@ func TestDoctorRebuildKeepsSettings(t *testing.T) {
 	live := strings.TrimSpace(e.MustTk("new", "--name", "agent", "--auto-restore", "--restore-command", "echo resumed; exec cat",
 		"--size-policy", "smallest", "--no-shell-integration", "--", "cat"))
 	done := strings.TrimSpace(e.MustTk("new", "--name", "job", "--auto-restore", "--restore-command", "echo again", "--", "sh", "-c", "exit 3"))
-	plain := strings.TrimSpace(e.MustTk("new", "--name", "plain", "--", "sleep", "600"))
+	projDir, emptyDir := t.TempDir(), t.TempDir()
+	e.MustTk("workspace", "add", "--auto-restore", "proj", projDir)
+	e.MustTk("workspace", "add", "empty", emptyDir)
+	plain := strings.TrimSpace(e.MustTk("new", "--name", "plain", "--workspace", "proj", "--cwd", t.TempDir(), "--", "sleep", "600"))
 	e2e.WaitFor(t, 10*time.Second, "the job to exit", func() bool { return e.Session(done).State == "exited" })
 	e.KillServer()
 
@@ -175,6 +181,20 @@ func TestDoctorRebuildKeepsSettings(t *testing.T) {
 		if got != w {
 			t.Errorf("session %s (%s) after the rebuild: %+v, want %+v", s.Name, s.State, got, w)
 		}
+	}
+	// Workspaces keep theirs from the copy beside the registry: their own
+	// directory (not their first session's), and auto-restore; one without
+	// sessions is made again too.
+	wss, err := e.C.Workspaces(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, w := range wss {
+		got[w.Name] = fmt.Sprintf("%s auto=%v", w.Dir, w.AutoRestore)
+	}
+	if want := map[string]string{"proj": projDir + " auto=true", "empty": emptyDir + " auto=false"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("workspaces after the rebuild: %v, want %v", got, want)
 	}
 	// The kept settings act: the holder of the auto-restore session dies
 	// with the machine, and the next server restores it with its command.

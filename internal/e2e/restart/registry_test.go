@@ -298,8 +298,8 @@ func TestAutostartSaysWhy(t *testing.T) {
 // The generation kept beside the registry tells: doctor reports the
 // rollback as an error until doctor --rebuild has adopted the sessions
 // again from their meta.json, and the next server says so in its log and
-// in an event. Nothing is lost that meta.json keeps: the auto-restore
-// setting acts after the rebuild.
+// in an event. Nothing is lost that meta.json or the workspaces' copy
+// keeps: the auto-restore setting and the workspace are back.
 func TestRegistryRollbackDetected(t *testing.T) {
 	t.Parallel()
 	e := e2e.NewEnv(t)
@@ -368,6 +368,9 @@ func TestRegistryRollbackDetected(t *testing.T) {
 	}
 	if s := e.Session(done); s.State != "exited" || s.ExitCode == nil || *s.ExitCode != 5 {
 		t.Errorf("session done after the rollback: %s (%v), want exited 5", s.State, s.ExitCode)
+	}
+	if out := e.MustTk("workspace", "ls"); !strings.Contains(out, "proj") {
+		t.Errorf("workspace proj, lost in the rollback, was not made again from the copy beside the registry:\n%s", out)
 	}
 	e.SessionWorks("keep", "after-rollback")
 }
