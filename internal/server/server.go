@@ -278,6 +278,7 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 	}
 	live := 0
+	rolledBack := s.store.Generation().Rollback != nil
 	ended := map[string]bool{} // sessions whose end this server recorded
 	for _, sess := range all {
 		h := s.newHost(sess.ID, sess.SizePolicy)
@@ -309,10 +310,7 @@ func (s *Server) recover(ctx context.Context) error {
 			continue
 		}
 		live++
-		// A rename while no server was connected leaves meta.json behind.
-		if m, err := sessiondir.ReadMeta(s.cfg.StateDir.Session(sess.ID)); err == nil && m.Name != sess.Name {
-			h.SetName(sess.Name)
-		}
+		s.reconcileName(ctx, h, sess, rolledBack) // registry.go
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
 	s.noticeRestart(ctx, ended) // boot.go

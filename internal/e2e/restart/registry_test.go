@@ -17,6 +17,7 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/client"
 	"termkeep/internal/e2e"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 )
 
@@ -384,4 +385,51 @@ func rolledBackEvents(e *e2e.Env) []api.Event {
 		}
 	}
 	return out
+}
+
+// A registry put back to an older copy of itself (a backup restored, a
+// WAL lost) is a rollback too, and then it is the registry that is behind
+// a live holder's meta.json: the server takes the name the session was
+// renamed to from there, instead of sending the holder the old name, which
+// would have lost the new one from meta.json as well.
+func TestRollbackKeepsNewerName(t *testing.T) {
+	t.Parallel()
+	w := e2e.NewWebEnv(t)
+	e := w.Env
+	id := strings.TrimSpace(e.MustTk("new", "--name", "first", "--", "cat"))
+	e.ShutdownServer() // folds the WAL into the file
+	db := statedir.Dir(e.Dir).DB()
+	older, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.StartServer()
+	u, err := os.ReadFile(filepath.Join(e.Dir, "url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Base = strings.TrimSuffix(strings.TrimSpace(string(u)), "/")
+	w.API("PATCH", "/api/sessions/"+id, map[string]any{"name": "second"}, 200, nil)
+	e2e.WaitFor(t, 10*time.Second, "the new name in meta.json", func() bool {
+		m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id))
+		return err == nil && m.Name == "second"
+	})
+	e.ShutdownServer()
+	if err := os.WriteFile(db, older, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(db + "-wal")
+	os.Remove(db + "-shm")
+
+	e.StartServer()
+	if s := e.Session(id); s.Name != "second" || s.State != "running" {
+		t.Errorf("after the rollback the session is %s named %q, want running named second (from meta.json)", s.State, s.Name)
+	}
+	e.ShutdownServer()
+	if m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id)); err != nil || m.Name != "second" {
+		t.Errorf("meta.json after the rollback names %q (%v), want second", m.Name, err)
+	}
+	if out, _, code := e.Tk("doctor"); code != 1 || !strings.Contains(out, "rolled back from generation") {
+		t.Errorf("doctor after a registry put back to an older copy: exit %d, want 1 naming the rollback:\n%s", code, out)
+	}
 }
