@@ -289,3 +289,28 @@ func (s *Server) reconcileName(ctx context.Context, h *session.Host, sess store.
 		s.log.Warn("the registry was rolled back, and the session's name in its meta.json cannot be taken back", "session", sess.ID, "registry", sess.Name, "name", m.Name, "err", err)
 	}
 }
+
+// settingsOf are the session's settings as meta.json keeps them.
+func settingsOf(sess store.Session) sessiondir.Settings {
+	return sessiondir.Settings{AutoRestore: sess.AutoRestore, RestoreCommand: sess.RestoreCommand,
+		SizePolicy: sess.SizePolicy, NoShellIntegration: !sess.ShellIntegration}
+}
+
+// keepSettings writes an ended session's settings into its meta.json when
+// it lacks them: a holder from before meta.json kept them wrote it, and a
+// registry rebuilt from it would lose them. Its holder is gone, so the
+// server writes meta.json itself, holding the session's lock
+// (sessiondir.UpdateMeta); a holder that runs again is left alone.
+func (s *Server) keepSettings(sess store.Session) {
+	want := settingsOf(sess)
+	err := sessiondir.UpdateMeta(s.cfg.StateDir.Session(sess.ID), func(m *sessiondir.Meta) bool {
+		if m.ID != sess.ID || m.Settings == want {
+			return false
+		}
+		m.Settings = want
+		return true
+	})
+	if err != nil && !errors.Is(err, sessiondir.ErrHolderRuns) && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("cannot keep the session's settings in its meta.json; a registry rebuilt from it would lose them", "session", sess.ID, "err", err)
+	}
+}

@@ -50,8 +50,7 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 		ID: sess.ID, Dir: dir, Command: argv, Env: env, KeepEnv: l.keepEnv,
 		Cwd: l.cwd, Cols: uint16(sess.Cols), Rows: uint16(sess.Rows), Banner: l.banner,
 		Name: sess.Name, Workspace: sess.Workspace, EnvPolicy: sess.EnvPolicy,
-		Settings: sessiondir.Settings{AutoRestore: sess.AutoRestore, RestoreCommand: sess.RestoreCommand,
-			SizePolicy: sess.SizePolicy, NoShellIntegration: !sess.ShellIntegration},
+		Settings:     settingsOf(sess),
 		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync,
 	}
 	proc, err := holder.Spawn(s.cfg.HolderArgv, spec, 10*time.Second)

@@ -285,6 +285,7 @@ func (s *Server) recover(ctx context.Context) error {
 		s.hosts[sess.ID] = h
 		if sess.State.Ended() || sess.State == store.StatePaused {
 			h.MarkEnded(exitFromStore(sess))
+			s.keepSettings(sess) // registry.go
 			continue
 		}
 		if err := h.Connect(-1); err != nil {
@@ -307,6 +308,7 @@ func (s *Server) recover(ctx context.Context) error {
 			s.log.Info("session's holder is gone", "session", sess.ID, "name", sess.Name, "state", e.State, "reason", e.Reason, "err", err)
 			h.MarkEnded(e)
 			ended[sess.ID] = true
+			s.keepSettings(sess)
 			continue
 		}
 		live++

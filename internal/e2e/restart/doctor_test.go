@@ -2,6 +2,7 @@ package restart
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -225,4 +226,44 @@ func ruinRegistry(t *testing.T, e *e2e.Env) string {
 	os.Remove(db + "-wal")
 	os.Remove(db + "-shm")
 	return db
+}
+
+// An ended session whose meta.json a holder from before settings were kept
+// wrote gets them from the next server, which writes meta.json holding the
+// session's lock, so a rebuilt registry keeps them too.
+func TestOldMetaGetsSettings(t *testing.T) {
+	t.Parallel()
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	id := strings.TrimSpace(e.MustTk("new", "--name", "job", "--auto-restore", "--restore-command", "echo again", "--", "sh", "-c", "exit 4"))
+	e2e.WaitFor(t, 10*time.Second, "the job to exit", func() bool { return e.Session(id).State == "exited" })
+	e.ShutdownServer()
+	dir := filepath.Join(e.Dir, "sessions", id)
+	var raw map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, sessiondir.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw, "auto_restore")
+	delete(raw, "restore_command")
+	b, _ = json.Marshal(raw)
+	if err := os.WriteFile(filepath.Join(dir, sessiondir.MetaFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	e.StartServer()
+	e.ShutdownServer()
+	m, err := sessiondir.ReadMeta(dir)
+	if err != nil || !m.AutoRestore || m.RestoreCommand != "echo again" || m.ExitCode == nil || *m.ExitCode != 4 {
+		t.Fatalf("meta.json after a server start: %+v (%v), want the settings and exit status 4", m, err)
+	}
+	ruinRegistry(t, e)
+	e.MustTk("doctor", "--rebuild")
+	e.StartServer()
+	if s := e.Session(id); !s.AutoRestore || s.RestoreCommand != "echo again" || s.State != "exited" {
+		t.Errorf("after the rebuild: %s, auto-restore %v, restore command %q; want exited, true, echo again", s.State, s.AutoRestore, s.RestoreCommand)
+	}
 }
