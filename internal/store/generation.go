@@ -123,10 +123,12 @@ func (s *Store) checkGeneration(ctx context.Context, record bool) error {
 	return nil
 }
 
+// generation reads the registry's generation. A table edited by hand (no
+// row, a negative count) reads as 0 rather than fail the registry's open.
 func (s *Store) generation(ctx context.Context) (uint64, error) {
-	var n uint64
-	err := s.db.QueryRowContext(ctx, `SELECT n FROM generation`).Scan(&n)
-	return n, err
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(n), 0) FROM generation`).Scan(&n)
+	return uint64(max(n, 0)), err
 }
 
 // Generation returns what Open found comparing the registry's generation

@@ -207,3 +207,29 @@ func FuzzJudgeGeneration(f *testing.F) {
 		}
 	})
 }
+
+// A generation table edited by hand (its row gone, a negative count) does
+// not stop the registry from opening: it reads as 0, which a recorded
+// generation ahead of it reports as a rollback.
+func TestGenerationEditedByHand(t *testing.T) {
+	ctx := context.Background()
+	s, c, path := openTest(t)
+	if err := s.CreateSession(ctx, Session{ID: "a", Command: []string{"sh"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []string{`UPDATE generation SET n = -5`, `DELETE FROM generation`} {
+		if _, err := s.db.ExecContext(ctx, edit); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		var err error
+		s, err = Open(ctx, path, c.Now)
+		if err != nil {
+			t.Fatalf("Open after %q: %v", edit, err)
+		}
+		if g := s.Generation(); g.Registry != 0 || g.Rollback == nil || g.Rollback.From != 1 {
+			t.Fatalf("after %q: %+v, want generation 0 and the rollback from 1", edit, g)
+		}
+	}
+	s.Close()
+}
