@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # holder is about 100 KiB smaller).
 HOLDER_LDFLAGS := -s -w
 
-.PHONY: all build run test test-short test-web web chromium fuzz bench bench-quick soak deps tidy clean
+.PHONY: all build run install test test-short test-web web chromium fuzz bench bench-quick soak deps tidy clean
 
 all: build
 
@@ -52,6 +52,14 @@ build: deps web
 # running when it stops (Ctrl-C).
 run: build
 	./$(BIN)/termkeep serve
+
+# Installs termkeep and termkeep-holder in $(PREFIX)/bin (default
+# ~/.local/bin), so that plain `termkeep` works from any directory.
+PREFIX ?= $(HOME)/.local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/termkeep $(BIN)/termkeep-holder $(DESTDIR)$(PREFIX)/bin/
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "$(PREFIX)/bin is not on PATH: add it (export PATH=\"$(PREFIX)/bin:\$$PATH\") to run termkeep by name" >&2;; esac
 
 # The whole suite: vet, then every test with the race detector, a real pty,
 # a real shell, a real SQLite file and real sockets; then the browser UI's
@@ -106,13 +114,14 @@ test-short: deps
 # other failure, or a failing input written to testdata/fuzz, fails the run
 # once every target has had its time.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
+FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead outlog:FuzzTimeRecords \
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
 	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
-	keys:FuzzEncode store:FuzzJudgeGeneration
+	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
+	procinfo:FuzzParsePPid
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

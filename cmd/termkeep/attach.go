@@ -27,10 +27,12 @@ func newAttachCmd(g *globals) *cobra.Command {
 		scrollback int
 		readOnly   bool
 		altScreen  bool
+		detach     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "attach SESSION",
-		Short: "Attach this terminal to a session",
+		Use:     "attach SESSION",
+		Aliases: []string{"a", "attach-session"},
+		Short:   "Attach this terminal to a session",
 		Long: `Attach this terminal to a session: its screen as it is now (with up to
 --scrollback lines of history above it), then live output; what you type goes
 to it, and it follows this terminal's size.
@@ -65,15 +67,19 @@ capture, send and wait.`,
 			if altScreen {
 				scrollback = 0 // the alternate screen has no scrollback
 			}
-			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly}
+			if detach && readOnly {
+				return usageErr("-d detaches the other terminals to take the session over; a --read-only viewer takes nothing over")
+			}
+			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly, detachOthers: detach}
 			return attach(cmd.Context(), f, key, altScreen)
 		},
 	}
 	cmd.Flags().StringVar(&detachKey, "detach-key", `C-\`, "key that detaches (e.g. C-\\, C-a, none)")
 	cmd.Flags().IntVar(&scrollback, "scrollback", 1000, "lines of history to draw above the screen when attaching")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "watch only: never type into the session or resize it")
+	cmd.Flags().BoolVarP(&detach, "detach-others", "d", false, "detach the session's other terminals (attach, not browsers), as tmux's attach -d")
 	cmd.Flags().BoolVar(&altScreen, "alt-screen", false, "draw in the terminal's alternate screen and bring the earlier screen back on detach (no history in the terminal's scrollback)")
-	return cmd
+	return withTarget(cmd)
 }
 
 // parseDetachKey returns the byte of a control key, or -1 for none.
@@ -176,8 +182,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	detached := make(chan struct{})
 	go readInput(tin, detachKey, typed, detached)
 
-	logStopped := false // as last said
-	lost := false       // the connection was lost: say when it is back
+	logStopped := false  // as last said
+	holderStuck := false // as last said: the session's holder does not answer
+	lost := false        // the connection was lost: say when it is back
 	for {
 		s, err := f.open(ctx, func() {
 			lost = true
@@ -195,6 +202,8 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 			exit   *wire.Exit
 			err    error
 			redraw bool // the session left its alternate screen under --alt-screen
+			// detachedBy says why another client's attach -d detached this one.
+			detachedBy string
 		}
 		done := make(chan result, 1)
 		go func() {
@@ -228,8 +237,22 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					done <- result{exit: &e}
 					return
 				case wire.TypeError:
-					_, msg, _ := wire.ParseError(fr.Payload)
+					code, msg, _ := wire.ParseError(fr.Payload)
+					if code == wire.CodeDetached {
+						done <- result{detachedBy: msg}
+						return
+					}
 					passing("%s", msg)
+				case wire.TypeViewers:
+					var v wire.Viewers
+					if wire.ParseJSON(fr.Payload, &v) == nil && v.HolderUnresponsive != holderStuck {
+						holderStuck = v.HolderUnresponsive
+						if holderStuck {
+							notice("the session's holder does not answer; what you type waits, and may fail, until it does (termkeep kill ends the session)")
+						} else {
+							passing("the session's holder answers again")
+						}
+					}
 				case wire.TypeLog:
 					var st wire.LogState
 					wire.ParseJSON(fr.Payload, &st)
@@ -284,6 +307,10 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					var err error
 					farewell, err = sessionEnded(f.ref, r.exit)
 					return err
+				}
+				if r.detachedBy != "" {
+					farewell = r.detachedBy
+					return nil
 				}
 				if r.redraw {
 					// A fresh snapshot draws the session's normal screen

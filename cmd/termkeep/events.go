@@ -17,8 +17,9 @@ import (
 // events reads the server's history: it writes nothing.
 func newEventsCmd(g *globals) *cobra.Command {
 	var (
-		follow, asJSON bool
-		after          int64
+		follow, asJSON, all bool
+		after               int64
+		types               []string
 	)
 	cmd := &cobra.Command{
 		Use:   "events",
@@ -33,7 +34,12 @@ nothing for a while: it may wait for input), session.removed, session.pruned
 workspace.removed, user.added, user.removed (its tokens revoked),
 token.created, token.revoked, browser.signed_in (a browser swapped a token
 for a credential of its own) and browser.revoked. With --follow, keep printing new events
-until interrupted. --json prints one JSON object per line.`,
+until interrupted. --json prints one JSON object per line.
+
+--type KIND (repeatable) prints only those kinds: a whole kind
+(session.created) or its first part (session, viewer, token). The table
+leaves out session.quiet, which comes often, unless --type asks for it or
+--all is given; --json prints every event.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if after < 0 {
@@ -43,9 +49,13 @@ until interrupted. --json prints one JSON object per line.`,
 			if err != nil {
 				return err
 			}
+			keep := eventFilter{types: types, all: all || asJSON}
 			enc := json.NewEncoder(os.Stdout)
 			header := false
 			err = c.Events(cmd.Context(), after, follow, func(e api.Event) error {
+				if !keep.keeps(e.Kind) {
+					return nil
+				}
 				if asJSON {
 					return enc.Encode(e)
 				}
@@ -67,7 +77,33 @@ until interrupted. --json prints one JSON object per line.`,
 	f.BoolVarP(&follow, "follow", "f", false, "keep printing new events")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per line")
 	f.Int64Var(&after, "after", 0, "print only events after this id")
+	f.StringArrayVar(&types, "type", nil, "print only this kind of event (session.created), or kinds starting with it (session); repeatable")
+	f.BoolVar(&all, "all", false, "print session.quiet events too")
 	return cmd
+}
+
+// eventFilter says which events a listing prints.
+type eventFilter struct {
+	types []string // kinds or their first parts; none: every kind
+	all   bool     // session.quiet too, when types does not name it
+}
+
+// noisy kinds come often and are left out unless asked for.
+var noisy = map[string]bool{"session.quiet": true}
+
+func (f eventFilter) keeps(kind string) bool {
+	if len(f.types) == 0 {
+		return f.all || !noisy[kind]
+	}
+	for _, t := range f.types {
+		if kind == t {
+			return true
+		}
+		if strings.HasPrefix(kind, t+".") && (f.all || !noisy[kind]) {
+			return true
+		}
+	}
+	return false
 }
 
 // detailText renders an event's detail as key=value pairs, keys sorted.

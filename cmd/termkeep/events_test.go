@@ -25,3 +25,27 @@ func TestEventsHelpListsEveryKind(t *testing.T) {
 		}
 	}
 }
+
+func TestEventFilter(t *testing.T) {
+	for _, c := range []struct {
+		f    eventFilter
+		kind string
+		want bool
+	}{
+		{eventFilter{}, "session.created", true},
+		{eventFilter{}, "session.quiet", false},
+		{eventFilter{all: true}, "session.quiet", true},
+		{eventFilter{types: []string{"session.quiet"}}, "session.quiet", true},
+		{eventFilter{types: []string{"session"}}, "session.quiet", false},
+		{eventFilter{types: []string{"session"}, all: true}, "session.quiet", true},
+		{eventFilter{types: []string{"session"}}, "session.ended", true},
+		{eventFilter{types: []string{"session"}}, "sessions.x", false},
+		{eventFilter{types: []string{"viewer", "token.created"}}, "token.created", true},
+		{eventFilter{types: []string{"viewer", "token.created"}}, "token.revoked", false},
+		{eventFilter{types: []string{"viewer"}}, "viewer.attached", true},
+	} {
+		if got := c.f.keeps(c.kind); got != c.want {
+			t.Errorf("%+v keeps %s = %v, want %v", c.f, c.kind, got, c.want)
+		}
+	}
+}

@@ -23,6 +23,9 @@ type follower struct {
 	cols, rows uint16
 	scrollback int  // lines of history in a snapshot
 	readOnly   bool // watch only
+	// detachOthers detaches the session's other terminal viewers, on the
+	// first connection only (attach -d).
+	detachOthers bool
 }
 
 // open returns a stream, retrying while the server is unreachable (starting
@@ -33,8 +36,9 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 	delay := 100 * time.Millisecond
 	told := false
 	for {
-		s, err := f.c.Attach(ctx, f.ref, wire.Hello{Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly})
+		s, err := f.c.Attach(ctx, f.ref, wire.Hello{Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly, DetachOthers: f.detachOthers})
 		if err == nil {
+			f.detachOthers = false
 			return s, nil
 		}
 		var ce *client.Error

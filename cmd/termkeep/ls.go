@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"termkeep/internal/api"
 )
@@ -17,12 +18,14 @@ import (
 func newLsCmd(g *globals) *cobra.Command {
 	var (
 		asJSON    bool
+		wide      bool
 		workspace string
 	)
 	cmd := &cobra.Command{
-		Use:   "ls",
-		Short: "List sessions, by workspace",
-		Args:  exactArgs(0, "no arguments"),
+		Use:     "ls",
+		Aliases: []string{"list", "list-sessions"},
+		Short:   "List sessions, by workspace",
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.connect(cmd.Context())
 			if err != nil {
@@ -46,8 +49,7 @@ func newLsCmd(g *globals) *cobra.Command {
 				fmt.Fprintln(os.Stderr, "no sessions (start one with `termkeep new`)")
 				return nil
 			}
-			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tWORKSPACE\tSTATE\tPID\tSIZE\tCREATED\tCWD\tCOMMAND")
+			rows := [][]string{{"ID", "NAME", "WORKSPACE", "STATE", "PID", "SIZE", "CREATED", "CWD", "COMMAND"}}
 			for _, s := range list {
 				state := s.State
 				if s.ExitCode != nil {
@@ -56,30 +58,64 @@ func newLsCmd(g *globals) *cobra.Command {
 				if s.CauseText != "" {
 					state += ": " + s.CauseText
 				}
+				if l := s.Lingering; l != nil {
+					state = fmt.Sprintf("exited(%d), output lingering", l.ExitCode)
+				}
 				if s.LogStopped != nil {
 					state += ", log stopped: " + s.LogStopped.Reason
+				}
+				if s.Unresponsive {
+					state += ", unresponsive: its holder does not answer"
+					if s.UnresponsiveSince != nil {
+						state += " (since " + ago(*s.UnresponsiveSince) + ")"
+					}
 				}
 				pid := "-"
 				if s.Pid != nil {
 					pid = fmt.Sprint(*s.Pid)
 				}
-				name := s.Name
-				if name == "" {
-					name = "-"
+				rows = append(rows, []string{s.ID, orDash(s.Name), orDash(s.Workspace), state, pid, fmt.Sprintf("%dx%d", s.Cols, s.Rows),
+					ago(s.CreatedAt), s.Cwd, strings.Join(s.Command, " ")})
+			}
+			if w := termWidth(); !wide && w > 0 {
+				// As docker ps and tmux ls do: one row a session, in the
+				// terminal's width (a pipe gets everything).
+				if !slices.ContainsFunc(list, func(s api.Session) bool { return s.Workspace != "" }) {
+					for i := range rows {
+						rows[i] = slices.Delete(rows[i], 2, 3) // no workspaces: no column for them
+					}
 				}
-				ws := s.Workspace
-				if ws == "" {
-					ws = "-"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%dx%d\t%s\t%s\t%s\n", s.ID, name, ws, state, pid, s.Cols, s.Rows,
-					ago(s.CreatedAt), s.Cwd, strings.Join(s.Command, " "))
+				n := len(rows[0])
+				rows = fitTable(rows, w, 2, []shrink{
+					{col: n - 1, min: 8}, {col: n - 2, min: 8, keepEnd: true}, {col: n - 6, min: 8}, {col: 1, min: 8}, {col: 2, min: 8},
+				})
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			for _, r := range rows {
+				fmt.Fprintln(tw, strings.Join(r, "\t"))
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().BoolVar(&wide, "wide", false, "print every column whole, however wide the rows get (a pipe always gets them whole)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "only the sessions of this workspace (\"\" for those of none)")
 	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// termWidth is standard output's width when it is a terminal, else 0.
+func termWidth() int {
+	if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
+		return w
+	}
+	return 0
 }
 
 func ago(t time.Time) string {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -72,6 +73,24 @@ func run(args []string) int {
 	if err == nil {
 		return exitOK
 	}
+	if cmd, ok := strings.CutPrefix(err.Error(), "unknown command "); ok {
+		// cobra's own, with its suggestions on further lines.
+		first, rest, _ := strings.Cut(cmd, "\n")
+		msg := "unknown command " + first
+		if i := strings.Index(rest, "Did you mean this?"); i >= 0 {
+			var names []string
+			for _, l := range strings.Split(rest[i:], "\n")[1:] {
+				if l = strings.TrimSpace(l); l != "" {
+					names = append(names, l)
+				}
+			}
+			if len(names) > 0 {
+				msg += "; did you mean " + strings.Join(names, " or ") + "?"
+			}
+		}
+		fmt.Fprintln(os.Stderr, "termkeep: "+msg+" (see `termkeep --help`)")
+		return exitUsage
+	}
 	var ee *exitErr
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
@@ -107,13 +126,14 @@ func newRoot() *cobra.Command {
 	return root
 }
 
-// exactArgs is cobra.ExactArgs with a usage exit code.
+// exactArgs is cobra.ExactArgs with a usage exit code. A command whose
+// first argument is a SESSION (what names it) refuses an empty one.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
 			return usageErr("%s needs %s (see `%s --help`)", c.CommandPath(), what, c.CommandPath())
 		}
-		return nil
+		return emptySession(what, args)
 	}
 }
 
@@ -122,8 +142,49 @@ func minArgs(n int, what string) cobra.PositionalArgs {
 		if len(args) < n {
 			return usageErr("%s needs %s (see `%s --help`)", c.CommandPath(), what, c.CommandPath())
 		}
+		return emptySession(what, args)
+	}
+}
+
+// withTarget lets cmd take its SESSION as tmux's -t NAME too.
+func withTarget(cmd *cobra.Command) *cobra.Command {
+	var target string
+	cmd.Flags().StringVarP(&target, "target", "t", "", "the SESSION, as tmux's -t (instead of the argument)")
+	args, run := cmd.Args, cmd.RunE
+	cmd.Args = func(c *cobra.Command, a []string) error {
+		if !c.Flags().Changed("target") {
+			return args(c, a)
+		}
+		if len(a) > 0 {
+			return usageErr("give the SESSION once: as -t or as an argument")
+		}
+		return emptySession("SESSION", []string{target})
+	}
+	cmd.RunE = func(c *cobra.Command, a []string) error {
+		if c.Flags().Changed("target") {
+			a = []string{target}
+		}
+		return run(c, a)
+	}
+	return cmd
+}
+
+// emptySession refuses an empty SESSION argument, which would otherwise
+// reach the server as a path with a piece missing.
+func emptySession(what string, args []string) error {
+	if !strings.Contains(what, "SESSION") || len(args) == 0 {
 		return nil
 	}
+	check := args[:1]
+	if strings.Contains(what, "at least one SESSION") {
+		check = args // rm: every argument is one
+	}
+	for _, a := range check {
+		if strings.TrimSpace(a) == "" {
+			return usageErr("SESSION is empty: give a session's id or name (see `termkeep ls`)")
+		}
+	}
+	return nil
 }
 
 // connect returns a client for the state directory, starting a server in the

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,11 +24,13 @@ func newNewCmd(g *globals) *cobra.Command {
 		sizePolicy, restoreCommand string
 		agent                      string
 		autoRestore, noShellInit   bool
+		linger                     time.Duration
 		env, keepEnvNames          []string
 	)
 	cmd := &cobra.Command{
-		Use:   "new [flags] [-- CMD ARGS...] | --agent AGENT [flags] [-- AGENT ARGS...]",
-		Short: "Start a session and print its id",
+		Use:     "new [flags] [-- CMD ARGS...] | --agent AGENT [flags] [-- AGENT ARGS...]",
+		Aliases: []string{"new-session"},
+		Short:   "Start a session and print its id",
 		Long: `Start a session running CMD (default: $SHELL, else /bin/sh) and print its id.
 The child gets this command's environment and working directory, plus the
 --env values and TERM=xterm-256color. In bash, zsh and fish, termkeep's shell
@@ -40,9 +44,24 @@ one), and records its resume command (claude --continue, codex resume --last,
 ...) as the session's --restore-command: a restore after a reboot continues
 the conversation. See docs/agents.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("name") && strings.TrimSpace(name) == "" {
+				return usageErr("--name is empty: give a name, or leave --name out for a session known by its id")
+			}
+			if name != "" {
+				if p := api.NameProblem(name); p != "" {
+					return usageErr("session name %q is not allowed: %s", name, p)
+				}
+			}
 			cols, rows, err := parseSize(size)
 			if err != nil {
 				return usageErr("--size: %v", err)
+			}
+			if linger < 0 {
+				return usageErr("--linger %v: a duration of 0 or more (such as 30s; 0: not at all)", linger)
+			}
+			lingerArg := ""
+			if cmd.Flags().Changed("linger") {
+				lingerArg = linger.String()
 			}
 			for _, kv := range env {
 				if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -62,6 +81,12 @@ the conversation. See docs/agents.md.`,
 				args = launch.Command
 				if !cmd.Flags().Changed("restore-command") {
 					restoreCommand = launch.Restore
+				}
+			}
+			if agent == "" && len(args) == 1 && !strings.ContainsAny(args[0], "/ ") {
+				// tmux's `new work` names a session; here it would run a program.
+				if _, err := exec.LookPath(args[0]); err != nil {
+					return usageErr("no program %q to run (to name a session, use `termkeep new --name %s`)", args[0], args[0])
 				}
 			}
 			dir := cwd
@@ -92,6 +117,7 @@ the conversation. See docs/agents.md.`,
 				Name: name, Command: args, Cwd: dir, Workspace: workspace, Cols: cols, Rows: rows,
 				Env: os.Environ(), SetEnv: env, KeepEnv: keepEnvNames, SizePolicy: sizePolicy,
 				RestoreCommand: restoreCommand, AutoRestore: autoRestore, NoShellIntegration: noShellInit,
+				Linger: lingerArg,
 			})
 			if err != nil {
 				return err
@@ -101,7 +127,7 @@ the conversation. See docs/agents.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&name, "name", "", "a name to use instead of the id (unique)")
+	f.StringVarP(&name, "name", "s", "", "a name to use instead of the id (unique; -s as tmux's new -s)")
 	f.StringVar(&cwd, "cwd", "", "working directory (default: the current one; relative to it)")
 	f.StringVar(&workspace, "workspace", "", "workspace the session belongs to")
 	f.StringVar(&size, "size", "80x24", "terminal size COLSxROWS")
@@ -111,6 +137,7 @@ the conversation. See docs/agents.md.`,
 	f.BoolVar(&autoRestore, "auto-restore", false, "restore the session by itself when the server finds it interrupted (after a reboot)")
 	f.BoolVar(&noShellInit, "no-shell-integration", false, "no working-directory reports, prompt marks or session history for bash, zsh and fish")
 	f.StringVar(&agent, "agent", "", "start an AI coding agent ("+strings.Join(agents.Names(), ", ")+") that a restore resumes")
+	f.DurationVar(&linger, "linger", 60*time.Second, "after CMD exits, how long to keep logging what processes it left behind print while they hold the terminal (0: not at all)")
 	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest or smallest (default: the server's)")
 	return cmd
 }

@@ -25,7 +25,7 @@ machine's restart or its holder's death interrupted, except one whose process
 is known to have exited; never a closed or exited one.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if all && len(args) == 0 || !all && len(args) == 1 {
-				return nil
+				return emptySession("SESSION", args)
 			}
 			return usageErr("restore needs a SESSION (id or name), or --all")
 		},

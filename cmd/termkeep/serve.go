@@ -1,11 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,20 +25,21 @@ import (
 // serveConfig is the server's configuration as the CLI fills it: defaults,
 // then TERMKEEP_* variables, then flags.
 type serveConfig struct {
-	viewerQueue  string
-	pingInterval time.Duration
-	pongTimeout  time.Duration
-	sizePolicy   string
-	logRetention string
-	logSync      string
-	killGrace    time.Duration
-	holder       string
-	logLevel     string
-	logFormat    string
-	listen       string
-	orphanGrace  string
-	idleTimeout  string
-	quietAfter   string
+	viewerQueue   string
+	pingInterval  time.Duration
+	pongTimeout   time.Duration
+	holderTimeout time.Duration
+	sizePolicy    string
+	logRetention  string
+	logSync       string
+	killGrace     time.Duration
+	holder        string
+	logLevel      string
+	logFormat     string
+	listen        string
+	orphanGrace   string
+	idleTimeout   string
+	quietAfter    string
 	// The TCP listener's security and the sessions per user (docs/security.md).
 	tlsCert, tlsKey string
 	insecureNoTLS   bool
@@ -118,6 +124,19 @@ container whose boot id is its host's, or a test playing a reboot).`,
 			if err := listenSecurity(cmd, &sc); err != nil {
 				return err
 			}
+			listenFrom := "default"
+			switch {
+			case cmd.Flags().Changed("listen"):
+				listenFrom = "--listen"
+			case os.Getenv("TERMKEEP_LISTEN") != "":
+				listenFrom = "TERMKEEP_LISTEN"
+			}
+			if err := checkListen(listenAddr(sc.listen), listenFrom != "default"); err != nil {
+				if listenFrom == "default" {
+					listenFrom = "--listen"
+				}
+				return usageErr("%s %s: %v", listenFrom, sc.listen, err)
+			}
 			maxSessions, err := strconv.Atoi(sc.maxSessions)
 			if err != nil || maxSessions < 1 {
 				if cmd.Flags().Changed("max-sessions") {
@@ -153,8 +172,8 @@ container whose boot id is its host's, or a test playing a reboot).`,
 			srv, err := server.New(cmd.Context(), server.Config{
 				StateDir: dir, HolderArgv: argv, LogRetention: retention, LogSync: sc.logSync,
 				KillGrace: sc.killGrace, Version: version, Logger: logger,
-				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, SizePolicy: policy,
-				Listen: listenAddr(sc.listen), WebUI: web.Handler(),
+				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, HolderTimeout: sc.holderTimeout, SizePolicy: policy,
+				Listen: listenAddr(sc.listen), ListenFrom: listenFrom, WebUI: web.Handler(),
 				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout, QuietAfter: quietAfter,
 				TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, InsecureNoTLS: sc.insecureNoTLS,
 				AllowedOrigins: sc.allowedOrigins, MaxSessions: maxSessions,
@@ -163,12 +182,13 @@ container whose boot id is its host's, or a test playing a reboot).`,
 			if err != nil {
 				return err
 			}
+			me := selfName()
 			fmt.Fprintf(os.Stdout, `termkeep %s is serving %s
-  create a session:   termkeep new --name work
-  attach to it:       termkeep attach work     (detach with Ctrl-\)
-  list sessions:      termkeep ls
+  create a session:   %s new --name work
+  attach to it:       %s attach work     (detach with Ctrl-\)
+  list sessions:      %s ls
 Sessions keep running when this server stops (Ctrl-C).
-`, version, dir)
+`, version, dir, me, me, me)
 			if u := srv.BrowserURL(); u != "" {
 				// The address carries the access token: a person at a
 				// terminal reads it, but a file (the server.log of a server
@@ -194,6 +214,8 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.DurationVar(&sc.pingInterval, "ping-interval", ping, "how often viewers are pinged (env TERMKEEP_PING_INTERVAL)")
 	pong, _ := time.ParseDuration(envOr("TERMKEEP_PONG_TIMEOUT", "10s"))
 	f.DurationVar(&sc.pongTimeout, "pong-timeout", pong, "a viewer silent this long after a ping is dropped (env TERMKEEP_PONG_TIMEOUT)")
+	holderTimeout, _ := time.ParseDuration(envOr("TERMKEEP_HOLDER_TIMEOUT", "10s"))
+	f.DurationVar(&sc.holderTimeout, "holder-timeout", holderTimeout, "a holder that does not answer a ping this long is shown unresponsive (a kill then SIGKILLs it), and a write it does not take within this fails (env TERMKEEP_HOLDER_TIMEOUT)")
 	f.StringVar(&sc.sizePolicy, "size-policy", envOr("TERMKEEP_SIZE_POLICY", "latest"), "whose size a session takes when viewers differ: latest (the last to type or resize) or smallest (env TERMKEEP_SIZE_POLICY)")
 	f.StringVar(&sc.listen, "listen", envOr("TERMKEEP_LISTEN", "127.0.0.1:7420"), "TCP address for browsers (port 0: any free port; off: none); termkeep url prints the address to open (env TERMKEEP_LISTEN)")
 	f.StringVar(&sc.orphanGrace, "orphan-grace", envOr("TERMKEEP_ORPHAN_GRACE", "0"), "end a session this long after its last viewer left, e.g. 10m or 600 (seconds); 0: never (env TERMKEEP_ORPHAN_GRACE)")
@@ -257,6 +279,35 @@ func parseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
+// selfName is how to run this binary from the shell it was started in:
+// "termkeep" when that is what PATH finds, else the path it was run by
+// (bin/termkeep from make run), so that the commands it prints work as
+// shown.
+func selfName() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "termkeep"
+	}
+	if p, err := exec.LookPath("termkeep"); err == nil {
+		if a, b := canonical(p), canonical(exe); a != "" && a == b {
+			return "termkeep"
+		}
+	}
+	if strings.ContainsRune(os.Args[0], '/') {
+		return os.Args[0]
+	}
+	return exe
+}
+
+func canonical(p string) string {
+	p, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return ""
+	}
+	p, _ = filepath.Abs(p)
+	return p
+}
+
 // listenAddr maps the --listen values that turn the TCP listener off to "".
 func listenAddr(v string) string {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -264,6 +315,39 @@ func listenAddr(v string) string {
 		return ""
 	}
 	return strings.TrimSpace(v)
+}
+
+// checkListen says what is wrong with a --listen address ("" is off). An
+// address given on purpose (explicit) must also be free: a server that
+// started without the listener asked for would look fine and not be
+// reachable. The default one may be taken (by another user's server, say):
+// the server then serves its unix socket alone and says so in its log.
+func checkListen(addr string, explicit bool) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("not HOST:PORT (for example 127.0.0.1:7420, [::1]:7420, 127.0.0.1:0 for any free port, or off)")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		if err != nil {
+			return fmt.Errorf("port %q is not a number (for example 127.0.0.1:7420)", port)
+		}
+		return fmt.Errorf("port %d is out of range (0-65535)", n)
+	}
+	if !explicit {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return errors.New("that address is in use (by another termkeep server or another program): pick another port, port 0 for any free one, or off")
+		}
+		return fmt.Errorf("cannot listen there: %v", err)
+	}
+	ln.Close()
+	return nil
 }
 
 // policyFlag reads a session policy's duration from its flag, or from its

@@ -55,10 +55,33 @@ type Session struct {
 	Restorable bool `json:"restorable,omitempty"`
 	// LogStopped is set while the session's output cannot be logged.
 	LogStopped *LogStop `json:"log_stopped,omitempty"`
+	// Lingering is set while a running session's child has exited and
+	// its holder still reads the output of processes the child left
+	// behind (they hold its terminal): `ls` shows "exited(N), output
+	// lingering". The state stays running until the holder is done.
+	Lingering *Lingering `json:"lingering,omitempty"`
+	// Unresponsive is set while the session runs and its holder does not
+	// answer the server (stopped, wedged): input to it fails after the
+	// holder timeout, and a kill SIGKILLs the holder. UnresponsiveSince is
+	// when it was judged so.
+	Unresponsive      bool       `json:"unresponsive,omitempty"`
+	UnresponsiveSince *time.Time `json:"unresponsive_since,omitempty"`
+	// Forced is set in the answer to a kill that went past asking the
+	// holder: what it did, in words ("its holder (pid 123) did not
+	// answer; termkeep sent SIGKILL to ...").
+	Forced string `json:"forced,omitempty"`
 	// QuietSince is when a running session last printed, once it has
 	// printed nothing for the server's quiet threshold (2 s by default):
 	// it is likely waiting for input. Nil while output flows.
 	QuietSince *time.Time `json:"quiet_since"`
+}
+
+// Lingering is how a child that left processes behind exited, and until
+// when its holder reads their output at most.
+type Lingering struct {
+	ExitCode int       `json:"exit_code"`
+	Signal   int       `json:"signal,omitempty"`
+	Until    time.Time `json:"until"`
 }
 
 // CreateRequest asks for a new session.
@@ -88,6 +111,10 @@ type CreateRequest struct {
 	// NoShellIntegration turns off termkeep's integration for bash, zsh and
 	// fish (working directory, prompt marks, the session's history file).
 	NoShellIntegration bool `json:"no_shell_integration,omitempty"`
+	// Linger is how long the holder reads on after the child exited while
+	// processes it left behind hold the terminal, as a Go duration
+	// ("90s", "0" for not at all); "" is 60 s.
+	Linger string `json:"linger,omitempty"`
 }
 
 // RestoreRequest asks for a new process in an ended or paused session.

@@ -5,6 +5,7 @@ package atomicfile
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -13,13 +14,21 @@ import (
 // the same directory and a rename. With sync, the data and the rename are
 // made durable (fsync of the file, then of the directory) before Write
 // returns; without it, a crash may leave the old file, never a torn one.
-func Write(path string, data []byte, sync bool) error {
+func Write(path string, data []byte, sync bool) error { return WriteThrough(path, data, sync, nil) }
+
+// WriteThrough is Write with the data written through wrap(f) (nil: f
+// itself), f being the temporary file: tests put a full disk there.
+func WriteThrough(path string, data []byte, sync bool, wrap func(*os.File) io.Writer) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("atomicfile: write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	var w io.Writer = f
+	if wrap != nil {
+		w = wrap(f)
+	}
+	_, err = w.Write(data)
 	if cerr := f.Chmod(0o600); err == nil {
 		err = cerr
 	}

@@ -331,23 +331,13 @@ func TestRebuildCorruptRegistry(t *testing.T) {
 	if aside, _ := filepath.Glob(d.DB() + ".broken-*"); len(aside) != 1 {
 		t.Errorf("moved-aside registry: %v", aside)
 	}
-	st := openStore(t, d)
-	defer st.Close()
-	all, err := st.Sessions(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, s := range all {
-		code := "-"
-		if s.ExitCode != nil {
-			code = fmt.Sprint(*s.ExitCode)
-		}
-		got[s.ID] = fmt.Sprintf("%s %s %v %dx%d %q", s.State, code, s.Command, s.Cols, s.Rows, s.EnvPolicy)
+	got := registryRows(t, d, func(s store.Session, code string) string {
+		row := fmt.Sprintf("%s %s %v %dx%d %q", s.State, code, s.Command, s.Cols, s.Rows, s.EnvPolicy)
 		if s.ID == "stop1" {
-			got[s.ID] += " " + s.Reason
+			row += " " + s.Reason
 		}
-	}
+		return row
+	})
 	want := map[string]string{
 		"run1":  `interrupted - [sh -c run1] 100x30 ""`,
 		"ok1":   `exited 0 [sh -c ok1] 100x30 ""`,
@@ -460,4 +450,71 @@ func TestRolledBackRegistry(t *testing.T) {
 	if w, err := st.Workspace(ctx, "proj"); err != nil || w.Dir != "/src/proj" || !w.AutoRestore {
 		t.Errorf("the lost workspace after --rebuild: %+v (%v), want /src/proj with auto-restore", w, err)
 	}
+}
+
+// A rebuilt (or adopting) registry has the end a holder could record only in its status
+// record (meta.json refused on a full disk), and the child's exit a holder
+// recorded before it died while lingering: both exited, never interrupted
+// (which a restore would run again). Another run's status record is not
+// taken for this one's.
+func TestRebuildReadsTheStatusRecord(t *testing.T) {
+	d := newState(t)
+	seven := 7
+	for _, id := range []string{"full1", "linger1", "other1"} {
+		addSession(t, d, id, nil, false)
+	}
+	m, _ := sessiondir.ReadMeta(d.Session("full1"))
+	ended := m
+	now := time.Now().UTC()
+	ended.EndedAt, ended.ExitCode, ended.End = &now, &seven, 99
+	if w, err := sessiondir.CreateStatus(d.Session("full1"), sessiondir.StatusOf(ended), nil); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Close()
+	}
+	m, _ = sessiondir.ReadMeta(d.Session("linger1"))
+	m.Child = &sessiondir.ChildExit{At: now, ExitCode: 5}
+	if err := sessiondir.WriteMeta(d.Session("linger1"), m); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = sessiondir.ReadMeta(d.Session("other1"))
+	m.StartedAt = m.StartedAt.Add(-time.Hour)
+	m.EndedAt, m.ExitCode = &now, &seven
+	if w, err := sessiondir.CreateStatus(d.Session("other1"), sessiondir.StatusOf(m), nil); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Close()
+	}
+
+	// The registry has none of them: --rebuild adopts each from its
+	// directory, as it does after a rebuild from nothing.
+	if rep := run(t, d, Options{Rebuild: true}); rep.Failed() {
+		t.Fatal("rebuild failed")
+	}
+	got := registryRows(t, d, func(s store.Session, code string) string { return fmt.Sprintf("%s %s", s.State, code) })
+	want := map[string]string{"full1": "exited 7", "linger1": "exited 5", "other1": "interrupted -"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rebuilt registry:\n got %v\nwant %v", got, want)
+	}
+}
+
+// registryRows is the registry's sessions by id, each as row says, given
+// the session and its exit code ("-": none).
+func registryRows(t *testing.T, d statedir.Dir, row func(s store.Session, code string) string) map[string]string {
+	t.Helper()
+	st := openStore(t, d)
+	defer st.Close()
+	all, err := st.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range all {
+		code := "-"
+		if s.ExitCode != nil {
+			code = fmt.Sprint(*s.ExitCode)
+		}
+		got[s.ID] = row(s, code)
+	}
+	return got
 }

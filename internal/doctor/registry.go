@@ -306,6 +306,11 @@ func (sd *sessDir) session() (store.Session, error) {
 		if m.Closed {
 			sess.State = store.StateClosed
 		}
+	case m.Child != nil:
+		// The holder died while it read what the child left behind: the
+		// child's own exit is known.
+		code := m.Child.ExitCode
+		sess.State, sess.ExitCode, sess.EndedAt = store.StateExited, &code, &m.Child.At
 	default:
 		sess.State = store.StateInterrupted
 		sess.Reason = fmt.Sprintf("holder pid %d is gone (found by termkeep doctor)", m.HolderPid)

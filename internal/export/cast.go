@@ -22,8 +22,9 @@ type castHeader struct {
 }
 
 // cast writes an asciicast v2 recording: a header line, then one output
-// event per logged chunk at the time of the Time record in force for it,
-// and a resize event at each size change. With a Redactor it reads the
+// event per logged chunk at the (log) time of the Time record in force for
+// it, a resize event at each size change, and a marker event where the
+// wall clock was set back or forward, saying by how much. With a Redactor it reads the
 // range twice: first to find the secrets (a line is only known to hold one
 // once it has ended), then to write the events with them replaced, so each
 // event keeps its own time.
@@ -57,7 +58,13 @@ func (r *run) cast(w io.Writer) error {
 		enc.hdr.Env["SHELL"] = r.opts.Shell
 	}
 	var data []byte
+	var steps outlog.ClockSteps
 	err := r.chunks(func(c outlog.Chunk) error {
+		if d, ok := steps.Step(c); ok {
+			if err := enc.marker(c.Time, outlog.ClockStepLabel(d)); err != nil {
+				return err
+			}
+		}
 		switch c.Kind {
 		case outlog.ChunkSize:
 			return enc.size(c.Time, c.Cols, c.Rows)
@@ -112,6 +119,11 @@ func (e *castEncoder) output(at time.Time, data []byte) error {
 		return nil
 	}
 	return e.event(at, 'o', b[:n])
+}
+
+// marker writes a marker event: a moment a player lists with its label.
+func (e *castEncoder) marker(at time.Time, label string) error {
+	return e.event(at, 'm', []byte(label))
 }
 
 // gap writes the line that stands for a gap, on a line of its own, after

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"termkeep/internal/outlog"
+	"termkeep/internal/outlog/outlogtest"
 	"termkeep/internal/screen"
 	"termkeep/internal/vtscan"
 )
@@ -121,7 +122,7 @@ func parseCast(t testing.TB, s string) (map[string]any, []castEvent) {
 		tm, ok1 := raw[0].(float64)
 		typ, ok2 := raw[1].(string)
 		data, ok3 := raw[2].(string)
-		if !ok1 || !ok2 || !ok3 || (typ != "o" && typ != "r") {
+		if !ok1 || !ok2 || !ok3 || (typ != "o" && typ != "r" && typ != "m") {
 			t.Fatalf("cast event %q", sc.Text())
 		}
 		if tm < last {
@@ -719,5 +720,45 @@ func TestHistoryCutMarked(t *testing.T) {
 	cast, res := export(Cast, 100)
 	if _, evs := parseCast(t, cast); res.LinesLeftOut != 0 || !strings.Contains(outputOf(evs), strings.TrimRight(lines[3], "\n")+"\r\n") {
 		t.Errorf("the cast left out %d lines, or not every retained line is in it", res.LinesLeftOut)
+	}
+}
+
+// 400 lines 100 ms apart, the wall clock set back 2 h or forward a year at
+// line 200: the cast lasts 39.9 s, each line at its own time, with a marker
+// where the clock was set.
+func TestCastSteppedClock(t *testing.T) {
+	for _, tc := range outlogtest.Steps {
+		t.Run(tc.Name, func(t *testing.T) {
+			s, l := outlogtest.OpenStepped(t, t0, tc.By)
+			var b bytes.Buffer
+			if _, err := Export(&b, l, Options{Format: Cast, From: l.First(), To: l.End()}); err != nil {
+				t.Fatal(err)
+			}
+			hdr, evs := parseCast(t, b.String())
+			if hdr["timestamp"] != float64(t0.Unix()) {
+				t.Errorf("header timestamp %v, want %d", hdr["timestamp"], t0.Unix())
+			}
+			if last := evs[len(evs)-1].t; math.Abs(last-39.9) > 0.001 {
+				t.Errorf("the cast lasts %.3fs, want 39.9s", last)
+			}
+			line, markers := 0, 0
+			for _, e := range evs {
+				switch e.typ {
+				case "o":
+					if want := float64(line) / 10; math.Abs(e.t-want) > 0.001 || e.data != fmt.Sprintf("line %03d\r\n", line) {
+						t.Fatalf("event %+v, want line %d at %.1fs", e, line, want)
+					}
+					line++
+				case "m":
+					markers++
+					if e.data != tc.Label || math.Abs(e.t-20) > 0.001 {
+						t.Errorf("marker %+v, want %q at 20s", e, tc.Label)
+					}
+				}
+			}
+			if line != s.Lines || markers != 1 {
+				t.Errorf("%d lines and %d markers, want %d and 1", line, markers, s.Lines)
+			}
+		})
 	}
 }

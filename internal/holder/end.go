@@ -2,6 +2,7 @@ package holder
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -75,44 +76,51 @@ func (h *holder) serve() {
 	h.reaped = true
 	h.mu.Unlock()
 	code, sig := exitStatus(h.cmd.ProcessState, err)
-	// The child is gone; its output may still sit in the pty (or be written by
-	// a process it left behind). Drain until the pty reports EIO or stays
-	// quiet, so the log ends with the child's last byte.
 	h.relay.childGone()
-	h.drain(h.readDone)
 
 	// Who ended it: a child that died of a stop's signal may be followed
 	// by the holder's own SIGTERM, which makes it interrupted (cause.go).
-	var meta sessiondir.Meta
+	// The pty is read meanwhile.
+	var state, reason string
 	for {
 		h.mu.Lock()
-		now := time.Now()
-		state, reason, wait := judgeEnd(endFacts{closing: h.closing, stopAt: h.stopAt, died: died, code: code, sig: sig}, now)
+		var wait time.Duration
+		state, reason, wait = judgeEnd(endFacts{closing: h.closing, stopAt: h.stopAt, died: died, code: code, sig: sig}, time.Now())
+		h.mu.Unlock()
 		if wait == 0 {
-			h.meta, h.exitFrame = ended(h.meta, state, reason, code, sig, h.out.End(), now)
-			meta = h.meta
-			h.exited = true
-			h.mu.Unlock()
 			break
 		}
-		h.mu.Unlock()
 		select {
 		case <-h.stopped:
 		case <-h.closeBegun:
 		case <-time.After(wait):
 		}
 	}
+	// The child's output may still sit in the pty, and processes it left
+	// behind may still write to it: drain until none holds the pty (EIO),
+	// or as drainOver decides. A child that exited by itself has its exit
+	// recorded first, in case the holder dies while it lingers.
+	select {
+	case <-h.readDone:
+	default:
+		if state == "exited" && h.spec.Linger > 0 {
+			h.recordChild(sessiondir.ChildExit{At: died.UTC(), ExitCode: code, Signal: sig}, died.Add(h.spec.Linger))
+		}
+		h.drain(died)
+	}
+
+	h.mu.Lock()
+	h.meta, h.exitFrame = ended(h.meta, state, reason, code, sig, h.out.End(), time.Now())
+	meta := h.meta
+	h.exited = true
+	h.mu.Unlock()
 
 	// The log is made durable before meta.json says the session ended, so
 	// an ended session's log is always complete on disk.
 	if err := h.out.Sync(); err != nil {
 		h.log.Error("sync output log", "err", err)
 	}
-	h.metaMu.Lock()
-	if err := sessiondir.WriteMeta(h.spec.Dir, meta); err != nil {
-		h.log.Error("write meta", "err", err)
-	}
-	h.metaMu.Unlock()
+	h.recordEnd(meta)
 	h.poke()
 	// Give every connected server a moment to receive the tail and the
 	// exit, including one that connected as the child ended: once the
@@ -138,6 +146,12 @@ func (h *holder) serve() {
 	if err := h.out.Close(); err != nil {
 		h.log.Error("close output log", "err", err)
 	}
+	h.metaMu.Lock()
+	if h.status != nil {
+		h.status.Close()
+		h.status = nil
+	}
+	h.metaMu.Unlock()
 	h.ptmx.Close()
 	h.log.Info("session ended", "state", meta.State(), "reason", meta.Reason, "exit_code", code, "signal", sig, "end", meta.End)
 	// Last: the next holder may write the directory once this lets go.
@@ -175,46 +189,70 @@ func exitStatus(ps *os.ProcessState, err error) (code, sig int) {
 	return ps.ExitCode(), 0
 }
 
-// drain waits for the pty reader after the child exited: it returns when the
-// reader stops on its own (EIO: no process holds the pty any more) or when the
-// pty has been quiet for a moment (a background process the child left behind
-// still holds it open).
-func (h *holder) drain(readDone <-chan struct{}) {
-	start, last := time.Now(), h.out.End()
+// drain waits for the pty reader after the child was reaped at died: it
+// returns when the reader stops on its own (EIO: no process holds the pty
+// any more) or stops the reader when drainOver says so.
+func (h *holder) drain(died time.Time) {
+	last := h.out.End()
 	for {
 		select {
-		case <-readDone:
+		case <-h.readDone:
 			return
 		case <-time.After(drainLook):
 		}
-		end := h.out.End()
-		if drainOver(time.Since(start), last, end) {
+		now, end := time.Now(), h.out.End()
+		f := drainFacts{linger: h.spec.Linger, since: now.Sub(died), last: last, end: end}
+		h.mu.Lock()
+		if !h.hungUpAt.IsZero() {
+			f.hungUp, f.sinceHangUp, f.grace = true, now.Sub(h.hungUpAt), h.grace
+		}
+		h.mu.Unlock()
+		if drainOver(f) {
 			break
 		}
 		last = end
 	}
-	// Quiet, or drained long enough: stop the reader.
 	h.ptmx.SetReadDeadline(time.Now())
 	select {
-	case <-readDone:
+	case <-h.readDone:
 	case <-time.After(time.Second):
 	}
 }
 
 // drainLook is how often the drain looks whether the pty is still giving
-// output; drainMax bounds the drain: a process the child left behind may
-// write for ever, its output after this bound is not the child's, and
-// closing the pty hangs it up.
+// output; drainMax bounds the drain without a linger, and after a hang-up's
+// SIGKILL.
 const (
 	drainLook = 200 * time.Millisecond
 	drainMax  = 2 * time.Second
 )
 
-// drainOver decides, at a look after the child exited, whether the drain
-// stops the pty's reader: the log's end did not move since the last look
-// (last) or the drain has run for drainMax (since).
-func drainOver(since time.Duration, last, end uint64) bool {
-	return end == last || since >= drainMax
+// drainFacts is what the holder knows at a look of the drain.
+type drainFacts struct {
+	linger      time.Duration // Spec.Linger
+	since       time.Duration // since the child was reaped
+	hungUp      bool          // a close or a stop hung up the pty's processes
+	sinceHangUp time.Duration
+	grace       time.Duration // the hang-up's grace, after which they got SIGKILL
+	last, end   uint64        // the log's end at the previous look and now
+}
+
+// drainOver decides, at a look after the child was reaped, whether the
+// holder stops reading the pty, which it otherwise reads until no process
+// holds it. Hung up (a close, a stop), the pty's processes got SIGKILL
+// after the grace: a holder of the pty that outlives that by drainMax is
+// not the session's to wait for (another user's). With a linger, the
+// output of processes the child left behind is read for that long,
+// however quiet they are for a while. Without one, the drain stops at the
+// first look that finds no new output, or after drainMax.
+func drainOver(f drainFacts) bool {
+	switch {
+	case f.hungUp:
+		return f.sinceHangUp >= f.grace+drainMax
+	case f.linger > 0:
+		return f.since >= f.linger
+	}
+	return f.end == f.last || f.since >= drainMax
 }
 
 // close ends the session on purpose: SIGHUP to the child's process group
@@ -256,26 +294,36 @@ func (h *holder) stop(at time.Time) {
 	h.hangUp(closeGrace)
 }
 
-// hangUp sends the child SIGHUP, and SIGKILL after grace unless it has
-// ended by then. A second call does nothing: the first one's grace runs.
+// hangUp sends every process of the session's terminal SIGHUP, and
+// SIGKILL to those left after grace (unless none holds the pty by then). A
+// second call does nothing: the first one's grace runs.
 func (h *holder) hangUp(grace time.Duration) {
 	h.mu.Lock()
 	if h.hungUp {
 		h.mu.Unlock()
 		return
 	}
-	h.hungUp = true
+	h.hungUp, h.hungUpAt, h.grace = true, time.Now(), grace
 	h.mu.Unlock()
-	h.signalChild(syscall.SIGHUP)
+	h.signalSession(syscall.SIGHUP)
 	go func() {
-		time.Sleep(grace)
-		h.mu.Lock()
-		exited := h.exited
-		h.mu.Unlock()
-		if !exited {
-			h.signalChild(syscall.SIGKILL)
+		select {
+		case <-h.readDone:
+			return
+		case <-time.After(grace):
 		}
+		h.signalSession(syscall.SIGKILL)
 	}()
+}
+
+// signalSession sends sig to the child (signalChild) and to every other
+// process whose terminal is the pty or that holds it open: jobs that
+// ignore SIGHUP, processes that left its session with setsid.
+func (h *holder) signalSession(sig syscall.Signal) {
+	h.signalChild(sig)
+	for _, pid := range ptyProcesses(h.ptsDev) {
+		syscall.Kill(pid, sig)
+	}
 }
 
 // signalChild sends sig to the pty's foreground process group and to the
@@ -297,3 +345,63 @@ func (h *holder) signalChild(sig syscall.Signal) {
 		syscall.Kill(pid, sig)
 	}
 }
+
+// recordChild records in the status record and meta.json that the child
+// exited (c) while the holder reads on: a holder that dies while it
+// lingers leaves a finished job known as one.
+// Connected servers are told (a linger frame).
+func (h *holder) recordChild(c sessiondir.ChildExit, until time.Time) {
+	h.mu.Lock()
+	h.meta.Child = &c
+	h.linger = &wire.Linger{ExitCode: c.ExitCode, Signal: c.Signal, At: h.out.End(), Until: until.UTC()}
+	meta := h.meta
+	h.mu.Unlock()
+	h.log.Info("the child exited; its terminal is still held, reading what the processes left behind print", "exit_code", c.ExitCode, "linger", h.spec.Linger)
+	if serr, merr := h.writeRecords(meta); serr != nil && merr != nil {
+		h.log.Error("record the child's exit", "status_err", serr, "meta_err", merr)
+	}
+	h.poke()
+}
+
+// endRetry is how often a holder that could not record its end tries again.
+const endRetry = time.Second
+
+// recordEnd records the session's end: in the status record, in place, and
+// in meta.json. While neither can be written (a full disk under a holder
+// whose status record could not be made when it started) it tries again
+// every endRetry, still serving: a server that connects meanwhile is told
+// the end, and the holder does not leave a finished job to be taken for an
+// interrupted one. It gives up once the session's directory is gone.
+func (h *holder) recordEnd(meta sessiondir.Meta) {
+	for i := 0; ; i++ {
+		serr, merr := h.writeRecords(meta)
+		switch {
+		case merr == nil:
+			return
+		case serr == nil:
+			h.log.Warn("meta.json cannot record the end; the status record has it", "err", merr)
+			return
+		case i == 0:
+			h.log.Error("the end cannot be recorded on disk; trying again every second", "status_err", serr, "meta_err", merr)
+		}
+		if _, err := os.Stat(h.spec.Dir); errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		time.Sleep(endRetry)
+	}
+}
+
+// writeRecords writes meta's status record, then meta.json, each through
+// the holder's disk.
+func (h *holder) writeRecords(meta sessiondir.Meta) (statusErr, metaErr error) {
+	h.metaMu.Lock()
+	defer h.metaMu.Unlock()
+	statusErr = errNoStatus
+	if h.status != nil {
+		statusErr = h.status.Write(sessiondir.StatusOf(meta))
+	}
+	return statusErr, sessiondir.WriteMetaThrough(h.spec.Dir, meta, h.disk)
+}
+
+// errNoStatus: the status record could not be made when the holder started.
+var errNoStatus = errors.New("holder: no status record")

@@ -82,23 +82,39 @@ func TestEnded(t *testing.T) {
 	}
 }
 
-// drainOver's table: the drain stops at the first quiet look, or after
-// drainMax however busy the pty.
+// drainOver's table. Without a linger the drain stops at the first
+// quiet look, or after drainMax however busy the pty. With one, it reads
+// for the whole linger, quiet or not. Hung up, it waits for SIGKILL (the
+// grace) and drainMax more, whatever the linger.
 func TestDrainOver(t *testing.T) {
+	const linger = 60 * time.Second
 	for _, tc := range []struct {
-		since     time.Duration
-		last, end uint64
-		want      bool
+		name string
+		f    drainFacts
+		want bool
 	}{
-		{drainLook, 10, 10, true},  // quiet at the first look
-		{drainLook, 10, 20, false}, // still writing
-		{drainMax - time.Nanosecond, 0, 1 << 30, false},
-		{drainMax, 0, 1 << 30, true}, // a writer that never stops
-		{10 * drainMax, 5, 6, true},  // a look that came late
-		{0, 0, 0, true},
+		{"no linger: quiet at the first look", drainFacts{since: drainLook, last: 10, end: 10}, true},
+		{"no linger: still writing", drainFacts{since: drainLook, last: 10, end: 20}, false},
+		{"no linger: busy just under drainMax", drainFacts{since: drainMax - time.Nanosecond, end: 1 << 30}, false},
+		{"no linger: a writer that never stops", drainFacts{since: drainMax, end: 1 << 30}, true},
+		{"no linger: a look that came late", drainFacts{since: 10 * drainMax, last: 5, end: 6}, true},
+		{"no linger: nothing at all", drainFacts{}, true},
+		{"linger: quiet for a moment", drainFacts{linger: linger, since: drainLook, last: 10, end: 10}, false},
+		{"linger: quiet for longer than drainMax", drainFacts{linger: linger, since: 30 * time.Second, last: 10, end: 10}, false},
+		{"linger: writing past drainMax", drainFacts{linger: linger, since: 3 * drainMax, end: 1 << 30}, false},
+		{"linger: just under", drainFacts{linger: linger, since: linger - time.Nanosecond, last: 1, end: 2}, false},
+		{"linger: over, still writing", drainFacts{linger: linger, since: linger, last: 1, end: 2}, true},
+		{"linger: over long ago", drainFacts{linger: linger, since: 100 * linger, last: 1, end: 1}, true},
+		{"a negative linger is none", drainFacts{linger: -time.Second, since: drainLook, last: 3, end: 3}, true},
+		{"hung up: quiet, before SIGKILL", drainFacts{linger: linger, since: time.Second, hungUp: true, sinceHangUp: time.Second, grace: 5 * time.Second, last: 1, end: 1}, false},
+		{"hung up: without a linger, quiet before SIGKILL", drainFacts{since: time.Second, hungUp: true, sinceHangUp: time.Second, grace: 5 * time.Second, last: 1, end: 1}, false},
+		{"hung up: SIGKILL just sent", drainFacts{hungUp: true, sinceHangUp: 5 * time.Second, grace: 5 * time.Second}, false},
+		{"hung up: drainMax after SIGKILL", drainFacts{hungUp: true, sinceHangUp: 5*time.Second + drainMax, grace: 5 * time.Second}, true},
+		{"hung up: no grace", drainFacts{hungUp: true, sinceHangUp: drainMax, end: 9}, true},
+		{"hung up before the linger's end, which passes", drainFacts{linger: time.Second, since: 2 * time.Second, hungUp: true, sinceHangUp: 1500 * time.Millisecond, grace: 5 * time.Second}, false},
 	} {
-		if got := drainOver(tc.since, tc.last, tc.end); got != tc.want {
-			t.Errorf("drainOver(%v, %d, %d) = %v, want %v", tc.since, tc.last, tc.end, got, tc.want)
+		if got := drainOver(tc.f); got != tc.want {
+			t.Errorf("%s: drainOver(%+v) = %v, want %v", tc.name, tc.f, got, tc.want)
 		}
 	}
 }

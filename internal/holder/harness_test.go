@@ -36,6 +36,13 @@ type testHolder struct {
 // writes), with retention bytes of log (0: the default).
 func startHolder(t *testing.T, script string, retention int64) *testHolder {
 	t.Helper()
+	return startHolderWith(t, script, Spec{LogRetention: retention}, nil)
+}
+
+// startHolderWith is startHolder with the spec's Linger and LogRetention
+// from spec, meta.json and the status record written through disk.
+func startHolderWith(t *testing.T, script string, spec Spec, disk sessiondir.Through) *testHolder {
+	t.Helper()
 	// A short directory: a unix socket's path is limited to about 100 bytes.
 	dir, err := os.MkdirTemp("", "tkh")
 	if err != nil {
@@ -43,11 +50,11 @@ func startHolder(t *testing.T, script string, retention int64) *testHolder {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	h, err := start(Spec{
-		ID: "t1", Dir: dir, Cols: 80, Rows: 24, LogRetention: retention, LogSync: "never",
+		ID: "t1", Dir: dir, Cols: 80, Rows: 24, LogRetention: spec.LogRetention, Linger: spec.Linger, LogSync: "never",
 		Command: []string{"bash", "--noprofile", "--norc", "-c", "stty raw -echo; " + script},
 		Env:     []string{"PATH=" + os.Getenv("PATH"), "TERM=dumb", "LC_ALL=C"},
 		Cwd:     dir,
-	})
+	}, disk)
 	if err != nil {
 		t.Fatal(err)
 	}

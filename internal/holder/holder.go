@@ -67,6 +67,13 @@ type Spec struct {
 	// screen and the new process.
 	Banner string `json:"banner,omitempty"`
 
+	// Linger is how long the holder keeps reading the pty after the child
+	// exited while processes it left behind still hold the terminal (a
+	// job that ignores SIGHUP), to log what they print; 0 reads only
+	// what is already there (at most 2 s while output flows), as holders
+	// before it did.
+	Linger time.Duration `json:"linger,omitempty"`
+
 	LogRetention int64  `json:"log_retention,omitempty"`
 	LogSync      string `json:"log_sync,omitempty"` // "interval" (default), "always", "never"
 }
@@ -97,7 +104,7 @@ func Main() int {
 		return 1
 	}
 	sigs := holdSignals()
-	h, err := start(spec)
+	h, err := start(spec, nil)
 	if err != nil {
 		json.NewEncoder(os.Stdout).Encode(Ready{Error: err.Error()})
 		return 1
@@ -137,7 +144,16 @@ type holder struct {
 	// readDone is closed when the pty reader has stopped.
 	readDone chan struct{}
 
-	metaMu sync.Mutex // serializes writes of meta.json
+	metaMu sync.Mutex // serializes writes of meta.json and the status record
+	// disk is what meta.json and the status record are written through
+	// (nil: the files themselves; tests: a full disk).
+	disk sessiondir.Through
+	// status is the status record, overwritten in place (nil: it could
+	// not be made when the holder started). Guarded by metaMu.
+	status *sessiondir.StatusWriter
+	// ptsDev is the device number of the pty's terminal side: the
+	// processes that still hold it are the session's (ptyprocs.go).
+	ptsDev uint64
 
 	// stopped is closed at the holder's first SIGTERM (stopAt), and
 	// closeBegun when a close on purpose begins (closing): either decides
@@ -150,9 +166,12 @@ type holder struct {
 	closing    bool      // a Close frame or CloseSignal arrived: the end is on purpose
 	stopAt     time.Time // when SIGTERM arrived: the machine or service stopping; zero: not
 	hungUp     bool      // the child has been sent SIGHUP by close or stop
-	reaped     bool      // the child has been reaped: its pid may be reused
-	exited     bool      // child reaped, its output drained and its end decided
-	exitFrame  wire.Exit // valid once exited
+	hungUpAt   time.Time // when, and with what grace before SIGKILL
+	grace      time.Duration
+	reaped     bool         // the child has been reaped: its pid may be reused
+	exited     bool         // child reaped, its output drained and its end decided
+	exitFrame  wire.Exit    // valid once exited
+	linger     *wire.Linger // set while the child has exited and the holder reads on
 	resizes    []resizeAt
 	conn       *upstream              // the current server connection, if any
 	ups        map[*upstream]struct{} // every connection being served
@@ -179,7 +198,9 @@ type resizeAt struct {
 	cols, rows uint16
 }
 
-func start(spec Spec) (*holder, error) {
+// start starts the session of spec; its meta.json and status record are
+// written through disk (nil: the files themselves).
+func start(spec Spec, disk sessiondir.Through) (*holder, error) {
 	if len(spec.Command) == 0 {
 		return nil, errors.New("holder: no command")
 	}
@@ -195,6 +216,7 @@ func start(spec Spec) (*holder, error) {
 	}
 	h := &holder{
 		spec:       spec,
+		disk:       disk,
 		logf:       logf,
 		stopped:    make(chan struct{}),
 		closeBegun: make(chan struct{}),
@@ -267,6 +289,7 @@ func start(spec Spec) (*holder, error) {
 		ptmx = p
 	}
 	h.cmd, h.ptmx = cmd, ptmx
+	h.ptsDev = ptsDevice(ptmx)
 	if h.ptmxRC, err = ptmx.SyscallConn(); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("pty: %w", err)
@@ -287,15 +310,19 @@ func start(spec Spec) (*holder, error) {
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
 		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
-		EnvPolicy: spec.EnvPolicy, Settings: spec.Settings,
+		EnvPolicy: spec.EnvPolicy, Settings: spec.Settings, Linger: spec.Linger.String(),
 	}
 	if id, err := bootid.Current(); err == nil {
 		h.meta.BootID = id
 	} else {
 		h.log.Warn("the machine's boot is not known; a restart of the machine will not be told from a holder's death", "err", err)
 	}
-	if err := sessiondir.WriteMeta(spec.Dir, h.meta); err != nil {
+	if err := sessiondir.WriteMetaThrough(spec.Dir, h.meta, h.disk); err != nil {
 		h.log.Error("write meta", "err", err)
+	}
+	// Made now, while there is room: the end overwrites it in place.
+	if h.status, err = sessiondir.CreateStatus(spec.Dir, sessiondir.StatusOf(h.meta), h.disk); err != nil {
+		h.log.Warn("make the status record; a full disk at the end may leave the exit status unrecorded", "err", err)
 	}
 	started = true
 	return h, nil

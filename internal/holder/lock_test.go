@@ -32,7 +32,7 @@ func TestSecondHolderRefused(t *testing.T) {
 			Command: []string{"sh", "-c", "printf second"},
 			Env:     []string{"PATH=" + os.Getenv("PATH")},
 			Cwd:     th.dir,
-		})
+		}, nil)
 		if err == nil {
 			h2.close(0)
 			t.Fatalf("socket removed %v: a second holder started on a log that has one", gone)
@@ -66,7 +66,7 @@ func TestHolderAfterEndedHolderStarts(t *testing.T) {
 		Command: []string{"sh", "-c", "exec sleep 600"},
 		Env:     []string{"PATH=" + os.Getenv("PATH")},
 		Cwd:     th.dir,
-	})
+	}, nil)
 	if err != nil {
 		t.Fatalf("a holder after an ended one: %v", err)
 	}

@@ -52,7 +52,7 @@ func (h *holder) saveMeta() {
 	h.mu.Lock()
 	meta := h.meta
 	h.mu.Unlock()
-	if err := sessiondir.WriteMeta(h.spec.Dir, meta); err != nil {
+	if err := sessiondir.WriteMetaThrough(h.spec.Dir, meta, h.disk); err != nil {
 		h.log.Warn("write meta", "err", err)
 	}
 }

@@ -265,6 +265,7 @@ func (u *upstream) forward(from uint64) {
 	frame := fb.b
 	buf := frame[wire.OutputHeaderSize:]
 	var logSent uint64
+	lingerSent := false
 	for {
 		off := cur.Offset()
 		h.mu.Lock()
@@ -273,7 +274,14 @@ func (u *upstream) forward(from uint64) {
 		h.resizes, pending, limit = nextResize(h.resizes, off, h.out.End(), len(buf))
 		exited, exitFrame := h.exited, h.exitFrame
 		logVer, logState := h.logVer, h.logState
+		linger := h.linger
 		h.mu.Unlock()
+		if linger != nil && !lingerSent && u.version >= 4 {
+			lingerSent = true
+			if u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeLinger, *linger) }) != nil {
+				return
+			}
+		}
 		if logVer != logSent && u.version >= 2 {
 			logSent = logVer
 			if u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeLog, logState) }) != nil {

@@ -104,13 +104,13 @@ func Encode(name string, m Modes) ([]byte, error) {
 	if mods&ctrlM != 0 {
 		c, ok := ctrl(key)
 		if !ok {
-			return nil, fmt.Errorf("no control key for %q in %q (known: C-a … C-z, C-Space, C-@, C-[, C-\\, C-], C-^, C-_, C-?)", key, name)
+			return nil, fmt.Errorf("unknown key %q: no control key for %q (known: C-a … C-z, C-Space, C-@, C-[, C-\\, C-], C-^, C-_, C-?)", name, key)
 		}
 		b = []byte{c}
 	}
 	if mods&shift != 0 {
 		if len(b) != 1 || b[0] < 'a' || b[0] > 'z' {
-			return nil, fmt.Errorf("no shifted form of %q in %q: type the character itself", key, name)
+			return nil, fmt.Errorf("unknown key %q: no shifted form of %q (type the character itself)", name, key)
 		}
 		b[0] -= 'a' - 'A'
 	}

@@ -18,7 +18,7 @@ import (
 func refDecode(b []byte) (data []byte, span uint64) {
 	for len(b) >= 9 {
 		typ, n := b[0], binary.BigEndian.Uint32(b[1:5])
-		ok := (typ == 1 || typ == 2) && n <= 1<<20 || typ == 3 && n == 8 || typ == 4 && n == 4 || typ == 5 && n >= 8 && n <= 72
+		ok := (typ == 1 || typ == 2) && n <= 1<<20 || typ == 3 && (n == 8 || n == 16) || typ == 4 && n == 4 || typ == 5 && n >= 8 && n <= 72
 		if !ok || uint64(len(b)-9) < uint64(n) {
 			break
 		}
@@ -106,6 +106,8 @@ func FuzzOpen(f *testing.F) {
 	bad[40] ^= 1
 	f.Add(bad, uint8(5))
 	f.Add(append(bytes.Clone(seg), seg...), uint8(6))
+	old := appendSize(appendTimeV1(nil, time.Unix(1_700_000_000, 0)), 80, 24)
+	f.Add(append(appendHeader(old, recData, []byte("before log times")), "before log times"...), uint8(7))
 
 	f.Fuzz(fuzzOpenBody)
 }
@@ -309,6 +311,93 @@ func FuzzAppendRead(f *testing.F) {
 			})
 			if err != nil || !slices.Equal(got, want) {
 				t.Fatalf("Chunks from %d reports sizes %v (%v), want %v", lo, got, err, want)
+			}
+		}
+	})
+}
+
+// FuzzTimeRecords writes a segment of Time records old and new, with any
+// readings, between data records, and reads it back: each chunk has the
+// times of the Time record before it (an old record's wall clock as its
+// log time too), ClockSteps and its labels take whatever the times are,
+// and OffsetAt stays within the log.
+func FuzzTimeRecords(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 2, 'a', 1, 0, 0, 0, 0, 0, 0, 0, 9, 2, 'b'})
+	f.Add([]byte{0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 'x', 0, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 0, 2, 'y'})
+	f.Add([]byte{1, 0x18, 0, 0, 0, 0, 0, 0, 0, 2, 'o', 0, 0x18, 0, 0, 0, 0, 0, 0, 0, 0x18, 0, 0, 0, 0, 0, 0, 0, 2, 'n'})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		type stamp struct {
+			time, wall int64
+			ok         bool // a Time record came before
+		}
+		var seg []byte
+		var at []stamp // the stamp in force at each data byte
+		cur := stamp{}
+		for len(ops) > 0 {
+			op := ops[0] % 3
+			ops = ops[1:]
+			switch {
+			case op == 0 && len(ops) >= 16:
+				w, s := int64(binary.BigEndian.Uint64(ops)), int64(binary.BigEndian.Uint64(ops[8:]))
+				seg, cur = appendTime(seg, time.Unix(0, w), s), stamp{s, w, true}
+				ops = ops[16:]
+			case op == 1 && len(ops) >= 8:
+				w := int64(binary.BigEndian.Uint64(ops))
+				seg, cur = appendTimeV1(seg, time.Unix(0, w)), stamp{w, w, true}
+				ops = ops[8:]
+			case op == 2 && len(ops) >= 1:
+				n := min(int(ops[0])%8+1, len(ops)-1)
+				if n == 0 {
+					ops = nil
+					break
+				}
+				seg = append(appendHeader(seg, recData, ops[1:1+n]), ops[1:1+n]...)
+				for range n {
+					at = append(at, cur)
+				}
+				ops = ops[1+n:]
+			default:
+				ops = nil
+			}
+		}
+		dir := t.TempDir()
+		if err := os.WriteFile(segPath(dir, 0), seg, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Open(dir, Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if l.End() != uint64(len(at)) {
+			t.Fatalf("End %d, want %d", l.End(), len(at))
+		}
+		var steps ClockSteps
+		err = l.Chunks(0, l.End(), func(c Chunk) error {
+			if d, ok := steps.Step(c); ok {
+				ClockStepLabel(d)
+			}
+			if c.Kind != ChunkData {
+				return nil
+			}
+			want := at[c.Offset]
+			if !want.ok {
+				if !c.Time.IsZero() {
+					t.Fatalf("offset %d: time %v before any Time record", c.Offset, c.Time)
+				}
+				return nil
+			}
+			if c.Time.UnixNano() != want.time || c.Wall.UnixNano() != want.wall {
+				t.Fatalf("offset %d: time %d wall %d, want %d %d", c.Offset, c.Time.UnixNano(), c.Wall.UnixNano(), want.time, want.wall)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range at {
+			if off, err := l.OffsetAt(time.Unix(0, s.time)); err != nil || off > l.End() {
+				t.Fatalf("OffsetAt = %d, %v; End %d", off, err, l.End())
 			}
 		}
 	})

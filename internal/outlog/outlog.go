@@ -58,9 +58,17 @@
 //	payload length bytes
 //
 // Data and Mark payloads are the stream (Mark flags bytes termkeep wrote
-// itself). A Time record (unix nanoseconds, int64) precedes data when
-// Options.TimeEvery has passed since the last one; a Size record (cols, rows,
-// uint16 each) gives the terminal size from its offset on. A Gap record
+// itself). A Time record (two unix nanosecond times, int64 each: what the
+// wall clock read, and the log time) precedes data when Options.TimeEvery
+// has passed since the last one. The log time is the wall clock's reading
+// when the writer opened the log (or the last log time logged, if that is
+// later), advanced from then on by a monotonic clock: it never goes back,
+// and it measures the time between two records truly when the wall clock
+// is set back or forward between them, which a reader shows as a step
+// (ClockSteps). A Time record written before the log time existed holds
+// the wall clock alone, which readers take as its log time too. A Size
+// record (cols, rows, uint16 each) gives the terminal size from its offset
+// on. A Gap record
 // (length uint64, then a short UTF-8 reason) stands for that many bytes that
 // were never logged. Every segment opens with a Time and a Size record, so
 // each segment alone tells the size.
@@ -106,7 +114,13 @@ type Options struct {
 	SyncEvery   time.Duration    // 0 = 1s
 	TimeEvery   time.Duration    // 0 = 1s: spacing of Time records
 	Now         func() time.Time // nil = time.Now; stamps Time records and paces syncs
-	Cols, Rows  uint16           // size recorded in a brand-new log; 0 = 80x24; ignored when the log exists
+	// Mono reads a monotonic clock, which advances the log time between
+	// Time records. nil = the system's boot clock, which counts time
+	// suspended (CLOCK_BOOTTIME on Linux; elsewhere the process's
+	// monotonic clock, which may not); or, when Now is given, Now's
+	// readings, taken as a clock that is never set.
+	Mono       func() time.Duration
+	Cols, Rows uint16 // size recorded in a brand-new log; 0 = 80x24; ignored when the log exists
 	// RawIO appends and reads with system calls the Go scheduler is not
 	// told of (internal/rawio): for a process that does little else and
 	// wakes for every chunk (the holder). Such a call holds the process's
@@ -143,8 +157,15 @@ func (o Options) withDefaults() Options {
 	if o.TimeEvery <= 0 {
 		o.TimeEvery = time.Second
 	}
+	if o.Mono == nil && o.Now != nil {
+		now := o.Now
+		o.Mono = func() time.Duration { return time.Duration(now().UnixNano()) }
+	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Mono == nil {
+		o.Mono = bootClock
 	}
 	if o.Cols == 0 {
 		o.Cols = 80
@@ -172,6 +193,8 @@ type Log struct {
 	tailPos   int64       // bytes of it known good (write mode: its size)
 	buf       []byte      // reusable append buffer
 	lastTime  time.Time   // of the last Time record written; zero after Open so a restart is stamped
+	steadyAt  int64       // the log time is steadyAt + Mono(); set by Open
+	steady    int64       // the last log time written: it never goes back
 	lastSync  time.Time
 	dirty     bool                       // written since the last fsync
 	werr      error                      // sticky: the first failed fsync, or ErrClosed
@@ -262,6 +285,7 @@ func (l *Log) openWriter() error {
 	l.lastSync = now
 	if len(segs) == 0 {
 		l.segs = []uint64{0}
+		l.startSteady(now, tailScan{}, nil)
 		return l.createTail(0, now)
 	}
 	l.segs = segs
@@ -292,6 +316,7 @@ func (l *Log) openWriter() error {
 	l.tailPos = ts.pos
 	l.end = start + ts.data
 	l.sizeOff = start
+	l.startSteady(now, ts, segs[:len(segs)-1])
 	if ts.sized {
 		l.cols, l.rows, l.sizeOff = ts.cols, ts.rows, start+ts.sizeOff
 	} else {
@@ -306,6 +331,34 @@ func (l *Log) openWriter() error {
 	}
 	l.trim()
 	return nil
+}
+
+// startSteady sets the log time to run on from the wall clock's reading
+// now, or from the last log time logged when that is later (the clock was
+// set back while no writer had the log open): the log time never goes back.
+// ts is the tail's scan; before are the segments before it.
+func (l *Log) startSteady(now time.Time, ts tailScan, before []uint64) {
+	last, found := ts.steady, ts.timed
+	for i := len(before) - 1; i >= 0 && !found; i-- {
+		l.scanSegment(before[i], func(rec *record, _ uint64) bool {
+			if rec.typ == recTime {
+				last, found = rec.steady(), true
+			}
+			return true
+		})
+	}
+	start := now.UnixNano()
+	if found {
+		start = max(start, last)
+	}
+	l.steadyAt = start - int64(l.opts.Mono())
+	l.steady = start
+}
+
+// appendTime appends a Time record stamped now.
+func (l *Log) appendTime(b []byte, now time.Time) []byte {
+	l.steady = max(l.steady, l.steadyAt+int64(l.opts.Mono()))
+	return appendTime(b, now, l.steady)
 }
 
 // sizeBefore finds the size in force at the end of the newest of segs that
@@ -400,7 +453,7 @@ func (l *Log) createTail(start uint64, now time.Time) error {
 
 // writeHead writes the Time and Size records that open a segment.
 func (l *Log) writeHead(now time.Time) error {
-	b := appendSize(appendTime(l.buf[:0], now), l.cols, l.rows)
+	b := appendSize(l.appendTime(l.buf[:0], now), l.cols, l.rows)
 	l.buf = b[:0]
 	if _, err := l.tail.Write(b); err != nil {
 		return fmt.Errorf("outlog: write segment %s: %w", segName(l.tailStart), err)
@@ -518,7 +571,11 @@ func (l *Log) append(typ byte, p []byte) (uint64, error) {
 		}
 	}
 	for len(p) > 0 {
-		timeDue := now.Sub(l.lastTime) >= l.opts.TimeEvery
+		// A wall clock set back is a Time record due at once: the step is
+		// logged where it happened (Now's own monotonic reading, when it has
+		// one, never goes back).
+		since := now.Sub(l.lastTime)
+		timeDue := since >= l.opts.TimeEvery || since < 0
 		room := l.opts.SegmentSize - l.tailPos - hdrSize
 		if timeDue {
 			room -= timeRecLen
@@ -555,7 +612,7 @@ func (l *Log) append(typ byte, p []byte) (uint64, error) {
 func (l *Log) writeRecord(typ byte, p []byte, now time.Time, stamp bool) error {
 	b := l.buf[:0]
 	if stamp {
-		b = appendTime(b, now)
+		b = l.appendTime(b, now)
 	}
 	b = appendHeader(b, typ, p)
 	big := len(p) > copyMax
@@ -765,7 +822,7 @@ func segIndex(segs []uint64, off uint64) int {
 }
 
 // OffsetAt returns the offset of the first byte logged at or after t, as told
-// by the Time records, clamped to [First, End].
+// by the Time records' log times, clamped to [First, End].
 func (l *Log) OffsetAt(t time.Time) (uint64, error) {
 	l.mu.RLock()
 	if l.closed {
@@ -795,7 +852,7 @@ func (l *Log) OffsetAt(t time.Time) (uint64, error) {
 			if at >= limit {
 				return false
 			}
-			if rec.typ == recTime && rec.time() >= target {
+			if rec.typ == recTime && rec.steady() >= target {
 				ans = at
 				return false
 			}
@@ -814,7 +871,7 @@ func (l *Log) firstTime(start uint64) int64 {
 	ts := int64(-1 << 63)
 	l.scanSegment(start, func(rec *record, _ uint64) bool {
 		if rec.typ == recTime {
-			ts = rec.time()
+			ts = rec.steady()
 			return false
 		}
 		return !isData(rec.typ)

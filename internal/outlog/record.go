@@ -24,7 +24,7 @@ const (
 
 	recData = 1 // session output
 	recMark = 2 // bytes termkeep wrote into the stream itself
-	recTime = 3 // unix nanoseconds int64 BE
+	recTime = 3 // wall clock, then log time: unix nanoseconds int64 BE each (before: the wall clock alone)
 	recSize = 4 // cols uint16 BE, rows uint16 BE
 	recGap  = 5 // length uint64 BE, then a UTF-8 reason: offsets the log could not keep
 
@@ -33,8 +33,11 @@ const (
 	// push offsets near overflow: a petabyte of output is never missed.
 	maxGap = 1 << 50
 
-	timeRecLen = hdrSize + 8
-	sizeRecLen = hdrSize + 4
+	timeRecLen = hdrSize + 16
+	// A Time record written before the log time was recorded beside the
+	// wall clock holds the wall clock alone; it is still read.
+	timeRecLenV1 = hdrSize + 8
+	sizeRecLen   = hdrSize + 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -69,7 +72,7 @@ func validHeader(typ byte, n uint32) bool {
 	case recData, recMark:
 		return n <= maxPayload
 	case recTime:
-		return n == 8
+		return n == 16 || n == 8
 	case recSize:
 		return n == 4
 	case recGap:
@@ -92,9 +95,12 @@ func appendHeader(b []byte, typ byte, payload []byte) []byte {
 	return binary.BigEndian.AppendUint32(b, recordCRC(typ, payload))
 }
 
-func appendTime(b []byte, t time.Time) []byte {
-	var p [8]byte
-	binary.BigEndian.PutUint64(p[:], uint64(t.UnixNano()))
+// appendTime appends a Time record: what the wall clock read, and the log
+// time (see Options.Mono) at the same moment.
+func appendTime(b []byte, wall time.Time, steady int64) []byte {
+	var p [16]byte
+	binary.BigEndian.PutUint64(p[:8], uint64(wall.UnixNano()))
+	binary.BigEndian.PutUint64(p[8:], uint64(steady))
 	return append(appendHeader(b, recTime, p[:]), p[:]...)
 }
 
@@ -149,7 +155,17 @@ type record struct {
 	small [8 + maxReason]byte // the payload of a record that is not data
 }
 
-func (r *record) time() int64 { return int64(binary.BigEndian.Uint64(r.small[:8])) }
+// wall is a Time record's wall clock reading.
+func (r *record) wall() int64 { return int64(binary.BigEndian.Uint64(r.small[:8])) }
+
+// steady is a Time record's log time: the wall clock's reading for a
+// record that holds only that.
+func (r *record) steady() int64 {
+	if r.n < 16 {
+		return r.wall()
+	}
+	return int64(binary.BigEndian.Uint64(r.small[8:16]))
+}
 
 func (r *record) size() (cols, rows uint16) {
 	return binary.BigEndian.Uint16(r.small[0:]), binary.BigEndian.Uint16(r.small[2:])
@@ -256,6 +272,8 @@ type tailScan struct {
 	sized      bool   // a Size record was found
 	cols, rows uint16 // the last Size record's
 	sizeOff    uint64 // data offset of the last Size record, relative to the scan's start
+	timed      bool   // a Time record was found
+	steady     int64  // the last Time record's log time
 }
 
 // scanVerified walks verified records from pos to the first that is
@@ -271,6 +289,9 @@ func scanVerified(r io.ReaderAt, pos int64) (tailScan, error) {
 			ts.sized = true
 			ts.cols, ts.rows = rec.size()
 			ts.sizeOff = ts.data
+		}
+		if rec.typ == recTime {
+			ts.timed, ts.steady = true, rec.steady()
 		}
 	}
 	ts.pos = s.pos

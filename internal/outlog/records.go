@@ -30,9 +30,14 @@ type Chunk struct {
 	Kind   ChunkKind
 	Offset uint64
 	// Time is the latest Time record at or before Offset: when the bytes
-	// were logged, to the Time records' spacing (Options.TimeEvery). Zero
-	// when no Time record was read before it (a gap at the very start).
+	// were logged, to the Time records' spacing (Options.TimeEvery), in log
+	// time, which never goes back (see the package comment). Zero when no
+	// Time record was read before it (a gap at the very start).
 	Time time.Time
+	// Wall is what the wall clock read at that Time record: Time unless
+	// the clock was set back or forward since the writer opened the log
+	// (ClockSteps finds where).
+	Wall time.Time
 
 	Data []byte // ChunkData: valid only until fn returns; fn must not retain it
 	Mark bool   // ChunkData: bytes termkeep wrote itself
@@ -116,7 +121,7 @@ type chunkWalker struct {
 	pend []byte // bytes read from pos on, not reported yet (a slice of buf)
 	rerr error  // the cursor's error after pend: reported once pend is
 
-	time       time.Time
+	time, wall time.Time
 	cols, rows uint16
 	sized      bool         // cols, rows are known
 	sizes      []SizeChange // Size records past lo, not reported yet
@@ -136,7 +141,7 @@ func (w *chunkWalker) record(rec *record, at uint64) bool {
 	}
 	switch rec.typ {
 	case recTime:
-		w.time = time.Unix(0, rec.time())
+		w.time, w.wall = time.Unix(0, rec.steady()), time.Unix(0, rec.wall())
 	case recSize:
 		// Past lo each change is kept to be reported, so that two at one
 		// offset are not folded into the last; at or before lo only the
@@ -233,7 +238,7 @@ func (w *chunkWalker) emit(c Chunk) error {
 	if err := w.flushSize(); err != nil {
 		return err
 	}
-	c.Time = w.time
+	c.Time, c.Wall = w.time, w.wall
 	return w.fn(c)
 }
 
@@ -272,5 +277,5 @@ func (w *chunkWalker) flushSize() error {
 
 func (w *chunkWalker) sendSize(off uint64, cols, rows uint16) error {
 	w.sent, w.sentCols, w.sentRows = true, cols, rows
-	return w.fn(Chunk{Kind: ChunkSize, Offset: off, Time: w.time, Cols: cols, Rows: rows})
+	return w.fn(Chunk{Kind: ChunkSize, Offset: off, Time: w.time, Wall: w.wall, Cols: cols, Rows: rows})
 }

@@ -290,17 +290,18 @@ func TestChunksStops(t *testing.T) {
 
 // A Gap record (what a log that stopped on a full disk writes when it
 // resumes) is reported as a gap with its reason, and the bytes after it
-// keep their offsets and their own time.
+// keep their offsets and their own time. The log is written as before the
+// log time existed: Time records of the wall clock alone.
 func TestChunksGapRecord(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Unix(1_700_000_000, 0)
 	var b []byte
-	b = appendSize(appendTime(b, t0), 80, 24)
+	b = appendSize(appendTimeV1(b, t0), 80, 24)
 	b = append(appendHeader(b, recData, []byte("hello ")), "hello "...)
 	gap := binary.BigEndian.AppendUint64(nil, 100)
 	gap = append(gap, "disk full"...)
-	b = append(appendHeader(appendTime(b, t0.Add(5*time.Second)), recGap, gap), gap...)
-	b = append(appendHeader(appendTime(b, t0.Add(9*time.Second)), recData, []byte("world")), "world"...)
+	b = append(appendHeader(appendTimeV1(b, t0.Add(5*time.Second)), recGap, gap), gap...)
+	b = append(appendHeader(appendTimeV1(b, t0.Add(9*time.Second)), recData, []byte("world")), "world"...)
 	if err := os.WriteFile(segPath(dir, 0), b, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -158,7 +158,7 @@ func (l *Log) resumeLocked(now time.Time) error {
 // write(2). A failed write is cut back off the tail. It does not move End:
 // the caller's offsets already count the gap. Called with tmu held.
 func (l *Log) writeGapLocked(n uint64, reason string, now time.Time) error {
-	b := appendGap(appendTime(l.buf[:0], now), n, reason)
+	b := appendGap(l.appendTime(l.buf[:0], now), n, reason)
 	if l.sizeDirty {
 		l.mu.RLock()
 		b = appendSize(b, l.cols, l.rows)

@@ -22,3 +22,11 @@ func cmdline(pid int) ([]string, error) {
 	}
 	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
 }
+
+func parent(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, fmt.Errorf("procinfo: parent of %d: %w", pid, err)
+	}
+	return parsePPid(b)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -103,6 +104,30 @@ func ReadCheckpoint(path string) (*screen.Screen, uint64, error) {
 		return nil, 0, err
 	}
 	return DecodeCheckpoint(b)
+}
+
+// CheckpointOffset returns the offset of the checkpoint file at path from
+// its header alone: what a caller deciding whether to read the file needs.
+// The model is neither read nor checked (ReadCheckpoint does that).
+func CheckpointOffset(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var hdr [ckptHeader]byte
+	n, _ := io.ReadFull(f, hdr[:])
+	return headerOffset(hdr[:n])
+}
+
+// headerOffset returns the offset a checkpoint's header b (its first
+// ckptHeader bytes, or more) gives, or an error wrapping ErrCheckpoint when
+// b does not start like a checkpoint.
+func headerOffset(b []byte) (uint64, error) {
+	if len(b) < ckptHeader || [8]byte(b[:8]) != ckptMagic {
+		return 0, fmt.Errorf("%w: no valid header", ErrCheckpoint)
+	}
+	return binary.BigEndian.Uint64(b[8:]), nil
 }
 
 // Dir is the directory of a session's replay checkpoints, in its session

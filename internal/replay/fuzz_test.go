@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 	"unicode/utf8"
 
@@ -47,6 +48,34 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 
 // The marks scanner takes any bytes without panicking, finds the same
 // marks however the bytes are cut, and labels are short, valid UTF-8.
+// A checkpoint's offset read from its header alone is the one the whole
+// file decodes to, whenever it decodes; any other bytes are refused or
+// give some offset, never a panic.
+func FuzzCheckpointOffset(f *testing.F) {
+	s := screen.New(20, 5, screen.Options{})
+	s.Write([]byte("hello\r\nworld"))
+	model, err := s.MarshalBinary()
+	if err != nil {
+		f.Fatal(err)
+	}
+	valid := EncodeCheckpoint(1<<40+3, model)
+	f.Add(valid)
+	f.Add(valid[:ckptHeader])
+	f.Add(valid[:ckptHeader-1])
+	f.Add(valid[:8])
+	f.Add([]byte{})
+	f.Add(model)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		off, herr := headerOffset(b)
+		if herr != nil && !errors.Is(herr, ErrCheckpoint) {
+			t.Fatalf("header error %v does not wrap ErrCheckpoint", herr)
+		}
+		if _, doff, err := DecodeCheckpoint(b); err == nil && (herr != nil || off != doff) {
+			t.Fatalf("the file decodes at %d; its header says %d, %v", doff, off, herr)
+		}
+	})
+}
+
 func FuzzMarks(f *testing.F) {
 	f.Add([]byte(markStream), 10)
 	f.Add([]byte("\x1b]133;D;-1\x07\x1b]133;B\x07\x08\x08x\x1b]133;C"), 3)

@@ -22,6 +22,7 @@ const (
 	KindDone    MarkerKind = "done"    // OSC 133 D: it ended; Status is its exit status
 	KindRestore MarkerKind = "restore" // a mark record (a restore's banner); Label is its text
 	KindGap     MarkerKind = "gap"     // bytes that cannot be read, up to End; Label says why
+	KindClock   MarkerKind = "clock"   // the wall clock was set back or forward here; Label says by how much
 )
 
 // Marker is a moment of the log worth jumping to.
@@ -69,6 +70,7 @@ type scan struct {
 	last    time.Time // the newest time seen
 	markers []Marker
 	marks   marks
+	steps   outlog.ClockSteps
 	// banner reads the text of the mark record being scanned, which
 	// continues while its chunks follow each other up to bannerEnd.
 	banner    *marks
@@ -114,6 +116,9 @@ func (ix *Index) Timeline(l Log) (Timeline, error) {
 
 // chunk is the scan's step.
 func (st *scan) chunk(c outlog.Chunk) error {
+	if d, ok := st.steps.Step(c); ok {
+		st.add(Marker{Kind: KindClock, Offset: c.Offset, Time: c.Time, Label: outlog.ClockStepLabel(d)})
+	}
 	switch c.Kind {
 	case outlog.ChunkData:
 		st.point(c.Offset, c.Time)
@@ -131,8 +136,10 @@ func (st *scan) chunk(c outlog.Chunk) error {
 	return nil
 }
 
-// point records that the bytes from off on were logged at t. Times that
-// go back (a clock set back) are left out: the points stay ascending.
+// point records that the bytes from off on were logged at t. Times are log
+// times, which a clock set back does not take back (outlog); those that go
+// back all the same (a log written before log times were) are left out:
+// the points stay ascending.
 func (st *scan) point(off uint64, t time.Time) {
 	if t.IsZero() || !t.After(st.last) {
 		return

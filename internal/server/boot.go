@@ -13,7 +13,6 @@ import (
 	"slices"
 
 	"termkeep/internal/server/restorepolicy"
-	"termkeep/internal/session"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -33,9 +32,11 @@ func (s *Server) restoreRecord(sess store.Session, workspaceAuto bool) restorepo
 	return restorepolicy.Record{
 		State:       string(sess.State),
 		AutoRestore: sess.AutoRestore || workspaceAuto,
-		// The holder recorded the child's own exit, whatever the registry
-		// says (a server that gave up on a holder records interrupted).
-		ChildExited: m.EndedAt != nil && session.ExitFromMeta(m).State == string(store.StateExited),
+		// The holder recorded the child's own exit (in meta.json or its
+		// status record, at the end or while it lingered), whatever the
+		// registry says (a server that gave up on a holder records
+		// interrupted).
+		ChildExited: m.ChildExited(),
 		BootID:      m.BootID,
 		Cause:       restorepolicy.Cause(sess.Cause),
 	}

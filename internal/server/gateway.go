@@ -217,6 +217,10 @@ func (g *gateway) handleRename(w http.ResponseWriter, r *http.Request, sess stor
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	if err := g.s.nameIsNoID(r.Context(), name, sess.ID); err != nil {
+		writeError(w, http.StatusConflict, "%v", err)
+		return
+	}
 	if name != sess.Name {
 		err := g.s.store.Rename(r.Context(), sess.ID, name)
 		switch {

@@ -175,6 +175,13 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		if st := info.LogStopped; st != nil {
 			out.LogStopped = &api.LogStop{At: st.At, Reason: st.Reason}
 		}
+		if l := info.Lingering; l != nil && sess.State == store.StateRunning {
+			out.Lingering = &api.Lingering{ExitCode: l.ExitCode, Signal: l.Signal, Until: l.Until}
+			out.Pid = nil // the child is gone; what holds its terminal is not it
+		}
+		if since := info.UnresponsiveSince; !since.IsZero() && sess.State == store.StateRunning {
+			out.Unresponsive, out.UnresponsiveSince = true, &since
+		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.
 	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir)); err == nil {
@@ -235,7 +242,14 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 	if err := checkName(req.Name); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
+	if err := s.nameIsNoID(ctx, req.Name, ""); err != nil {
+		return store.Session{}, http.StatusConflict, err
+	}
 	if _, err := sizepolicy.Parse(req.SizePolicy); err != nil {
+		return store.Session{}, http.StatusBadRequest, err
+	}
+	linger, err := parseLinger(req.Linger) // restore.go
+	if err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
 	if req.Cols == 0 && req.Rows == 0 {
@@ -317,7 +331,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 		return fail(http.StatusInternalServerError, fmt.Errorf("create session directory: %w", err))
 	}
 	proc, _, err := s.start(sess, launch{
-		command: command, cwd: req.Cwd, env: env, keepEnv: keepEnv(env, append(req.SetEnv, req.KeepEnv...)),
+		command: command, cwd: req.Cwd, env: env, keepEnv: keepEnv(env, append(req.SetEnv, req.KeepEnv...)), linger: linger,
 	}, func(pid, holderPid int) error {
 		start := time.Now()
 		err := s.store.SetPids(ctx, id, pid, holderPid)
@@ -357,7 +371,8 @@ func currentUser() string {
 // session (SIGHUP, then SIGKILL after the grace period) and answers it once
 // ended; it stays listed as closed. Ending an ended session succeeds.
 func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	if err := s.kill(h); err != nil {
+	forced, err := s.endSession(h) // kill.go
+	if err != nil {
 		writeError(w, http.StatusGatewayTimeout, "%v", err)
 		return
 	}
@@ -366,7 +381,9 @@ func (s *Server) handleKill(w http.ResponseWriter, r *http.Request, sess store.S
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.view(got, h))
+	out := s.view(got, h)
+	out.Forced = forced
+	writeJSON(w, http.StatusOK, out)
 }
 
 // handleRemove is DELETE …/sessions/{ref}[?force=1], on both listeners: it
@@ -420,6 +437,18 @@ func (s *Server) discard(ctx context.Context, sess store.Session, h *session.Hos
 		return http.StatusInternalServerError, fmt.Errorf("remove session data: %v", err)
 	}
 	return 0, nil
+}
+
+// nameIsNoID refuses a name that is another session's id (self: the
+// session being renamed): by its name, that session could not be reached.
+func (s *Server) nameIsNoID(ctx context.Context, name, self string) error {
+	if name == "" || name == self {
+		return nil
+	}
+	if other, err := s.store.Session(ctx, name); err == nil {
+		return fmt.Errorf("session name %q is the id of session %s; pick another name", name, ref(other))
+	}
+	return nil
 }
 
 func ref(sess store.Session) string {
@@ -635,7 +664,7 @@ func (s *Server) handleScreen(w http.ResponseWriter, r *http.Request, sess store
 		}
 		sb = n
 	}
-	text, err := h.Screen(q.Get("ansi") != "", sb)
+	text, err := h.Screen(r.Context(), q.Get("ansi") != "", sb)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "render the screen of %s: %v", ref(sess), err)
 		return

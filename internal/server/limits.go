@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"termkeep/internal/api"
 	"termkeep/internal/store"
 )
 
@@ -27,20 +28,11 @@ const (
 // session id, a session name or a workspace name at all. Anything else, a
 // path like ../../etc, a NUL or a newline included, is answered as unknown
 // without a look at the registry, let alone the file system.
-func validRef(ref string) bool { return nameRE.MatchString(ref) }
+func validRef(ref string) bool { return api.NameRE.MatchString(ref) }
 
 // nameProblem explains why name may not be given to a session or a
-// workspace ("" when it may): on top of the characters nameRE allows, no
-// "..", so that no name ever reads as a path.
-func nameProblem(name string) string {
-	if !nameRE.MatchString(name) {
-		return "use 1-64 letters, digits, '.', '_', '-', '@' or '+', starting with a letter or digit"
-	}
-	if strings.Contains(name, "..") {
-		return `".." is not allowed in a name`
-	}
-	return ""
-}
+// workspace ("" when it may): api.NameProblem, shared with the CLI.
+func nameProblem(name string) string { return api.NameProblem(name) }
 
 // checkEnv checks the environment of a create or restore request: at most
 // MaxEnvVars variables and MaxEnvBytes bytes in all, each KEY=VALUE with a

@@ -109,9 +109,12 @@ func (s *Server) watchQuiet(ctx context.Context, after time.Duration, known map[
 				"since":  q.Since.UTC().Format(time.RFC3339Nano),
 				"offset": h.Info().End,
 			}
-			if line, ok := h.PromptLine(); ok {
+			// The session is quiet: its model has caught up, or nearly.
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if line, ok := h.PromptLine(pctx); ok {
 				detail["prompt"] = line
 			}
+			cancel()
 			s.events.emit(store.EventSessionQuiet, h.ID, detail)
 		}
 		for h := range known {

@@ -197,7 +197,7 @@ func (s *Server) replayAt(l *outlog.Log, v string) (replayMoment, int, error) {
 		}
 		return replayMoment{off: max(b.Offset, first)}, 0, nil
 	}
-	if b.Time.After(now) {
+	if b.Time.After(now) && b.Time.After(lastLogged(l)) {
 		return replayMoment{}, http.StatusRequestedRangeNotSatisfiable,
 			fmt.Errorf("%s is in the future", b.Time.Format(time.RFC3339Nano))
 	}
@@ -206,6 +206,18 @@ func (s *Server) replayAt(l *outlog.Log, v string) (replayMoment, int, error) {
 		return replayMoment{}, http.StatusInternalServerError, err
 	}
 	return replayMoment{off: off, t: b.Time}, 0, nil
+}
+
+// lastLogged is the log time of the newest byte of l, or the zero time.
+// It can be later than the clock now: log times go on from before a clock
+// was set back (outlog), and a moment the log shows is no future one.
+func lastLogged(l *outlog.Log) time.Time {
+	end := l.End()
+	if end == l.First() {
+		return time.Time{}
+	}
+	t, _ := replay.TimeOf(l, end-1)
+	return t
 }
 
 // parseMoment reads ?at=: "t" and Unix ms digits, else what export's

@@ -29,6 +29,31 @@ type launch struct {
 	env     []string // the whole environment of the child
 	keepEnv []string // the subset recorded in meta.json
 	banner  string   // written into the log before the child's output
+	linger  time.Duration
+}
+
+// DefaultLinger is how long a holder reads on, by default, after the child
+// exited while processes it left behind hold the terminal.
+const DefaultLinger = 60 * time.Second
+
+// maxLinger bounds --linger: a holder that lingers keeps its session
+// running, and a kill ends it at any time.
+const maxLinger = 24 * time.Hour
+
+// parseLinger reads a linger as the API and meta.json give it: a Go
+// duration ("0" for none), "" for the default.
+func parseLinger(v string) (time.Duration, error) {
+	if v == "" {
+		return DefaultLinger, nil
+	}
+	d, err := time.ParseDuration(v)
+	if v == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 || d > maxLinger {
+		return 0, fmt.Errorf("linger %q is not a duration from 0 to %v (such as 30s or 5m)", v, maxLinger)
+	}
+	return d, nil
 }
 
 // start spawns sess's holder for l, has record write its pids to the
@@ -51,7 +76,7 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 		Cwd: l.cwd, Cols: uint16(sess.Cols), Rows: uint16(sess.Rows), Banner: l.banner,
 		Name: sess.Name, Workspace: sess.Workspace, EnvPolicy: sess.EnvPolicy,
 		Settings:     settingsOf(sess),
-		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync,
+		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync, Linger: l.linger,
 	}
 	proc, err := holder.Spawn(s.cfg.HolderArgv, spec, 10*time.Second)
 	if err != nil {
@@ -179,14 +204,18 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 	if sess.State == store.StateInterrupted {
 		cause = restorepolicy.Decide(s.restoreRecord(sess, false), s.boot, restorepolicy.All).Cause // boot.go
 	}
-	banner := restoreBanner(sess, cause, old != nil && old.AltScreen(), s.cfg.Now(), notices)
+	banner := restoreBanner(sess, cause, old != nil && old.AltScreen(ctx), s.cfg.Now(), notices)
 	if old != nil {
 		// The old host writes its last checkpoint; the new one starts from
 		// it and the log after it.
 		old.Close()
 	}
+	linger, err := parseLinger(meta.Linger)
+	if err != nil {
+		linger = DefaultLinger // a meta.json edited by hand
+	}
 	proc, _, err := s.start(sess, launch{
-		command: command, cwd: cwd, env: env, keepEnv: keepEnv(env, meta.Env), banner: banner,
+		command: command, cwd: cwd, env: env, keepEnv: keepEnv(env, meta.Env), banner: banner, linger: linger,
 	}, func(pid, holderPid int) error { return s.store.Restart(ctx, sess.ID, pid, holderPid) })
 	if err != nil {
 		// A holder that started and had to be ended again (rlimit.go) left

@@ -37,3 +37,32 @@ func TestRestoreBannerNamesTheCause(t *testing.T) {
 		}
 	}
 }
+
+// parseLinger's table: "" is the default, "0" none, a Go duration up to a
+// day; anything else is refused with a sentence.
+func TestParseLinger(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"", DefaultLinger, true},
+		{"0", 0, true},
+		{"0s", 0, true},
+		{"90s", 90 * time.Second, true},
+		{"24h", 24 * time.Hour, true},
+		{"24h0m1s", 0, false},
+		{"-1s", 0, false},
+		{"60", 0, false},
+		{"soon", 0, false},
+		{"1e400h", 0, false},
+	} {
+		got, err := parseLinger(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseLinger(%q) = %v, %v; want %v (ok %v)", tc.in, got, err, tc.want, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "such as 30s") {
+			t.Errorf("parseLinger(%q): %q does not say what a linger looks like", tc.in, err)
+		}
+	}
+}

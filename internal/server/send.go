@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"termkeep/internal/api"
 	"termkeep/internal/keys"
@@ -10,6 +12,10 @@ import (
 	"termkeep/internal/session"
 	"termkeep/internal/store"
 )
+
+// modesWait bounds how long a send waits for the screen model to read the
+// output before it (and so learn the modes in force).
+const modesWait = 5 * time.Second
 
 // handleSend types text and named keys into a session, encoded for the
 // modes its program has set, as a terminal would send them.
@@ -24,8 +30,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, sess store.S
 		return
 	}
 	// The modes once the model has read everything received so far; a
-	// model that cannot tell leaves a terminal's defaults.
-	modes, err := h.InputModes()
+	// model that cannot tell in a few seconds leaves a terminal's defaults.
+	mctx, cancel := context.WithTimeout(r.Context(), modesWait)
+	modes, err := h.InputModes(mctx)
+	cancel()
 	if err != nil {
 		s.log.Warn("send: the session's input modes are unknown; keys go in the default modes", "session", sess.ID, "err", err)
 	}

@@ -22,7 +22,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +60,10 @@ type Config struct {
 	ViewerQueue int
 	// PingInterval and PongTimeout govern viewer liveness (0: 30s and 10s).
 	PingInterval, PongTimeout time.Duration
+	// HolderTimeout is how long a holder has to answer a ping before its
+	// session is shown unresponsive (and a kill SIGKILLs it), and to take
+	// a write before the write fails (0: session.DefaultHolderTimeout).
+	HolderTimeout time.Duration
 	// SizePolicy is how a session's size follows its viewers: latest or smallest.
 	SizePolicy sizepolicy.Policy
 	// Version is the termkeep version reported by /v1/health.
@@ -70,6 +73,10 @@ type Config struct {
 	// An address that cannot be listened on is logged, not fatal. One that
 	// is not loopback needs TLSCert and TLSKey, or InsecureNoTLS (tls.go).
 	Listen string
+	// ListenFrom says where Listen came from ("--listen", "TERMKEEP_LISTEN"
+	// or "default"), for the log: a server started by a client takes its
+	// address from that client's environment, not from the server before.
+	ListenFrom string
 	// TLSCert and TLSKey are PEM files: with them the listener serves HTTPS
 	// and WSS.
 	TLSCert, TLSKey string
@@ -280,11 +287,13 @@ func (s *Server) recover(ctx context.Context) error {
 	live := 0
 	rolledBack := s.store.Generation().Rollback != nil
 	ended := map[string]bool{} // sessions whose end this server recorded
+	var warm []*session.Host   // ended: their screens are readied in the background (warm.go)
 	for _, sess := range all {
 		h := s.newHost(sess.ID, sess.SizePolicy)
 		s.hosts[sess.ID] = h
 		if sess.State.Ended() || sess.State == store.StatePaused {
 			h.MarkEnded(exitFromStore(sess))
+			warm = append(warm, h)
 			s.keepSettings(sess) // registry.go
 			continue
 		}
@@ -295,6 +304,13 @@ func (s *Server) recover(ctx context.Context) error {
 				// interrupted could be restored over it.
 				s.log.Error("cannot reach a live holder; its session stays running, unreachable until the server restarts with a higher limit",
 					"session", sess.ID, "problem", le.Error(), "err", err)
+				continue
+			}
+			if errors.Is(err, session.ErrHolderSilent) {
+				// Its socket takes connections, its process says nothing
+				// (stopped, wedged): shown unresponsive; a kill SIGKILLs it.
+				s.log.Error("a live holder does not answer; its session stays running, unresponsive, unreachable until the server restarts or the session is killed",
+					"session", sess.ID, "err", err)
 				continue
 			}
 			if sessiondir.HolderRuns(s.cfg.StateDir.Session(sess.ID)) {
@@ -308,6 +324,7 @@ func (s *Server) recover(ctx context.Context) error {
 			s.log.Info("session's holder is gone", "session", sess.ID, "name", sess.Name, "state", e.State, "reason", e.Reason, "err", err)
 			h.MarkEnded(e)
 			ended[sess.ID] = true
+			warm = append(warm, h)
 			s.keepSettings(sess)
 			continue
 		}
@@ -316,6 +333,7 @@ func (s *Server) recover(ctx context.Context) error {
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
 	s.noticeRestart(ctx, ended) // boot.go
+	go s.warmScreens(warm)
 	return nil
 }
 
@@ -325,7 +343,7 @@ func exitFromStore(sess store.Session) wire.Exit {
 
 func (s *Server) newHost(id, sizePolicy string) *session.Host {
 	h := session.New(session.Config{
-		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log, Meter: s.metrics.hostMeter(),
+		ID: id, Dir: s.cfg.StateDir.Session(id), Log: s.log, Meter: s.metrics.hostMeter(), HolderTimeout: s.cfg.HolderTimeout,
 		OnEnd: func(e wire.Exit) { s.recordEnd(id, e) },
 		OnCwd: func(dir string) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -408,7 +426,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		listen = s.gw.url
 	}
 	s.log.Info("server started", "version", s.cfg.Version, "pid", os.Getpid(), "state_dir", s.cfg.StateDir.String(),
-		"socket", s.cfg.StateDir.Socket(), "listen", listen)
+		"socket", s.cfg.StateDir.Socket(), "listen", listen, "listen_from", s.cfg.ListenFrom)
 	stopPolicies := s.startPolicies()
 	stopPruner := s.runPruner(ctx) // prune.go
 	// Sessions that asked for it come back by themselves after a reboot;
@@ -505,29 +523,6 @@ func (s *Server) killAll() {
 	wg.Wait()
 }
 
-// kill ends a session on purpose and waits for its end.
-func (s *Server) kill(h *session.Host) error {
-	if h.Exit() != nil {
-		return nil
-	}
-	if err := h.Kill(s.cfg.KillGrace); err != nil && !errors.Is(err, session.ErrEnded) {
-		// The holder is unreachable right now: ask its process directly.
-		s.signalClose(h.ID)
-	}
-	select {
-	case <-h.Ended():
-		// The host records the end right after Ended closes, in its own
-		// goroutine; record it here as well (the first ending wins) so a
-		// caller that reads the registry next sees the session ended.
-		if e := h.Exit(); e != nil {
-			s.recordEnd(h.ID, *e)
-		}
-		return nil
-	case <-time.After(s.cfg.KillGrace + 10*time.Second):
-		return fmt.Errorf("session %s did not end within %s of SIGKILL", h.ID, 10*time.Second)
-	}
-}
-
 // signalClose asks session id's holder process to close its session on
 // purpose, with the signal its protocol version takes for that
 // (holder.CloseSignalFor), for when its socket cannot reach it. Only when
@@ -595,8 +590,6 @@ func newID() string {
 	out[0] = alphabet[int(b[0])%26]
 	return string(out)
 }
-
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$`)
 
 // checkName validates a session name.
 func checkName(name string) error {

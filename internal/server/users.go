@@ -51,7 +51,7 @@ func ownerOnly(fn http.HandlerFunc) http.HandlerFunc {
 }
 
 func checkUserName(name string) error {
-	if !nameRE.MatchString(name) {
+	if !api.NameRE.MatchString(name) {
 		return fmt.Errorf("user name %q is not allowed: use 1-64 letters, digits, '.', '_', '-', '@' or '+', starting with a letter or digit", name)
 	}
 	return nil

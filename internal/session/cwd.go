@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"time"
 
 	"termkeep/internal/procinfo"
@@ -56,7 +57,9 @@ func (h *Host) checkCwd(pid int) {
 	// The model runs a little behind the output; let it reach what has
 	// arrived so an OSC 7 in it counts now.
 	var osc string
-	h.startModel().at(h.Info().End, time.Second, func(scr *screen.Screen, _ uint64) { osc = oscCwd(scr) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	h.startModel().at(ctx, h.Info().End, func(scr *screen.Screen, _ uint64) { osc = oscCwd(scr) })
+	cancel()
 	var proc string
 	if pid > 0 {
 		proc, _ = procinfo.Cwd(pid)

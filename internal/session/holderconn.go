@@ -10,13 +10,16 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/rawio"
+	"termkeep/internal/session/holderwatch"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
@@ -50,8 +53,18 @@ func (h *Host) connect(from int64, again bool) error {
 		}
 		from = int64(l.End())
 	}
-	up, welcome, err := dialHolder(h.dir, from)
+	up, welcome, err := dialHolder(h.dir, from, h.holderTimeout)
 	if err != nil {
+		if errors.Is(err, ErrHolderSilent) {
+			// Its socket took the connection but it says nothing: stopped
+			// or wedged. A kill does not wait on it.
+			h.mu.Lock()
+			if h.unresponsive.IsZero() && h.exit == nil {
+				h.unresponsive = time.Now()
+				h.viewersChangedLocked()
+			}
+			h.mu.Unlock()
+		}
 		return err
 	}
 	h.mu.Lock()
@@ -66,6 +79,9 @@ func (h *Host) connect(from int64, again bool) error {
 	h.end = uint64(from)
 	h.win.Reset(h.end)
 	h.cols, h.rows, h.pid = welcome.Cols, welcome.Rows, welcome.Pid
+	// It welcomed us: whatever held it up before is over.
+	h.unresponsive = time.Time{}
+	h.viewersVer++ // the viewers frame says whether it answers
 	close(h.changed)
 	h.changed = make(chan struct{})
 	h.mu.Unlock()
@@ -77,6 +93,7 @@ func (h *Host) connect(from int64, again bool) error {
 		h.log.Info("holder connected", "pid", welcome.Pid, "offset", from)
 	}
 	go h.readHolder(up)
+	go h.watchHolder(up)
 	return nil
 }
 
@@ -86,15 +103,114 @@ var errHostClosed = errors.New("session: the host is closed")
 // holderConn is the connection to the holder.
 type holderConn struct {
 	c       net.Conn
-	version int // the protocol version the holder welcomed with
-	wmu     sync.Mutex
-	w       *wire.Writer
+	version int           // the protocol version the holder welcomed with
+	timeout time.Duration // how long a write may wait for the holder
+	// slot is held (a value in it) by the write in progress; w and sw are
+	// used only by the slot's holder. A write the holder does not take by
+	// its deadline keeps the slot while what is left of it is written in
+	// the background: a frame is never cut, so the stream stays whole for
+	// a holder that resumes.
+	slot  chan struct{}
+	w     *wire.Writer // writes through sw
+	sw    *stallWriter
+	heard atomic.Uint64 // frames read from the holder, for its watch
+	done  chan struct{} // closed when the holder's stream has been read to its end
 }
 
+func newHolderConn(c net.Conn, timeout time.Duration) *holderConn {
+	// Input goes out as a raw write, as output comes in (newFrameReader): an
+	// ordinary system call after the server was idle wakes the runtime's
+	// monitor thread (internal/rawio), once per keystroke.
+	sw := &stallWriter{conn: rawio.NewConn(c)}
+	return &holderConn{
+		c: c, timeout: timeout, slot: make(chan struct{}, 1), done: make(chan struct{}),
+		w: wire.NewWriter(sw), sw: sw,
+	}
+}
+
+// stallWriter writes to the holder's socket until the write deadline set
+// on it; from the first write the deadline stopped, it keeps what is left
+// (and whatever is written after it) in rest, for the caller to write in
+// the background.
+type stallWriter struct {
+	conn net.Conn
+	rest []byte
+}
+
+func (s *stallWriter) Write(p []byte) (int, error) {
+	if len(s.rest) > 0 {
+		s.rest = append(s.rest, p...)
+		return len(p), nil
+	}
+	n, err := s.conn.Write(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.rest = append([]byte(nil), p[n:]...) // p is the frame writer's buffer
+		return len(p), nil
+	}
+	return n, err
+}
+
+// ErrHolderSilent is returned (wrapped) by Connect when the holder's socket
+// takes the connection but the holder does not welcome the server within
+// the holder timeout: it is stopped or wedged.
+var ErrHolderSilent = errors.New("session: the holder does not answer")
+
+// ErrHolderStuck is what a write the holder has not taken within the
+// deadline matches (errors.Is): the holder does not answer, or the program
+// in the session does not read its input.
+var ErrHolderStuck = errors.New("session: the holder is not taking writes")
+
+// stuckError is an ErrHolderStuck with the sentence a user reads.
+type stuckError struct{ msg string }
+
+func (e *stuckError) Error() string        { return e.msg }
+func (e *stuckError) Is(target error) bool { return target == ErrHolderStuck }
+
+// send runs fn, which writes frames, within the connection's deadline. A
+// write the holder has not taken by then goes on in the background.
 func (u *holderConn) send(fn func(*wire.Writer) error) error {
-	u.wmu.Lock()
-	defer u.wmu.Unlock()
-	return fn(u.w)
+	deadline := time.Now().Add(u.timeout)
+	select {
+	case u.slot <- struct{}{}:
+	default:
+		// A write is in progress: wait for it, within the deadline.
+		t := time.NewTimer(u.timeout)
+		select {
+		case u.slot <- struct{}{}:
+			t.Stop()
+		case <-t.C:
+			return &stuckError{fmt.Sprintf("the session's holder has not taken what was written to it before for %s: it does not answer, or the program in the session does not read its input; this was not sent (`termkeep ls` shows whether it is unresponsive, `termkeep kill` ends the session)", u.timeout)}
+		}
+	}
+	u.c.SetWriteDeadline(deadline)
+	err := fn(u.w)
+	rest := u.sw.rest
+	if len(rest) == 0 {
+		<-u.slot
+		return err
+	}
+	u.sw.rest = nil
+	go func() {
+		u.c.SetWriteDeadline(time.Time{})
+		u.sw.conn.Write(rest) // an error is a connection gone, which its reader sees
+		<-u.slot
+	}()
+	return &stuckError{fmt.Sprintf("the session's holder did not take this within %s: it does not answer, or the program in the session does not read its input; the rest of it is delivered if the holder resumes (`termkeep kill` ends the session)", u.timeout)}
+}
+
+// tryPing sends a ping unless a write is in progress: a holder that has
+// not taken that write would not answer the ping either. It never waits.
+func (u *holderConn) tryPing(seq uint64) {
+	select {
+	case u.slot <- struct{}{}:
+	default:
+		return
+	}
+	go func() {
+		u.c.SetWriteDeadline(time.Time{})
+		u.w.Uint64(wire.TypePing, seq)
+		<-u.slot
+	}()
 }
 
 // errNotAccepted: the holder's protocol version predates the frame.
@@ -109,26 +225,26 @@ func (u *holderConn) frame(t wire.Type, payload []byte) error {
 	return u.send(func(w *wire.Writer) error { return w.Frame(t, payload) })
 }
 
-func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
+func dialHolder(dir string, from int64, timeout time.Duration) (*holderConn, wire.Welcome, error) {
 	var welcome wire.Welcome
 	sock := filepath.Join(dir, sessiondir.SocketFile)
 	c, err := net.DialTimeout("unix", sock, 5*time.Second)
 	if err != nil {
 		return nil, welcome, fmt.Errorf("session: dial holder: %w", err)
 	}
-	// Input goes out as a raw write, as output comes in (newFrameReader): an
-	// ordinary system call after the server was idle wakes the runtime's
-	// monitor thread (internal/rawio), once per keystroke.
-	up := &holderConn{c: c, w: wire.NewWriter(rawio.NewConn(c))}
+	up := newHolderConn(c, timeout)
 	if err := up.w.JSON(wire.TypeHello, wire.Hello{Version: wire.Version, Role: wire.RoleServer, From: from}); err != nil {
 		c.Close()
 		return nil, welcome, fmt.Errorf("session: hello to holder: %w", err)
 	}
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	c.SetReadDeadline(time.Now().Add(timeout))
 	var buf []byte
 	f, err := wire.ReadFrame(c, &buf)
 	if err != nil {
 		c.Close()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, welcome, fmt.Errorf("%w: no welcome within %s", ErrHolderSilent, timeout)
+		}
 		return nil, welcome, fmt.Errorf("session: read holder welcome: %w", err)
 	}
 	switch f.Type {
@@ -155,6 +271,7 @@ func dialHolder(dir string, from int64) (*holderConn, wire.Welcome, error) {
 // is neither: the session goes on without this server.
 func (h *Host) readHolder(up *holderConn) {
 	defer h.readers.Done()
+	defer close(up.done)
 	r := newFrameReader(up.c)
 	var buf []byte // reused, unless the window kept an output frame's bytes
 	for {
@@ -162,6 +279,7 @@ func (h *Host) readHolder(up *holderConn) {
 		if err != nil {
 			break
 		}
+		up.heard.Add(1)
 		if err := wire.Validate(f); err != nil {
 			h.log.Error("bad frame from holder", "err", err)
 			break
@@ -203,12 +321,19 @@ func (h *Host) readHolder(up *holderConn) {
 				e.State, e.Reason = "closed", ""
 			}
 			if e.State == "closed" && e.Reason == "" {
-				e.Reason = cmp.Or(h.closeReason, "the session was closed (termkeep kill, or closed in the browser)")
+				e.Reason = cmp.Or(h.closeReason, closedReason)
 			}
 			h.mu.Unlock()
 			up.c.Close()
 			h.finish(e)
 			return
+		case wire.TypeLinger:
+			var l wire.Linger
+			wire.ParseJSON(f.Payload, &l)
+			h.mu.Lock()
+			h.lingering = &l
+			h.mu.Unlock()
+			h.log.Info("the child exited; its holder reads what the processes it left behind print", "exit_code", l.ExitCode, "until", l.Until)
 		case wire.TypeLog:
 			var st wire.LogState
 			wire.ParseJSON(f.Payload, &st)
@@ -355,20 +480,29 @@ func (h *Host) reconnect() {
 }
 
 // interrupted describes a session whose holder died without recording an
-// exit: no status is known.
+// end: no status is known, unless the holder had recorded the child's own
+// exit while it read the output of processes the child left behind (then
+// the session exited, and a restore must not run it again).
 func (h *Host) interrupted() wire.Exit {
 	var end uint64
 	if l, err := h.outlog(); err == nil {
 		l.Refresh()
 		end = l.End()
 	}
-	pid := 0
-	if m, err := sessiondir.ReadMeta(h.dir); err == nil {
-		pid = m.HolderPid
+	var m sessiondir.Meta
+	if mm, err := sessiondir.ReadMeta(h.dir); err == nil {
+		m = mm
+	}
+	if c := m.Child; c != nil {
+		code := c.ExitCode
+		return wire.Exit{
+			State: "exited", ExitCode: &code, Signal: c.Signal, End: end,
+			Reason: fmt.Sprintf("its process exited (status %d); its holder process (pid %d) died while it read what the processes left behind printed; output up to byte %d is kept", code, m.HolderPid, end),
+		}
 	}
 	return wire.Exit{
 		State: "interrupted", End: end,
-		Reason: fmt.Sprintf("its holder process (pid %d) died without recording an exit status; output up to byte %d is kept", pid, end),
+		Reason: fmt.Sprintf("its holder process (pid %d) died without recording an exit status; output up to byte %d is kept", m.HolderPid, end),
 	}
 }
 
@@ -401,6 +535,19 @@ func ExitFromMeta(m sessiondir.Meta) wire.Exit {
 	return e
 }
 
+// EndIfGone ends the session when no connection to its holder is open and
+// the holder no longer runs (killed while it could not be reached), as
+// Resolve decides. A connected host learns of its holder's end by itself.
+func (h *Host) EndIfGone() {
+	h.mu.Lock()
+	up, exit := h.up, h.exit
+	h.mu.Unlock()
+	if exit != nil || up != nil || h.holderAlive() {
+		return
+	}
+	h.finish(h.Resolve())
+}
+
 // Resolve decides how a session the server finds on disk stands, without a
 // live connection: ended (from meta.json) or interrupted. It is used when the
 // holder cannot be reached at start.
@@ -409,4 +556,51 @@ func (h *Host) Resolve() wire.Exit {
 		return ExitFromMeta(m)
 	}
 	return h.interrupted()
+}
+
+// DefaultHolderTimeout is how long a holder has to answer a ping, and to
+// take a write, when Config.HolderTimeout is 0.
+const DefaultHolderTimeout = 10 * time.Second
+
+// watchHolder pings the holder over up every half of the holder timeout
+// and marks the session unresponsive while the holder does not answer
+// (holderwatch.Watch), until the connection ends.
+func (h *Host) watchHolder(up *holderConn) {
+	w := holderwatch.New(holderwatch.Config{Interval: h.holderTimeout / 2, Timeout: h.holderTimeout}, time.Now())
+	t := time.NewTimer(w.Step())
+	defer t.Stop()
+	var frames, seq uint64
+	var heard time.Time
+	for {
+		select {
+		case <-up.done:
+			return
+		case <-h.closed:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if n := up.heard.Load(); n != frames {
+			frames, heard = n, now // heard since the last wake: a step late at most
+		}
+		v := w.Wake(now, heard)
+		t.Reset(w.Step())
+		if v.Changed {
+			h.mu.Lock()
+			if h.up == up && h.exit == nil {
+				h.unresponsive = v.Since
+				h.viewersChangedLocked()
+			}
+			h.mu.Unlock()
+			if v.Unresponsive {
+				h.log.Warn("the session's holder does not answer; writes to it fail after the holder timeout", "pid", h.Info().Pid, "timeout", h.holderTimeout)
+			} else {
+				h.log.Info("the session's holder answers again")
+			}
+		}
+		if v.Ping {
+			seq++
+			up.tryPing(seq)
+		}
+	}
 }

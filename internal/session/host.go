@@ -12,6 +12,7 @@
 package session
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -55,6 +56,10 @@ type Host struct {
 	up      *holderConn   // nil while disconnected
 	ended   chan struct{} // closed when exit is set
 	closing bool          // a Close was sent: the end is on purpose
+	// unresponsive is when the holder was judged not to answer (zero
+	// while it answers; watchHolder).
+	unresponsive  time.Time
+	holderTimeout time.Duration // how long the holder has to answer and to take a write
 
 	// For the server's policies (activity.go), also guarded by mu.
 	closeReason string   // why, when the server closed it on its own (SetCloseReason)
@@ -65,6 +70,7 @@ type Host struct {
 	viewersVer  uint64        // bumped when viewers come and go or the size changes
 	logState    wire.LogState // whether the holder is logging (wire.TypeLog)
 	logVer      uint64        // bumped when logState changes
+	lingering   *wire.Linger  // the child exited, the holder reads on (wire.TypeLinger)
 	sizeOwner   int           // the id of the viewer whose size the session follows (0: none)
 	policy      sizepolicy.Policy
 	sizeViewers []sizepolicy.Viewer // sizeViewersLocked's buffer
@@ -86,8 +92,7 @@ type Host struct {
 	inputMu      sync.Mutex    // orders viewers' input: an accepted answer is written before the next is judged
 	questionScan termq.Scanner // finds questions in the output; readHolder's goroutine only
 
-	modelOnce sync.Once
-	model     *model        // the screen model, once started
+	model     *model        // the screen model, once started (guarded by mu; nil again after CatchUp)
 	closed    chan struct{} // closed by Close
 	closeOnce sync.Once
 	// shut is set (under mu) by Close: from then on no connection to the
@@ -110,7 +115,16 @@ type Config struct {
 	// Meter, when set, is added to as the host carries bytes and resyncs
 	// viewers (meter.go); hosts may share one.
 	Meter *Meter
+	// HolderTimeout is how long the holder has to answer a ping (it is
+	// pinged every half of it) before the session is shown unresponsive,
+	// and to take a write before the write fails (0:
+	// DefaultHolderTimeout).
+	HolderTimeout time.Duration
 }
+
+// closedReason is the reason of a session closed on purpose, when the
+// server gave none of its own.
+const closedReason = "the session was closed (termkeep kill, or closed in the browser)"
 
 // ErrEnded is returned by operations on a session that has ended.
 var ErrEnded = errors.New("session: session has ended")
@@ -132,7 +146,8 @@ func New(cfg Config) *Host {
 		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd, meter: meter,
 		win:     window.New(recentCap),
 		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
-		usage: newActivity(time.Now()),
+		usage:         newActivity(time.Now()),
+		holderTimeout: cmp.Or(max(cfg.HolderTimeout, 0), DefaultHolderTimeout),
 	}
 }
 
@@ -154,6 +169,12 @@ type Info struct {
 	Connected  bool
 	// LogStopped is set while the holder cannot log the output.
 	LogStopped *wire.LogState
+	// Lingering is set while the child has exited and the holder reads
+	// what the processes it left behind print (wire.TypeLinger).
+	Lingering *wire.Linger
+	// UnresponsiveSince is set while the session runs and its holder does
+	// not answer: when it was judged so.
+	UnresponsiveSince time.Time
 }
 
 // Info returns the host's current view.
@@ -164,6 +185,13 @@ func (h *Host) Info() Info {
 	if h.logState.Stopped && h.exit == nil {
 		st := h.logState
 		info.LogStopped = &st
+	}
+	if h.lingering != nil && h.exit == nil {
+		l := *h.lingering
+		info.Lingering = &l
+	}
+	if h.exit == nil {
+		info.UnresponsiveSince = h.unresponsive
 	}
 	return info
 }
@@ -223,6 +251,12 @@ func (h *Host) finish(e wire.Exit) {
 	}
 	if e.End < h.end {
 		e.End = h.end
+	}
+	if h.closing && e.State != "closed" {
+		// Asked to close, it ended otherwise: its holder died (killed
+		// when it did not answer) or its program exited meanwhile. The
+		// user's close is what they asked for.
+		e.State, e.Reason, e.Cause = "closed", cmp.Or(h.closeReason, closedReason), ""
 	}
 	if e.State == "closed" && e.Reason == "" {
 		e.Reason = h.closeReason // closed by the server's close signal to the holder (no Exit frame): the reason is ours
@@ -292,6 +326,9 @@ func (h *Host) toHolder(fn func(*wire.Writer) error) error {
 		return ErrDisconnected
 	}
 	if err := up.send(fn); err != nil {
+		if errors.Is(err, ErrHolderStuck) {
+			return err // already a sentence for the user
+		}
 		return fmt.Errorf("session: write to holder: %w", err)
 	}
 	return nil
@@ -353,5 +390,6 @@ func (h *Host) viewersLocked() wire.Viewers {
 	}
 	slices.SortFunc(out.Viewers, func(a, b wire.ViewerInfo) int { return a.ID - b.ID })
 	out.SizeOwner = h.sizeOwner
+	out.HolderUnresponsive = !h.unresponsive.IsZero() && h.exit == nil
 	return out
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"termkeep/internal/outlog"
 	"termkeep/internal/replay"
 	"termkeep/internal/screen"
+	"termkeep/internal/session/catchup"
 )
 
 // CheckpointFile is the screen model's checkpoint in a session directory.
@@ -37,7 +39,8 @@ const freezeMaxScrollback = replay.CheckpointScrollback
 // never wait for it; a snapshot waits until the model has caught up with
 // the offset it is asked for.
 type model struct {
-	h *Host
+	h    *Host
+	done chan struct{} // closed when the feeder returns
 
 	mu  sync.Mutex // guards the fields below
 	scr *screen.Screen
@@ -54,6 +57,7 @@ type model struct {
 	// the checkpoint there was written: it lacks the change.
 	ckptStale bool
 	stopped   bool
+	err       error     // why the feeder returned without a screen
 	compacted time.Time // when the screen's history was last compacted
 }
 
@@ -63,39 +67,52 @@ type model struct {
 // worth raw at most.
 const compactEvery = time.Second
 
-// startModel builds the model from the newest checkpoint (or the oldest
-// retained byte) and starts feeding it. It is called once per host.
+// startModel returns the host's model, first building it from the newest
+// checkpoint (or the oldest retained byte) and starting its feeder when
+// the host has none: at the first use, or again after CatchUp let an ended
+// session's model go.
 func (h *Host) startModel() *model {
-	h.modelOnce.Do(func() {
-		m := &model{h: h, progress: make(chan struct{})}
-		h.mu.Lock()
-		h.model = m
-		h.mu.Unlock()
-		go m.feed()
-	})
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.model == nil {
+		h.model = &model{h: h, progress: make(chan struct{}), done: make(chan struct{})}
+		go h.model.feed()
+	}
 	return h.model
 }
 
-// load prepares the model's starting point: a checkpoint when one is valid
-// for the retained log, else an empty screen at the oldest retained byte.
+// load prepares the model's starting point (catchup.Origin): a checkpoint
+// when one is valid for the retained log, else an empty screen at the
+// oldest retained byte. It tells waiters: a checkpoint at the end is all
+// a request for an ended session waits for.
 func (m *model) load(l *outlog.Log) {
 	l.Refresh()
 	first, end := l.First(), l.End()
-	if scr, off, err := replay.ReadCheckpoint(filepath.Join(m.h.dir, CheckpointFile)); err == nil && off >= first && off <= end {
-		m.scr, m.off, m.ckptOff = scr, off, off
+	scr, off, err := replay.ReadCheckpoint(filepath.Join(m.h.dir, CheckpointFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		m.h.log.Warn("screen checkpoint unusable; rebuilding from the log", "err", err)
+	}
+	from, fromCkpt := catchup.Origin(catchup.Checkpoint{Off: off, OK: err == nil}, first, end)
+	if err == nil && !fromCkpt {
+		m.h.log.Info("screen checkpoint is outside the log; rebuilding from the log", "checkpoint", off, "first", first, "end", end)
+	}
+	if fromCkpt {
+		m.scr = scr
 	} else {
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			m.h.log.Warn("screen checkpoint unusable; rebuilding from the log", "err", err)
-		}
-		cols, rows, serr := l.SizeAt(first)
+		cols, rows, serr := l.SizeAt(from)
 		if serr != nil || cols == 0 {
 			cols, rows = 80, 24
 		}
 		m.scr = screen.New(int(cols), int(rows), screen.Options{})
-		m.off, m.ckptOff = first, first
 	}
+	m.off, m.ckptOff = from, from
+	m.movedLocked()
+}
+
+// movedLocked wakes everyone waiting for the model to move (at).
+func (m *model) movedLocked() {
+	close(m.progress)
+	m.progress = make(chan struct{})
 }
 
 // addSizesLocked merges size changes into the pending list, in offset order
@@ -115,10 +132,14 @@ func (m *model) addSize(c outlog.SizeChange) {
 // feed applies the session's output to the model until the session has
 // ended and every byte is applied, or the host is closed.
 func (m *model) feed() {
+	defer close(m.done)
 	h := m.h
 	l, err := h.outlog()
 	if err != nil {
 		h.log.Warn("screen model has no log", "err", err)
+		m.mu.Lock()
+		m.err = fmt.Errorf("session: the output log cannot be read, so there is no screen to show: %w", err)
+		m.mu.Unlock()
 		return
 	}
 	m.mu.Lock()
@@ -183,7 +204,7 @@ func (m *model) feed() {
 				h.log.Warn("screen model: read log", "err", err)
 				time.Sleep(100 * time.Millisecond)
 			default:
-				if to, ok := h.unlogged(off); ok {
+				if to, ok := h.unlogged(l, off); ok {
 					m.skip(to)
 					continue
 				}
@@ -230,8 +251,7 @@ func (m *model) apply(off uint64, p []byte) {
 		off += uint64(n)
 	}
 	m.off = off
-	close(m.progress)
-	m.progress = make(chan struct{})
+	m.movedLocked()
 	if now := time.Now(); now.Sub(m.compacted) >= compactEvery {
 		m.scr.CompactScrollback()
 		m.compacted = now
@@ -295,8 +315,7 @@ func (m *model) skip(to uint64) {
 	m.mu.Lock()
 	if to > m.off {
 		m.off = to
-		close(m.progress)
-		m.progress = make(chan struct{})
+		m.movedLocked()
 	}
 	m.mu.Unlock()
 }
@@ -350,16 +369,27 @@ func (m *model) stop() {
 	m.mu.Unlock()
 }
 
-// ErrBehind is returned when the model could not catch up in time.
-var ErrBehind = errors.New("session: the screen model is still catching up with the output")
+// ErrStopping is returned to a request for the screen when the host is
+// closed while it waits (the server is stopping).
+var ErrStopping = errors.New("session: the server is stopping")
 
-// at waits until the model has applied every byte below off (or timeout),
-// then calls fn with the screen and the offset it reflects. fn runs with the
-// model locked: it must not block.
-func (m *model) at(off uint64, timeout time.Duration, fn func(scr *screen.Screen, off uint64)) error {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
+// at waits until the model has applied every byte below off, then calls fn
+// with the screen and the offset it reflects. fn runs with the model
+// locked: it must not block.
+//
+// It waits as long as the model takes: the model always moves towards the
+// end of the output (bytes that will never be readable are skipped,
+// catchup.Next), and a request that waits is better served late than
+// told to try again. It returns early only when ctx ends (the client gave
+// up) or the host is closed.
+func (m *model) at(ctx context.Context, off uint64, fn func(scr *screen.Screen, off uint64)) error {
 	for {
+		fed := false // the feeder has returned: the model moves no more
+		select {
+		case <-m.done:
+			fed = true
+		default:
+		}
 		m.mu.Lock()
 		if m.screenLocked() != nil && m.off >= off {
 			// A size change at the model's offset takes effect now: the
@@ -369,12 +399,21 @@ func (m *model) at(off uint64, timeout time.Duration, fn func(scr *screen.Screen
 			m.mu.Unlock()
 			return err
 		}
-		ch := m.progress
+		ch, reached, ferr := m.progress, m.off, m.err
 		m.mu.Unlock()
+		if fed {
+			if ferr != nil {
+				return ferr
+			}
+			return fmt.Errorf("session: the screen model stopped at byte %d of %d", reached, off)
+		}
 		select {
 		case <-ch:
-		case <-deadline.C:
-			return ErrBehind
+		case <-m.done:
+		case <-ctx.Done():
+			return fmt.Errorf("session: the screen model had reached byte %d of %d: %w", reached, off, context.Cause(ctx))
+		case <-m.h.closed:
+			return ErrStopping
 		}
 	}
 }
@@ -449,10 +488,10 @@ func (m *model) checkpoint(force bool) {
 
 // Snapshot returns a snapshot of the session's screen with up to scrollback
 // lines of history, valid at the returned offset, once the model has caught
-// up with at least offset min.
-func (h *Host) Snapshot(min uint64, scrollback int) (data []byte, off uint64, cols, rows uint16, err error) {
+// up with at least offset min (or ctx ends: at).
+func (h *Host) Snapshot(ctx context.Context, min uint64, scrollback int) (data []byte, off uint64, cols, rows uint16, err error) {
 	m := h.startModel()
-	err = m.at(min, 10*time.Second, func(scr *screen.Screen, at uint64) {
+	err = m.at(ctx, min, func(scr *screen.Screen, at uint64) {
 		data, off = scr.Snapshot(scrollback), at
 		c, r := scr.Size()
 		cols, rows = uint16(c), uint16(r)
@@ -462,10 +501,10 @@ func (h *Host) Snapshot(min uint64, scrollback int) (data []byte, off uint64, co
 
 // Screen renders the session's screen as text (or with SGR colors, ansi),
 // with up to scrollback lines above it, once the model has caught up with
-// everything the server has received.
-func (h *Host) Screen(ansi bool, scrollback int) (string, error) {
+// everything the server has received (or ctx ends: at).
+func (h *Host) Screen(ctx context.Context, ansi bool, scrollback int) (string, error) {
 	var out string
-	err := h.current(func(scr *screen.Screen) {
+	err := h.current(ctx, func(scr *screen.Screen) {
 		if ansi {
 			out = scr.ANSI(scrollback)
 		} else {
@@ -477,10 +516,10 @@ func (h *Host) Screen(ansi bool, scrollback int) (string, error) {
 
 // AltScreen reports whether the session's screen is the alternate one (a
 // full-screen program's) once the model has caught up with everything the
-// server has received.
-func (h *Host) AltScreen() bool {
+// server has received; false when ctx ends first.
+func (h *Host) AltScreen(ctx context.Context) bool {
 	alt := false
-	h.current(func(scr *screen.Screen) { alt = scr.AltScreen() })
+	h.current(ctx, func(scr *screen.Screen) { alt = scr.AltScreen() })
 	return alt
 }
 
@@ -488,18 +527,66 @@ func (h *Host) AltScreen() bool {
 // input (cursor keys, keypad, bracketed paste), once the model has caught
 // up with everything the server has received: what named keys and pastes
 // are encoded for.
-func (h *Host) InputModes() (screen.InputModes, error) {
+func (h *Host) InputModes(ctx context.Context) (screen.InputModes, error) {
 	var m screen.InputModes
-	err := h.current(func(scr *screen.Screen) { m = scr.InputModes() })
+	err := h.current(ctx, func(scr *screen.Screen) { m = scr.InputModes() })
 	return m, err
 }
 
 // current calls fn with the screen once the model has caught up with
 // everything the server has received.
-func (h *Host) current(fn func(scr *screen.Screen)) error {
+func (h *Host) current(ctx context.Context, fn func(scr *screen.Screen)) error {
 	end := h.Info().End
 	if e := h.Exit(); e != nil {
 		end = max(end, e.End)
 	}
-	return h.startModel().at(end, 10*time.Second, func(scr *screen.Screen, _ uint64) { fn(scr) })
+	return h.startModel().at(ctx, end, func(scr *screen.Screen, _ uint64) { fn(scr) })
+}
+
+// CatchUp readies an ended session's screen for its first request: it
+// brings the model up to the end of the log and writes its checkpoint
+// there, then lets the model go, so that the request reads the checkpoint
+// alone and an ended session nobody reads costs no memory. The server
+// calls it at start for the sessions whose model would otherwise replay
+// much of the log at that request (catchup.Warm). It returns when that is
+// done, or ctx ends, or the host is closed; it does nothing for a session
+// that runs (its model follows the output from the start).
+func (h *Host) CatchUp(ctx context.Context) {
+	if h.Exit() == nil {
+		return
+	}
+	m := h.startModel()
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		return
+	case <-h.closed:
+		return
+	}
+	m.mu.Lock()
+	saved := m.off == m.ckptOff
+	m.mu.Unlock()
+	if !saved {
+		return // the checkpoint could not be written: keep the screen
+	}
+	h.mu.Lock()
+	if h.model == m {
+		h.model = nil
+	}
+	h.mu.Unlock()
+}
+
+// NeedsCatchUp reports whether CatchUp is worth calling for this ended
+// session at server start (catchup.Warm): its checkpoint is far behind the
+// end of its log, or it has none.
+func (h *Host) NeedsCatchUp() bool {
+	if h.Exit() == nil {
+		return false
+	}
+	l, err := h.outlog()
+	if err != nil || l.Refresh() != nil {
+		return false
+	}
+	off, err := replay.CheckpointOffset(filepath.Join(h.dir, CheckpointFile))
+	return catchup.Warm(catchup.Checkpoint{Off: off, OK: err == nil}, l.First(), l.End())
 }

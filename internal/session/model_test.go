@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,9 @@ func TestModelFreeze(t *testing.T) {
 	}
 	text := func() string {
 		var out string
-		if err := m.at(off, time.Second, func(scr *screen.Screen, _ uint64) { out = scr.Text(-1) }); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := m.at(ctx, off, func(scr *screen.Screen, _ uint64) { out = scr.Text(-1) }); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -102,7 +105,9 @@ func TestModelCheckpointSizes(t *testing.T) {
 			m.addSize(outlog.SizeChange{Offset: at, Cols: 80, Rows: 12})
 			m.addSize(outlog.SizeChange{Offset: at, Cols: 80, Rows: 24})
 			if late {
-				if err := m.at(at, time.Second, func(*screen.Screen, uint64) {}); err != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := m.at(ctx, at, func(*screen.Screen, uint64) {}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"termkeep/internal/outlog"
+	"termkeep/internal/session/catchup"
 	"termkeep/internal/wire"
 )
 
@@ -60,20 +62,30 @@ func (h *Host) window(off uint64, max int) (parts [][]byte, end uint64, exit *wi
 	return h.win.Read(off, max), end, exit, changed
 }
 
-// unlogged reports whether the bytes from off are neither on disk nor in the
-// window, because the holder's log stopped before them: they are lost to a
-// reader this far behind, up to the returned offset where the window
-// begins. Once logging resumes, the log itself records them as a gap.
-func (h *Host) unlogged(off uint64) (to uint64, ok bool) {
+// unlogged reports whether the bytes from off, which the log l does not
+// have, will never be readable (catchup.Next): the holder's log stopped
+// before them, or the session ended before its holder logged them. A
+// reader this far behind skips them, up to the returned offset. Once
+// logging resumes, the log itself records them as a gap.
+func (h *Host) unlogged(l *outlog.Log, off uint64) (to uint64, ok bool) {
+	step := catchup.Next(h.atLogEnd(l, off))
+	return step.SkipTo, !step.Wait
+}
+
+// atLogEnd is what the host knows when the log l has no byte at off.
+func (h *Host) atLogEnd(l *outlog.Log, off uint64) catchup.AtLogEnd {
+	l.Refresh()
+	logEnd := l.End()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.logState.Stopped || off < h.logState.At || off >= h.end {
-		return 0, false
+	s := catchup.AtLogEnd{
+		Off: off, End: h.end, LogEnd: logEnd, Ended: h.exit != nil,
+		LogStopped: h.logState.Stopped, StoppedAt: h.logState.At,
 	}
-	if h.win.Len() > 0 && h.win.First() > off {
-		return h.win.First(), true
+	if h.win.Len() > 0 {
+		s.WindowFirst, s.WindowEnd = h.win.First(), h.win.End()
 	}
-	return 0, false
+	return s
 }
 
 // draining reports whether the server is still taking in a backlog from

@@ -24,6 +24,7 @@ func TestPureParts(t *testing.T) {
 		"math/rand": "a decision is the same for the same input",
 	}
 	for _, pkg := range []string{
+		"termkeep/internal/session/catchup",
 		"termkeep/internal/session/flow",
 		"termkeep/internal/session/window",
 		"termkeep/internal/session/sizepolicy",

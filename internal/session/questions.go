@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"time"
 
 	"termkeep/internal/screen"
@@ -66,10 +67,14 @@ func (h *Host) modelAnswers(q termq.Question) {
 func (h *Host) answerFromModel(q termq.Question) {
 	var ans []byte
 	if q.Kind == termq.Cursor {
-		err := h.startModel().at(q.End, 2*time.Second, func(scr *screen.Screen, _ uint64) {
+		// A late answer is no answer: a terminal that has not replied
+		// within 2 s is taken for one that never will.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := h.startModel().at(ctx, q.End, func(scr *screen.Screen, _ uint64) {
 			x, y := scr.CursorPosition()
 			ans = termq.Reply(q.Kind, x, y)
 		})
+		cancel()
 		if err != nil {
 			return
 		}

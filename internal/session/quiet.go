@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -50,9 +51,9 @@ func (h *Host) Quiet(now time.Time, after time.Duration) Quiet {
 
 // PromptLine returns the text of the cursor's line once the screen model
 // has caught up with the output, and whether it looks like a prompt
-// (LooksLikePrompt).
-func (h *Host) PromptLine() (line string, prompt bool) {
-	h.current(func(scr *screen.Screen) {
+// (LooksLikePrompt); nothing when ctx ends first.
+func (h *Host) PromptLine(ctx context.Context) (line string, prompt bool) {
+	h.current(ctx, func(scr *screen.Screen) {
 		_, y := scr.CursorPosition()
 		lines := strings.Split(scr.Text(0), "\n")
 		if y >= 0 && y < len(lines) {

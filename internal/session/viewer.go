@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,8 +63,13 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		opts.Kind = "cli"
 	}
 	readOnly := opts.ReadOnly || hello.Role == wire.RoleWaiter
+	// ctx ends when the viewer leaves: a snapshot waits for the screen
+	// model until then (or until the server stops), never giving up on
+	// a model that is merely behind.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	v := &viewer{
-		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), opts: opts,
+		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), ctx: ctx, cancel: cancel, opts: opts,
 		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
 	}
 	v.born = time.Now()
@@ -99,6 +105,9 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		v.cols, v.rows = hello.Cols, hello.Rows
 		h.addViewer(v)
 		defer h.removeViewer(v)
+		if hello.DetachOthers && !readOnly {
+			h.detachOthers(v)
+		}
 		if !readOnly && exit == nil && v.cols > 0 && v.rows > 0 {
 			h.viewerActive(v, time.Now())
 			if start.Snapshot() {
@@ -116,7 +125,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	if start.Snapshot() {
 		// The snapshot covers at least everything logged before this
 		// viewer arrived; live output continues from exactly its offset.
-		data, at, c, r, err := h.Snapshot(end, max(hello.Scrollback, 0))
+		data, at, c, r, err := h.Snapshot(v.ctx, end, max(hello.Scrollback, 0))
 		if err != nil {
 			msg := "screen snapshot: " + err.Error()
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
@@ -162,6 +171,8 @@ type viewer struct {
 	wmu      sync.Mutex // serialises frames from the write loop, the read loop and the pinger
 	w        *wire.Writer
 	gone     chan struct{} // closed when the viewer's side has ended
+	ctx      context.Context
+	cancel   context.CancelFunc // ends ctx; called with gone closed
 	once     sync.Once
 
 	// lastHeard is when the last frame from the viewer came, as time since
@@ -197,7 +208,37 @@ func (v *viewer) send(fn func(*wire.Writer) error) error {
 	return err
 }
 
-func (v *viewer) leave() { v.once.Do(func() { close(v.gone); v.rw.Close() }) }
+// detachOthers detaches the terminal viewers other than v (attach -d):
+// each is told why, so that it exits rather than reconnects, then dropped.
+// A viewer too slow to take the frame is dropped all the same.
+func (h *Host) detachOthers(v *viewer) {
+	h.mu.Lock()
+	var others []*viewer
+	for o := range h.viewers {
+		if o != v && o.opts.Kind == "cli" && !o.waiter {
+			others = append(others, o)
+		}
+	}
+	h.mu.Unlock()
+	for _, o := range others {
+		go func() {
+			told := make(chan struct{})
+			go func() {
+				o.send(func(w *wire.Writer) error {
+					return w.Error(wire.CodeDetached, "detached: the session was attached elsewhere with attach -d")
+				})
+				close(told)
+			}()
+			select {
+			case <-told:
+			case <-time.After(2 * time.Second):
+			}
+			o.leave()
+		}()
+	}
+}
+
+func (v *viewer) leave() { v.once.Do(func() { close(v.gone); v.cancel(); v.rw.Close() }) }
 
 func (v *viewer) readLoop() {
 	defer v.leave()

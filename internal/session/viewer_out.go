@@ -146,7 +146,7 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })
 			return err
 		}
-		if to, ok := v.h.unlogged(off); ok {
+		if to, ok := v.h.unlogged(l, off); ok {
 			if err := v.send(func(w *wire.Writer) error { return w.Gap(off, to) }); err != nil {
 				return err
 			}
@@ -166,7 +166,7 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 // resync skips a viewer to the present: a snapshot at (at least) end, from
 // whose offset its output continues.
 func (v *viewer) resync(end uint64, why flow.Why) (uint64, error) {
-	data, at, _, _, err := v.h.Snapshot(end, 0)
+	data, at, _, _, err := v.h.Snapshot(v.ctx, end, 0)
 	if err != nil {
 		return 0, err
 	}

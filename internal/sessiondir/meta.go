@@ -8,6 +8,7 @@ package sessiondir
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,7 +45,18 @@ type Meta struct {
 	// are meta.json's own).
 	Settings
 
-	// Set once the child has ended.
+	// Linger is the session's linger (holder.Spec.Linger) as a Go
+	// duration, "0s" for none; a restore starts the new holder with it.
+	// Empty in a meta.json from before it was kept: the server's default.
+	Linger string `json:"linger,omitempty"`
+
+	// Child is set when the child exited while processes it left behind
+	// still hold its terminal: the holder reads their output for a while
+	// (Spec.Linger) before it records the session's end below, and a
+	// holder that dies meanwhile leaves the child's own exit known.
+	Child *ChildExit `json:"child_exited,omitempty"`
+
+	// Set once the session has ended.
 	EndedAt  *time.Time `json:"ended_at,omitempty"`
 	ExitCode *int       `json:"exit_code,omitempty"` // status, or 128+N for signal N
 	Signal   int        `json:"signal,omitempty"`
@@ -93,6 +105,14 @@ func (m Meta) State() string {
 	return "exited"
 }
 
+// ChildExited reports whether the child is known to have exited by
+// itself: the session ended "exited", or the holder recorded the child's
+// exit while it read what the child left behind. A restore must never run
+// such a job again.
+func (m Meta) ChildExited() bool {
+	return m.Child != nil || (m.EndedAt != nil && m.State() == "exited")
+}
+
 // The files of a session directory.
 const (
 	MetaFile    = "meta.json"   // Meta, written by the holder
@@ -100,10 +120,13 @@ const (
 	LogDir      = "log"         // the output log (package outlog)
 	LogFile     = "holder.log"  // the holder's own log: its errors and warnings
 	LockFile    = "holder.lock" // flock held by the one holder that writes the log; holds its pid
+	StatusFile  = "status"      // the status record (status.go), overwritten in place
 	HistoryFile = "history"     // the shell's history: shell integration appends to it after every command, and a restored shell reads it back
 )
 
-// ReadMeta reads dir/meta.json.
+// ReadMeta reads dir/meta.json, completed by the status record of the
+// same run: an end the holder could record only there (a full disk) is
+// read as if meta.json had it.
 func ReadMeta(dir string) (Meta, error) {
 	var m Meta
 	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
@@ -113,18 +136,28 @@ func ReadMeta(dir string) (Meta, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("sessiondir: decode %s: %w", filepath.Join(dir, MetaFile), err)
 	}
+	if s, err := ReadStatus(dir); err == nil {
+		s.complete(&m)
+	}
 	return m, nil
 }
 
 // WriteMeta writes dir/meta.json atomically and durably: a temporary
 // file, fsync, rename, and an fsync of the directory so the rename itself
 // is durable.
-func WriteMeta(dir string, m Meta) error {
+func WriteMeta(dir string, m Meta) error { return WriteMetaThrough(dir, m, nil) }
+
+// WriteMetaThrough is WriteMeta writing the new file through through.
+func WriteMetaThrough(dir string, m Meta, through Through) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("sessiondir: encode meta: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(dir, MetaFile), append(b, '\n'), true); err != nil {
+	var wrap func(*os.File) io.Writer
+	if through != nil {
+		wrap = func(f *os.File) io.Writer { return through(f) }
+	}
+	if err := atomicfile.WriteThrough(filepath.Join(dir, MetaFile), append(b, '\n'), true, wrap); err != nil {
 		return fmt.Errorf("sessiondir: %w", err)
 	}
 	return nil

@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unicode/utf8"
 )
 
@@ -38,9 +39,9 @@ import (
 // frame either (HolderAccepts). Version 3 adds no frame; its holders record
 // SIGTERM as "interrupted" (Exit's state) and close their session on
 // purpose on SIGUSR1 (holder.CloseSignal), where earlier ones close on
-// SIGTERM.
+// SIGTERM. Version 4 adds the linger frame (holder → server).
 const (
-	Version    = 3
+	Version    = 4
 	MinVersion = 1
 )
 
@@ -111,6 +112,10 @@ const (
 	// on disk. Holder → server and server → viewer, on every change (and
 	// at connect while the log is stopped).
 	TypeLog Type = 0x4b
+	// TypeLinger is JSON Linger: the child exited, and the holder reads on
+	// while processes it left behind hold the terminal. Holder → server,
+	// version 4, once; the Exit frame follows when the holder is done.
+	TypeLinger Type = 0x4c
 )
 
 var typeNames = map[Type]string{
@@ -119,7 +124,7 @@ var typeNames = map[Type]string{
 	TypeWelcome: "welcome", TypeOutput: "output", TypeResized: "resized", TypeExit: "exit",
 	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
-	TypeLog: "log", TypeName: "name",
+	TypeLog: "log", TypeName: "name", TypeLinger: "linger",
 }
 
 func (t Type) String() string {
@@ -149,6 +154,7 @@ const (
 	CodeForbidden   uint16 = 5 // the peer may not do this
 	CodeInternal    uint16 = 6
 	CodeTooFast     uint16 = 7 // the peer sends faster than allowed: its frames are slowed down, not dropped
+	CodeDetached    uint16 = 8 // another client's attach -d detached this viewer: it should not reconnect
 )
 
 // Frame is one decoded frame. Payload aliases the reader's buffer and is valid
@@ -435,6 +441,10 @@ type Hello struct {
 	Rows uint16 `json:"rows,omitempty"`
 	// ReadOnly asks to watch only: the viewer's input and resizes are refused.
 	ReadOnly bool `json:"read_only,omitempty"`
+	// DetachOthers asks the server to detach the session's other terminal
+	// (CLI) viewers, as tmux's attach -d does; they are told with an Error
+	// frame of CodeDetached.
+	DetachOthers bool `json:"detach_others,omitempty"`
 }
 
 // LogState says whether a session's output is being logged. While the log
@@ -447,6 +457,16 @@ type LogState struct {
 	Stopped bool   `json:"stopped"`
 	At      uint64 `json:"at,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+}
+
+// Linger says the session's child exited (ExitCode, Signal as in Exit) at
+// offset At, and that the holder reads the output of the processes it left
+// behind until no process holds the terminal or Until.
+type Linger struct {
+	ExitCode int       `json:"exit_code"`
+	Signal   int       `json:"signal,omitempty"`
+	At       uint64    `json:"at"`
+	Until    time.Time `json:"until"`
 }
 
 // Welcome answers a Hello.
@@ -502,6 +522,9 @@ type Viewers struct {
 	Rows      uint16 `json:"rows"`
 	// You is the id of the viewer receiving the frame.
 	You int `json:"you"`
+	// HolderUnresponsive says that the session's holder does not answer
+	// the server: input waits, and may fail, until it does.
+	HolderUnresponsive bool `json:"holder_unresponsive,omitempty"`
 }
 
 // ViewerInfo describes one attached viewer.
@@ -677,6 +700,9 @@ func Validate(f Frame) error {
 		err = ParseJSON(f.Payload, &v)
 	case TypeLog:
 		var l LogState
+		err = ParseJSON(f.Payload, &l)
+	case TypeLinger:
+		var l Linger
 		err = ParseJSON(f.Payload, &l)
 	default:
 		err = fmt.Errorf("%w 0x%02x", ErrUnknownType, uint8(f.Type))

@@ -95,13 +95,14 @@ export interface ReplayPoint {
 /**
  * A moment worth finding on a replay's timeline: a command started
  * (`command`, OSC 133 C) or finished (`done`, OSC 133 D, with its status
- * when the mark has one), a restore, or bytes the log lacks (`gap`, up to
- * `end`).
+ * when the mark has one), a restore, bytes the log lacks (`gap`, up to
+ * `end`), or the wall clock set back or forward (`clock`, its label saying
+ * by how much; the times stay the log's own, which a step does not move).
  */
 export interface ReplayMarker {
   offset: number;
   t: number;
-  kind: 'command' | 'done' | 'restore' | 'gap' | string;
+  kind: 'command' | 'done' | 'restore' | 'gap' | 'clock' | string;
   label?: string;
   status?: number;
   end?: number;

@@ -794,6 +794,11 @@ export class App {
       banner.dataset.kind = b.cls;
       $('banner-restore').hidden = $('banner-close').hidden = false;
       banner.hidden = false;
+    } else if (ts?.holderStuck) {
+      $('banner-text').textContent = 'This session does not answer: its holder process is stopped or stuck. What you type waits, and may fail, until it answers; killing the session ends it by force.';
+      banner.dataset.kind = 'unresponsive';
+      $('banner-restore').hidden = $('banner-close').hidden = true;
+      banner.hidden = false;
     } else if (ts?.logStopped) {
       $('banner-text').textContent = `Output is not being saved: the log stopped (${ts.logStopped}). The session runs on; saving resumes by itself when the log can write again.`;
       banner.dataset.kind = 'log-stopped';

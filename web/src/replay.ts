@@ -1115,6 +1115,8 @@ function markerTitle(m: ReplayMarker): string {
       return `${when} · ${m.label || 'restored'}`;
     case 'gap':
       return `${when} · output missing${m.label ? `: ${m.label}` : ''}`;
+    case 'clock':
+      return `${when} · ${m.label || 'the clock was set'}`;
   }
   return `${when} · ${m.label || m.kind}`;
 }

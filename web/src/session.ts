@@ -108,6 +108,8 @@ export class TermSession {
   viewers = 0;
   /** Why the session's output is not being saved right now, or null. */
   logStopped: string | null = null;
+  /** The session's holder does not answer the server (as the last viewers frame said). */
+  holderStuck = false;
   bell = false;
   exit: wire.Exit | null = null;
   lastError = '';
@@ -463,6 +465,7 @@ export class TermSession {
       case wire.T.Viewers: {
         const v = wire.json<wire.Viewers>(p);
         this.viewers = v.viewers.length;
+        this.holderStuck = !!v.holder_unresponsive;
         if (v.size_owner !== 0 && v.size_owner === v.you && this.active && this.want) {
           // The session follows this page's size: keep it, and ask again
           // if the session is not there yet (a quick run of resizes can
@@ -488,6 +491,7 @@ export class TermSession {
         this.info = { ...this.info, state: this.exit.state, exit_code: this.exit.exit_code, pid: null };
         this.viewers = 0;
         this.logStopped = null;
+        this.holderStuck = false;
         this.term.options.cursorBlink = false;
         this.setState('ended');
         this.ws?.close(1000, 'session ended');

@@ -67,6 +67,8 @@ export interface Viewers {
   cols: number;
   rows: number;
   you: number;
+  /** The session's holder does not answer the server: input waits, and may fail. */
+  holder_unresponsive?: boolean;
 }
 
 /** LogState: whether the session's output is being saved (a full disk stops it). */

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -40,7 +41,18 @@ func TestCLIErrorsAndExitCodes(t *testing.T) {
 		{[]string{"ls", "--bogus"}, 2, "unknown flag"},
 		{[]string{"new", "--size", "80by24"}, 2, "COLSxROWS"},
 		{[]string{"new", "--env", "NOEQUALS"}, 2, "KEY=VALUE"},
-		{[]string{"new", "--name", "bad name!"}, 1, "not allowed"},
+		{[]string{"new", "--name", "bad name!"}, 2, "not allowed"},
+		{[]string{"new", "--name", "", "--", "cat"}, 2, "--name is empty"},
+		{[]string{"attach", ""}, 2, "SESSION is empty"},
+		{[]string{"send", "", "x"}, 2, "SESSION is empty"},
+		{[]string{"kill", ""}, 2, "SESSION is empty"},
+		{[]string{"restore", ""}, 2, "SESSION is empty"},
+		{[]string{"rm", ""}, 2, "SESSION is empty"},
+		{[]string{"capture", ""}, 2, "SESSION is empty"},
+		{[]string{"wait", " ", "--exit"}, 2, "SESSION is empty"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"serve", "--listen", "127.0.0.1:99999"}, 2, "port 99999 is out of range"},
+		{[]string{"serve", "--listen", "garbage"}, 2, "not HOST:PORT"},
 		{[]string{"new", "--cwd", "/does/not/exist"}, 1, "does not exist"},
 		{[]string{"new", "--", "/no/such/program"}, 1, "/no/such/program"},
 		{[]string{"wait", "x"}, 2, "exactly one of"},
@@ -58,8 +70,21 @@ func TestCLIErrorsAndExitCodes(t *testing.T) {
 			t.Errorf("termkeep %v: %d lines on stderr, want one: %q", c.args, n+1, errs)
 		}
 	}
-	// Names are unique among sessions.
+	// Names are unique among sessions, and no name is another session's id.
 	e.MustTk("new", "--name", "dup", "--", "cat")
+	if _, errs, code := e.Tk("new", "--name", e.Session("dup").ID, "--", "cat"); code != 1 || !strings.Contains(errs, "is the id of session") {
+		t.Errorf("a name that is another session's id: exit %d %q", code, errs)
+	}
+	// A --listen port another program holds is an error, not a server
+	// without its browser listener.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if _, errs, code := e.Tk("serve", "--state-dir", t.TempDir(), "--listen", busy.Addr().String()); code != 2 || !strings.Contains(errs, "in use") {
+		t.Errorf("serve on a port in use: exit %d %q", code, errs)
+	}
 	if _, errs, code := e.Tk("new", "--name", "dup", "--", "cat"); code != 1 || !strings.Contains(errs, "already exists") {
 		t.Errorf("duplicate name: exit %d %q", code, errs)
 	}
@@ -155,13 +180,17 @@ type attachPty struct {
 	done chan struct{}
 }
 
-func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool) *attachPty {
+func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool, flags ...string) *attachPty {
 	t.Helper()
 	args := []string{"--state-dir", e.Dir}
 	if !autostart {
 		args = append(args, "--no-autostart")
 	}
-	cmd := exec.Command(e2e.TkBin, append(args, "attach", ref)...)
+	args = append(append(args, "attach"), flags...)
+	if ref != "" {
+		args = append(args, ref)
+	}
+	cmd := exec.Command(e2e.TkBin, args...)
 	p, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 90, Rows: 30})
 	if err != nil {
 		t.Fatal(err)

@@ -68,8 +68,8 @@ func TestFreshViewerSeesTheScreen(t *testing.T) {
 	if _, errs, code := e.Tk("wait", "vim", "--output", "notes.txt", "--timeout", "20s"); code != 0 {
 		t.Fatalf("vim did not start: %s", errs)
 	}
-	e.MustTk("send", "vim", "--no-enter", "50Gdd")
-	e.MustTk("send", "vim", "--no-enter", "ohello from termkeep")
+	e.MustTk("send", "vim", "-l", "50Gdd") // keys: vim takes bracketed pastes as text
+	e.MustTk("send", "vim", "-l", "ohello from termkeep")
 	e.MustTk("send", "vim", "--key", "Esc")
 	if _, errs, code := e.Tk("wait", "vim", "--output", "hello from termkeep", "--timeout", "20s"); code != 0 {
 		t.Fatalf("vim: %s", errs)
@@ -92,7 +92,7 @@ func TestFreshViewerSeesTheScreen(t *testing.T) {
 	if captured != fromStart {
 		t.Fatalf("capture shows\n%s\nbut the viewer shows\n%s", captured, fromStart)
 	}
-	e.MustTk("send", "vim", "--no-enter", ":q!\r")
+	e.MustTk("send", "vim", "-l", ":q!\r")
 }
 
 // capture renders the screen, with colors on request and history with

@@ -15,6 +15,7 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/client"
 	"termkeep/internal/e2e"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/wire"
 )
@@ -270,5 +271,50 @@ func readLogWithGaps(t *testing.T, c *client.Client, ref string, lineLen uint64)
 		case wire.TypeExit:
 			t.Fatalf("the session ended before its END line")
 		}
+	}
+}
+
+// A job exits while the server is down and meta.json cannot take its end
+// (a full disk; here the copy of meta.json from before the end is put
+// back, as such a disk leaves it): the holder's status record has the
+// exit, so the next server records the session exited 7 and
+// --auto-restore does not run the finished job again. (Before, the
+// session was interrupted and the job ran a second time.)
+func TestFinishedJobIsNotRunAgain(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	cwd := t.TempDir()
+	id := strings.TrimSpace(e.MustTk("new", "--auto-restore", "--cwd", cwd, "--", "sh", "-c",
+		`echo start-$$; while [ ! -e go ]; do sleep 0.05; done; echo bye; exit 7`))
+	if _, errs, code := e.Tk("wait", id, "--output", "start-", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait: %s", errs)
+	}
+	dir := filepath.Join(e.Dir, "sessions", id)
+	before, err := os.ReadFile(filepath.Join(dir, sessiondir.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.KillServer()
+	os.WriteFile(filepath.Join(cwd, "go"), nil, 0o600)
+	e2e.WaitFor(t, 20*time.Second, "the holder to record the end and go", func() bool {
+		held, _ := sessiondir.LockHeld(dir)
+		m, err := sessiondir.ReadMeta(dir)
+		return !held && err == nil && m.EndedAt != nil
+	})
+	if err := os.WriteFile(filepath.Join(dir, sessiondir.MetaFile), before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.StartServer()
+	e2e.WaitFor(t, 20*time.Second, "the server to be ready (auto-restore done)", func() bool {
+		code, _ := e.UnixGet("/readyz")
+		return code == 200
+	})
+	s := e.Session(id)
+	if s.State != "exited" || s.ExitCode == nil || *s.ExitCode != 7 {
+		t.Fatalf("after the restart: %s (%+v), want exited 7", s.State, s)
+	}
+	if out := e.MustTk("capture", "--raw", id); strings.Count(out, "start-") != 1 || !strings.Contains(out, "bye") {
+		t.Fatalf("the job ran %d times: %q", strings.Count(out, "start-"), out)
 	}
 }

@@ -164,9 +164,13 @@ func TestExportTextIsCapture(t *testing.T) {
 	if _, errs, code := e.Tk("wait", "fs", "--output", "VIM - Vi IMproved", "--timeout", "20s"); code != 0 {
 		t.Fatalf("vim did not start: %s", errs)
 	}
-	e.MustTk("send", "fs", "--no-enter", "ifull screen text")
+	// Keys, not pastes: vim takes bracketed pastes as text to insert.
+	e.MustTk("send", "fs", "-l", "ifull screen text")
 	e.MustTk("send", "fs", "--key", "Esc")
-	e.MustTk("send", "fs", "--no-enter", ":q!\r")
+	e.MustTk("send", "fs", "-l", ":q!\r")
+	// vim flushes the terminal's unread input as it leaves: type the next
+	// line once the shell's screen is back.
+	e2e.WaitFor(t, 20*time.Second, "vim to quit", func() bool { return strings.Contains(e.MustTk("capture", "fs"), "before 60") })
 	e.MustTk("send", "fs", `printf 'after \033[1;32mvim\033[0m\n'`)
 	if _, errs, code := e.Tk("wait", "fs", "--output", "after \x1b[1;32mvim", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the shell did not come back: %s", errs)

@@ -1,10 +1,8 @@
 package web
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,144 +14,6 @@ import (
 	"termkeep/internal/e2e"
 )
 
-// mcpClient drives `termkeep mcp` over its stdin and stdout, as an MCP
-// client (Claude Code, an IDE) does.
-type mcpClient struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	lines chan string
-	id    int
-}
-
-func startMCP(t *testing.T, e *e2e.Env, extraEnv ...string) *mcpClient {
-	t.Helper()
-	cmd := exec.Command(e2e.TkBin, "--state-dir", e.Dir, "--no-autostart", "mcp")
-	cmd.Env = append(os.Environ(), extraEnv...)
-	cmd.Dir = t.TempDir()
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	m := &mcpClient{t: t, cmd: cmd, in: in, lines: make(chan string, 16)}
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 8<<20)
-		for sc.Scan() {
-			m.lines <- sc.Text()
-		}
-		close(m.lines)
-	}()
-	t.Cleanup(func() {
-		in.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("termkeep mcp: %v; stderr:\n%s", err, stderr.String())
-			}
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("termkeep mcp did not end when its input closed")
-		}
-	})
-	return m
-}
-
-func (m *mcpClient) send(line string) {
-	m.t.Helper()
-	if _, err := io.WriteString(m.in, line+"\n"); err != nil {
-		m.t.Fatalf("write to termkeep mcp: %v", err)
-	}
-}
-
-// recv reads the next message; every line on stdout must be one.
-func (m *mcpClient) recv(timeout time.Duration) map[string]any {
-	m.t.Helper()
-	select {
-	case line, ok := <-m.lines:
-		if !ok {
-			m.t.Fatal("termkeep mcp closed its output")
-		}
-		var v map[string]any
-		if err := json.Unmarshal([]byte(line), &v); err != nil || v["jsonrpc"] != "2.0" {
-			m.t.Fatalf("termkeep mcp wrote a line that is not a JSON-RPC message: %q", line)
-		}
-		return v
-	case <-time.After(timeout):
-		m.t.Fatalf("no answer from termkeep mcp within %s", timeout)
-	}
-	return nil
-}
-
-// call sends a request and returns the whole answer.
-func (m *mcpClient) call(method string, params any) map[string]any {
-	m.t.Helper()
-	m.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.id, "method": method, "params": params})
-	m.send(string(b))
-	v := m.recv(60 * time.Second)
-	if id, _ := v["id"].(float64); int(id) != m.id {
-		m.t.Fatalf("answer to request %d: %v", m.id, v)
-	}
-	return v
-}
-
-// tool calls a tool that must succeed and returns its structured content.
-func (m *mcpClient) tool(name string, args map[string]any) map[string]any {
-	m.t.Helper()
-	sc, text, isErr := m.try(name, args)
-	if isErr {
-		m.t.Fatalf("%s %v: %s", name, args, text)
-	}
-	return sc
-}
-
-// try calls a tool: its structured content, its first text, whether it
-// is a tool error.
-func (m *mcpClient) try(name string, args map[string]any) (map[string]any, string, bool) {
-	m.t.Helper()
-	v := m.call("tools/call", map[string]any{"name": name, "arguments": args})
-	r, ok := v["result"].(map[string]any)
-	if !ok {
-		m.t.Fatalf("tools/call %s: %v", name, v)
-	}
-	isErr, _ := r["isError"].(bool)
-	text := ""
-	if content, _ := r["content"].([]any); len(content) > 0 {
-		text, _ = content[0].(map[string]any)["text"].(string)
-	}
-	sc, _ := r["structuredContent"].(map[string]any)
-	return sc, text, isErr
-}
-
-func (m *mcpClient) initialize() {
-	m.t.Helper()
-	v := m.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "e2e", "version": "1"}})
-	r, _ := v["result"].(map[string]any)
-	if r == nil || r["protocolVersion"] != "2025-06-18" {
-		m.t.Fatalf("initialize: %v", v)
-	}
-	if info, _ := r["serverInfo"].(map[string]any); info["name"] != "termkeep" {
-		m.t.Fatalf("serverInfo: %v", r["serverInfo"])
-	}
-	if caps, _ := r["capabilities"].(map[string]any); caps["tools"] == nil {
-		m.t.Fatalf("capabilities: %v", r["capabilities"])
-	}
-	m.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-}
-
 func num(v any) uint64 {
 	f, _ := v.(float64)
 	return uint64(f)
@@ -164,10 +24,10 @@ func TestMCPStdio(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()
-	m := startMCP(t, e, "PS1=tk$ ")
-	m.initialize()
+	m := e2e.StartMCP(t, e, "PS1=tk$ ")
+	m.Initialize()
 
-	v := m.call("tools/list", map[string]any{})
+	v := m.Call("tools/list", map[string]any{})
 	tools, _ := v["result"].(map[string]any)["tools"].([]any)
 	var names []string
 	for _, tl := range tools {
@@ -183,36 +43,36 @@ func TestMCPStdio(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err == nil {
 		shell = []string{"bash", "--norc"}
 	}
-	created := m.tool("create_session", map[string]any{"command": shell, "name": "agent-sh"})
+	created := m.Tool("create_session", map[string]any{"command": shell, "name": "agent-sh"})
 	id, _ := created["id"].(string)
 	if id == "" {
 		t.Fatalf("create_session: %v", created)
 	}
-	if r := m.tool("wait_for", map[string]any{"session": id, "text": "tk$", "timeout_ms": 15000}); r["matched"] != true {
+	if r := m.Tool("wait_for", map[string]any{"session": id, "text": "tk$", "timeout_ms": 15000}); r["matched"] != true {
 		t.Fatalf("no prompt: %v", r)
 	}
 
-	sent := m.tool("send_input", map[string]any{"session": "agent-sh", "text": "echo hi", "enter": true})
+	sent := m.Tool("send_input", map[string]any{"session": "agent-sh", "text": "echo hi", "enter": true})
 	from := num(sent["offset"])
 	// On the screen, and in the output after the input: the line "hi"
 	// that echo printed, not the command line that contains it.
-	if r := m.tool("wait_for", map[string]any{"session": id, "text": "hi", "timeout_ms": 15000}); r["matched"] != true || r["where"] != "screen" {
+	if r := m.Tool("wait_for", map[string]any{"session": id, "text": "hi", "timeout_ms": 15000}); r["matched"] != true || r["where"] != "screen" {
 		t.Fatalf("wait_for hi on the screen: %v", r)
 	}
-	hi := m.tool("wait_for", map[string]any{"session": id, "regex": "(?m)^hi$", "offset": from, "timeout_ms": 15000})
+	hi := m.Tool("wait_for", map[string]any{"session": id, "regex": "(?m)^hi$", "offset": from, "timeout_ms": 15000})
 	if hi["matched"] != true || hi["text"] != "hi" || num(hi["offset"]) < from {
 		t.Fatalf("wait_for hi in the output: %v", hi)
 	}
-	if r := m.tool("wait_for", map[string]any{"session": id, "text": "tk$ ", "offset": num(hi["end_offset"]), "timeout_ms": 15000}); r["matched"] != true {
+	if r := m.Tool("wait_for", map[string]any{"session": id, "text": "tk$ ", "offset": num(hi["end_offset"]), "timeout_ms": 15000}); r["matched"] != true {
 		t.Fatalf("no prompt after hi: %v", r)
 	}
-	_, screen, isErr := m.try("read_screen", map[string]any{"session": id})
+	_, screen, isErr := m.Try("read_screen", map[string]any{"session": id})
 	if isErr || !strings.Contains(screen, "echo hi\nhi\n") {
 		t.Fatalf("read_screen: %q", screen)
 	}
 
 	// The output from offset 0, then from where it stopped: nothing twice.
-	out := m.tool("read_output", map[string]any{"session": id, "offset": 0})
+	out := m.Tool("read_output", map[string]any{"session": id, "offset": 0})
 	text, _ := out["text"].(string)
 	if !strings.Contains(text, "echo hi\nhi\n") || strings.Contains(text, "\x1b") || strings.Contains(text, "\r") {
 		t.Fatalf("read_output from 0: %q", text)
@@ -221,42 +81,42 @@ func TestMCPStdio(t *testing.T) {
 	if next == 0 || next != num(out["end_offset"]) || out["more"] != false {
 		t.Fatalf("read_output from 0: %v", out)
 	}
-	again := m.tool("read_output", map[string]any{"session": id, "offset": next})
+	again := m.Tool("read_output", map[string]any{"session": id, "offset": next})
 	if again["text"] != "" || num(again["next_offset"]) != next {
 		t.Fatalf("read_output from next_offset %d: %v", next, again)
 	}
-	raw := m.tool("read_output", map[string]any{"session": id, "offset": 0, "max_bytes": 1 << 20, "raw": true})
+	raw := m.Tool("read_output", map[string]any{"session": id, "offset": 0, "max_bytes": 1 << 20, "raw": true})
 	if rt, _ := raw["text"].(string); !strings.Contains(rt, "hi\r\n") {
 		t.Fatalf("raw output: %q", rt)
 	}
 
 	// A foreground program, interrupted with Ctrl-C: the prompt comes back.
-	m.tool("send_input", map[string]any{"session": id, "text": "sleep 100", "enter": true})
-	m.tool("wait_for", map[string]any{"session": id, "quiet_ms": 300, "timeout_ms": 10000})
+	m.Tool("send_input", map[string]any{"session": id, "text": "sleep 100", "enter": true})
+	m.Tool("wait_for", map[string]any{"session": id, "quiet_ms": 300, "timeout_ms": 10000})
 	back := false
 	for i := 0; i < 3 && !back; i++ {
-		sent := m.tool("send_input", map[string]any{"session": id, "keys": []string{"Ctrl-C"}})
-		r := m.tool("wait_for", map[string]any{"session": id, "text": "tk$ ", "offset": num(sent["offset"]), "timeout_ms": 5000})
+		sent := m.Tool("send_input", map[string]any{"session": id, "keys": []string{"Ctrl-C"}})
+		r := m.Tool("wait_for", map[string]any{"session": id, "text": "tk$ ", "offset": num(sent["offset"]), "timeout_ms": 5000})
 		back = r["matched"] == true
 	}
 	if !back {
 		t.Fatal("Ctrl-C did not bring the prompt back")
 	}
 
-	list := m.tool("list_sessions", nil)
+	list := m.Tool("list_sessions", nil)
 	sessions, _ := list["sessions"].([]any)
 	if len(sessions) != 1 || sessions[0].(map[string]any)["name"] != "agent-sh" || sessions[0].(map[string]any)["state"] != "running" {
 		t.Fatalf("list_sessions: %v", list)
 	}
 
-	killed := m.tool("kill_session", map[string]any{"session": id})
+	killed := m.Tool("kill_session", map[string]any{"session": id})
 	if killed["state"] != "closed" {
 		t.Fatalf("kill_session: %v", killed)
 	}
-	if r := m.tool("wait_for", map[string]any{"session": id, "exit": true, "timeout_ms": 10000}); r["exited"] != true || r["state"] != "closed" {
+	if r := m.Tool("wait_for", map[string]any{"session": id, "exit": true, "timeout_ms": 10000}); r["exited"] != true || r["state"] != "closed" {
 		t.Fatalf("wait_for exit after kill: %v", r)
 	}
-	if _, text, isErr := m.try("send_input", map[string]any{"session": id, "text": "x"}); !isErr || !strings.Contains(text, "closed") {
+	if _, text, isErr := m.Try("send_input", map[string]any{"session": id, "text": "x"}); !isErr || !strings.Contains(text, "closed") {
 		t.Fatalf("input to a closed session: %v %q", isErr, text)
 	}
 }
@@ -266,27 +126,27 @@ func TestMCPStdio(t *testing.T) {
 func TestMCPErrors(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
-	m := startMCP(t, e)
-	m.initialize()
+	m := e2e.StartMCP(t, e)
+	m.Initialize()
 
 	// No server (and --no-autostart): a tool error saying so.
-	if _, text, isErr := m.try("list_sessions", nil); !isErr || !strings.Contains(text, "no termkeep server is running") {
+	if _, text, isErr := m.Try("list_sessions", nil); !isErr || !strings.Contains(text, "no termkeep server is running") {
 		t.Fatalf("without a server: %v %q", isErr, text)
 	}
 	e.StartServer()
 
-	m.send(`{"jsonrpc":"2.0","id":"x","method":"tools/list"`)
-	if v := m.recv(10 * time.Second); v["id"] != nil || code(v) != -32700 {
+	m.Send(`{"jsonrpc":"2.0","id":"x","method":"tools/list"`)
+	if v := m.Recv(10 * time.Second); v["id"] != nil || code(v) != -32700 {
 		t.Fatalf("malformed JSON: %v", v)
 	}
-	m.send(`{"jsonrpc":"2.0","id":"y","method":"tools/destroy"}`)
-	if v := m.recv(10 * time.Second); v["id"] != "y" || code(v) != -32601 {
+	m.Send(`{"jsonrpc":"2.0","id":"y","method":"tools/destroy"}`)
+	if v := m.Recv(10 * time.Second); v["id"] != "y" || code(v) != -32601 {
 		t.Fatalf("unknown method: %v", v)
 	}
-	if v := m.call("tools/call", map[string]any{"name": "format_disk", "arguments": map[string]any{}}); code(v) != -32602 {
+	if v := m.Call("tools/call", map[string]any{"name": "format_disk", "arguments": map[string]any{}}); code(v) != -32602 {
 		t.Fatalf("unknown tool: %v", v)
 	}
-	if v := m.call("tools/call", "read_screen"); code(v) != -32602 {
+	if v := m.Call("tools/call", "read_screen"); code(v) != -32602 {
 		t.Fatalf("params of the wrong shape: %v", v)
 	}
 	for _, tc := range []struct {
@@ -301,13 +161,13 @@ func TestMCPErrors(t *testing.T) {
 		{"create_session", map[string]any{"cwd": "/no/such/dir/anywhere"}, "/no/such/dir/anywhere"},
 		{"kill_session", map[string]any{}, `"session" is required`},
 	} {
-		_, text, isErr := m.try(tc.tool, tc.args)
+		_, text, isErr := m.Try(tc.tool, tc.args)
 		if !isErr || !strings.Contains(text, tc.want) {
 			t.Errorf("%s %v: isError %v, %q; want %q", tc.tool, tc.args, isErr, text, tc.want)
 		}
 	}
 	// And it still answers.
-	if v := m.call("ping", nil); v["result"] == nil {
+	if v := m.Call("ping", nil); v["result"] == nil {
 		t.Fatalf("ping after errors: %v", v)
 	}
 }
@@ -389,13 +249,13 @@ func TestAgentPreset(t *testing.T) {
 	}
 
 	// The MCP tool's agent argument does the same.
-	m := startMCP(t, e, pathEnv...)
-	m.initialize()
-	r := m.tool("create_session", map[string]any{"agent": "claude", "workspace": "proj"})
+	m := e2e.StartMCP(t, e, pathEnv...)
+	m.Initialize()
+	r := m.Tool("create_session", map[string]any{"agent": "claude", "workspace": "proj"})
 	if r["restore_command"] != "claude --continue" || r["cwd"] != wsDir {
 		t.Fatalf("create_session agent claude: %v", r)
 	}
-	if w := m.tool("wait_for", map[string]any{"session": r["id"], "text": "claude-stub args:[]", "timeout_ms": 15000}); w["matched"] != true {
+	if w := m.Tool("wait_for", map[string]any{"session": r["id"], "text": "claude-stub args:[]", "timeout_ms": 15000}); w["matched"] != true {
 		t.Fatalf("the agent's session: %v", w)
 	}
 }
@@ -421,9 +281,9 @@ func TestAgentMissing(t *testing.T) {
 		t.Fatalf("unknown agent: exit %d: %s", code, errs)
 	}
 	e.StartServer()
-	m := startMCP(t, e, "PATH="+empty)
-	m.initialize()
-	if _, text, isErr := m.try("create_session", map[string]any{"agent": "gemini"}); !isErr || !strings.Contains(text, `no "gemini" on PATH`) {
+	m := e2e.StartMCP(t, e, "PATH="+empty)
+	m.Initialize()
+	if _, text, isErr := m.Try("create_session", map[string]any{"agent": "gemini"}); !isErr || !strings.Contains(text, `no "gemini" on PATH`) {
 		t.Fatalf("create_session with a missing agent: %v %q", isErr, text)
 	}
 	if list := e.Ls(); len(list) != 0 {

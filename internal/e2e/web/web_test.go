@@ -247,6 +247,15 @@ func TestWebEventStream(t *testing.T) {
 	if !strings.Contains(table, "exit_code=3") {
 		t.Errorf("`termkeep events` lacks the exit code:\n%s", table)
 	}
+	viewers := strings.Split(strings.TrimSpace(w.MustTk("events", "--type", "viewer")), "\n")
+	for _, l := range viewers[1:] {
+		if !strings.Contains(l, " viewer.") {
+			t.Errorf("`termkeep events --type viewer` printed %q", l)
+		}
+	}
+	if len(viewers) < 2 {
+		t.Errorf("`termkeep events --type viewer` printed no viewer event")
+	}
 	cliKinds, _ := w.SessionEvents(id)
 	if strings.Join(cliKinds, " ") != strings.Join(kinds, " ") {
 		t.Errorf("events --json %v, stream %v", cliKinds, kinds)

@@ -62,7 +62,8 @@ type Record struct {
 	// workspace when the workspace is not paused.
 	AutoRestore bool
 	// ChildExited says the holder recorded that the child exited on its
-	// own (meta.json), whatever the registry says.
+	// own (meta.json or its status record, at the end or while it read
+	// what the child left behind), whatever the registry says.
 	ChildExited bool
 	// BootID is the boot the session's holder started in ("" unknown).
 	BootID string
