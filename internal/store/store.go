@@ -17,6 +17,10 @@
 //     and the first ending wins. Restart is the one explicit way back.
 //   - A session name, when set, belongs to at most one existing session;
 //     deleting the session frees it.
+//   - A rollback is told. SQLite opens a registry whose WAL was lost at
+//     its last checkpoint without a word; the generation kept beside it
+//     (generation.go) makes Open say so (Generation) until ClearRollback.
+//     A copy of the workspaces is kept beside it too, for a rebuild.
 //   - Times go in from the injected clock and come back in UTC with nanosecond
 //     precision.
 //   - Errors are named "store: …" and carry the operation; ErrNotFound,
