@@ -120,7 +120,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead outlog:
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
 	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
-	keys:FuzzEncode replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
+	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
 	procinfo:FuzzParsePPid
 fuzz: SHELL := /bin/bash
 fuzz: deps

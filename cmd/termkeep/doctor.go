@@ -18,15 +18,19 @@ func newDoctorCmd(g *globals) *cobra.Command {
 		Short: "Check the state directory offline, and repair it",
 		Long: `doctor checks the state directory without a server: permissions, holder
 sockets no holder listens on, torn or damaged output logs, leftover temporary
-files, and the registry against the session directories. It prints one line
+files, the registry against the session directories, and a registry rolled
+back (behind the generation kept beside it: what it recorded since its last
+checkpoint lost, as with a garbled WAL). It prints one line
 per finding (ok, warn or error) with what --repair or --rebuild would do, and
 exits 1 while an error remains.
 
 --repair chmods, removes orphaned sockets and temporary files, truncates torn
 log tails of sessions whose holder is gone, and drops registry rows whose
 directory is missing. --rebuild adopts session directories the registry does
-not know and, when the registry is missing or cannot be opened, moves it
-aside and makes a new one from every session's meta.json. Both need the
+not know (with their names, workspaces and settings), makes workspaces it
+lacks again from the copy kept beside it, resolves a rollback and, when the
+registry is missing or cannot be opened, moves it aside and makes a new one
+from every session's meta.json. Both need the
 server stopped (termkeep shutdown); plain checks run read-only beside one.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {

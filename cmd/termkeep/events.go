@@ -27,7 +27,8 @@ func newEventsCmd(g *globals) *cobra.Command {
 		Long: `Print the server's event history, oldest first: session.created,
 viewer.attached, viewer.detached, session.renamed, session.closed, process.exited,
 session.interrupted, machine.restarted (the machine restarted under
-running sessions), session.restored, session.paused, session.quiet (printed
+running sessions), registry.rolled_back (the registry lost changes it had
+recorded: run termkeep doctor --rebuild), session.restored, session.paused, session.quiet (printed
 nothing for a while: it may wait for input), session.removed, session.pruned
 (removed by the server past --keep-ended or --keep-ended-bytes), workspace.created,
 workspace.removed, user.added, user.removed (its tokens revoked),

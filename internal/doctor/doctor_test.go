@@ -379,6 +379,79 @@ func TestServerRunning(t *testing.T) {
 	}
 }
 
+// A registry put back to an older copy of itself (as a lost WAL leaves
+// it): doctor reports the rollback as an error with --rebuild, and the
+// check alone leaves it for the server to find; --rebuild adopts the
+// session the registry lost with its settings, makes its workspace again
+// from the copy beside the registry with its own settings, and ends the
+// report.
+func TestRolledBackRegistry(t *testing.T) {
+	ctx := context.Background()
+	d := newState(t)
+	older, err := os.ReadFile(d.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exit := 0
+	addSession(t, d, "lost", &exit, true)
+	m, err := sessiondir.ReadMeta(d.Session("lost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Workspace = "proj"
+	m.Settings = sessiondir.Settings{AutoRestore: true, RestoreCommand: "make resume"}
+	if err := sessiondir.WriteMeta(d.Session("lost"), m); err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, d)
+	if err := st.CreateWorkspace(ctx, store.Workspace{Name: "proj", Dir: "/src/proj", AutoRestore: true}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, sfx := range []string{"-wal", "-shm"} {
+		os.Remove(d.DB() + sfx)
+	}
+	if err := os.WriteFile(d.DB(), older, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	for range 2 { // a check changes nothing: the second finds the same
+		rep := run(t, d, Options{})
+		f := find(rep, "registry", "termkeep.db")
+		if len(f) != 1 || f[0].Severity != Error || f[0].Flag != "--rebuild" || !strings.Contains(f[0].Problem, "rolled back from generation 2 to 0") {
+			t.Fatalf("the rollback's finding: %v", f)
+		}
+		if !rep.Failed() {
+			t.Fatal("a rollback must fail the check")
+		}
+	}
+	st = openStore(t, d)
+	if g := st.Generation(); g.Rollback == nil || !g.New {
+		t.Errorf("after doctor's checks the server finds %+v, want the rollback new to it", g)
+	}
+	st.Close()
+
+	rep := run(t, d, Options{Rebuild: true})
+	if f := find(rep, "registry", "termkeep.db"); len(f) != 1 || !f[0].Fixed {
+		t.Fatalf("the rollback after --rebuild: %v", f)
+	}
+	if rep.Failed() {
+		t.Error("Failed after --rebuild")
+	}
+	st = openStore(t, d)
+	defer st.Close()
+	if g := st.Generation(); g.Rollback != nil {
+		t.Errorf("after --rebuild: %+v, want no rollback", g)
+	}
+	sess, err := st.Session(ctx, "lost")
+	if err != nil || !sess.AutoRestore || sess.RestoreCommand != "make resume" || sess.Workspace != "proj" || sess.State != store.StateExited {
+		t.Errorf("the lost session after --rebuild: %+v (%v)", sess, err)
+	}
+	if w, err := st.Workspace(ctx, "proj"); err != nil || w.Dir != "/src/proj" || !w.AutoRestore {
+		t.Errorf("the lost workspace after --rebuild: %+v (%v), want /src/proj with auto-restore", w, err)
+	}
+}
+
 // A rebuilt (or adopting) registry has the end a holder could record only in its status
 // record (meta.json refused on a full disk), and the child's exit a holder
 // recorded before it died while lingering: both exited, never interrupted

@@ -105,6 +105,7 @@ func (c *checker) registry(ctx context.Context) {
 	if c.opts.Rebuild && !c.rep.ReadOnly {
 		c.workspaces(ctx, st)
 	}
+	c.generation(ctx, st, db)
 	if len(c.rep.Findings) == n {
 		c.add(Finding{Severity: OK, Check: "registry", Problem: fmt.Sprintf("%d session(s), each with its directory", len(rows))})
 	}
@@ -119,7 +120,10 @@ func (c *checker) openRegistry(ctx context.Context, db string) (*store.Store, er
 		}
 		return nil, err
 	}
-	return store.Open(ctx, db, c.opts.Now)
+	if (c.opts.Repair || c.opts.Rebuild) && !c.rep.ReadOnly {
+		return store.Open(ctx, db, c.opts.Now)
+	}
+	return store.OpenToCheck(ctx, db, c.opts.Now) // a rollback stays new to the next server
 }
 
 // rebuild moves the registry at db aside, with its -wal and -shm (renamed
@@ -153,7 +157,40 @@ func (c *checker) rebuild(ctx context.Context, db string) error {
 		c.rep.Recovered++
 	}
 	c.workspaces(ctx, st)
+	// Made anew from every directory: a rollback of the old one is moot.
+	if err := st.ClearRollback(ctx); err != nil {
+		c.add(Finding{Severity: Warn, Check: "registry", Subject: filepath.Base(db) + store.GenerationSuffix,
+			Problem: "cannot record the rebuilt registry's generation: " + err.Error()})
+	}
 	return nil
+}
+
+// generation reports what opening the registry found comparing its
+// generation with the one kept beside it. A rollback is an error: the
+// registry opens, but what it recorded since its last checkpoint is gone.
+// --rebuild resolves it once the directories the registry lost are
+// adopted (the loop before this one).
+func (c *checker) generation(ctx context.Context, st *store.Store, db string) {
+	g := st.Generation()
+	if g.Problem != "" {
+		c.add(Finding{Severity: Warn, Check: "registry", Subject: filepath.Base(db) + store.GenerationSuffix,
+			Problem: "cannot be read (" + g.Problem + "), so a rollback of the registry before now cannot be told; it was written again"})
+	}
+	r := g.Rollback
+	if r == nil {
+		return
+	}
+	f := Finding{Severity: Error, Check: "registry", Subject: filepath.Base(db), Problem: r.Describe(),
+		Fix: "adopt every session directory it lost from its meta.json, then stop reporting the rollback (workspaces without sessions, users and tokens it lost must be made again)", Flag: "--rebuild"}
+	if c.opts.Rebuild && !c.rep.ReadOnly {
+		if err := st.ClearRollback(ctx); err != nil {
+			f.Problem += "; clearing it failed: " + err.Error()
+		} else {
+			f.Fixed = true
+			f.Fix = "the lost session directories are adopted from meta.json; workspaces without sessions, users and tokens it lost must be made again"
+		}
+	}
+	c.add(f)
 }
 
 // recreate puts a session recovered from meta.json in the registry, with
@@ -170,25 +207,60 @@ func (c *checker) recreate(ctx context.Context, st *store.Store, sess store.Sess
 	return err
 }
 
-// workspaces makes sure every workspace a session names is in the
-// registry. One that is not (a rebuilt registry has none) is made again
+// workspaces makes again every workspace the registry lacks (a rebuilt
+// one has none): those in the copy kept beside the registry with their
+// own directory, pause and auto-restore, then any other a session names
 // with the directory of its first session, as a create that names a new
-// workspace does, and said so: what meta.json cannot tell (the workspace's
-// own directory, pause and auto-restore settings) is lost.
+// workspace does, saying what is lost.
 func (c *checker) workspaces(ctx context.Context, st *store.Store) {
+	db := c.dir.DB()
+	kept, err := store.ReadWorkspaceCopy(db)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		c.add(Finding{Severity: Warn, Check: "registry", Subject: filepath.Base(db) + store.WorkspacesSuffix,
+			Problem: "cannot be read (" + err.Error() + "): workspaces the registry lacks are made again without their own settings"})
+	}
+	namedBy := map[string]string{} // workspace => its first session
 	rows, err := st.Sessions(ctx)
 	if err != nil {
 		return
 	}
 	for _, sess := range rows {
-		if sess.Workspace == "" {
+		if sess.Workspace != "" && namedBy[sess.Workspace] == "" {
+			namedBy[sess.Workspace] = sess.ID
+		}
+	}
+	missing := func(name string) bool {
+		_, err := st.Workspace(ctx, name)
+		return errors.Is(err, store.ErrWorkspaceNotFound)
+	}
+	problem := func(name string) string {
+		if id := namedBy[name]; id != "" {
+			return fmt.Sprintf("named by session %s but not in the registry", id)
+		}
+		return "kept beside the registry but not in it"
+	}
+	for _, w := range kept {
+		if !missing(w.Name) {
 			continue
 		}
-		if _, err := st.Workspace(ctx, sess.Workspace); !errors.Is(err, store.ErrWorkspaceNotFound) {
+		f := Finding{Severity: Warn, Check: "registry", Subject: "workspace " + w.Name, Problem: problem(w.Name)}
+		if err := st.CreateWorkspace(ctx, w); err != nil {
+			f.Problem += "; making it again failed: " + err.Error()
+		} else {
+			f.Fixed = true
+			paused := "not paused"
+			if w.Paused {
+				paused = "paused"
+			}
+			f.Fix = fmt.Sprintf("made again with directory %s, auto-restore %s, %s (from the copy beside the registry)", w.Dir, onOff(w.AutoRestore), paused)
+		}
+		c.add(f)
+	}
+	for _, sess := range rows {
+		if sess.Workspace == "" || namedBy[sess.Workspace] != sess.ID || !missing(sess.Workspace) {
 			continue
 		}
-		f := Finding{Severity: Warn, Check: "registry", Subject: "workspace " + sess.Workspace,
-			Problem: fmt.Sprintf("named by session %s but not in the registry", sess.ID)}
+		f := Finding{Severity: Warn, Check: "registry", Subject: "workspace " + sess.Workspace, Problem: problem(sess.Workspace)}
 		if err := st.CreateWorkspace(ctx, store.Workspace{Name: sess.Workspace, Dir: sess.Cwd}); err != nil {
 			f.Problem += "; making it again failed: " + err.Error()
 		} else {
@@ -197,6 +269,13 @@ func (c *checker) workspaces(ctx context.Context, st *store.Store) {
 		}
 		c.add(f)
 	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // session is the registry row a directory's meta.json describes: running
@@ -214,7 +293,8 @@ func (sd *sessDir) session() (store.Session, error) {
 	sess := store.Session{
 		ID: m.ID, Name: m.Name, Workspace: m.Workspace, Command: m.Command, Cwd: m.Cwd,
 		Cols: int(m.Cols), Rows: int(m.Rows), Owner: currentUser(), CreatedAt: m.StartedAt,
-		EnvPolicy: m.EnvPolicy,
+		EnvPolicy: m.EnvPolicy, AutoRestore: m.AutoRestore, RestoreCommand: m.RestoreCommand,
+		SizePolicy: m.SizePolicy, ShellIntegration: !m.NoShellIntegration,
 	}
 	switch {
 	case sd.holder:

@@ -58,6 +58,9 @@ type Spec struct {
 	// kept in meta.json so that restores of a rebuilt registry's session
 	// make it the same way.
 	EnvPolicy string `json:"env_policy,omitempty"`
+	// Settings are the session's settings in the registry, kept in
+	// meta.json for the same reason.
+	Settings sessiondir.Settings `json:"settings"`
 
 	// Banner is written into the log, as termkeep's own bytes (a mark
 	// record), before the child starts: a restore's line between the old
@@ -307,7 +310,7 @@ func start(spec Spec, disk sessiondir.Through) (*holder, error) {
 		ID: spec.ID, Version: wire.Version, HolderPid: os.Getpid(), Pid: cmd.Process.Pid,
 		Command: spec.Command, Cwd: spec.Cwd, Cols: spec.Cols, Rows: spec.Rows,
 		Env: spec.KeepEnv, StartedAt: time.Now().UTC(), Name: spec.Name, Workspace: spec.Workspace,
-		EnvPolicy: spec.EnvPolicy, Linger: spec.Linger.String(),
+		EnvPolicy: spec.EnvPolicy, Settings: spec.Settings, Linger: spec.Linger.String(),
 	}
 	if id, err := bootid.Current(); err == nil {
 		h.meta.BootID = id

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"termkeep/internal/session"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
 )
@@ -239,4 +242,75 @@ func registryAtStart(log *slog.Logger, db string, err error) error {
 		return re
 	}
 	return err
+}
+
+// reportGeneration says what the store found comparing the registry's
+// generation with the one kept beside it: a rollback in the log at every
+// start until termkeep doctor --rebuild resolves it, and in an event the
+// first time; a generation file that cannot be read as a warning.
+func (s *Server) reportGeneration() {
+	g := s.store.Generation()
+	db := s.cfg.StateDir.DB()
+	if g.Problem != "" {
+		s.log.Warn("the registry's generation file cannot be read, so a rollback of the registry before now cannot be told; it is written again",
+			"file", db+store.GenerationSuffix, "problem", g.Problem)
+	}
+	r := g.Rollback
+	if r == nil {
+		return
+	}
+	s.log.Error("the registry " + db + " " + r.Describe() + `; session directories it lost are adopted from their meta.json; run "termkeep doctor --rebuild" (with the server stopped) to check every session against its directory and clear this, then make again any workspace, user or token that is missing`)
+	if g.New {
+		s.events.emit(store.EventRegistryRolledBack, "", map[string]any{"from": r.From, "to": r.To, "lost": r.Lost()})
+	}
+}
+
+// reconcileName settles a live session whose name in the registry and in
+// its holder's meta.json differ. A rename while no server was connected
+// leaves meta.json behind, and the holder is told the registry's name. But
+// while a rollback stands the registry is the side behind (a rename it
+// lost), and takes the name from meta.json instead, where a holder that
+// knows the name frame kept it; sending the old name would lose the new
+// one there too.
+func (s *Server) reconcileName(ctx context.Context, h *session.Host, sess store.Session, rolledBack bool) {
+	m, err := sessiondir.ReadMeta(s.cfg.StateDir.Session(sess.ID))
+	if err != nil || m.Name == sess.Name {
+		return
+	}
+	if !rolledBack || !wire.HolderAccepts(m.Version, wire.TypeName) {
+		h.SetName(sess.Name)
+		return
+	}
+	switch err := s.store.Rename(ctx, sess.ID, m.Name); {
+	case err == nil:
+		s.log.Warn("the registry was rolled back: the session's name is taken from its meta.json", "session", sess.ID, "registry", sess.Name, "name", m.Name)
+		s.events.emit(store.EventSessionRenamed, sess.ID, map[string]any{"from": sess.Name, "to": m.Name, "why": "registry_rolled_back"})
+	default:
+		s.log.Warn("the registry was rolled back, and the session's name in its meta.json cannot be taken back", "session", sess.ID, "registry", sess.Name, "name", m.Name, "err", err)
+	}
+}
+
+// settingsOf are the session's settings as meta.json keeps them.
+func settingsOf(sess store.Session) sessiondir.Settings {
+	return sessiondir.Settings{AutoRestore: sess.AutoRestore, RestoreCommand: sess.RestoreCommand,
+		SizePolicy: sess.SizePolicy, NoShellIntegration: !sess.ShellIntegration}
+}
+
+// keepSettings writes an ended session's settings into its meta.json when
+// it lacks them: a holder from before meta.json kept them wrote it, and a
+// registry rebuilt from it would lose them. Its holder is gone, so the
+// server writes meta.json itself, holding the session's lock
+// (sessiondir.UpdateMeta); a holder that runs again is left alone.
+func (s *Server) keepSettings(sess store.Session) {
+	want := settingsOf(sess)
+	err := sessiondir.UpdateMeta(s.cfg.StateDir.Session(sess.ID), func(m *sessiondir.Meta) bool {
+		if m.ID != sess.ID || m.Settings == want {
+			return false
+		}
+		m.Settings = want
+		return true
+	})
+	if err != nil && !errors.Is(err, sessiondir.ErrHolderRuns) && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("cannot keep the session's settings in its meta.json; a registry rebuilt from it would lose them", "session", sess.ID, "err", err)
+	}
 }

@@ -75,6 +75,7 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 		ID: sess.ID, Dir: dir, Command: argv, Env: env, KeepEnv: l.keepEnv,
 		Cwd: l.cwd, Cols: uint16(sess.Cols), Rows: uint16(sess.Rows), Banner: l.banner,
 		Name: sess.Name, Workspace: sess.Workspace, EnvPolicy: sess.EnvPolicy,
+		Settings:     settingsOf(sess),
 		LogRetention: s.cfg.LogRetention, LogSync: s.cfg.LogSync, Linger: l.linger,
 	}
 	proc, err := holder.Spawn(s.cfg.HolderArgv, spec, 10*time.Second)

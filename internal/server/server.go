@@ -219,6 +219,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.replay = newReplayer()
 	s.events = newEventHub(ctx, st, s.log)
 	s.events.metrics = s.metrics
+	s.reportGeneration() // registry.go
 	if err := s.recover(ctx); err != nil {
 		st.Close()
 		lock.Close()
@@ -264,7 +265,8 @@ func (s *Server) recover(ctx context.Context) error {
 		sess := store.Session{
 			ID: m.ID, Name: m.Name, Workspace: m.Workspace, Command: m.Command, Cwd: m.Cwd, Cols: int(m.Cols), Rows: int(m.Rows),
 			Owner: currentUser(), State: store.StateRunning, Pid: m.Pid, HolderPid: m.HolderPid,
-			CreatedAt: m.StartedAt, EnvPolicy: m.EnvPolicy,
+			CreatedAt: m.StartedAt, EnvPolicy: m.EnvPolicy, AutoRestore: m.AutoRestore, RestoreCommand: m.RestoreCommand,
+			SizePolicy: m.SizePolicy, ShellIntegration: !m.NoShellIntegration,
 		}
 		err = s.store.CreateSession(ctx, sess)
 		if errors.Is(err, store.ErrNameTaken) {
@@ -283,6 +285,7 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 	}
 	live := 0
+	rolledBack := s.store.Generation().Rollback != nil
 	ended := map[string]bool{} // sessions whose end this server recorded
 	var warm []*session.Host   // ended: their screens are readied in the background (warm.go)
 	for _, sess := range all {
@@ -291,6 +294,7 @@ func (s *Server) recover(ctx context.Context) error {
 		if sess.State.Ended() || sess.State == store.StatePaused {
 			h.MarkEnded(exitFromStore(sess))
 			warm = append(warm, h)
+			s.keepSettings(sess) // registry.go
 			continue
 		}
 		if err := h.Connect(-1); err != nil {
@@ -321,13 +325,11 @@ func (s *Server) recover(ctx context.Context) error {
 			h.MarkEnded(e)
 			ended[sess.ID] = true
 			warm = append(warm, h)
+			s.keepSettings(sess)
 			continue
 		}
 		live++
-		// A rename while no server was connected leaves meta.json behind.
-		if m, err := sessiondir.ReadMeta(s.cfg.StateDir.Session(sess.ID)); err == nil && m.Name != sess.Name {
-			h.SetName(sess.Name)
-		}
+		s.reconcileName(ctx, h, sess, rolledBack) // registry.go
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
 	s.noticeRestart(ctx, ended) // boot.go

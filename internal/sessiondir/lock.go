@@ -2,6 +2,7 @@ package sessiondir
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,4 +53,39 @@ func SocketAnswers(dir string) bool {
 	}
 	c.Close()
 	return true
+}
+
+// ErrHolderRuns is returned by UpdateMeta while a holder holds the
+// session's lock: meta.json is that holder's to write.
+var ErrHolderRuns = errors.New("sessiondir: a holder runs for this session and writes its meta.json")
+
+// UpdateMeta changes the meta.json of a session whose holder is gone:
+// with the session's lock held (so no holder starts meanwhile, and none
+// runs), it reads meta.json, lets change edit it, and writes it back when
+// change reports a change. It fails with ErrHolderRuns, without waiting,
+// while a holder holds the lock, and when the holder's socket answers (a
+// holder from before the lock).
+func UpdateMeta(dir string, change func(*Meta) bool) error {
+	if SocketAnswers(dir) {
+		return ErrHolderRuns
+	}
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("sessiondir: open lock: %w", err)
+	}
+	defer f.Close() // and the lock with it
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return ErrHolderRuns
+		}
+		return fmt.Errorf("sessiondir: lock: %w", err)
+	}
+	m, err := ReadMeta(dir)
+	if err != nil {
+		return err
+	}
+	if !change(&m) {
+		return nil
+	}
+	return WriteMeta(dir, m)
 }

@@ -41,6 +41,9 @@ type Meta struct {
 	// "" when unknown): a server that finds a session of another boot
 	// knows the machine restarted under it.
 	BootID string `json:"boot_id,omitempty"`
+	// Settings are the session's settings from the registry (its fields
+	// are meta.json's own).
+	Settings
 
 	// Linger is the session's linger (holder.Spec.Linger) as a Go
 	// duration, "0s" for none; a restore starts the new holder with it.
@@ -70,6 +73,22 @@ type Meta struct {
 	Reason string `json:"reason,omitempty"`
 	// End is the log offset after the child's last byte.
 	End uint64 `json:"end,omitempty"`
+}
+
+// Settings are a session's settings in the registry that meta.json keeps
+// as well, so that a registry rebuilt from meta.json (termkeep doctor
+// --rebuild) restores the session as it was asked to be. The holder gets
+// them at its start; they do not change while it runs.
+type Settings struct {
+	// AutoRestore has the server restore the session when it finds it
+	// interrupted; RestoreCommand is what a restore runs ("" = Command).
+	AutoRestore    bool   `json:"auto_restore,omitempty"`
+	RestoreCommand string `json:"restore_command,omitempty"`
+	// SizePolicy is how the size follows the viewers ("" = the server's).
+	SizePolicy string `json:"size_policy,omitempty"`
+	// NoShellIntegration is negative so that a meta.json from before
+	// settings were kept reads as the default: integration on.
+	NoShellIntegration bool `json:"no_shell_integration,omitempty"`
 }
 
 // State is the session's state as meta.json tells it: "running" until

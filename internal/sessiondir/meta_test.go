@@ -26,6 +26,7 @@ func TestMetaRoundTrip(t *testing.T) {
 		Cols: 80, Rows: 24, Env: []string{"LANG=C.UTF-8"}, StartedAt: ended.Add(-time.Hour),
 		Name: "web", Workspace: "w", EndedAt: &ended, ExitCode: &code, Signal: 2, Closed: true, End: 1 << 40,
 		Interrupted: true, Reason: "stopped by SIGTERM",
+		Settings: Settings{AutoRestore: true, RestoreCommand: "claude --continue", SizePolicy: "smallest", NoShellIntegration: true},
 	}
 	if err := WriteMeta(dir, Meta{ID: "old"}); err != nil {
 		t.Fatal(err)
@@ -76,5 +77,36 @@ func TestMetaState(t *testing.T) {
 		if got := tc.m.State(); got != tc.want {
 			t.Errorf("State of %+v = %q, want %q", tc.m, got, tc.want)
 		}
+	}
+}
+
+// The settings are meta.json's own fields, under the registry's names; a
+// meta.json written before they were kept reads as the registry's
+// defaults (shell integration on).
+func TestMetaSettings(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"id":"s1","version":3,"holder_pid":10,"pid":11,"command":["sh"],"cwd":"/","cols":80,"rows":24,"started_at":"2026-01-02T03:04:05Z"}`
+	if err := os.WriteFile(filepath.Join(dir, MetaFile), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Settings != (Settings{}) {
+		t.Fatalf("settings of an old meta.json: %+v, want none (shell integration on)", m.Settings)
+	}
+	m.Settings = Settings{AutoRestore: true, RestoreCommand: "make resume", NoShellIntegration: true}
+	if err := WriteMeta(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, MetaFile))
+	for _, want := range []string{`"auto_restore": true`, `"restore_command": "make resume"`, `"no_shell_integration": true`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("meta.json lacks %s:\n%s", want, b)
+		}
+	}
+	if strings.Contains(string(b), "size_policy") || strings.Contains(string(b), "settings") {
+		t.Errorf("meta.json has an empty or nested setting:\n%s", b)
 	}
 }

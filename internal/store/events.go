@@ -27,8 +27,11 @@ const (
 	// The first server of a boot found sessions of an earlier boot: the
 	// machine restarted under them (server/boot.go).
 	EventMachineRestarted = "machine.restarted"
-	EventWorkspaceCreated = "workspace.created"
-	EventWorkspaceRemoved = "workspace.removed" // with its sessions
+	// The registry was found behind the generation kept beside it: changes
+	// it had recorded are lost (generation.go).
+	EventRegistryRolledBack = "registry.rolled_back"
+	EventWorkspaceCreated   = "workspace.created"
+	EventWorkspaceRemoved   = "workspace.removed" // with its sessions
 	// Access (users.go): about no session, so the owner's only to read.
 	EventUserAdded    = "user.added"
 	EventUserRemoved  = "user.removed" // its tokens revoked

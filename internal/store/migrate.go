@@ -103,7 +103,22 @@ var migrations = []string{
 	// 9: why an interrupted session ended, when known (the machine
 	// restarted, its holder was killed: server/restorepolicy's Cause).
 	`ALTER TABLE sessions ADD COLUMN cause TEXT NOT NULL DEFAULT '';`,
+	// 10: the registry's generation, one more with every change to a
+	// session or workspace, so that a registry rolled back (a WAL lost or
+	// garbled) is told from the copy kept beside it (generation.go).
+	`CREATE TABLE generation (n INTEGER NOT NULL) STRICT;
+	INSERT INTO generation (n) VALUES (0);
+	CREATE TRIGGER sessions_insert_gen AFTER INSERT ON sessions BEGIN UPDATE generation SET n = n + 1; END;
+	CREATE TRIGGER sessions_update_gen AFTER UPDATE ON sessions BEGIN UPDATE generation SET n = n + 1; END;
+	CREATE TRIGGER sessions_delete_gen AFTER DELETE ON sessions BEGIN UPDATE generation SET n = n + 1; END;
+	CREATE TRIGGER workspaces_insert_gen AFTER INSERT ON workspaces BEGIN UPDATE generation SET n = n + 1; END;
+	CREATE TRIGGER workspaces_update_gen AFTER UPDATE ON workspaces BEGIN UPDATE generation SET n = n + 1; END;
+	CREATE TRIGGER workspaces_delete_gen AFTER DELETE ON workspaces BEGIN UPDATE generation SET n = n + 1; END;`,
 }
+
+// genMigration is the migration that adds the generation: a schema
+// before it (tests of older migrations) has none to compare.
+const genMigration = 10
 
 // migrate applies the migrations the file lacks, each in its own transaction
 // together with its schema_migrations row, so a crash leaves the schema at

@@ -132,6 +132,8 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		return wrap(op, ErrNameTaken)
 	case isUnique(err, "sessions.id"):
 		return wrap(op, errors.New("a session with this id already exists"))
+	case err == nil:
+		s.changed(ctx)
 	}
 	return wrap(op, err)
 }
@@ -252,6 +254,7 @@ func (s *Store) SetCause(ctx context.Context, id, cause, reason string) (changed
 	if err != nil {
 		return false, wrap("set cause of session "+id, err)
 	}
+	s.changed(ctx)
 	n, err := res.RowsAffected()
 	return n > 0, wrap("set cause of session "+id, err)
 }
@@ -323,6 +326,7 @@ func (s *Store) updateRow(ctx context.Context, notFound error, query string, arg
 	if n == 0 {
 		return notFound
 	}
+	s.changed(ctx)
 	return nil
 }
 

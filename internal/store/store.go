@@ -17,6 +17,10 @@
 //     and the first ending wins. Restart is the one explicit way back.
 //   - A session name, when set, belongs to at most one existing session;
 //     deleting the session frees it.
+//   - A rollback is told. SQLite opens a registry whose WAL was lost at
+//     its last checkpoint without a word; the generation kept beside it
+//     (generation.go) makes Open say so (Generation) until ClearRollback.
+//     A copy of the workspaces is kept beside it too, for a rebuild.
 //   - Times go in from the injected clock and come back in UTC with nanosecond
 //     precision.
 //   - Errors are named "store: …" and carry the operation; ErrNotFound,
@@ -35,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -46,6 +51,14 @@ type Store struct {
 	db   *sql.DB
 	path string
 	now  func() time.Time
+
+	// genMu guards the generation's state (generation.go).
+	genMu      sync.Mutex
+	gen        GenerationCheck
+	genReady   bool   // Open has compared the generations
+	genWritten uint64 // the generation last written beside the registry
+
+	wsMu sync.Mutex // serializes writes of the workspaces' copy (workspace.go)
 }
 
 // timeFormat is RFC 3339 with a fixed-width fraction, so that stored times
@@ -59,10 +72,18 @@ const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 // was written by a newer termkeep. now is the clock for every time the store
 // records; nil means time.Now.
 func Open(ctx context.Context, path string, now func() time.Time) (*Store, error) {
-	return open(ctx, path, now, migrations)
+	return open(ctx, path, now, migrations, true)
 }
 
-func open(ctx context.Context, path string, now func() time.Time, migs []string) (*Store, error) {
+// OpenToCheck is Open for a look at the registry (termkeep doctor without
+// a fix): it compares the registry's generation with the one kept beside
+// it but writes that file only through a change, so a rollback it finds
+// is still new to the server that opens the registry next.
+func OpenToCheck(ctx context.Context, path string, now func() time.Time) (*Store, error) {
+	return open(ctx, path, now, migrations, false)
+}
+
+func open(ctx context.Context, path string, now func() time.Time, migs []string, recordGen bool) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -90,6 +111,12 @@ func open(ctx context.Context, path string, now func() time.Time, migs []string)
 	if err := s.init(ctx, migs); err != nil {
 		db.Close()
 		return nil, openError("open "+path, abs, err)
+	}
+	if len(migs) >= genMigration {
+		if err := s.checkGeneration(ctx, recordGen); err != nil {
+			db.Close()
+			return nil, openError("open "+path, abs, err)
+		}
 	}
 	return s, nil
 }
@@ -174,7 +201,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.changed(ctx)
+	return nil
 }
 
 // nowText is the clock's current time in the stored format.

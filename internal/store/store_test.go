@@ -189,7 +189,7 @@ func TestReopenKeepsDataAndMigrations(t *testing.T) {
 func TestLaterMigrationAppliedOnce(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "termkeep.db")
-	s, err := open(ctx, path, nil, migrations)
+	s, err := open(ctx, path, nil, migrations, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestLaterMigrationAppliedOnce(t *testing.T) {
 	next := append(append([]string{}, migrations...),
 		`CREATE TABLE later (x INTEGER); INSERT INTO later VALUES (1);`)
 	for i := 0; i < 2; i++ {
-		s, err := open(ctx, path, nil, next)
+		s, err := open(ctx, path, nil, next, true)
 		if err != nil {
 			t.Fatalf("open with a new migration (round %d): %v", i, err)
 		}
@@ -217,7 +217,7 @@ func TestLaterMigrationAppliedOnce(t *testing.T) {
 	}
 
 	// The older binary now meets a newer schema.
-	_, err = open(ctx, path, nil, migrations)
+	_, err = open(ctx, path, nil, migrations, true)
 	if err == nil || !strings.Contains(err.Error(), "newer than this termkeep knows") {
 		t.Fatalf("open by older binary: err = %v, want a newer-schema refusal", err)
 	}
@@ -228,14 +228,14 @@ func TestFailedMigrationRollsBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "termkeep.db")
 	bad := append(append([]string{}, migrations...),
 		`CREATE TABLE half (x INTEGER); THIS IS NOT SQL;`)
-	_, err := open(ctx, path, nil, bad)
+	_, err := open(ctx, path, nil, bad, true)
 	if err == nil {
 		t.Fatal("open with a broken migration succeeded")
 	}
 	if !strings.Contains(err.Error(), fmt.Sprintf("migrate schema to version %d", len(migrations)+1)) {
 		t.Errorf("error = %v, want it to name the migration", err)
 	}
-	s, err := open(ctx, path, nil, migrations)
+	s, err := open(ctx, path, nil, migrations, true)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}

@@ -3,8 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"time"
+
+	"termkeep/internal/atomicfile"
 )
 
 // ErrWorkspaceNotFound and ErrWorkspaceExists are matched with errors.Is.
@@ -42,6 +47,9 @@ func (s *Store) CreateWorkspace(ctx context.Context, w Workspace) error {
 		w.Name, w.Dir, w.Paused, w.AutoRestore, formatTime(w.CreatedAt), formatTime(w.UpdatedAt))
 	if isUnique(err, "workspaces.name") {
 		err = ErrWorkspaceExists
+	} else if err == nil {
+		s.changed(ctx)
+		s.copyWorkspaces(ctx)
 	}
 	return wrap(op, err)
 }
@@ -114,7 +122,11 @@ func (s *Store) Pause(ctx context.Context, id, reason string) error {
 }
 
 func (s *Store) updateWorkspace(ctx context.Context, query string, args ...any) error {
-	return s.updateRow(ctx, ErrWorkspaceNotFound, query, args...)
+	err := s.updateRow(ctx, ErrWorkspaceNotFound, query, args...)
+	if err == nil {
+		s.copyWorkspaces(ctx)
+	}
+	return err
 }
 
 func scanWorkspace(sc scanner) (Workspace, error) {
@@ -136,4 +148,67 @@ func scanWorkspace(sc scanner) (Workspace, error) {
 		return Workspace{}, err
 	}
 	return w, nil
+}
+
+// WorkspacesSuffix is added to the registry's path for the copy of its
+// workspaces kept beside it. A workspace's own directory, pause and
+// auto-restore are in no session's meta.json, so a registry rebuilt from
+// those (termkeep doctor --rebuild) takes them from this copy. It is
+// rewritten after every change to a workspace, without fsync: a crash may
+// leave it one change behind.
+const WorkspacesSuffix = ".workspaces"
+
+// workspaceCopy is one workspace in the copy beside the registry.
+type workspaceCopy struct {
+	Name        string    `json:"name"`
+	Dir         string    `json:"dir"`
+	Paused      bool      `json:"paused,omitempty"`
+	AutoRestore bool      `json:"auto_restore,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// copyWorkspaces writes the copy of the workspaces beside the registry.
+// Failing to is not the change's failure: the copy is for a rebuild. While
+// a rollback stands (generation.go) the copy is left as it is: it has the
+// workspaces the registry lost, which the rebuild makes again.
+func (s *Store) copyWorkspaces(ctx context.Context) {
+	s.genMu.Lock()
+	rolledBack := s.gen.Rollback != nil
+	s.genMu.Unlock()
+	if rolledBack {
+		return
+	}
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
+	list, err := s.Workspaces(ctx)
+	if err != nil {
+		return
+	}
+	out := make([]workspaceCopy, 0, len(list))
+	for _, w := range list {
+		out = append(out, workspaceCopy{Name: w.Name, Dir: w.Dir, Paused: w.Paused, AutoRestore: w.AutoRestore, CreatedAt: w.CreatedAt})
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	atomicfile.Write(s.path+WorkspacesSuffix, append(b, '\n'), false)
+}
+
+// ReadWorkspaceCopy reads the copy of the workspaces kept beside the
+// registry at path (fs.ErrNotExist when there is none).
+func ReadWorkspaceCopy(path string) ([]Workspace, error) {
+	b, err := os.ReadFile(path + WorkspacesSuffix)
+	if err != nil {
+		return nil, err
+	}
+	var list []workspaceCopy
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("store: decode %s: %w", path+WorkspacesSuffix, err)
+	}
+	out := make([]Workspace, 0, len(list))
+	for _, w := range list {
+		if w.Name == "" || w.Dir == "" {
+			continue
+		}
+		out = append(out, Workspace{Name: w.Name, Dir: w.Dir, Paused: w.Paused, AutoRestore: w.AutoRestore, CreatedAt: w.CreatedAt})
+	}
+	return out, nil
 }

@@ -3,6 +3,11 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +76,46 @@ func TestWorkspaces(t *testing.T) {
 	}
 	if err := s.DeleteWorkspace(ctx, "w"); !errors.Is(err, ErrWorkspaceNotFound) {
 		t.Fatalf("second delete: %v", err)
+	}
+}
+
+// The copy beside the registry follows every change to a workspace, and a
+// damaged copy is an error that names it.
+func TestWorkspaceCopy(t *testing.T) {
+	ctx := context.Background()
+	s, _, path := openTest(t)
+	if _, err := ReadWorkspaceCopy(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("copy of a new registry: %v, want none", err)
+	}
+	for _, w := range []Workspace{{Name: "a", Dir: "/a"}, {Name: "b", Dir: "/b"}, {Name: "c", Dir: "/c"}} {
+		if err := s.CreateWorkspace(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetWorkspaceAutoRestore(ctx, "a", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetWorkspacePaused(ctx, "b", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteWorkspace(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadWorkspaceCopy(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, w := range got {
+		names = append(names, fmt.Sprintf("%s %s auto=%v paused=%v", w.Name, w.Dir, w.AutoRestore, w.Paused))
+	}
+	if want := []string{"a /a auto=true paused=false", "b /b auto=false paused=true"}; !reflect.DeepEqual(names, want) {
+		t.Fatalf("copy %q, want %q", names, want)
+	}
+	if err := os.WriteFile(path+WorkspacesSuffix, []byte("[{\"name\":"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadWorkspaceCopy(path); err == nil || !strings.Contains(err.Error(), WorkspacesSuffix) {
+		t.Fatalf("a damaged copy: %v, want an error naming it", err)
 	}
 }

@@ -1,10 +1,15 @@
 package restart
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,12 +39,7 @@ func TestDoctorRebuildsRegistry(t *testing.T) {
 	}
 	e.KillServer()
 
-	db := statedir.Dir(e.Dir).DB()
-	if err := os.WriteFile(db, []byte(strings.Repeat("not a registry ", 1000)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(db + "-wal")
-	os.Remove(db + "-shm")
+	db := ruinRegistry(t, e)
 
 	out, _, code := e.Tk("doctor")
 	if code != 1 || !strings.Contains(out, "error registry") {
@@ -138,5 +138,132 @@ func TestDoctorKeepsLiveHolderWithoutMeta(t *testing.T) {
 			t.Fatalf("line %q where line-%d belongs: two writers or a lost line", l, next)
 		}
 		next++
+	}
+}
+
+// A session's restore settings (auto-restore, restore command, size policy,
+// shell integration) are kept in meta.json, so a registry rebuilt from
+// there keeps them: for a running session and for one that has exited.
+func TestDoctorRebuildKeepsSettings(t *testing.T) {
+	t.Parallel()
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	live := strings.TrimSpace(e.MustTk("new", "--name", "agent", "--auto-restore", "--restore-command", "echo resumed; exec cat",
+		"--size-policy", "smallest", "--no-shell-integration", "--", "cat"))
+	done := strings.TrimSpace(e.MustTk("new", "--name", "job", "--auto-restore", "--restore-command", "echo again", "--", "sh", "-c", "exit 3"))
+	projDir, emptyDir := t.TempDir(), t.TempDir()
+	e.MustTk("workspace", "add", "--auto-restore", "proj", projDir)
+	e.MustTk("workspace", "add", "empty", emptyDir)
+	plain := strings.TrimSpace(e.MustTk("new", "--name", "plain", "--workspace", "proj", "--cwd", t.TempDir(), "--", "sleep", "600"))
+	e2e.WaitFor(t, 10*time.Second, "the job to exit", func() bool { return e.Session(done).State == "exited" })
+	e.KillServer()
+
+	ruinRegistry(t, e)
+	out := e.MustTk("doctor", "--rebuild")
+	if !strings.Contains(out, "3 session(s) recovered") {
+		t.Fatalf("doctor --rebuild:\n%s", out)
+	}
+
+	e.StartServer()
+	type settings struct {
+		auto       bool
+		restore    string
+		sizePolicy string
+		shellInit  bool
+	}
+	want := map[string]settings{
+		live:  {true, "echo resumed; exec cat", "smallest", false},
+		done:  {true, "echo again", "", true},
+		plain: {false, "", "", true},
+	}
+	for id, w := range want {
+		s := e.Session(id)
+		got := settings{s.AutoRestore, s.RestoreCommand, s.SizePolicy, s.ShellIntegration}
+		if got != w {
+			t.Errorf("session %s (%s) after the rebuild: %+v, want %+v", s.Name, s.State, got, w)
+		}
+	}
+	// Workspaces keep theirs from the copy beside the registry: their own
+	// directory (not their first session's), and auto-restore; one without
+	// sessions is made again too.
+	wss, err := e.C.Workspaces(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, w := range wss {
+		got[w.Name] = fmt.Sprintf("%s auto=%v", w.Dir, w.AutoRestore)
+	}
+	if want := map[string]string{"proj": projDir + " auto=true", "empty": emptyDir + " auto=false"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("workspaces after the rebuild: %v, want %v", got, want)
+	}
+	// The kept settings act: the holder of the auto-restore session dies
+	// with the machine, and the next server restores it with its command.
+	e.KillServer()
+	m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(m.HolderPid, syscall.SIGKILL)
+	e.StartServer()
+	e2e.WaitFor(t, 15*time.Second, "the auto-restore session to come back with its restore command", func() bool {
+		s := e.Session(live)
+		return s.State == "running" && strings.Contains(e.MustTk("capture", live), "resumed")
+	})
+	if s := e.Session(done); s.State != "exited" {
+		t.Errorf("the exited job is %s after a restart, want exited: a finished job never runs again", s.State)
+	}
+}
+
+// ruinRegistry writes garbage over the registry of a stopped server and
+// removes its WAL, and returns its path.
+func ruinRegistry(t *testing.T, e *e2e.Env) string {
+	t.Helper()
+	db := statedir.Dir(e.Dir).DB()
+	if err := os.WriteFile(db, []byte(strings.Repeat("not a registry ", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(db + "-wal")
+	os.Remove(db + "-shm")
+	return db
+}
+
+// An ended session whose meta.json a holder from before settings were kept
+// wrote gets them from the next server, which writes meta.json holding the
+// session's lock, so a rebuilt registry keeps them too.
+func TestOldMetaGetsSettings(t *testing.T) {
+	t.Parallel()
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	id := strings.TrimSpace(e.MustTk("new", "--name", "job", "--auto-restore", "--restore-command", "echo again", "--", "sh", "-c", "exit 4"))
+	e2e.WaitFor(t, 10*time.Second, "the job to exit", func() bool { return e.Session(id).State == "exited" })
+	e.ShutdownServer()
+	dir := filepath.Join(e.Dir, "sessions", id)
+	var raw map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, sessiondir.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw, "auto_restore")
+	delete(raw, "restore_command")
+	b, _ = json.Marshal(raw)
+	if err := os.WriteFile(filepath.Join(dir, sessiondir.MetaFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	e.StartServer()
+	e.ShutdownServer()
+	m, err := sessiondir.ReadMeta(dir)
+	if err != nil || !m.AutoRestore || m.RestoreCommand != "echo again" || m.ExitCode == nil || *m.ExitCode != 4 {
+		t.Fatalf("meta.json after a server start: %+v (%v), want the settings and exit status 4", m, err)
+	}
+	ruinRegistry(t, e)
+	e.MustTk("doctor", "--rebuild")
+	e.StartServer()
+	if s := e.Session(id); !s.AutoRestore || s.RestoreCommand != "echo again" || s.State != "exited" {
+		t.Errorf("after the rebuild: %s, auto-restore %v, restore command %q; want exited, true, echo again", s.State, s.AutoRestore, s.RestoreCommand)
 	}
 }

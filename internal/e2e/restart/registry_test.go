@@ -17,6 +17,7 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/client"
 	"termkeep/internal/e2e"
+	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 )
 
@@ -290,5 +291,145 @@ func TestAutostartSaysWhy(t *testing.T) {
 	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "then start termkeep again (its log: "+log+")\n") ||
 		strings.Count(got, "\n") != 1 || stdout.Len() != 0 {
 		t.Errorf("termkeep ls printed %q on stderr and %q on stdout; want one line starting %q, naming the log", got, stdout.String(), want)
+	}
+}
+
+// A WAL garbled after a SIGKILL of the server rolls the registry back to
+// its last checkpoint, here to empty, and SQLite opens it without a word.
+// The generation kept beside the registry tells: doctor reports the
+// rollback as an error until doctor --rebuild has adopted the sessions
+// again from their meta.json, and the next server says so in its log and
+// in an event. Nothing is lost that meta.json or the workspaces' copy
+// keeps: the auto-restore setting and the workspace are back.
+func TestRegistryRollbackDetected(t *testing.T) {
+	t.Parallel()
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	keep := strings.TrimSpace(e.MustTk("new", "--name", "keep", "--auto-restore", "--", "cat"))
+	done := strings.TrimSpace(e.MustTk("new", "--name", "done", "--", "sh", "-c", "exit 5"))
+	e.MustTk("workspace", "add", "proj", t.TempDir())
+	e2e.WaitFor(t, 10*time.Second, "the short job to exit", func() bool { return e.Session(done).State == "exited" })
+	e.KillServer()
+
+	db := statedir.Dir(e.Dir).DB()
+	wal, err := os.ReadFile(db + "-wal")
+	if err != nil || len(wal) < 32+24+4096 {
+		t.Fatalf("no WAL to garble after a SIGKILL (%d bytes): %v", len(wal), err)
+	}
+	t.Logf("the WAL after the SIGKILL: %d bytes", len(wal))
+	// Garbage over the first frame's page: its checksum fails, and SQLite
+	// drops that frame and every one after it.
+	f, err := os.OpenFile(db+"-wal", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte("garbled!"), 64), 32+24+1000); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	out, _, code := e.Tk("doctor")
+	t.Logf("doctor:\n%s", out)
+	if code != 1 || !strings.Contains(out, "error registry") || !strings.Contains(out, "rolled back from generation") || !strings.Contains(out, "--rebuild") {
+		t.Fatalf("doctor after a rollback: exit %d, want 1 with an error that names the rollback and --rebuild:\n%s", code, out)
+	}
+
+	// A server started on it says so too, once in an event, and adopts
+	// the session directories the registry lost.
+	e.StartServer()
+	logb, _ := os.ReadFile(filepath.Join(e.Dir, "server.log"))
+	if !bytes.Contains(logb, []byte(`level=ERROR msg="the registry `+db+` rolled back from generation`)) {
+		t.Errorf("the server's log does not report the rollback:\n%s", logb)
+	}
+	if events := rolledBackEvents(e); len(events) != 1 {
+		t.Errorf("%d registry.rolled_back events, want 1: %+v", len(events), events)
+	}
+	e.ShutdownServer()
+	e.StartServer()
+	e.ShutdownServer()
+	out, _, code = e.Tk("doctor")
+	if code != 1 || !strings.Contains(out, "rolled back from generation") {
+		t.Errorf("doctor after a server started on the rolled-back registry: exit %d, want 1 naming the rollback:\n%s", code, out)
+	}
+
+	out = e.MustTk("doctor", "--rebuild")
+	t.Logf("doctor --rebuild:\n%s", out)
+	if !strings.Contains(out, "rolled back from generation") || !strings.Contains(out, "[repaired") {
+		t.Errorf("doctor --rebuild did not repair the rollback:\n%s", out)
+	}
+	if out, _, code := e.Tk("doctor"); code != 0 || strings.Contains(out, "rolled back") {
+		t.Errorf("doctor after the rebuild: exit %d, want 0 with no rollback:\n%s", code, out)
+	}
+	e.StartServer()
+	if n := len(rolledBackEvents(e)); n != 1 {
+		t.Errorf("%d registry.rolled_back events after the rebuild, want still 1", n)
+	}
+	if s := e.Session(keep); s.State != "running" || !s.AutoRestore || s.Name != "keep" {
+		t.Errorf("session keep after the rollback: %s, auto-restore %v, name %q; want running, true, keep", s.State, s.AutoRestore, s.Name)
+	}
+	if s := e.Session(done); s.State != "exited" || s.ExitCode == nil || *s.ExitCode != 5 {
+		t.Errorf("session done after the rollback: %s (%v), want exited 5", s.State, s.ExitCode)
+	}
+	if out := e.MustTk("workspace", "ls"); !strings.Contains(out, "proj") {
+		t.Errorf("workspace proj, lost in the rollback, was not made again from the copy beside the registry:\n%s", out)
+	}
+	e.SessionWorks("keep", "after-rollback")
+}
+
+// rolledBackEvents are the registry.rolled_back events kept.
+func rolledBackEvents(e *e2e.Env) []api.Event {
+	var out []api.Event
+	for _, ev := range e.Events() {
+		if ev.Kind == "registry.rolled_back" {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// A registry put back to an older copy of itself (a backup restored, a
+// WAL lost) is a rollback too, and then it is the registry that is behind
+// a live holder's meta.json: the server takes the name the session was
+// renamed to from there, instead of sending the holder the old name, which
+// would have lost the new one from meta.json as well.
+func TestRollbackKeepsNewerName(t *testing.T) {
+	t.Parallel()
+	w := e2e.NewWebEnv(t)
+	e := w.Env
+	id := strings.TrimSpace(e.MustTk("new", "--name", "first", "--", "cat"))
+	e.ShutdownServer() // folds the WAL into the file
+	db := statedir.Dir(e.Dir).DB()
+	older, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.StartServer()
+	u, err := os.ReadFile(filepath.Join(e.Dir, "url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Base = strings.TrimSuffix(strings.TrimSpace(string(u)), "/")
+	w.API("PATCH", "/api/sessions/"+id, map[string]any{"name": "second"}, 200, nil)
+	e2e.WaitFor(t, 10*time.Second, "the new name in meta.json", func() bool {
+		m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id))
+		return err == nil && m.Name == "second"
+	})
+	e.ShutdownServer()
+	if err := os.WriteFile(db, older, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(db + "-wal")
+	os.Remove(db + "-shm")
+
+	e.StartServer()
+	if s := e.Session(id); s.Name != "second" || s.State != "running" {
+		t.Errorf("after the rollback the session is %s named %q, want running named second (from meta.json)", s.State, s.Name)
+	}
+	e.ShutdownServer()
+	if m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id)); err != nil || m.Name != "second" {
+		t.Errorf("meta.json after the rollback names %q (%v), want second", m.Name, err)
+	}
+	if out, _, code := e.Tk("doctor"); code != 1 || !strings.Contains(out, "rolled back from generation") {
+		t.Errorf("doctor after a registry put back to an older copy: exit %d, want 1 naming the rollback:\n%s", code, out)
 	}
 }
