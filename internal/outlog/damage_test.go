@@ -361,7 +361,11 @@ func TestDamageReaderFollowsSeal(t *testing.T) {
 
 	ro := openT(t, dir, Options{ReadOnly: true})
 	defer ro.Close()
-	// Before the seal the reader can only estimate where the damage ends.
+	// Before the seal the reader can only estimate where the damage ends;
+	// it is sure only of where it begins.
+	if ro.SureEnd() != lo {
+		t.Fatalf("read-only SureEnd %d before the seal, want %d where the damage begins", ro.SureEnd(), lo)
+	}
 	if err := w.Seal(); err != nil {
 		t.Fatal(err)
 	}
@@ -379,6 +383,9 @@ func TestDamageReaderFollowsSeal(t *testing.T) {
 	}
 	if got := readMarked(t, ro, all, ReadBuffer); !equalRanges(got, []Range{{lo, hi}}) {
 		t.Fatalf("damage %v, want %d-%d", got, lo, hi)
+	}
+	if ro.SureEnd() != ro.End() {
+		t.Fatalf("read-only SureEnd %d after the seal, End %d", ro.SureEnd(), ro.End())
 	}
 	// A second Seal finds the damage behind it: no new segment.
 	w.Seal()

@@ -207,6 +207,11 @@ type Log struct {
 	// have moved on to a segment named by an end this Log cannot compute.
 	tailDamaged bool
 	stuckAt     int64 // tailPos where a Refresh last found bytes it could not scan
+	// guessAt is the offset where the tail's first damage of estimated
+	// length begins (read-only; when guessed): offsets past it may not be
+	// the writer's. Guarded by mu.
+	guessAt uint64
+	guessed bool
 }
 
 // Open opens the log in dir; see Options and the package comment.
@@ -252,6 +257,7 @@ func (l *Log) openReader() error {
 	}
 	l.tailPos = ts.pos
 	l.tailDamaged = len(ts.dmg) > 0
+	l.guessAt, l.guessed = guessAt(ts.dmg, start)
 	l.end = start + ts.data
 	if ts.sized {
 		l.cols, l.rows, l.sizeOff = ts.cols, ts.rows, start+ts.sizeOff
@@ -734,6 +740,30 @@ func (l *Log) End() uint64 {
 	return l.end
 }
 
+// SureEnd returns End, or, when damage of a length only estimated lies in
+// the tail segment of a read-only log, the offset where it begins: an
+// offset the writer has certainly reached, from which to ask it for what
+// follows. Once the writer seals the segment (Seal), End is sure again.
+func (l *Log) SureEnd() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.guessed {
+		return min(l.guessAt, l.end)
+	}
+	return l.end
+}
+
+// guessAt returns the offset of the first stretch of dmg whose length is
+// estimated, dmg's offsets being relative to base, if there is one.
+func guessAt(dmg []damage, base uint64) (uint64, bool) {
+	for _, d := range dmg {
+		if !d.exact {
+			return base + d.off, true
+		}
+	}
+	return 0, false
+}
+
 // Size returns the terminal size in force at End.
 func (l *Log) Size() (cols, rows uint16) {
 	l.mu.RLock()
@@ -932,6 +962,9 @@ func (l *Log) scanTail() error {
 	}
 	l.mu.Lock()
 	from := l.end
+	if !l.guessed {
+		l.guessAt, l.guessed = guessAt(ts.dmg, from)
+	}
 	l.end += ts.data
 	if ts.sized {
 		l.cols, l.rows, l.sizeOff = ts.cols, ts.rows, from+ts.sizeOff
@@ -973,6 +1006,7 @@ func (l *Log) resync() error {
 	l.segs = segs
 	l.end = last
 	l.sizeOff = last
+	l.guessed = false
 	l.mu.Unlock()
 	return l.scanTail()
 }
