@@ -26,6 +26,7 @@ type Cursor struct {
 	pos    int64  // file position of the next unread byte
 	rem    int    // payload bytes of the current record still unread; 0: pos is at a header
 	check  bool   // the current record is read from its start, so its checksum can be checked
+	recPos int64  // with check: the file position of its header
 	sum    uint32 // checksum of what was read of the current record
 	want   uint32 // and the checksum it must end with
 	hdr    [hdrSize + 8 + maxReason]byte
@@ -256,7 +257,7 @@ func (c *Cursor) Read(p []byte) (int, error) {
 			}
 			return 0, err
 		}
-		if c.gapLeft > 0 || c.damLeft > 0 {
+		if c.gapLeft > 0 || c.damLeft > 0 || !c.placed {
 			continue
 		}
 		if k == 0 && n > 0 {
@@ -366,7 +367,7 @@ const minRaw = 64
 // front of p with no buffer of the cursor's own.
 func (c *Cursor) fill(p []byte, limit uint64, held bool) (int, error) {
 	n := 0
-	for n < len(p) && uint64(n) < limit && c.gapLeft == 0 && c.damLeft == 0 {
+	for n < len(p) && uint64(n) < limit && c.gapLeft == 0 && c.damLeft == 0 && c.placed {
 		want := min(uint64(len(p)-n), limit-uint64(n)) // data bytes still wanted
 		if c.rem > 0 {
 			b := p[n : n+int(min(uint64(c.rem), want))]
@@ -457,7 +458,17 @@ func (c *Cursor) fill(p []byte, limit uint64, held bool) (int, error) {
 				stop = true
 				break
 			}
+			if body+ln <= len(raw) {
+				// It fits p, so it is checked before any of it goes: the
+				// index ends at a record's end, so one that runs past
+				// what is wanted, or past the file, is a damaged header.
+				if body+ln > got || recordCRC(typ, raw[body:body+ln]) != sum {
+					bad = true
+					break
+				}
+			}
 			c.sum, c.want, c.check = recordCRC(typ, raw[body:body+take]), sum, true
+			c.recPos = c.pos
 			copy(raw[w:], raw[body:body+take])
 			w += take
 			c.pos += int64(hdrSize + take)
@@ -499,6 +510,7 @@ func (c *Cursor) readHeader() error {
 		if ln == 0 && sum != typeCRC[typ] {
 			return c.corrupt()
 		}
+		c.recPos = c.pos
 		c.pos += hdrSize
 		c.rem, c.sum, c.want, c.check = ln, typeCRC[typ], sum, true
 		return nil
@@ -537,14 +549,24 @@ func (c *Cursor) damaged(at, limit uint64, err error) error {
 	if !errors.Is(err, ErrCorrupt) {
 		return err
 	}
-	d, ok := damageAt(c.l.damageMap(c.seg, c.pos), c.pos)
-	end := min(d.off+d.span, at+limit)
-	if !ok || d.next <= c.pos && end <= at {
-		return err // no progress to make: never loop on it
+	pos := c.pos
+	if c.check {
+		pos = c.recPos // inside a record handed out in parts
 	}
-	c.pos, c.rem, c.check = max(d.next, c.pos), 0, false
-	if end > at {
-		c.damLeft = end - at
+	d, ok := damageAt(c.l.damageMap(c.seg, pos), pos)
+	if !ok {
+		return err
+	}
+	c.rem, c.check = 0, false
+	switch end := min(d.off+d.span, at+limit); {
+	case end > at:
+		c.pos, c.damLeft = d.next, end-at
+	case c.pos <= d.next:
+		c.pos = d.next // it stood for no offsets: a Time record was hit
+	default:
+		// More of a damaged record was handed out, in parts to a small
+		// buffer, than the stretch stands for: find the offset again.
+		c.placed = false
 	}
 	return nil
 }

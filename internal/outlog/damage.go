@@ -194,6 +194,9 @@ func (l *Log) damageMap(seg uint64, pos int64) []damage {
 		}
 		l.mu.RLock()
 		anchor = l.end
+		if l.stop != nil {
+			anchor = l.stop.At // what went by since is not on disk
+		}
 		l.mu.RUnlock()
 		l.tmu.Unlock()
 	}

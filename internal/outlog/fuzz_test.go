@@ -84,8 +84,13 @@ func readAllCursor(tb testing.TB, l *Log, bufSize int) ([]byte, error) {
 		if err == io.EOF {
 			return out, nil
 		}
-		if errors.Is(err, ErrGap) || errors.Is(err, ErrCorrupt) {
+		var de *DamageError
+		if errors.Is(err, ErrGap) || errors.As(err, &de) {
 			continue // moved past it
+		}
+		if errors.Is(err, ErrCorrupt) {
+			c.Seek(max(l.SkipCorrupt(c.Offset()), c.Offset()+1))
+			continue
 		}
 		if err != nil {
 			return out, err

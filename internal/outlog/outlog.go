@@ -29,6 +29,12 @@
 // takes an incomplete or bad tail as the current end, the same end a writer's
 // recovery would keep.
 //
+// Damage: records that do not verify with records after them that do are
+// not a tail. Every reader resynchronises on the next run of good records
+// and reports the offsets the damaged ones stood for as lost (a
+// *DamageError from a Cursor, a ChunkGap from Chunks), never the bytes on
+// either side glued together; see damage.go.
+//
 // Retention: when more than Options.Retention data bytes are retained, whole
 // oldest segments are deleted, never the one being written; retained data
 // stays within Retention plus one segment. Reading below First returns

@@ -132,6 +132,7 @@ func TestDamagedLiveSegment(t *testing.T) {
 	if uint64(len(raw))+hi-lo != end {
 		t.Fatalf("capture --raw: %d bytes and a %d-byte gap, the session is at %d", len(raw), hi-lo, end)
 	}
+	t.Logf("capture --raw: %d of %d bytes, gap %d-%d", len(raw), end, lo, hi)
 
 	screen, errs, code := e.Tk("capture", id)
 	if code != 0 || !strings.Contains(screen, "after-the-damage") {
@@ -151,6 +152,20 @@ func TestDamagedLiveSegment(t *testing.T) {
 	got, gaps := viewFrom0(t, e, id, end)
 	if len(gaps) != 1 || gaps[0] != [2]uint64{lo, hi} || string(got) != raw {
 		t.Fatalf("a viewer got %d bytes and gaps %v; capture --raw %d bytes, gap %d-%d", len(got), gaps, len(raw), lo, hi)
+	}
+
+	// grep and replay find a line after the damage at its offset.
+	at := strings.Index(before, "before-149")
+	if at < int(hi) {
+		t.Fatalf("before-149 at %d, inside or before the damage %d-%d", at, lo, hi)
+	}
+	out, errs, code := e.Tk("grep", id, "before-149")
+	if code != 0 || !strings.HasPrefix(out, strconv.Itoa(at)+" ") {
+		t.Fatalf("grep before-149 (at %d): exit %d: %s%s", at, code, errs, out)
+	}
+	replayed, errs, code := e.Tk("capture", id, "--at", strconv.FormatUint(end, 10))
+	if code != 0 || !strings.Contains(replayed, "after-the-damage") || !strings.Contains(replayed, "before-149") {
+		t.Fatalf("capture --at %d: exit %d: %s%s", end, code, errs, replayed)
 	}
 }
 
@@ -184,6 +199,7 @@ func TestDamagedMiddleSegment(t *testing.T) {
 	if raw != want {
 		t.Fatalf("capture --raw: %d bytes, want the %d of the output less %d-%d", len(raw), n, lo, hi)
 	}
+	t.Logf("capture --raw: %d of %d bytes, gap %d-%d", len(raw), n, lo, hi)
 
 	file := filepath.Join(t.TempDir(), "raw")
 	if _, errs, code := e.Tk("export", id, "-f", "raw", "-o", file); code != 0 {
