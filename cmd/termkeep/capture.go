@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"termkeep/internal/api"
 	"termkeep/internal/export"
 )
 
@@ -103,7 +104,11 @@ oldest byte still retained) to its current end.`,
 				return fmt.Errorf("read output: %w", err)
 			}
 			for _, g := range out.Gaps() {
-				fmt.Fprintf(os.Stderr, "termkeep: bytes %d-%d were never logged (%s); the output skips them\n", g.Start, g.End, g.Reason)
+				if g.Reason == api.GapDamaged {
+					fmt.Fprintf(os.Stderr, "termkeep: bytes %d-%d are lost to damage in the session's log files; the output skips them\n", g.Start, g.End)
+				} else {
+					fmt.Fprintf(os.Stderr, "termkeep: bytes %d-%d were never logged (%s); the output skips them\n", g.Start, g.End, g.Reason)
+				}
 				want -= g.End - g.Start
 			}
 			if uint64(n) != want {

@@ -177,6 +177,10 @@ const (
 	HeaderGaps = "Termkeep-Gaps"
 )
 
+// GapDamaged is the reason of a gap in HeaderGaps whose bytes were logged
+// and then lost to damage in the log's files, rather than never logged.
+const GapDamaged = "damaged"
+
 // UpgradeProto is the Upgrade token for a wire-protocol stream over the
 // unix-socket API.
 const UpgradeProto = "termkeep-wire"

@@ -116,6 +116,12 @@ func (u *upstream) serve() {
 		return
 	}
 	u.c.SetReadDeadline(time.Time{})
+	// Damage written over the log while no server followed it (its
+	// headers hit) leaves readers estimating where it ends; a new
+	// segment's name tells them.
+	if err := h.out.Seal(); err != nil {
+		h.log.Warn("seal a damaged log segment", "err", err)
+	}
 	first, end := h.out.First(), h.out.End()
 	from, start, err := resumeAt(hello.From, first, end)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 )
 
 // A byte flipped anywhere in a finished segment never stalls a reader: it
-// meets ErrCorrupt, skips to SkipCorrupt, and every byte outside the damaged
-// segment comes back exactly.
+// meets ErrCorrupt, skips to SkipCorrupt, and every byte outside the
+// record the flip hit comes back exactly, at its offset.
 func TestCorruptMiddleSegmentNeverStalls(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	src := t.TempDir()
@@ -31,6 +31,7 @@ func TestCorruptMiddleSegmentNeverStalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := layout(t, segPath(src, segs[1]), segs[1])
 	for trial := 0; trial < 60; trial++ {
 		pos := r.IntN(len(orig))
 		if trial < 20 {
@@ -49,7 +50,8 @@ func TestCorruptMiddleSegmentNeverStalls(t *testing.T) {
 		c := l.Cursor(0)
 		buf := make([]byte, ReadBuffer)
 		var got []byte
-		skipped := false
+		var skipped uint64
+		lo, hi := lost(recs, int64(pos), int64(pos+1))
 		for steps := 0; ; steps++ {
 			if steps > 10000 {
 				t.Fatalf("trial %d (byte %d): reader stalled at %d", trial, pos, c.Offset())
@@ -69,11 +71,11 @@ func TestCorruptMiddleSegmentNeverStalls(t *testing.T) {
 			}
 			if errors.Is(err, ErrCorrupt) {
 				next := l.SkipCorrupt(off)
-				if next <= off || off < segs[1] || next > segs[2] {
-					t.Fatalf("trial %d (byte %d): skip from %d to %d, damaged segment is [%d, %d)", trial, pos, off, next, segs[1], segs[2])
+				if off != lo || next != hi {
+					t.Fatalf("trial %d (byte %d): skip from %d to %d, the damaged record is [%d, %d)", trial, pos, off, next, lo, hi)
 				}
 				c.Seek(next)
-				skipped = true
+				skipped += next - off
 				continue
 			}
 			if err == io.EOF {
@@ -84,8 +86,8 @@ func TestCorruptMiddleSegmentNeverStalls(t *testing.T) {
 		if c.Offset() != uint64(len(want)) {
 			t.Fatalf("trial %d (byte %d): reader ended at %d, want %d", trial, pos, c.Offset(), len(want))
 		}
-		if !skipped {
-			t.Fatalf("trial %d (byte %d): the damage went unnoticed", trial, pos)
+		if skipped != hi-lo {
+			t.Fatalf("trial %d (byte %d): skipped %d bytes, the damaged record holds %d", trial, pos, skipped, hi-lo)
 		}
 		c.Close()
 		l.Close()

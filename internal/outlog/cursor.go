@@ -26,6 +26,7 @@ type Cursor struct {
 	pos    int64  // file position of the next unread byte
 	rem    int    // payload bytes of the current record still unread; 0: pos is at a header
 	check  bool   // the current record is read from its start, so its checksum can be checked
+	recPos int64  // with check: the file position of its header
 	sum    uint32 // checksum of what was read of the current record
 	want   uint32 // and the checksum it must end with
 	hdr    [hdrSize + 8 + maxReason]byte
@@ -34,6 +35,10 @@ type Cursor struct {
 	// as a *GapError.
 	gapLeft   uint64
 	gapReason string
+	// damLeft is set when pos is just past a damaged stretch and off is
+	// inside the offsets it stands for: the next Read reports them as a
+	// *DamageError.
+	damLeft uint64
 	// With trackSizes, sizes collects the Size records Read passes, for
 	// TakeSizes.
 	trackSizes bool
@@ -102,7 +107,7 @@ func (c *Cursor) Seek(off uint64) {
 	if off != c.off {
 		c.off = off
 		c.placed = false
-		c.gapLeft = 0
+		c.gapLeft, c.damLeft = 0, 0
 		c.sizes = nil
 	}
 }
@@ -110,7 +115,7 @@ func (c *Cursor) Seek(off uint64) {
 // Close releases the cursor's file. A later Read opens it again.
 func (c *Cursor) Close() error {
 	c.placed = false
-	c.gapLeft = 0
+	c.gapLeft, c.damLeft = 0, 0
 	if c.f == nil {
 		return nil
 	}
@@ -157,7 +162,9 @@ func (l *Log) view(off uint64) (v view) {
 // refreshes the Log itself before saying so); (0, ErrCompacted) when Offset
 // is below First; (0, ErrClosed) once the Log is closed; (0, *GapError) at
 // bytes that were never logged, having moved past them; and an error
-// wrapping ErrCorrupt when the segment does not hold what the index promises.
+// wrapping ErrCorrupt when the segment does not hold what the index promises:
+// a *DamageError for the offsets a damaged stretch stands for, having moved
+// past them (damage.go).
 // With len(p) >= ReadBuffer, no byte is returned before its record's checksum
 // has been checked, so damaged bytes are reported, never handed out.
 func (c *Cursor) Read(p []byte) (int, error) {
@@ -208,6 +215,18 @@ func (c *Cursor) Read(p []byte) (int, error) {
 			c.off = g.End
 			return 0, g
 		}
+		if c.damLeft > 0 {
+			if n > 0 {
+				return n, nil
+			}
+			e := &DamageError{Start: c.off, End: min(c.off+c.damLeft, max(v.limit, c.off+1)), Segment: segName(c.seg)}
+			c.damLeft = 0
+			c.off = e.End
+			if e.End >= v.limit {
+				c.placed = false
+			}
+			return 0, e
+		}
 		if !c.placed || c.seg != v.seg {
 			if c.placed && c.trackSizes {
 				c.passTail()
@@ -229,7 +248,7 @@ func (c *Cursor) Read(p []byte) (int, error) {
 				return n, err
 			}
 		}
-		k, err := c.fill(p[n:], v.limit-c.off)
+		k, err := c.fill(p[n:], v.limit-c.off, n > 0)
 		n += k
 		c.off += uint64(k)
 		if err != nil {
@@ -238,8 +257,11 @@ func (c *Cursor) Read(p []byte) (int, error) {
 			}
 			return 0, err
 		}
-		if c.gapLeft > 0 {
+		if c.gapLeft > 0 || c.damLeft > 0 || !c.placed {
 			continue
+		}
+		if k == 0 && n > 0 {
+			return n, nil // the next record is read whole by the next Read
 		}
 		if k == 0 {
 			return n, c.corrupt()
@@ -275,11 +297,25 @@ func (c *Cursor) place(seg uint64) error {
 		c.pos, c.placed = 0, true
 		return nil
 	}
-	s := newScanner(c.f, 0, false)
+	s := c.l.newSegmentScanner(c.f, seg)
 	defer s.release()
 	at := seg
 	var rec record
 	for s.next(&rec) {
+		if rec.typ == recDamage {
+			at += rec.skip
+			if at > c.off {
+				// Inside the damage: the next Read reports the rest of it.
+				c.pos, c.placed = s.pos, true
+				c.damLeft = at - c.off
+				return nil
+			}
+			if at == c.off {
+				c.pos, c.placed = s.pos, true
+				return nil
+			}
+			continue
+		}
 		if rec.typ == recGap {
 			at += rec.gapLen()
 			if at > c.off {
@@ -321,26 +357,37 @@ func (c *Cursor) place(seg uint64) error {
 const minRaw = 64
 
 // fill reads up to limit data bytes from the placed position into p.
+// held says the caller's buffer already holds bytes before p (from the
+// segment before): a record that does not fit p whole is then left for
+// the next Read, as one that does not fit after bytes of p's own.
 //
 // To fill p from many records with one read, it reads the raw records into p
 // itself and slides each payload down over the headers before it: the write
 // index never passes the read index, so the payloads end up packed at the
 // front of p with no buffer of the cursor's own.
-func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
+func (c *Cursor) fill(p []byte, limit uint64, held bool) (int, error) {
 	n := 0
-	for n < len(p) && uint64(n) < limit && c.gapLeft == 0 {
+	for n < len(p) && uint64(n) < limit && c.gapLeft == 0 && c.damLeft == 0 && c.placed {
 		want := min(uint64(len(p)-n), limit-uint64(n)) // data bytes still wanted
 		if c.rem > 0 {
 			b := p[n : n+int(min(uint64(c.rem), want))]
 			got, err := c.readAt(b, c.pos)
 			if got == 0 {
-				return n, c.readErr(err)
+				if err := c.damaged(c.off+uint64(n), limit-uint64(n), c.readErr(err)); err != nil {
+					return n, err
+				}
+				continue
 			}
 			b = b[:got]
 			if c.check {
 				sum := crc32.Update(c.sum, castagnoli, b)
 				if got == c.rem && sum != c.want {
-					return n, c.corrupt()
+					// The bytes of this record already returned (it is
+					// larger than the caller's buffer) are not taken back.
+					if err := c.damaged(c.off+uint64(n), limit-uint64(n), c.corrupt()); err != nil {
+						return n, err
+					}
+					continue
 				}
 				c.sum = sum
 			}
@@ -354,7 +401,9 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 				return n, nil // the next record is read whole by the next Read
 			}
 			if err := c.readHeader(); err != nil {
-				return n, err
+				if err := c.damaged(c.off, limit, err); err != nil {
+					return n, err
+				}
 			}
 			continue
 		}
@@ -405,11 +454,21 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 			// reads it whole into an empty p and checks it before
 			// returning any of it. Only a record larger than p is handed
 			// out in parts, its checksum running over them.
-			if n+w > 0 {
+			if held || n+w > 0 {
 				stop = true
 				break
 			}
+			if body+ln <= len(raw) {
+				// It fits p, so it is checked before any of it goes: the
+				// index ends at a record's end, so one that runs past
+				// what is wanted, or past the file, is a damaged header.
+				if body+ln > got || recordCRC(typ, raw[body:body+ln]) != sum {
+					bad = true
+					break
+				}
+			}
 			c.sum, c.want, c.check = recordCRC(typ, raw[body:body+take]), sum, true
+			c.recPos = c.pos
 			copy(raw[w:], raw[body:body+take])
 			w += take
 			c.pos += int64(hdrSize + take)
@@ -418,13 +477,18 @@ func (c *Cursor) fill(p []byte, limit uint64) (int, error) {
 		}
 		n += w
 		if bad {
-			return n, c.corrupt()
+			if err := c.damaged(c.off+uint64(n), limit-uint64(n), c.corrupt()); err != nil {
+				return n, err
+			}
+			continue
 		}
 		if stop {
 			return n, nil
 		}
 		if c.pos == start {
-			return n, c.readErr(err)
+			if err := c.damaged(c.off+uint64(n), limit-uint64(n), c.readErr(err)); err != nil {
+				return n, err
+			}
 		}
 	}
 	return n, nil
@@ -446,6 +510,7 @@ func (c *Cursor) readHeader() error {
 		if ln == 0 && sum != typeCRC[typ] {
 			return c.corrupt()
 		}
+		c.recPos = c.pos
 		c.pos += hdrSize
 		c.rem, c.sum, c.want, c.check = ln, typeCRC[typ], sum, true
 		return nil
@@ -472,6 +537,38 @@ func (c *Cursor) gapAt(b []byte) {
 	r := record{typ: recGap, n: len(b)}
 	copy(r.small[:], b)
 	c.gapLeft, c.gapReason = r.gapLen(), r.gapReason()
+}
+
+// damaged moves the cursor past the damaged stretch at its file position,
+// where the stream is at offset at with limit bytes of the segment left:
+// the offsets it stands for are reported by the next Read (damLeft), or
+// none when it stood for none (a Time record was hit). It returns err when
+// the segment's damage map has no stretch there (not damage: a read error,
+// or a segment that ends short of what the index promised).
+func (c *Cursor) damaged(at, limit uint64, err error) error {
+	if !errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	pos := c.pos
+	if c.check {
+		pos = c.recPos // inside a record handed out in parts
+	}
+	d, ok := damageAt(c.l.damageMap(c.seg, pos), pos)
+	if !ok {
+		return err
+	}
+	c.rem, c.check = 0, false
+	switch end := min(d.off+d.span, at+limit); {
+	case end > at:
+		c.pos, c.damLeft = d.next, end-at
+	case c.pos <= d.next:
+		c.pos = d.next // it stood for no offsets: a Time record was hit
+	default:
+		// More of a damaged record was handed out, in parts to a small
+		// buffer, than the stretch stands for: find the offset again.
+		c.placed = false
+	}
+	return nil
 }
 
 func (c *Cursor) corrupt() error {

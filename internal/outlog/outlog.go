@@ -29,6 +29,12 @@
 // takes an incomplete or bad tail as the current end, the same end a writer's
 // recovery would keep.
 //
+// Damage: records that do not verify with records after them that do are
+// not a tail. Every reader resynchronises on the next run of good records
+// and reports the offsets the damaged ones stood for as lost (a
+// *DamageError from a Cursor, a ChunkGap from Chunks), never the bytes on
+// either side glued together; see damage.go.
+//
 // Retention: when more than Options.Retention data bytes are retained, whole
 // oldest segments are deleted, never the one being written; retained data
 // stays within Retention plus one segment. Reading below First returns
@@ -220,6 +226,21 @@ type Log struct {
 	mem       []byte
 	memStart  uint64
 	memReason string
+
+	// dmgMu guards dmgCache: the damage maps of segments found damaged
+	// (damage.go). It is taken after tmu and mu, never before.
+	dmgMu    sync.Mutex
+	dmgCache map[uint64]segDamage
+	// tailDamaged is set (under tmu) when a read-only scan of the tail
+	// met damage or stopped short of the file's end: the writer may then
+	// have moved on to a segment named by an end this Log cannot compute.
+	tailDamaged bool
+	stuckAt     int64 // tailPos where a Refresh last found bytes it could not scan
+	// guessAt is the offset where the tail's first damage of estimated
+	// length begins (read-only; when guessed): offsets past it may not be
+	// the writer's. Guarded by mu.
+	guessAt uint64
+	guessed bool
 }
 
 // Open opens the log in dir; see Options and the package comment.
@@ -264,6 +285,8 @@ func (l *Log) openReader() error {
 		return fmt.Errorf("outlog: scan segment %s: %w", segName(start), err)
 	}
 	l.tailPos = ts.pos
+	l.tailDamaged = len(ts.dmg) > 0
+	l.guessAt, l.guessed = guessAt(ts.dmg, start)
 	l.end = start + ts.data
 	if ts.sized {
 		l.cols, l.rows, l.sizeOff = ts.cols, ts.rows, start+ts.sizeOff
@@ -388,17 +411,36 @@ func (l *Log) scanSegment(start uint64, fn func(rec *record, off uint64) bool) e
 		return err
 	}
 	defer f.Close()
-	s := newScanner(f, 0, false)
+	s := l.newSegmentScanner(f, start)
 	defer s.release()
-	off := start
 	var rec record
-	for s.next(&rec) {
+	for {
+		off := s.off
+		if !s.next(&rec) {
+			break
+		}
 		if !fn(&rec, off) {
 			return nil
 		}
-		off += rec.span()
 	}
 	return s.err
+}
+
+// newSegmentScanner returns a header scanner of segment start's file f
+// that steps over the segment's damage (damage.go).
+func (l *Log) newSegmentScanner(f *os.File, start uint64) *scanner {
+	s := newScanner(f, 0, false)
+	s.off = start
+	l.dmgMu.Lock()
+	_, known := l.dmgCache[start]
+	l.dmgMu.Unlock()
+	if known {
+		// Known damaged: step over it from the start, even where a hit
+		// header still parses.
+		s.dmg = l.damageMap(start, 0)
+	}
+	s.load = func() []damage { return l.damageMap(start, s.pos) }
+	return s
 }
 
 func (l *Log) syncFile(f *os.File) error {
@@ -761,6 +803,30 @@ func (l *Log) End() uint64 {
 	return l.end
 }
 
+// SureEnd returns End, or, when damage of a length only estimated lies in
+// the tail segment of a read-only log, the offset where it begins: an
+// offset the writer has certainly reached, from which to ask it for what
+// follows. Once the writer seals the segment (Seal), End is sure again.
+func (l *Log) SureEnd() uint64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.guessed {
+		return min(l.guessAt, l.end)
+	}
+	return l.end
+}
+
+// guessAt returns the offset of the first stretch of dmg whose length is
+// estimated, dmg's offsets being relative to base, if there is one.
+func guessAt(dmg []damage, base uint64) (uint64, bool) {
+	for _, d := range dmg {
+		if !d.exact {
+			return base + d.off, true
+		}
+	}
+	return 0, false
+}
+
 // Size returns the terminal size in force at End.
 func (l *Log) Size() (cols, rows uint16) {
 	l.mu.RLock()
@@ -907,6 +973,22 @@ func (l *Log) Refresh() error {
 		if l.tailPos > before {
 			return nil
 		}
+		// Bytes that do not verify and nothing after them that does: a
+		// record being written, or, seen twice at one place, damage at
+		// the end of a tail the writer may have left.
+		l.tailDamaged = l.tailDamaged || l.stuckAt == l.tailPos
+		l.stuckAt = l.tailPos
+	}
+	if l.tailDamaged {
+		// The end this Log computed past damage may not be the name
+		// the writer gave its next segment: look for any newer one.
+		segs, err := listSegments(l.dir)
+		if err != nil {
+			return fmt.Errorf("outlog: list segments: %w", err)
+		}
+		if len(segs) > 0 && segs[len(segs)-1] != l.tailStart {
+			return l.resync()
+		}
 	}
 	// Nothing new in the tail: the writer is idle, or it has moved on to a
 	// segment named by our end, or we fell so far behind that retention
@@ -938,8 +1020,14 @@ func (l *Log) scanTail() error {
 		return fmt.Errorf("outlog: scan segment %s: %w", segName(l.tailStart), err)
 	}
 	l.tailPos = ts.pos
+	if len(ts.dmg) > 0 {
+		l.tailDamaged = true
+	}
 	l.mu.Lock()
 	from := l.end
+	if !l.guessed {
+		l.guessAt, l.guessed = guessAt(ts.dmg, from)
+	}
 	l.end += ts.data
 	if ts.sized {
 		l.cols, l.rows, l.sizeOff = ts.cols, ts.rows, from+ts.sizeOff
@@ -976,10 +1064,12 @@ func (l *Log) resync() error {
 		l.tail.Close()
 	}
 	l.tail, l.tailStart, l.tailPos = f, last, 0
+	l.tailDamaged = false
 	l.mu.Lock()
 	l.segs = segs
 	l.end = last
 	l.sizeOff = last
+	l.guessed = false
 	l.mu.Unlock()
 	return l.scanTail()
 }
@@ -1050,10 +1140,14 @@ func (l *Log) Close() error {
 func (l *Log) Recovered() int64 { return l.recovered }
 
 // SkipCorrupt returns where reading can resume after a Cursor at off met
-// ErrCorrupt: the first offset of the segment after the one holding off, or
-// End when off is in the last segment. The bytes in between are lost; a
+// ErrCorrupt: the end of the damaged stretch holding off (the End of the
+// *DamageError the Cursor returned); failing that, the first offset of the
+// segment after the one holding off, or End when off is in the last segment. The bytes in between are lost; a
 // reader reports them as such and goes on, rather than stalling on them.
 func (l *Log) SkipCorrupt(off uint64) uint64 {
+	if next, ok := l.skipDamage(off); ok {
+		return max(next, off)
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	i := segIndex(l.segs, off)

@@ -28,6 +28,10 @@ const (
 	recSize = 4 // cols uint16 BE, rows uint16 BE
 	recGap  = 5 // length uint64 BE, then a UTF-8 reason: offsets the log could not keep
 
+	// recDamage is never written: a scanner reports a damaged stretch of a
+	// segment as one record of this type (see damage.go).
+	recDamage = 0xff
+
 	maxReason = 64
 	// maxGap bounds a Gap record's length, so that a damaged one can never
 	// push offsets near overflow: a petabyte of output is never missed.
@@ -61,6 +65,8 @@ func (r *record) span() uint64 {
 		return uint64(r.n)
 	case r.typ == recGap:
 		return r.gapLen()
+	case r.typ == recDamage:
+		return r.skip
 	}
 	return 0
 }
@@ -153,6 +159,7 @@ type record struct {
 	n     int                 // payload length
 	pos   int64               // file position of the header
 	small [8 + maxReason]byte // the payload of a record that is not data
+	skip  uint64              // recDamage: the offsets the damaged stretch stands for
 }
 
 // wall is a Time record's wall clock reading.
@@ -187,15 +194,22 @@ func appendGap(b []byte, n uint64, reason string) []byte {
 // scanner walks the records of one segment file with large reads.
 // With verify, it reads every payload and stops at the first record whose
 // checksum fails; without, it only reads headers (and the small Time and
-// Size payloads), jumping over data.
+// Size payloads), jumping over data. Given the segment's damaged stretches
+// (dmg, or load to find them when a header does not parse), it reports each
+// as one record of type recDamage and goes on after it.
 type scanner struct {
 	r      io.ReaderAt
 	buf    []byte
 	lo     int64 // file position of buf[0]
 	n      int   // bytes of buf that hold file data
 	pos    int64 // file position of the next header
+	off    uint64
+	limit  int64 // > 0: the file is read as if it ended here
 	verify bool
 	err    error // a read error other than the end of the file
+
+	dmg  []damage
+	load func() []damage
 }
 
 func newScanner(r io.ReaderAt, pos int64, verify bool) *scanner {
@@ -211,6 +225,12 @@ func (s *scanner) release() {
 // window returns up to want bytes of the file from at (fewer at the end of
 // the file), reading only when the buffer does not already hold them.
 func (s *scanner) window(at int64, want int) []byte {
+	if s.limit > 0 {
+		if at >= s.limit {
+			return nil
+		}
+		want = int(min(int64(want), s.limit-at))
+	}
 	if at >= s.lo && at+int64(want) <= s.lo+int64(s.n) {
 		i := int(at - s.lo)
 		return s.buf[i : i+want]
@@ -219,14 +239,50 @@ func (s *scanner) window(at int64, want int) []byte {
 	if err != nil && err != io.EOF {
 		s.err = err
 	}
+	if s.limit > 0 {
+		k = int(min(int64(k), s.limit-at))
+	}
 	s.lo, s.n = at, k
 	return s.buf[:min(want, k)]
 }
 
 // next reads the record at s.pos into rec and moves past it. It returns false
-// at the end of the file, at a torn or invalid record, or on a read error
-// (then s.err is set); s.pos is left at the record that stopped it.
+// at the end of the file, at a torn or invalid record that no known damaged
+// stretch covers, or on a read error (then s.err is set); s.pos is left at
+// the record that stopped it.
 func (s *scanner) next(rec *record) bool {
+	if s.skipDamage(rec) {
+		return true
+	}
+	if s.record(rec) {
+		s.off += rec.span()
+		return true
+	}
+	if s.err == nil && s.load != nil {
+		s.dmg, s.load = s.load(), nil
+		return s.skipDamage(rec)
+	}
+	return false
+}
+
+// skipDamage reports the damaged stretch at s.pos, if there is one, as a
+// record of type recDamage spanning the offsets it stands for.
+func (s *scanner) skipDamage(rec *record) bool {
+	d, ok := damageAt(s.dmg, s.pos)
+	if !ok {
+		return false
+	}
+	rec.typ, rec.n, rec.pos, rec.skip = recDamage, 0, s.pos, 0
+	if end := d.off + d.span; end > s.off {
+		rec.skip = end - s.off
+	}
+	s.off += rec.skip
+	s.pos = d.next
+	return true
+}
+
+// record parses the record at s.pos.
+func (s *scanner) record(rec *record) bool {
 	h := s.window(s.pos, hdrSize)
 	if len(h) < hdrSize {
 		return false
@@ -268,32 +324,55 @@ func (s *scanner) next(rec *record) bool {
 // tailScan is what a verified scan of a segment found.
 type tailScan struct {
 	pos        int64  // file position after the last good record
-	data       uint64 // data bytes in the good records
+	data       uint64 // offsets the good records and the damaged stretches span
 	sized      bool   // a Size record was found
 	cols, rows uint16 // the last Size record's
 	sizeOff    uint64 // data offset of the last Size record, relative to the scan's start
 	timed      bool   // a Time record was found
 	steady     int64  // the last Time record's log time
+	dmg        []damage
 }
 
-// scanVerified walks verified records from pos to the first that is
-// missing, torn or bad.
+// scanVerified walks verified records from pos, on across damaged
+// stretches (resync), to the end of the last record that verifies: what
+// follows it is a torn tail, or a record still being written. Damage is
+// reported in ts.dmg with offsets relative to the scan's start.
 func scanVerified(r io.ReaderAt, pos int64) (tailScan, error) {
+	return scanVerifiedTo(r, pos, 0)
+}
+
+// scanVerifiedTo is scanVerified of the file's first limit bytes (all of
+// it when limit is 0).
+func scanVerifiedTo(r io.ReaderAt, pos, limit int64) (tailScan, error) {
 	s := newScanner(r, pos, true)
+	s.limit = limit
 	defer s.release()
 	var ts tailScan
 	var rec record
-	for s.next(&rec) {
-		ts.data += rec.span()
-		if rec.typ == recSize {
-			ts.sized = true
-			ts.cols, ts.rows = rec.size()
-			ts.sizeOff = ts.data
+	for {
+		for s.next(&rec) {
+			if rec.typ == recSize {
+				ts.sized = true
+				ts.cols, ts.rows = rec.size()
+				ts.sizeOff = s.off
+			}
+			if rec.typ == recTime {
+				ts.timed, ts.steady = true, rec.steady()
+			}
 		}
-		if rec.typ == recTime {
-			ts.timed, ts.steady = true, rec.steady()
+		if s.err != nil {
+			break
 		}
+		next, ok := s.resync(s.pos)
+		if !ok {
+			break
+		}
+		d := damage{pos: s.pos, next: next, off: s.off}
+		d.span, d.exact = s.damageSpan(s.pos, next)
+		ts.dmg = append(ts.dmg, d)
+		s.off += d.span
+		s.pos = next
 	}
-	ts.pos = s.pos
+	ts.pos, ts.data = s.pos, s.off
 	return ts, s.err
 }

@@ -210,9 +210,12 @@ func (w *chunkWalker) more() (int, error) {
 func (w *chunkWalker) skip(err error) error {
 	var next uint64
 	var gap *GapError
+	var dmg *DamageError
 	switch {
 	case errors.As(err, &gap):
 		next = gap.End // the cursor is already there
+	case errors.As(err, &dmg):
+		next = dmg.End // so is this one
 	case errors.Is(err, ErrCompacted):
 		next = w.l.First()
 	case errors.Is(err, ErrCorrupt):

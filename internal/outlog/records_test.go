@@ -246,18 +246,20 @@ func TestChunksGaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := layout(t, path, segs[1])
 	b[len(b)/2] ^= 0x55
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	lo, hi := lost(recs, int64(len(b)/2), int64(len(b)/2+1))
 	l = openT(t, dir, Options{ReadOnly: true})
 	defer l.Close()
 	var damaged uint64
 	l.Chunks(segs[1], l.End(), func(c Chunk) error {
 		if c.Kind == ChunkGap && damaged == 0 {
 			damaged = c.Offset
-			if !errors.Is(c.Err, ErrCorrupt) || c.End != segs[2] {
-				t.Errorf("gap %d-%d (%v); want one ending at the next segment %d", c.Offset, c.End, c.Err, segs[2])
+			if !errors.Is(c.Err, ErrCorrupt) || c.Offset != lo || c.End != hi {
+				t.Errorf("gap %d-%d (%v); want the damaged record's %d-%d", c.Offset, c.End, c.Err, lo, hi)
 			}
 		}
 		return nil

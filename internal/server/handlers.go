@@ -557,6 +557,13 @@ func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request, sess store
 			gaps = append(gaps, api.FormatGap(gap.Start, gap.End, gap.Reason))
 			continue
 		}
+		var dmg *outlog.DamageError
+		if errors.As(err, &dmg) {
+			// The cursor has moved past it, as every reader does.
+			s.log.Warn("output stream skips damaged bytes", "session", sess.ID, "err", err)
+			gaps = append(gaps, api.FormatGap(dmg.Start, min(dmg.End, end), api.GapDamaged))
+			continue
+		}
 		if err != nil {
 			// Compacted under us or a read error: the client sees a short
 			// body against Content-Length and reports it.

@@ -51,7 +51,9 @@ func (h *Host) connect(from int64, again bool) error {
 		if err := l.Refresh(); err != nil {
 			return err
 		}
-		from = int64(l.End())
+		// Not past damage of a length the log could only estimate: the
+		// holder's log may end before that estimate.
+		from = int64(l.SureEnd())
 	}
 	up, welcome, err := dialHolder(h.dir, from, h.holderTimeout)
 	if err != nil {
