@@ -103,6 +103,12 @@ var migrations = []string{
 	// 9: why an interrupted session ended, when known (the machine
 	// restarted, its holder was killed: server/restorepolicy's Cause).
 	`ALTER TABLE sessions ADD COLUMN cause TEXT NOT NULL DEFAULT '';`,
+	// 10: the AI agent a session runs ("" = none) and the id of the
+	// conversation it was pinned to ("" = not pinned), so that a restore
+	// resumes that conversation or, when the agent never recorded it,
+	// starts afresh.
+	`ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN agent_conversation TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate applies the migrations the file lacks, each in its own transaction
