@@ -209,9 +209,18 @@ func (p Preset) FreshStart(id string, env []string, glob func(string) ([]string,
 	return fmt.Sprintf("%s has no conversation %s to resume; starting a new one", p.Name, id)
 }
 
+// CheckConversation says what is wrong with a conversation id given from
+// outside (the API), nil when it has the form of one termkeep makes.
+func CheckConversation(id string) error {
+	if !validID(id) {
+		return fmt.Errorf("conversation id %q is not a lowercase UUID (such as 0b6f3c2e-8d4a-4f1e-9c3b-5a7d2e1f0a9b)", id)
+	}
+	return nil
+}
+
 // validID is what a conversation id termkeep made looks like (a UUID's
 // characters): an id from a damaged registry row is not put into a glob
-// pattern or a path.
+// pattern, a path or a command line.
 func validID(id string) bool {
 	if len(id) == 0 || len(id) > 64 {
 		return false

@@ -78,6 +78,26 @@ func TestPlanErrors(t *testing.T) {
 	}
 }
 
+func TestCheckConversation(t *testing.T) {
+	for _, tc := range []struct {
+		id string
+		ok bool
+	}{
+		{id, true},
+		{"", false},
+		{"../../etc/passwd", false},
+		{"0B6F3C2E-8D4A-4F1E-9C3B-5A7D2E1F0A9B", false},
+		{"*", false},
+		{"abc def", false},
+		{"x; rm -rf ~", false},
+		{strings.Repeat("a", 65), false},
+	} {
+		if err := CheckConversation(tc.id); (err == nil) != tc.ok {
+			t.Errorf("CheckConversation(%q) = %v", tc.id, err)
+		}
+	}
+}
+
 // TestPlanIDs: each plan gets its own id, in the form claude requires.
 func TestPlanIDs(t *testing.T) {
 	p, _ := Lookup("claude")
@@ -88,7 +108,7 @@ func TestPlanIDs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !uuid.MatchString(l.Conversation) || seen[l.Conversation] {
+		if !uuid.MatchString(l.Conversation) || seen[l.Conversation] || CheckConversation(l.Conversation) != nil {
 			t.Fatalf("conversation id %q (seen before: %v)", l.Conversation, seen[l.Conversation])
 		}
 		seen[l.Conversation] = true

@@ -259,8 +259,13 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 			return store.Session{}, http.StatusBadRequest, err
 		}
 	}
-	if req.AgentConversation != "" && req.Agent == "" {
-		return store.Session{}, http.StatusBadRequest, errors.New("agent_conversation needs agent: a conversation id belongs to an agent's session")
+	if req.AgentConversation != "" {
+		if req.Agent == "" {
+			return store.Session{}, http.StatusBadRequest, errors.New("agent_conversation needs agent: a conversation id belongs to an agent's session")
+		}
+		if err := agents.CheckConversation(req.AgentConversation); err != nil {
+			return store.Session{}, http.StatusBadRequest, err
+		}
 	}
 	if req.Cols == 0 && req.Rows == 0 {
 		req.Cols, req.Rows = 80, 24

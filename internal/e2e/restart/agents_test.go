@@ -1,12 +1,14 @@
 package restart
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"termkeep/internal/api"
 	"termkeep/internal/e2e"
 )
 
@@ -61,6 +63,18 @@ func TestAgentsResumeTheirOwn(t *testing.T) {
 	e.ServerEnv = env
 	e.StartServer()
 	work := t.TempDir()
+
+	// The API takes only a known agent, and a conversation id of the form
+	// termkeep makes.
+	for _, req := range []api.CreateRequest{
+		{Command: []string{"true"}, Cwd: work, Agent: "vim"},
+		{Command: []string{"true"}, Cwd: work, Agent: "claude", AgentConversation: "../../x"},
+		{Command: []string{"true"}, Cwd: work, AgentConversation: "0b6f3c2e-8d4a-4f1e-9c3b-5a7d2e1f0a9b"},
+	} {
+		if _, err := e.C.Create(context.Background(), req); err == nil {
+			t.Errorf("create with agent %q, conversation %q: no error", req.Agent, req.AgentConversation)
+		}
+	}
 
 	conv := map[string]string{} // session id => conversation id
 	var ids []string
