@@ -40,9 +40,11 @@ off.
 
 --agent AGENT (` + strings.Join(agents.Names(), ", ") + `) starts that AI coding agent
 with ARGS, in the --workspace's directory when one is given (else the current
-one), and records its resume command (claude --continue, codex resume --last,
-...) as the session's --restore-command: a restore after a reboot continues
-the conversation. See docs/agents.md.`,
+one), and records its resume command as the session's --restore-command: a
+restore after a reboot continues the conversation. claude and gemini are
+started on a conversation id of their own (--session-id) and resume exactly
+it, so sessions in one directory never share one; codex and aider resume the
+directory's latest. See docs/agents.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("name") && strings.TrimSpace(name) == "" {
 				return usageErr("--name is empty: give a name, or leave --name out for a session known by its id")
@@ -69,6 +71,7 @@ the conversation. See docs/agents.md.`,
 				}
 			}
 			var launch agents.Launch
+			conversation := ""
 			if agent != "" {
 				// Before anything is started: a missing agent is the whole answer.
 				p, err := agents.Lookup(agent)
@@ -80,7 +83,7 @@ the conversation. See docs/agents.md.`,
 				}
 				args = launch.Command
 				if !cmd.Flags().Changed("restore-command") {
-					restoreCommand = launch.Restore
+					restoreCommand, conversation = launch.Restore, launch.Conversation
 				}
 			}
 			if agent == "" && len(args) == 1 && !strings.ContainsAny(args[0], "/ ") {
@@ -117,7 +120,7 @@ the conversation. See docs/agents.md.`,
 				Name: name, Command: args, Cwd: dir, Workspace: workspace, Cols: cols, Rows: rows,
 				Env: os.Environ(), SetEnv: env, KeepEnv: keepEnvNames, SizePolicy: sizePolicy,
 				RestoreCommand: restoreCommand, AutoRestore: autoRestore, NoShellIntegration: noShellInit,
-				Linger: lingerArg,
+				Linger: lingerArg, Agent: agent, AgentConversation: conversation,
 			})
 			if err != nil {
 				return err

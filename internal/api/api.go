@@ -48,6 +48,11 @@ type Session struct {
 	// holder was stopped from outside termkeep); CauseText says it in words.
 	Cause     string `json:"cause,omitempty"`
 	CauseText string `json:"cause_text,omitempty"`
+	// Agent is the AI agent the session was created for (`new --agent`);
+	// AgentConversation the id of the agent's conversation it is pinned
+	// to, which a restore resumes.
+	Agent             string `json:"agent,omitempty"`
+	AgentConversation string `json:"agent_conversation,omitempty"`
 	// Restorable says that the restore policy brings the session back:
 	// `termkeep restore --all` does, and the server by itself when it
 	// asks for that (AutoRestore, or its workspace's). Only an interrupted
@@ -105,6 +110,12 @@ type CreateRequest struct {
 	// RestoreCommand is a shell command line (run with /bin/sh -c) that a
 	// restore runs instead of Command, e.g. "claude --continue".
 	RestoreCommand string `json:"restore_command,omitempty"`
+	// Agent names the AI agent preset (internal/agents) that Command
+	// starts, and AgentConversation the conversation id Command pins it
+	// to: a restore resumes that conversation when the agent recorded it,
+	// and otherwise runs Command again, saying so.
+	Agent             string `json:"agent,omitempty"`
+	AgentConversation string `json:"agent_conversation,omitempty"`
 	// AutoRestore has the server restore the session by itself when it
 	// finds it interrupted (after a reboot).
 	AutoRestore bool `json:"auto_restore,omitempty"`

@@ -377,7 +377,23 @@ func (e *Env) Tk(args ...string) (string, string, int) {
 // TkIn is Tk with stdin as the CLI's input.
 func (e *Env) TkIn(stdin io.Reader, args ...string) (string, string, int) {
 	e.T.Helper()
+	return e.run(stdin, nil, "", args...)
+}
+
+// TkEnv is Tk with extraEnv (KEY=VALUE, over the test's own environment)
+// and, unless "", dir as the CLI's working directory.
+func (e *Env) TkEnv(extraEnv []string, dir string, args ...string) (string, string, int) {
+	e.T.Helper()
+	return e.run(nil, extraEnv, dir, args...)
+}
+
+func (e *Env) run(stdin io.Reader, extraEnv []string, dir string, args ...string) (string, string, int) {
+	e.T.Helper()
 	cmd := exec.Command(TkBin, append([]string{"--state-dir", e.Dir, "--no-autostart"}, args...)...)
+	if extraEnv != nil {
+		cmd.Env = append(os.Environ(), extraEnv...)
+	}
+	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errb, stdin
 	err := cmd.Run()

@@ -252,6 +252,7 @@ func (t *tools) createSession(ctx context.Context, raw json.RawMessage) (any, er
 			return nil, err
 		}
 		req.Command, req.RestoreCommand = l.Command, l.Restore
+		req.Agent, req.AgentConversation = p.Name, l.Conversation
 	}
 	base := t.opts.Dir
 	if base == "" {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"termkeep/internal/agents"
 	"termkeep/internal/api"
 	"termkeep/internal/outlog"
 	"termkeep/internal/server/restorepolicy"
@@ -161,6 +162,7 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 	}
 	out.SizePolicy = sess.SizePolicy
 	out.RestoreCommand, out.AutoRestore, out.ShellIntegration = sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration
+	out.Agent, out.AgentConversation = sess.Agent, sess.AgentConversation
 	if h != nil {
 		out.Viewers = len(h.Viewers().Viewers)
 		out.Resyncs = h.Resyncs()
@@ -252,6 +254,19 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 	if err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
+	if req.Agent != "" {
+		if _, err := agents.Lookup(req.Agent); err != nil {
+			return store.Session{}, http.StatusBadRequest, err
+		}
+	}
+	if req.AgentConversation != "" {
+		if req.Agent == "" {
+			return store.Session{}, http.StatusBadRequest, errors.New("agent_conversation needs agent: a conversation id belongs to an agent's session")
+		}
+		if err := agents.CheckConversation(req.AgentConversation); err != nil {
+			return store.Session{}, http.StatusBadRequest, err
+		}
+	}
 	if req.Cols == 0 && req.Rows == 0 {
 		req.Cols, req.Rows = 80, 24
 	}
@@ -317,6 +332,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 		Cols: req.Cols, Rows: req.Rows, Owner: owner, State: store.StateRunning,
 		SizePolicy: req.SizePolicy, RestoreCommand: req.RestoreCommand, AutoRestore: req.AutoRestore,
 		ShellIntegration: !req.NoShellIntegration, EnvPolicy: string(policy),
+		Agent: req.Agent, AgentConversation: req.AgentConversation,
 	}
 	if status, err := s.claimSession(ctx, sess); err != nil { // limits.go
 		return sess, status, err

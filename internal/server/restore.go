@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"termkeep/internal/agents"
 	"termkeep/internal/api"
 	"termkeep/internal/holder"
 	"termkeep/internal/server/restorepolicy"
@@ -193,6 +194,12 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 	if sess.RestoreCommand != "" {
 		command = []string{"/bin/sh", "-c", sess.RestoreCommand}
 	}
+	if note := freshAgentStart(sess, env); note != "" {
+		// Nothing to resume: the original command starts the agent again
+		// under the same id, and the banner says so.
+		command = sess.Command
+		notices = append(notices, note)
+	}
 	if len(command) == 0 {
 		command = []string{"/bin/sh"}
 	}
@@ -244,6 +251,22 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 		"was": string(from), "command": command, "cwd": cwd, "pid": proc.Pid, "offset": proc.Start, "notices": notices,
 	})
 	return sess, notices, nil
+}
+
+// freshAgentStart returns the note to show when sess is an agent's
+// session pinned to a conversation the agent never recorded (no message
+// was sent before it ended), for a child with environment env: resuming
+// it would fail ("No conversation found"), so the restore starts afresh.
+// "" means resume (also when that cannot be known).
+func freshAgentStart(sess store.Session, env []string) string {
+	if sess.Agent == "" || sess.AgentConversation == "" || sess.RestoreCommand == "" || len(sess.Command) == 0 {
+		return ""
+	}
+	p, err := agents.Lookup(sess.Agent)
+	if err != nil {
+		return "" // a preset this termkeep no longer has: run what was recorded
+	}
+	return p.FreshStart(sess.AgentConversation, env, nil)
 }
 
 // restoreBanner is the line between the old screen and the new process. It

@@ -114,6 +114,12 @@ var migrations = []string{
 	CREATE TRIGGER workspaces_insert_gen AFTER INSERT ON workspaces BEGIN UPDATE generation SET n = n + 1; END;
 	CREATE TRIGGER workspaces_update_gen AFTER UPDATE ON workspaces BEGIN UPDATE generation SET n = n + 1; END;
 	CREATE TRIGGER workspaces_delete_gen AFTER DELETE ON workspaces BEGIN UPDATE generation SET n = n + 1; END;`,
+	// 11: the AI agent a session runs ("" = none) and the id of the
+	// conversation it was pinned to ("" = not pinned), so that a restore
+	// resumes that conversation or, when the agent never recorded it,
+	// starts afresh.
+	`ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN agent_conversation TEXT NOT NULL DEFAULT '';`,
 }
 
 // genMigration is the migration that adds the generation: a schema

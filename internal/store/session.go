@@ -77,11 +77,16 @@ type Session struct {
 	// Cause is why an interrupted session ended, when known (the server
 	// decides what the names mean); "" otherwise.
 	Cause string
+	// Agent is the preset (internal/agents) the session was created with,
+	// "" for any other command; AgentConversation is the conversation id
+	// it was pinned to, "" when not pinned.
+	Agent             string
+	AgentConversation string
 }
 
 const sessionCols = `id, name, workspace, command, cwd, cols, "rows", owner, state,
 	exit_code, reason, pid, holder_pid, created_at, ended_at, updated_at, size_policy,
-	restore_command, auto_restore, shell_integration, env_policy, cause`
+	restore_command, auto_restore, shell_integration, env_policy, cause, agent, agent_conversation`
 
 // CreateSession records a new session. A zero CreatedAt or UpdatedAt is set
 // from the clock, an empty State means running, and an ended session without
@@ -121,12 +126,13 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 		endedAt = sql.NullString{String: formatTime(*sess.EndedAt), Valid: true}
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sess.ID, nullString(sess.Name), sess.Workspace, string(cmdJSON), sess.Cwd,
 		sess.Cols, sess.Rows, sess.Owner, string(sess.State),
 		nullIntPtr(sess.ExitCode), sess.Reason, nullInt(sess.Pid), nullInt(sess.HolderPid),
 		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt), sess.SizePolicy,
-		sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration, sess.EnvPolicy, sess.Cause)
+		sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration, sess.EnvPolicy, sess.Cause,
+		sess.Agent, sess.AgentConversation)
 	switch {
 	case isUnique(err, "sessions.name"):
 		return wrap(op, ErrNameTaken)
@@ -351,7 +357,8 @@ func scanSession(sc scanner) (Session, error) {
 	)
 	err := sc.Scan(&sess.ID, &name, &sess.Workspace, &cmd, &sess.Cwd, &sess.Cols, &sess.Rows,
 		&sess.Owner, &state, &exitCode, &sess.Reason, &pid, &holder, &createdAt, &endedAt, &updatedAt, &sess.SizePolicy,
-		&sess.RestoreCommand, &sess.AutoRestore, &sess.ShellIntegration, &sess.EnvPolicy, &sess.Cause)
+		&sess.RestoreCommand, &sess.AutoRestore, &sess.ShellIntegration, &sess.EnvPolicy, &sess.Cause,
+		&sess.Agent, &sess.AgentConversation)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, ErrNotFound
 	}

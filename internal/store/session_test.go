@@ -665,3 +665,17 @@ func TestCause(t *testing.T) {
 		t.Fatalf("SetCause of no session = %v, %v", changed, err)
 	}
 }
+
+// A session's agent and pinned conversation are kept, and a session of
+// any other command has neither.
+func TestAgentConversation(t *testing.T) {
+	s, _, _ := openTest(t)
+	mustCreate(t, s, Session{ID: "a", Agent: "claude", AgentConversation: "0b6f3c2e-8d4a-4f1e-9c3b-5a7d2e1f0a9b"})
+	mustCreate(t, s, Session{ID: "b"})
+	if got := mustGet(t, s, "a"); got.Agent != "claude" || got.AgentConversation != "0b6f3c2e-8d4a-4f1e-9c3b-5a7d2e1f0a9b" {
+		t.Fatalf("agent %q, conversation %q", got.Agent, got.AgentConversation)
+	}
+	if got := mustGet(t, s, "b"); got.Agent != "" || got.AgentConversation != "" {
+		t.Fatalf("a plain session: agent %q, conversation %q", got.Agent, got.AgentConversation)
+	}
+}

@@ -193,29 +193,18 @@ func stubAgent(t *testing.T, name string) (dir, path string) {
 // tkEnv runs the CLI with extra environment variables.
 func tkEnv(e *e2e.Env, extraEnv []string, dir string, args ...string) (string, string, int) {
 	e.T.Helper()
-	cmd := exec.Command(e2e.TkBin, append([]string{"--state-dir", e.Dir, "--no-autostart"}, args...)...)
-	cmd.Env = append(os.Environ(), extraEnv...)
-	cmd.Dir = dir
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		e.T.Fatalf("run termkeep %v: %v", args, err)
-	}
-	return out.String(), errb.String(), code
+	return e.TkEnv(extraEnv, dir, args...)
 }
 
 // TestAgentPreset: `new --agent claude` runs the claude found on PATH in
-// the workspace's directory and records `claude --continue`, which a
-// restore runs.
+// the workspace's directory, pinned to a conversation id of its own, and
+// records `claude --resume ID`; a restore of a session that never had a
+// conversation starts it afresh under the same id.
 func TestAgentPreset(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	stubDir, path := stubAgent(t, "claude")
-	pathEnv := []string{"PATH=" + path}
+	pathEnv := []string{"PATH=" + path, "HOME=" + t.TempDir(), "CLAUDE_CONFIG_DIR="}
 	e.ServerEnv = pathEnv
 	e.StartServer()
 	wsDir := t.TempDir()
@@ -227,16 +216,17 @@ func TestAgentPreset(t *testing.T) {
 	}
 	id := strings.TrimSpace(out)
 	s := e.Session(id)
-	if s.RestoreCommand != "claude --continue" {
-		t.Fatalf("restore command %q", s.RestoreCommand)
+	conv := s.AgentConversation
+	if s.Agent != "claude" || conv == "" || s.RestoreCommand != "claude --resume "+conv {
+		t.Fatalf("agent %q, conversation %q, restore command %q", s.Agent, conv, s.RestoreCommand)
 	}
-	if len(s.Command) != 1 || s.Command[0] != filepath.Join(stubDir, "claude") {
+	if strings.Join(s.Command, " ") != filepath.Join(stubDir, "claude")+" --session-id "+conv {
 		t.Fatalf("command %q", s.Command)
 	}
 	if s.Cwd != wsDir {
 		t.Fatalf("cwd %q, want the workspace's %q", s.Cwd, wsDir)
 	}
-	if _, errs, code := e.Tk("wait", id, "--output", "claude-stub args:[] cwd:"+wsDir, "--timeout", "15s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--output", "claude-stub args:[--session-id "+conv+"] cwd:"+wsDir, "--timeout", "15s"); code != 0 {
 		t.Fatalf("the stub did not start in the workspace: %s\n%s", errs, screenOf(e, id))
 	}
 
@@ -244,18 +234,18 @@ func TestAgentPreset(t *testing.T) {
 	if out, errs, code := tkEnv(e, pathEnv, t.TempDir(), "restore", "cl"); code != 0 {
 		t.Fatalf("restore: exit %d: %s %s", code, out, errs)
 	}
-	if _, errs, code := e.Tk("wait", id, "--output", "claude-stub args:[--continue]", "--timeout", "15s"); code != 0 {
-		t.Fatalf("the restore did not run claude --continue: %s\n%s", errs, screenOf(e, id))
+	if _, errs, code := e.Tk("wait", id, "--output", "claude has no conversation "+conv+" to resume", "--timeout", "15s"); code != 0 {
+		t.Fatalf("the restore did not say it starts afresh: %s\n%s", errs, screenOf(e, id))
 	}
 
 	// The MCP tool's agent argument does the same.
 	m := e2e.StartMCP(t, e, pathEnv...)
 	m.Initialize()
 	r := m.Tool("create_session", map[string]any{"agent": "claude", "workspace": "proj"})
-	if r["restore_command"] != "claude --continue" || r["cwd"] != wsDir {
+	if rc, _ := r["restore_command"].(string); !strings.HasPrefix(rc, "claude --resume ") || r["cwd"] != wsDir {
 		t.Fatalf("create_session agent claude: %v", r)
 	}
-	if w := m.Tool("wait_for", map[string]any{"session": r["id"], "text": "claude-stub args:[]", "timeout_ms": 15000}); w["matched"] != true {
+	if w := m.Tool("wait_for", map[string]any{"session": r["id"], "text": "claude-stub args:[--session-id ", "timeout_ms": 15000}); w["matched"] != true {
 		t.Fatalf("the agent's session: %v", w)
 	}
 }
