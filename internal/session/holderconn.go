@@ -49,6 +49,7 @@ func (h *Host) connect(from int64, again bool) error {
 			return err
 		}
 		from = int64(l.End())
+		h.shell.load(l, uint64(from))
 	}
 	up, welcome, err := dialHolder(h.dir, from)
 	if err != nil {
@@ -169,6 +170,7 @@ func (h *Host) readHolder(up *holderConn) {
 		switch f.Type {
 		case wire.TypeOutput:
 			off, data, _ := wire.ParseOutput(f.Payload)
+			h.shell.feed(off, time.Now(), data)
 			kept := h.appendOutput(off, data)
 			h.questionScan.Scan(data, off, h.asked)
 			h.maybeCheckCwd()
