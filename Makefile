@@ -112,7 +112,8 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
 	export:FuzzCast export:FuzzRedact mcp:FuzzClean server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
-	keys:FuzzEncode replay:FuzzCheckpointOffset session/catchup:FuzzNext
+	keys:FuzzEncode replay:FuzzCheckpointOffset session/catchup:FuzzNext \
+	shellmark:FuzzScanner runout:FuzzTextFilter
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"termkeep/internal/api"
+	"termkeep/internal/runout"
 	"termkeep/internal/shellmark"
-	"termkeep/internal/vtscan"
 	"termkeep/internal/wire"
 )
 
@@ -94,7 +92,7 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 	if sess.State != "running" {
 		return 0, fmt.Errorf("session %s is %s; `termkeep restore %s` starts it again", ref, sess.State, ref)
 	}
-	var r runReader
+	var r runout.Reader
 	typed := line
 	if sess.Shell != nil && sess.Shell.State == string(shellmark.Running) {
 		what := "a command"
@@ -104,11 +102,11 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 		return 0, fmt.Errorf("session %s is running %s, not at its prompt; wait for it (termkeep wait %s --output ...) or stop it (termkeep send %s --key C-c)", ref, what, ref, ref)
 	}
 	if sess.Shell != nil && sess.Shell.State == string(shellmark.AtPrompt) {
-		r = newMarkedRun(sess.End)
+		r = runout.NewMarked(sess.End, sess.Cols)
 	} else {
 		token := newToken()
-		typed = fmt.Sprintf("printf '__tk_start_%%s__\\n' %s; %s; printf '\\n__tk_end_%%s_%%d__\\n' %s $?", token, line, token)
-		r = newMarkerRun(token)
+		typed = runout.Typed(line, token)
+		r = runout.NewMarkers(token, sess.Cols)
 		fmt.Fprintf(errOut, "termkeep: session %s shows no shell integration (OSC 133); ending the command with a marker instead\n", ref)
 	}
 	f := &follower{g: g, c: c, ref: ref, role: wire.RoleWaiter, off: int64(sess.End)}
@@ -130,7 +128,7 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 			case wire.TypeOutput:
 				off, data, _ := wire.ParseOutput(fr.Payload)
 				f.advance(off, len(data))
-				code, done, err := r.write(off, data, out)
+				code, done, err := r.Write(off, data, out)
 				if err != nil || done {
 					stop()
 					s.Close()
@@ -161,156 +159,10 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 	}
 }
 
-// runReader reads a command's output from the session's stream and says
-// when it has ended, with its status.
-type runReader interface {
-	write(off uint64, p []byte, out io.Writer) (code int, done bool, err error)
-}
-
+// newToken returns a token for the markers of one run: random, so that no
+// output but the run's own printf prints them.
 func newToken() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-
-// markedRun finds the command's start (C) and end (D) marks in the output
-// after the offset run started at, and prints the text between them.
-type markedRun struct {
-	scan       shellmark.Scanner
-	from       uint64
-	start, end uint64 // [start, end) is the output; end is max until D
-	started    bool
-	ended      *shellmark.Mark
-	text       textFilter
-}
-
-func newMarkedRun(from uint64) *markedRun {
-	r := &markedRun{from: from, end: ^uint64(0)}
-	r.scan.Emit = func(m shellmark.Mark) {
-		switch {
-		case m.Kind == shellmark.Exec && !r.started && m.At >= r.from:
-			r.started, r.start = true, m.End
-		case m.Kind == shellmark.Done && r.started && r.ended == nil:
-			r.ended, r.end = &m, m.At
-		}
-	}
-	return r
-}
-
-func (r *markedRun) write(off uint64, p []byte, out io.Writer) (int, bool, error) {
-	r.scan.Write(off, time.Time{}, p)
-	if r.started {
-		lo, hi := max(off, r.start), min(off+uint64(len(p)), r.end)
-		if lo < hi {
-			if _, err := out.Write(r.text.filter(p[lo-off : hi-off])); err != nil {
-				return 0, true, err
-			}
-		}
-	}
-	if r.ended == nil {
-		return 0, false, nil
-	}
-	out.Write(r.text.flush())
-	if r.ended.Status == nil {
-		return 1, true, errors.New("the shell did not report the command's exit status")
-	}
-	return statusCode(*r.ended.Status), true, nil
-}
-
-// statusCode is the exit code that passes a command's status on.
-func statusCode(st int) int {
-	if st < 0 || st > 255 {
-		return 1
-	}
-	return st
-}
-
-// markerRun finds the lines the typed printfs print around the command's
-// output, in a shell that reports no marks.
-type markerRun struct {
-	startLine string
-	endRE     *regexp.Regexp
-	text      textFilter
-	line      []byte // the text of the line being read
-	started   bool
-	held      []byte // the last whole line of output, printed once the next one comes
-	hasHeld   bool
-}
-
-func newMarkerRun(token string) *markerRun {
-	return &markerRun{
-		startLine: "__tk_start_" + token + "__",
-		endRE:     regexp.MustCompile(`^__tk_end_` + token + `_(\d+)__$`),
-	}
-}
-
-func (r *markerRun) write(_ uint64, p []byte, out io.Writer) (int, bool, error) {
-	for _, b := range r.text.filter(p) {
-		if b != '\n' {
-			r.line = append(r.line, b)
-			continue
-		}
-		l := bytes.TrimRight(r.line, "\r")
-		r.line = r.line[:0]
-		if !r.started {
-			r.started = string(bytes.TrimSpace(l)) == r.startLine
-			continue
-		}
-		if m := r.endRE.FindSubmatch(bytes.TrimSpace(l)); m != nil {
-			// The printf's own line break comes before the marker: the
-			// line held is the output's last, unless it is that break's.
-			if r.hasHeld && len(r.held) > 0 {
-				out.Write(append(r.held, '\n'))
-			}
-			st, _ := strconv.Atoi(string(m[1]))
-			return statusCode(st), true, nil
-		}
-		if r.hasHeld {
-			if _, err := out.Write(append(r.held, '\n')); err != nil {
-				return 0, true, err
-			}
-		}
-		r.held, r.hasHeld = append(r.held[:0], l...), true
-	}
-	return 0, false, nil
-}
-
-// textFilter keeps the text of terminal output: escape sequences dropped,
-// CR LF made LF, other controls but tab, backspace and a lone CR dropped.
-type textFilter struct {
-	seq vtscan.Scanner
-	cr  bool // a CR is held: it is dropped if LF follows
-	buf []byte
-}
-
-func (t *textFilter) filter(p []byte) []byte {
-	t.buf = t.buf[:0]
-	for _, b := range p {
-		if t.seq.Step(b) != vtscan.Text {
-			continue
-		}
-		if t.cr {
-			t.cr = false
-			if b != '\n' {
-				t.buf = append(t.buf, '\r')
-			}
-		}
-		switch {
-		case b == '\r':
-			t.cr = true
-		case b == '\n' || b == '\t' || b == '\b' || b >= 0x20 && b != 0x7f:
-			t.buf = append(t.buf, b)
-		}
-	}
-	return t.buf
-}
-
-// flush returns a CR held at the end.
-func (t *textFilter) flush() []byte {
-	if t.cr {
-		t.cr = false
-		return []byte{'\r'}
-	}
-	return nil
-}
-

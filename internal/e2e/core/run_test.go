@@ -1,0 +1,167 @@
+package core
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"termkeep/internal/e2e"
+)
+
+// runScript prints two lines and exits 3, in the syntax of every shell
+// tested (bash, zsh, fish, sh).
+const runScript = `sh -c 'printf "alpha\nbeta\n"; exit 3'`
+
+// termkeep run types a command at a shell's prompt and prints only that
+// command's output, with its status, in bash, zsh and fish with shell
+// integration; the session's shell state (the API's shell) follows, and
+// comes back the same after a server is killed and started again.
+func TestRunCommandInShells(t *testing.T) {
+	e2e.SkipShort(t)
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	var ids, shells []string
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		path, err := exec.LookPath(sh)
+		if err != nil {
+			t.Logf("%s is not installed (make test installs it): skipped", sh)
+			continue
+		}
+		id := strings.TrimSpace(e.MustTk(append(append([]string{"new"}, e2e.ShellEnv(t)...), "--", path)...))
+		e2e.WaitFor(t, 20*time.Second, sh+" at its prompt", func() bool {
+			s := e.Session(id)
+			return s.Shell != nil && s.Shell.State == "prompt"
+		})
+		out, errs, code := e.Tk("run", id, "--timeout", "30s", "--", runScript)
+		if code != 3 || out != "alpha\nbeta\n" {
+			t.Fatalf("%s: run = %d, stdout %q, stderr %q; want 3 and the two lines", sh, code, out, errs)
+		}
+		if strings.Contains(errs, "no shell integration") {
+			t.Fatalf("%s: run fell back: %s", sh, errs)
+		}
+		s := e.Session(id)
+		if s.Shell.State != "prompt" || s.Shell.Last == nil || s.Shell.Last.Status == nil || *s.Shell.Last.Status != 3 ||
+			!strings.Contains(s.Shell.Last.Command, "printf") || !s.Shell.Last.HasOutput {
+			t.Fatalf("%s: shell state after run: %+v %+v", sh, s.Shell, s.Shell.Last)
+		}
+		// Its output range in the log is the command's output, after the
+		// echo of the typed line.
+		raw := e.MustTk("capture", "--raw", id)
+		if got := raw[s.Shell.Last.OutputStart:s.Shell.Last.OutputEnd]; !strings.Contains(got, "alpha\r\nbeta\r\n") || strings.Contains(got, "exit 3") {
+			t.Fatalf("%s: output range holds %q", sh, got)
+		}
+		if !strings.Contains(raw[:s.Shell.Last.OutputStart], "exit 3") {
+			t.Fatalf("%s: the echo is not before the output range: %q", sh, raw[:s.Shell.Last.OutputStart])
+		}
+		if out, errs, code := e.Tk("run", id, "--", "echo ok"); code != 0 || out != "ok\n" {
+			t.Fatalf("%s: run echo = %d %q %q", sh, code, out, errs)
+		}
+		t.Logf("%s: the command line as marked: %q", sh, s.Shell.Last.Command)
+		// A command still running: run times out with 124, and the next
+		// run refuses to type into it.
+		if _, _, code := e.Tk("run", id, "--timeout", "1s", "--", "sleep 30"); code != 124 {
+			t.Fatalf("%s: run past its timeout = %d, want 124", sh, code)
+		}
+		e2e.WaitFor(t, 10*time.Second, sh+" running sleep", func() bool { return e.Session(id).Shell.State == "running" })
+		if _, errs, code := e.Tk("run", id, "--", "echo no"); code != 1 || !strings.Contains(errs, "not at its prompt") {
+			t.Fatalf("%s: run into a running command = %d %q", sh, code, errs)
+		}
+		e.MustTk("send", id, "--key", "C-c")
+		e2e.WaitFor(t, 10*time.Second, sh+" back at its prompt", func() bool { return e.Session(id).Shell.State == "prompt" })
+		if out, _, code := e.Tk("run", id, "--", "echo again"); code != 0 || out != "again\n" {
+			t.Fatalf("%s: run after C-c = %d %q", sh, code, out)
+		}
+		ids, shells = append(ids, id), append(shells, sh)
+	}
+	// A new server rebuilds each shell's state from the log's tail.
+	e.KillServer()
+	e.StartServer()
+	for i, id := range ids {
+		s := e.Session(id)
+		if s.Shell == nil || s.Shell.State != "prompt" || s.Shell.Last == nil || !strings.Contains(s.Shell.Last.Command, "echo again") ||
+			*s.Shell.Last.Status != 0 || !s.Shell.Last.HasOutput || s.Shell.Last.OutputEnd <= s.Shell.Last.OutputStart {
+			t.Fatalf("%s after a restart: %+v %+v", shells[i], s.Shell, s.Shell.Last)
+		}
+	}
+}
+
+// Without shell integration (sh, or bash made with --no-shell-integration)
+// run ends the command with a marker of its own, says so, and still prints
+// only the output and exits with the status.
+func TestRunCommandFallsBack(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	shells := [][]string{{"sh"}}
+	if bash, err := exec.LookPath("bash"); err == nil {
+		shells = append(shells, []string{"--no-shell-integration", bash})
+	}
+	for _, sh := range shells {
+		args := append(append([]string{"new"}, e2e.ShellEnv(t)...), sh[:len(sh)-1]...)
+		id := strings.TrimSpace(e.MustTk(append(append(args, "--"), sh[len(sh)-1])...))
+		if s := e.Session(id); s.Shell == nil || s.Shell.State != "unknown" {
+			t.Fatalf("%v: shell state %+v, want unknown", sh, s.Shell)
+		}
+		out, errs, code := e.Tk("run", id, "--timeout", "30s", "--", runScript)
+		if code != 3 || out != "alpha\nbeta\n" || !strings.Contains(errs, "no shell integration") {
+			t.Fatalf("%v: run = %d, stdout %q, stderr %q", sh, code, out, errs)
+		}
+		if out, _, code := e.Tk("run", id, "--", "printf 'no newline'"); code != 0 || out != "no newline\n" {
+			t.Fatalf("%v: run printf = %d %q", sh, code, out)
+		}
+	}
+	// Usage errors exit 2.
+	for _, args := range [][]string{{"run", "x"}, {"run", "", "--", "ls"}, {"run", "x", "--", "a\nb"}} {
+		if _, errs, code := e.Tk(args...); code != 2 {
+			t.Errorf("%q = %d %s, want 2", args, code, errs)
+		}
+	}
+}
+
+// wait --output matches only what is printed after it starts, unless
+// --from says otherwise: output printed before (the shell's echo of a line
+// sent, or an old run's result) does not end it.
+func TestWaitOutputIsNewOutputOnly(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	id := strings.TrimSpace(e.MustTk("new", "--", "sh"))
+	e.MustTk("send", id, "echo seen-$((6*7))")
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "seen-42", "--timeout", "20s"); code != 0 {
+		t.Fatalf("wait --from start = %d %s", code, errs)
+	}
+	if _, _, code := e.Tk("wait", id, "--output", "seen-42", "--timeout", "1s"); code != 124 {
+		t.Fatalf("wait matched output printed before it started: exit %d, want 124", code)
+	}
+	// Printed while it waits: found.
+	cmd := exec.Command(e2e.TkBin, "--state-dir", e.Dir, "--no-autostart", "wait", id, "--output", "later-42", "--timeout", "20s")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	e.MustTk("send", id, "echo later-$((6*7))")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("wait for new output: %v", err)
+	}
+}
+
+// wait --exit --status-only prints the child's status and exits 0, so a
+// failed command (status 2) is not taken for a usage error.
+func TestWaitExitStatusOnly(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	id := strings.TrimSpace(e.MustTk("new", "--", "sh", "-c", "exit 2"))
+	out, errs, code := e.Tk("wait", id, "--exit", "--status-only", "--timeout", "20s")
+	if code != 0 || out != "2\n" {
+		t.Fatalf("wait --exit --status-only = %d, stdout %q, stderr %q; want 0 and \"2\"", code, out, errs)
+	}
+	if _, _, code := e.Tk("wait", id, "--exit", "--timeout", "20s"); code != 2 {
+		t.Fatalf("wait --exit = %d, want the child's 2", code)
+	}
+	if _, _, code := e.Tk("wait", id, "--output", "x", "--status-only"); code != 2 {
+		t.Fatalf("--status-only without --exit = %d, want a usage error", code)
+	}
+}
