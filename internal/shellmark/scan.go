@@ -67,6 +67,11 @@ type Scanner struct {
 
 	typing bool       // between B and C: the bytes are the command line
 	line   lineBuffer // its text
+	// prompting is set between A and B: the prompt's text is counted, so
+	// that a line editor's return to the row's start (CR, then a move
+	// right past the prompt) lands where the command line starts.
+	prompting bool
+	promptCol int
 
 	// pending is a mark whose OSC an ESC ended: it ends after the ST's
 	// backslash when one follows, else before the ESC.
@@ -80,7 +85,7 @@ func (s *Scanner) Reset() {
 	if s.hasPending {
 		s.emit(s.pending)
 	}
-	s.seq, s.typing, s.line, s.hasPending = vtscan.Scanner{}, false, lineBuffer{}, false
+	s.seq, s.typing, s.line, s.hasPending, s.prompting = vtscan.Scanner{}, false, lineBuffer{}, false, false
 }
 
 // Label returns the text collected so far (Text), trimmed as a label.
@@ -89,7 +94,7 @@ func (s *Scanner) Label() string { return s.line.label() }
 // Write scans p, the bytes at offset off that arrived at t.
 func (s *Scanner) Write(off uint64, t time.Time, p []byte) {
 	for i := 0; i < len(p); i++ {
-		if s.seq.Ground() && !s.typing && !s.Text && !s.hasPending {
+		if s.seq.Ground() && !s.typing && !s.prompting && !s.Text && !s.hasPending {
 			// Most output is text nobody collects: only an ESC matters.
 			j := bytes.IndexByte(p[i:], 0x1b)
 			if j < 0 {
@@ -112,8 +117,15 @@ func (s *Scanner) step(b byte, at uint64, t time.Time) {
 	}
 	switch k {
 	case vtscan.Text:
-		if s.typing || s.Text {
+		switch {
+		case s.typing || s.Text:
 			s.line.put(b)
+		case s.prompting:
+			s.promptCol = promptColumn(s.promptCol, b)
+		}
+	case vtscan.CSI:
+		if s.typing {
+			s.line.csi(s.seq.Final, s.seq.Param(0, 1), s.seq.Param(0, 0))
 		}
 	case vtscan.OSC:
 		s.dispatch(s.seq.Payload(), at, b == 0x1b)
@@ -133,16 +145,17 @@ func (s *Scanner) dispatch(payload []byte, at uint64, byESC bool) {
 	m := Mark{Kind: Kind(fields[1][0]), At: s.seqAt, End: at + 1, Time: s.seqTime}
 	switch m.Kind {
 	case Prompt:
-		s.typing = false
+		s.typing, s.prompting, s.promptCol = false, true, 0
 	case Input:
-		s.typing, s.line = true, lineBuffer{}
+		s.typing, s.line = true, lineBuffer{start: s.promptCol}
+		s.prompting = false
 	case Exec:
 		if s.typing {
 			m.Label = s.line.label()
 		}
-		s.typing = false
+		s.typing, s.prompting = false, false
 	case Done:
-		s.typing = false
+		s.typing, s.prompting = false, false
 		if len(fields) > 2 {
 			if st, err := strconv.Atoi(fields[2]); err == nil {
 				m.Status = &st
@@ -165,28 +178,116 @@ func (s *Scanner) emit(m Mark) {
 	}
 }
 
-// lineBuffer collects the text of a line as typed: printable characters,
-// a backspace erasing the one before, a line break a space (a command line
-// continued on the next line is still one command).
-type lineBuffer struct{ b []byte }
+// promptColumn is the column after b, at col on a prompt's row.
+func promptColumn(col int, b byte) int {
+	switch {
+	case b == '\r' || b == '\n':
+		return 0
+	case b == 0x08:
+		return max(col-1, 0)
+	case b >= 0x20 && b != 0x7f && (b < 0x80 || utf8.RuneStart(b)):
+		return min(col+1, maxLineBytes)
+	}
+	return col
+}
+
+// lineBuffer is the command line as a line editor draws it: characters
+// written at a cursor that backspace, CR and cursor moves (CSI C, D, G)
+// place, erasures (CSI K, P) and insertions (CSI @), so a line redrawn in
+// place (zsh's and fish's highlighting, a paste shown in reverse) reads
+// once. Columns count from the prompt's end (start is the prompt's
+// width); a line break continues the line after a space (a command line
+// on several lines is still one command).
+type lineBuffer struct {
+	cells []rune
+	col   int // the cursor, from the prompt's end; negative over the prompt
+	start int
+	utf   []byte // an incomplete UTF-8 sequence
+}
 
 func (l *lineBuffer) put(c byte) {
+	if c < 0x80 || utf8.RuneStart(c) {
+		l.flushUTF()
+	}
 	switch {
 	case c == 0x08:
-		_, n := utf8.DecodeLastRune(l.b)
-		l.b = l.b[:len(l.b)-n]
-	case c == '\r' || c == '\n' || c == '\t':
-		if len(l.b) > 0 && l.b[len(l.b)-1] != ' ' && len(l.b) < maxLineBytes {
-			l.b = append(l.b, ' ')
+		l.col = max(l.col-1, -l.start)
+	case c == '\r':
+		l.col = -l.start
+	case c == '\n':
+		l.col = len(l.cells)
+		if l.col > 0 && l.cells[l.col-1] != ' ' {
+			l.write(' ')
 		}
-	case c >= 0x20 && c != 0x7f && len(l.b) < maxLineBytes:
-		l.b = append(l.b, c)
+	case c == '\t':
+		l.write(' ')
+	case c < 0x20 || c == 0x7f:
+	case c < 0x80:
+		l.write(rune(c))
+	default:
+		l.utf = append(l.utf, c)
+		if utf8.FullRune(l.utf) || len(l.utf) >= utf8.UTFMax {
+			l.flushUTF()
+		}
 	}
 }
 
-// label is the text trimmed, as valid UTF-8, at most MaxLabel characters.
+// flushUTF writes the UTF-8 sequence collected: its character, or U+FFFD.
+func (l *lineBuffer) flushUTF() {
+	for len(l.utf) > 0 {
+		r, n := utf8.DecodeRune(l.utf)
+		l.write(r)
+		l.utf = l.utf[n:]
+	}
+	l.utf = nil
+}
+
+// write puts r at the cursor and moves it right.
+func (l *lineBuffer) write(r rune) {
+	if l.col >= 0 && l.col < maxLineBytes {
+		for len(l.cells) < l.col {
+			l.cells = append(l.cells, ' ')
+		}
+		if l.col < len(l.cells) {
+			l.cells[l.col] = r
+		} else {
+			l.cells = append(l.cells, r)
+		}
+	}
+	l.col = min(l.col+1, maxLineBytes)
+}
+
+// csi acts on a CSI with final byte f, its first parameter n (1 when
+// absent) and n0 (0 when absent).
+func (l *lineBuffer) csi(f byte, n, n0 int) {
+	n = max(n, 1)
+	switch f {
+	case 'C':
+		l.col = min(l.col+n, maxLineBytes)
+	case 'D':
+		l.col = max(l.col-n, -l.start)
+	case 'G':
+		l.col = min(n-1-l.start, maxLineBytes)
+	case 'K':
+		if n0 == 0 && l.col >= 0 && l.col < len(l.cells) {
+			l.cells = l.cells[:l.col]
+		}
+	case 'P':
+		if l.col >= 0 && l.col < len(l.cells) {
+			l.cells = append(l.cells[:l.col], l.cells[min(l.col+n, len(l.cells)):]...)
+		}
+	case '@':
+		if l.col >= 0 && l.col < len(l.cells) {
+			n = min(n, maxLineBytes-len(l.cells))
+			l.cells = append(l.cells[:l.col], append([]rune(strings.Repeat(" ", max(n, 0))), l.cells[l.col:]...)...)
+		}
+	}
+}
+
+// label is the text trimmed, at most MaxLabel characters.
 func (l *lineBuffer) label() string {
-	s := string(bytes.ToValidUTF8(bytes.TrimSpace(l.b), []byte("\uFFFD")))
+	l.flushUTF()
+	s := strings.TrimSpace(string(l.cells))
 	if utf8.RuneCountInString(s) > MaxLabel {
 		s = strings.TrimSpace(string([]rune(s)[:MaxLabel]))
 	}

@@ -88,6 +88,16 @@ func TestTracker(t *testing.T) {
 		{"a huge command line is bounded", prompt + strings.Repeat("x", 10000) + "\r\n" + c,
 			`running running="` + strings.Repeat("x", MaxLabel) + `"#1@10028`},
 		{"a backspace edits the line", prompt + "lz\x08s\r\n" + c, `running running="ls"#1@32`},
+		// A paste zsh shows in reverse, then draws again in place (as
+		// captured from zsh 5.9).
+		{"zsh redraws a paste", a + "$ " + b + "\x1b[K\x1b[?2004h\x1b[7mecho hi\x1b[27m\x1b[7D\x1b[27me\x1b[27mc\x1b[27mh\x1b[27mo\x1b[27m \x1b[27mh\x1b[27mi\x1b[?2004l\r\r\n" + c,
+			`running running="echo hi"#1@110`},
+		// fish returns to the row's start, moves past its prompt and
+		// draws the line highlighted (as captured from fish 3.7).
+		{"fish redraws the line", a + "me@host ~> " + b + "\x1b[K\r\x1b[11Cecho hi\r\x1b[18C\x1b[7D\x1b[34mecho\x1b[m \x1b[36mhi\r\x1b[18C\x1b[m\r\n" + c,
+			`running running="echo hi"#1@92`},
+		{"cursor moves past both ends", prompt + "\x1b[99999D\x1b[99999Cx\x1b[3Gy\r\n" + c, `running running="y"#1@50`},
+		{"erase and insert", prompt + "abcd\x1b[3D\x1b[P\x1b[2@XY\r\n" + c, `running running="aXYcd"#1@45`},
 	} {
 		want := tc.want
 		for _, n := range []int{0, 1, 2, 3, 7} {
