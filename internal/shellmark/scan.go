@@ -22,8 +22,9 @@ import (
 
 // Bounds of what is kept of a command line.
 const (
-	maxLineBytes = 4096 // of a command line's text, edits included
-	MaxLabel     = 200  // characters of a label
+	maxLineBytes = 4096     // of a command line's text, edits included
+	MaxLabel     = 200      // characters of a label
+	maxSlow      = 64 << 10 // bytes of a prompt and its command line, escape sequences included
 )
 
 // Kind is which OSC 133 mark a Mark is.
@@ -72,6 +73,11 @@ type Scanner struct {
 	// right past the prompt) lands where the command line starts.
 	prompting bool
 	promptCol int
+	// slow counts the bytes read one by one for the prompt or the command
+	// line since A or B: past maxSlow the marks were not a shell's (a file
+	// printed with an A or a B in it), and the scanner goes back to looking
+	// at ESCs only, so that output costs what it costs without marks.
+	slow int
 
 	// pending is a mark whose OSC an ESC ended: it ends after the ST's
 	// backslash when one follows, else before the ESC.
@@ -107,6 +113,11 @@ func (s *Scanner) Write(off uint64, t time.Time, p []byte) {
 }
 
 func (s *Scanner) step(b byte, at uint64, t time.Time) {
+	if s.typing || s.prompting {
+		if s.slow++; s.slow > maxSlow {
+			s.typing, s.prompting, s.line = false, false, lineBuffer{}
+		}
+	}
 	k := s.seq.Step(b)
 	if s.hasPending {
 		s.hasPending = false
@@ -145,9 +156,9 @@ func (s *Scanner) dispatch(payload []byte, at uint64, byESC bool) {
 	m := Mark{Kind: Kind(fields[1][0]), At: s.seqAt, End: at + 1, Time: s.seqTime}
 	switch m.Kind {
 	case Prompt:
-		s.typing, s.prompting, s.promptCol = false, true, 0
+		s.typing, s.prompting, s.promptCol, s.slow = false, true, 0, 0
 	case Input:
-		s.typing, s.line = true, lineBuffer{start: s.promptCol}
+		s.typing, s.line, s.slow = true, lineBuffer{start: s.promptCol}, 0
 		s.prompting = false
 	case Exec:
 		if s.typing {

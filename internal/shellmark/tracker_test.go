@@ -97,6 +97,10 @@ func TestTracker(t *testing.T) {
 		{"fish redraws the line", a + "me@host ~> " + b + "\x1b[K\r\x1b[11Cecho hi\r\x1b[18C\x1b[7D\x1b[34mecho\x1b[m \x1b[36mhi\r\x1b[18C\x1b[m\r\n" + c,
 			`running running="echo hi"#1@92`},
 		{"cursor moves past both ends", prompt + "\x1b[99999D\x1b[99999Cx\x1b[3Gy\r\n" + c, `running running="y"#1@50`},
+		// An A or a B in a file printed: past a prompt's worth of bytes
+		// the command line is given up, and the C that ends it has none.
+		{"a B and a flood", a + "$ " + b + strings.Repeat("y\r\n", 30000) + c, `running running=""#1@90026`},
+		{"an A and a flood", a + strings.Repeat("y\r\n", 30000) + b + "ls\r\n" + c, `running running="ls"#1@90028`},
 		{"erase and insert", prompt + "abcd\x1b[3D\x1b[P\x1b[2@XY\r\n" + c, `running running="aXYcd"#1@45`},
 	} {
 		want := tc.want
@@ -185,4 +189,27 @@ func FuzzScanner(f *testing.F) {
 			t.Fatalf("output range [%d,%d)", s.Last.Output, s.Last.End)
 		}
 	})
+}
+
+// The tracker on plain output costs a scan for ESC per chunk; on output
+// full of colors (ls, compilers), a step per escape sequence.
+func BenchmarkTracker(bm *testing.B) {
+	plain := []byte(strings.Repeat("plain output line of a build, nothing special\r\n", 1400))
+	colored := []byte(strings.Repeat("\x1b[1;32mok\x1b[m   pkg/path/to/something\t0.012s\r\n", 1400))
+	for _, c := range []struct {
+		name string
+		p    []byte
+	}{{"plain", plain}, {"colored", colored}} {
+		bm.Run(c.name, func(bm *testing.B) {
+			t := NewTracker()
+			start := a + "$ " + b + "make\r\n" + "\x1b]133;C\x07"
+			t.Write(0, time.Time{}, []byte(start))
+			bm.SetBytes(int64(len(c.p)))
+			off := uint64(len(start))
+			for range bm.N {
+				t.Write(off, time.Time{}, c.p)
+				off += uint64(len(c.p))
+			}
+		})
+	}
 }
