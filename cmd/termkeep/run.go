@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/runout"
+	"termkeep/internal/shellinit"
 	"termkeep/internal/shellmark"
 	"termkeep/internal/wire"
 )
@@ -92,6 +94,21 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 	if sess.State != "running" {
 		return 0, fmt.Errorf("session %s is %s; `termkeep restore %s` starts it again", ref, sess.State, ref)
 	}
+	// A shell made with integration marks its first prompt soon after it
+	// starts: a run right after `termkeep new` waits for it rather than
+	// taking the shell for one without.
+	integrated := sess.ShellIntegration && shellinit.Kind(sess.Command) != ""
+	for deadline := time.Now().Add(shellStartWait); integrated && sess.Shell != nil &&
+		sess.Shell.State == string(shellmark.Unknown) && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if sess, err = c.Get(ctx, ref); err != nil {
+			return 0, apiErr(err)
+		}
+	}
 	var r runout.Reader
 	typed := line
 	if sess.Shell != nil && sess.Shell.State == string(shellmark.Running) {
@@ -105,7 +122,7 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 		r = runout.NewMarked(sess.End, sess.Cols)
 	} else {
 		token := newToken()
-		typed = runout.Typed(line, token)
+		typed = runout.Typed(line, token, statusVar(sess.Command))
 		r = runout.NewMarkers(token, sess.Cols)
 		fmt.Fprintf(errOut, "termkeep: session %s shows no shell integration (OSC 133); ending the command with a marker instead\n", ref)
 	}
@@ -165,4 +182,16 @@ func newToken() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// shellStartWait bounds how long run waits for a new shell's first prompt.
+const shellStartWait = 10 * time.Second
+
+// statusVar is how the session's shell names the last status: fish has
+// $status, POSIX shells $?.
+func statusVar(command []string) string {
+	if len(command) > 0 && filepath.Base(command[0]) == "fish" {
+		return "$status"
+	}
+	return "$?"
 }

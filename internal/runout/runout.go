@@ -35,11 +35,12 @@ var (
 )
 
 // Typed is what Markers' run types for line: line between a printf of the
-// start marker and a printf of the end marker with line's status ($?).
-// The printf formats hold %s where the markers hold the token, so the
-// shell's echo of the typed line is never taken for a marker.
-func Typed(line, token string) string {
-	return fmt.Sprintf("printf '__tk_start_%%s__\\n' %s; %s; printf '\\n__tk_end_%%s_%%d__\\n' %s $?", token, line, token)
+// start marker and a printf of the end marker with line's status (status:
+// the shell's name for it, $? or fish's $status). The printf formats hold
+// %s where the markers hold the token, so the shell's echo of the typed
+// line is never taken for a marker.
+func Typed(line, token, status string) string {
+	return fmt.Sprintf("printf '__tk_start_%%s__\\n' %s; %s; printf '\\n__tk_end_%%s_%%d__\\n' %s %s", token, line, token, status)
 }
 
 // Marked finds the command's start (C) and end (D) marks in the output

@@ -93,7 +93,7 @@ func TestMarked(t *testing.T) {
 // hold %s, not the token), prints what lies between the markers, and
 // takes no marker of another token.
 func TestMarkers(t *testing.T) {
-	echo := "$ " + Typed("make", "T1") + "\r\n"
+	echo := "$ " + Typed("make", "T1", "$?") + "\r\n"
 	checkReader(t, func() Reader { return NewMarkers("T1", 80) }, []readerCase{
 		{"output with a line break", echo + "__tk_start_T1__\r\nbuilt\r\n\r\n__tk_end_T1_2__\r\n$ ", "built\n", 2, true},
 		{"output without one", echo + "__tk_start_T1__\r\nbuilt\r\n__tk_end_T1_0__\r\n", "built\n", 0, true},

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,20 @@ import (
 // tested (bash, zsh, fish, sh).
 const runScript = `sh -c 'printf "alpha\nbeta\n"; exit 3'`
 
+// shellHome returns the environment flags of a test shell (e2e.ShellEnv's,
+// with a home of its own). Call it before e2e.NewEnv: the home is removed
+// after the env's sessions have ended. fish finds its completions already
+// generated there, so it starts no generator that outlives the test.
+func shellHome(t *testing.T) []string {
+	home, err := os.MkdirTemp("", "tkhome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.MkdirAll(filepath.Join(home, ".local", "share", "fish", "generated_completions"), 0o755)
+	return []string{"--env", "HOME=" + home, "--env", "PS1=$ ", "--env", "HISTFILE=" + filepath.Join(home, ".bash_history")}
+}
+
 // termkeep run types a command at a shell's prompt and prints only that
 // command's output, with its status, in bash, zsh and fish with shell
 // integration; the session's shell state (the API's shell) follows, and
@@ -20,6 +36,7 @@ const runScript = `sh -c 'printf "alpha\nbeta\n"; exit 3'`
 func TestRunCommandInShells(t *testing.T) {
 	e2e.SkipShort(t)
 	t.Parallel() // waits more than it works: see e2e.Main
+	home := shellHome(t)
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	var ids, shells []string
@@ -29,11 +46,8 @@ func TestRunCommandInShells(t *testing.T) {
 			t.Logf("%s is not installed (make test installs it): skipped", sh)
 			continue
 		}
-		id := strings.TrimSpace(e.MustTk(append(append([]string{"new"}, e2e.ShellEnv(t)...), "--", path)...))
-		e2e.WaitFor(t, 20*time.Second, sh+" at its prompt", func() bool {
-			s := e.Session(id)
-			return s.Shell != nil && s.Shell.State == "prompt"
-		})
+		id := strings.TrimSpace(e.MustTk(append(append([]string{"new"}, home...), "--", path)...))
+		// At once: run waits for the new shell's first prompt.
 		out, errs, code := e.Tk("run", id, "--timeout", "30s", "--", runScript)
 		if code != 3 || out != "alpha\nbeta\n" {
 			t.Fatalf("%s: run = %d, stdout %q, stderr %q; want 3 and the two lines", sh, code, out, errs)
@@ -86,19 +100,23 @@ func TestRunCommandInShells(t *testing.T) {
 	}
 }
 
-// Without shell integration (sh, or bash made with --no-shell-integration)
+// Without shell integration (sh, or bash and fish made with
+// --no-shell-integration)
 // run ends the command with a marker of its own, says so, and still prints
 // only the output and exits with the status.
 func TestRunCommandFallsBack(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
+	home := shellHome(t)
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	shells := [][]string{{"sh"}}
-	if bash, err := exec.LookPath("bash"); err == nil {
-		shells = append(shells, []string{"--no-shell-integration", bash})
+	for _, sh := range []string{"bash", "fish"} {
+		if path, err := exec.LookPath(sh); err == nil && !testing.Short() {
+			shells = append(shells, []string{"--no-shell-integration", path})
+		}
 	}
 	for _, sh := range shells {
-		args := append(append([]string{"new"}, e2e.ShellEnv(t)...), sh[:len(sh)-1]...)
+		args := append(append([]string{"new"}, home...), sh[:len(sh)-1]...)
 		id := strings.TrimSpace(e.MustTk(append(append(args, "--"), sh[len(sh)-1])...))
 		if s := e.Session(id); s.Shell == nil || s.Shell.State != "unknown" {
 			t.Fatalf("%v: shell state %+v, want unknown", sh, s.Shell)
