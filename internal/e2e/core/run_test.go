@@ -129,11 +129,28 @@ func TestRunCommandFallsBack(t *testing.T) {
 			t.Fatalf("%v: run printf = %d %q", sh, code, out)
 		}
 	}
-	// Usage errors exit 2.
-	for _, args := range [][]string{{"run", "x"}, {"run", "", "--", "ls"}, {"run", "x", "--", "a\nb"}} {
-		if _, errs, code := e.Tk(args...); code != 2 {
-			t.Errorf("%q = %d %s, want 2", args, code, errs)
+	// Usage errors exit 2, other errors 1, each in one line.
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"run", "x"}, 2, "needs a SESSION and a COMMAND"},
+		{[]string{"run", "", "--", "ls"}, 2, "SESSION is empty"},
+		{[]string{"run", "x", "--", "a\nb"}, 2, "one non-empty line"},
+		{[]string{"run", "x", "--", " "}, 2, "one non-empty line"},
+		{[]string{"run", "nosuch", "--", "ls"}, 1, `no session "nosuch"`},
+	} {
+		_, errs, code := e.Tk(c.args...)
+		if code != c.code || !strings.Contains(errs, c.msg) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("termkeep %q: exit %d, stderr %q; want %d mentioning %q", c.args, code, errs, c.code, c.msg)
 		}
+	}
+	// A session that has ended: it says how to start it again.
+	id := strings.TrimSpace(e.MustTk("new", "--", "true"))
+	e.Tk("wait", id, "--from", "start", "--exit", "--timeout", "20s")
+	if _, errs, code := e.Tk("run", id, "--", "ls"); code != 1 || !strings.Contains(errs, "termkeep restore") {
+		t.Errorf("run in an ended session: exit %d %q", code, errs)
 	}
 }
 
