@@ -35,9 +35,14 @@ and exit with its exit status.
 
 The end and the status come from the shell integration's marks (OSC 133),
 which bash, zsh and fish sessions have unless made with
---no-shell-integration. A session showing none (sh, or no integration) gets
-COMMAND followed by a printf of a unique end marker with $?, and run says so
-on standard error; that needs a POSIX shell's syntax.
+--no-shell-integration; a shell just made is given up to 10 s to draw its
+first prompt. A session showing no marks (sh, or no integration) gets
+COMMAND between printfs of unique start and end markers, the end one with
+the status ($?, fish's $status), and run says so on standard error.
+
+The output is the text a terminal of the session's width shows: colors and
+other escape sequences are dropped, a line a CR draws over (a progress bar)
+is printed as it ended. Text typed at the prompt before run is not cleared.
 
 Exit codes: the command's status; 124 when --timeout passes first (the
 command goes on in the session); 1 when run could not do it (the session is
