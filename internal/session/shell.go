@@ -14,8 +14,9 @@ import (
 // session's shell is doing survives a restart of the server.
 
 // shellTail bounds the log read for the tracker when the host starts: the
-// newest window first, then wider ones while it holds no mark at all (a
-// command that has printed much since its start).
+// newest window first, then wider ones while it holds no mark at all, or
+// the end of a command whose start it does not hold (a command that has
+// printed much since its start).
 var shellTail = []uint64{256 << 10, 4 << 20}
 
 // shellState is the host's tracker and how far it has read.
@@ -75,7 +76,7 @@ func (s *shellState) load(l *outlog.Log, end uint64) {
 			return nil
 		})
 		s.t, s.end = t, max(at, end)
-		if err != nil || t.Status().Marks > 0 || lo == first {
+		if st := t.Status(); err != nil || lo == first || st.Marks > 0 && (st.Last == nil || st.Last.HasOutput) {
 			return
 		}
 	}

@@ -87,8 +87,10 @@ func TestShellLoadFromLog(t *testing.T) {
 		for n := 0; n < tc.after; n += len(line) {
 			l.Append(line)
 		}
+		done := l.End()
+		l.Append([]byte("\x1b]133;D;2\x07" + markA + "$ " + markB))
 		var s shellState
-		s.load(l, l.End())
+		s.load(l, done)
 		st := s.t.Status()
 		if st.State != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, st.State, tc.want)
@@ -96,11 +98,19 @@ func TestShellLoadFromLog(t *testing.T) {
 			t.Errorf("%s: %+v %+v %+v", tc.name, st, st.Running, st.Last)
 		}
 		// Live output goes on from the log's end.
-		s.feed(l.End(), logged, []byte("\x1b]133;D;0\x07"))
+		s.feed(done, logged, []byte("\x1b]133;D;0\x07"))
 		if tc.want == shellmark.Running {
 			if st := s.t.Status(); st.State != shellmark.AtPrompt || st.Last.Line != "make" || *st.Last.Status != 0 {
 				t.Errorf("%s: after D: %+v", tc.name, st)
 			}
+		}
+		// The whole log: the command ended; its start is found in the
+		// wider window when its output fills the first one.
+		var ended shellState
+		ended.load(l, l.End())
+		if st := ended.t.Status(); tc.want == shellmark.Running && (st.State != shellmark.AtPrompt || st.Last == nil || st.Last.Line != "make" ||
+			!st.Last.HasOutput || *st.Last.Status != 2 || st.Last.End != done) {
+			t.Errorf("%s: ended: %+v %+v", tc.name, st, st.Last)
 		}
 		l.Close()
 	}
