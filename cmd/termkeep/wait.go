@@ -16,37 +16,53 @@ import (
 
 func newWaitCmd(g *globals) *cobra.Command {
 	var (
-		forExit bool
-		output  string
-		timeout time.Duration
-		from    string
+		forExit    bool
+		statusOnly bool
+		output     string
+		timeout    time.Duration
+		from       string
 	)
 	cmd := &cobra.Command{
-		Use:   "wait SESSION (--exit | --output TEXT) [--timeout DURATION]",
+		Use:   "wait SESSION (--exit [--status-only] | --output TEXT [--from start|OFFSET]) [--timeout DURATION]",
 		Short: "Wait for a session to exit or to print TEXT",
-		Long: `Block until the session exits (--exit; the exit code is the child's, 128+N for
-signal N) or TEXT appears in its raw output (--output; searched from --from,
-default the oldest retained byte, so output already printed counts; --from now
-for new output only). Exit code 124 on timeout, 1 if the session ends without TEXT.`,
+		Long: `Block until the session exits (--exit) or prints TEXT (--output).
+
+--exit: the exit code is the child's status (128+N for signal N), so a
+child that failed with 1 or 2 looks like wait's own error or usage error
+to a script. --status-only prints the status on standard output instead
+and exits 0 once the session has ended, whatever its status:
+
+  status=$(termkeep wait build --exit --status-only)
+
+--output: TEXT (a literal string) is looked for in the raw output printed
+after wait starts; --from start searches from the oldest retained byte
+(output already printed counts), --from OFFSET from that offset.
+Mind the echo: after "termkeep send work 'make'", the shell echoes the
+typed line, so "wait work --output make" may match that echo, not make's
+output. "termkeep run work -- make" waits for the command itself and
+prints only its output.
+
+Exit codes: 0 found or ended (with --status-only); the child's status
+(--exit); 124 on --timeout; 1 if the session ends without TEXT.`,
 		Args: exactArgs(1, "a SESSION (id or name)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if forExit == (output != "") {
 				return usageErr("give exactly one of --exit or --output TEXT")
 			}
-			start := int64(0)
+			if statusOnly && !forExit {
+				return usageErr("--status-only goes with --exit")
+			}
+			start := int64(wire.FromEnd)
 			switch from {
-			case "", "start":
-			case "now", "end":
-				start = wire.FromEnd
+			case "", "now", "end":
+			case "start":
+				start = 0
 			default:
 				v, err := strconv.ParseInt(from, 10, 64)
 				if err != nil || v < 0 {
 					return usageErr("--from %q is not an offset or \"now\"", from)
 				}
 				start = v
-			}
-			if forExit && from == "" {
-				start = wire.FromEnd // the output does not matter, only the end
 			}
 			ctx := cmd.Context()
 			if timeout > 0 {
@@ -63,6 +79,10 @@ for new output only). Exit code 124 on timeout, 1 if the session ends without TE
 			if err != nil {
 				return timeoutOr(ctx, err)
 			}
+			if statusOnly {
+				fmt.Fprintln(cmd.OutOrStdout(), code)
+				return nil
+			}
 			if code != 0 {
 				return &exitErr{code: code}
 			}
@@ -71,9 +91,10 @@ for new output only). Exit code 124 on timeout, 1 if the session ends without TE
 	}
 	f := cmd.Flags()
 	f.BoolVar(&forExit, "exit", false, "wait for the session to end; exit with its status")
+	f.BoolVar(&statusOnly, "status-only", false, "with --exit: print the status and exit 0, whatever it is")
 	f.StringVar(&output, "output", "", "wait for TEXT (a literal string) in the raw output")
 	f.DurationVar(&timeout, "timeout", 0, "give up after DURATION (e.g. 30s) with exit code 124")
-	f.StringVar(&from, "from", "", "search output from OFFSET, or \"now\" (default: the oldest retained byte)")
+	f.StringVar(&from, "from", "", "search output from OFFSET, or \"start\" for the oldest retained byte (default: output printed after wait starts)")
 	return cmd
 }
 

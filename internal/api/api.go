@@ -79,6 +79,35 @@ type Session struct {
 	// printed nothing for the server's quiet threshold (2 s by default):
 	// it is likely waiting for input. Nil while output flows.
 	QuietSince *time.Time `json:"quiet_since"`
+	// Shell is what the session's shell is doing, as its shell
+	// integration's OSC 133 marks tell; nil when the server has no view of
+	// it (the session is not running under this server).
+	Shell *Shell `json:"shell,omitempty"`
+}
+
+// Shell is a session's shell as its marks tell it.
+type Shell struct {
+	// State is "prompt" (at its prompt), "running" (a command started and
+	// has not ended) or "unknown" (no marks: no shell integration, or
+	// none seen yet).
+	State string `json:"state"`
+	// Since is when the shell entered State.
+	Since *time.Time `json:"since,omitempty"`
+	// Command is the running command's line, when the shell marked it.
+	Command string `json:"command,omitempty"`
+	// Last is the last command that ended.
+	Last *ShellCommand `json:"last,omitempty"`
+}
+
+// ShellCommand is a command that ended. Its output is the log's bytes in
+// [OutputStart, OutputEnd), when HasOutput (its start was seen).
+type ShellCommand struct {
+	Command     string    `json:"command,omitempty"`
+	Status      *int      `json:"status"`
+	EndedAt     time.Time `json:"ended_at"`
+	HasOutput   bool      `json:"has_output"`
+	OutputStart uint64    `json:"output_start"`
+	OutputEnd   uint64    `json:"output_end"`
 }
 
 // Lingering is how a child that left processes behind exited, and until

@@ -161,7 +161,7 @@ func (st *scan) markChunk(c outlog.Chunk) {
 		st.add(Marker{Kind: KindRestore, Offset: c.Offset, Time: c.Time})
 	}
 	st.banner.write(c.Offset, c.Time, c.Data)
-	st.markers[len(st.markers)-1].Label = st.banner.line.label()
+	st.markers[len(st.markers)-1].Label = st.banner.label()
 	st.bannerEnd = c.Offset + uint64(len(c.Data))
 }
 

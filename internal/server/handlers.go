@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"termkeep/internal/shellmark"
 	"time"
 
 	"termkeep/internal/agents"
@@ -183,6 +184,9 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		}
 		if since := info.UnresponsiveSince; !since.IsZero() && sess.State == store.StateRunning {
 			out.Unresponsive, out.UnresponsiveSince = true, &since
+		}
+		if sess.State == store.StateRunning {
+			out.Shell = shellView(h.Shell())
 		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.
@@ -694,4 +698,23 @@ func (s *Server) handleScreen(w http.ResponseWriter, r *http.Request, sess store
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	io.WriteString(w, text)
+}
+
+// shellView is the API's view of a shell's state.
+func shellView(st shellmark.Status) *api.Shell {
+	v := &api.Shell{State: string(st.State)}
+	if !st.Since.IsZero() {
+		since := st.Since
+		v.Since = &since
+	}
+	if st.Running != nil {
+		v.Command = st.Running.Line
+	}
+	if l := st.Last; l != nil {
+		v.Last = &api.ShellCommand{Command: l.Line, Status: l.Status, EndedAt: l.At, HasOutput: l.HasOutput}
+		if l.HasOutput {
+			v.Last.OutputStart, v.Last.OutputEnd = l.Output, l.End
+		}
+	}
+	return v
 }

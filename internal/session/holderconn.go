@@ -54,6 +54,7 @@ func (h *Host) connect(from int64, again bool) error {
 		// Not past damage of a length the log could only estimate: the
 		// holder's log may end before that estimate.
 		from = int64(l.SureEnd())
+		h.shell.load(l, uint64(from))
 	}
 	up, welcome, err := dialHolder(h.dir, from, h.holderTimeout)
 	if err != nil {
@@ -289,6 +290,7 @@ func (h *Host) readHolder(up *holderConn) {
 		switch f.Type {
 		case wire.TypeOutput:
 			off, data, _ := wire.ParseOutput(f.Payload)
+			h.shell.feed(off, time.Now(), data)
 			kept := h.appendOutput(off, data)
 			h.questionScan.Scan(data, off, h.asked)
 			h.maybeCheckCwd()

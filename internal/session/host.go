@@ -82,6 +82,7 @@ type Host struct {
 
 	reqCols, reqRows uint16 // the size last asked of the holder (0: none yet)
 
+	shell shellState       // the shell's marks (shell.go); its own lock
 	cwdT  cwdTracker       // guarded by mu
 	onCwd func(dir string) // called when the working directory changes
 

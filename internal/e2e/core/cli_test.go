@@ -90,7 +90,7 @@ func TestCLIErrorsAndExitCodes(t *testing.T) {
 	}
 	// A wait that times out exits 124.
 	start := time.Now()
-	if _, _, code := e.Tk("wait", "dup", "--output", "never printed", "--timeout", "500ms"); code != 124 {
+	if _, _, code := e.Tk("wait", "dup", "--from", "start", "--output", "never printed", "--timeout", "500ms"); code != 124 {
 		t.Errorf("wait timeout: exit %d, want 124", code)
 	}
 	if time.Since(start) > 10*time.Second {
@@ -128,13 +128,13 @@ func TestNewSendWait(t *testing.T) {
 	}
 	e.MustTk("send", "sh", `echo "[$FOO|$FROM_CALLER|$TERM|$(pwd)|$(stty size)]"`)
 	want := "[bar baz|yes|xterm-256color|" + dir + "/sub|40 120]"
-	if _, errs, code := e.Tk("wait", "sh", "--output", want, "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "sh", "--from", "start", "--output", want, "--timeout", "20s"); code != 0 {
 		out, _, _ := e.Tk("capture", "--raw", "sh")
 		t.Fatalf("wait for %q: %d %s; output: %q", want, code, errs, out)
 	}
-	// Already-printed output counts; --from now does not see it.
-	if _, _, code := e.Tk("wait", "sh", "--output", want, "--timeout", "10s"); code != 0 {
-		t.Fatal("wait did not find output already printed")
+	// --from start sees output already printed; --from now does not.
+	if _, _, code := e.Tk("wait", "sh", "--from", "start", "--output", want, "--timeout", "10s"); code != 0 {
+		t.Fatal("wait --from start did not find output already printed")
 	}
 	if _, _, code := e.Tk("wait", "sh", "--output", want, "--from", "now", "--timeout", "300ms"); code != 124 {
 		t.Fatal("wait --from now matched old output")
@@ -144,14 +144,14 @@ func TestNewSendWait(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	e.MustTk("send", "sh", "--key", "C-c")
 	e.MustTk("send", "sh", "echo after-$((4*5))")
-	if _, errs, code := e.Tk("wait", "sh", "--output", "after-20", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "sh", "--from", "start", "--output", "after-20", "--timeout", "20s"); code != 0 {
 		t.Fatalf("C-c did not interrupt: %d %s", code, errs)
 	}
 	// --stdin sends bytes as they are, with no Enter added.
 	if _, errs, code := e.TkIn(strings.NewReader("echo from-stdin-$((6*7))\r"), "send", "--stdin", "sh"); code != 0 {
 		t.Fatalf("send --stdin: %d %s", code, errs)
 	}
-	if _, errs, code := e.Tk("wait", "sh", "--output", "from-stdin-42", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "sh", "--from", "start", "--output", "from-stdin-42", "--timeout", "20s"); code != 0 {
 		t.Fatalf("send --stdin: wait %d %s", code, errs)
 	}
 	// --exit carries the status, 128+N for a signal.
@@ -165,7 +165,7 @@ func TestNewSendWait(t *testing.T) {
 	}
 	// wait --output on a session that ends without the text exits 1.
 	id = strings.TrimSpace(e.MustTk("new", "--", "true"))
-	if _, _, code := e.Tk("wait", id, "--output", "nope", "--timeout", "20s"); code != 1 {
+	if _, _, code := e.Tk("wait", id, "--from", "start", "--output", "nope", "--timeout", "20s"); code != 1 {
 		t.Fatalf("wait --output on an ended session = %d, want 1", code)
 	}
 }

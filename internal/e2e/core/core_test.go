@@ -185,7 +185,7 @@ func TestHolderKilled(t *testing.T) {
 	}
 	// The other session still works end to end.
 	e.MustTk("send", "other", "still here")
-	if _, errs, code := e.Tk("wait", other, "--output", "still here", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", other, "--from", "start", "--output", "still here", "--timeout", "20s"); code != 0 {
 		t.Fatalf("other session: wait exit %d: %s", code, errs)
 	}
 	if e.Session(other).State != "running" {
@@ -294,7 +294,7 @@ func TestRegistryLostAdoptsSessions(t *testing.T) {
 		t.Fatalf("adopted session: %+v, want running with pid %d", s, pid)
 	}
 	e.MustTk("send", id, "adopted-ok")
-	if _, errs, code := e.Tk("wait", id, "--output", "adopted-ok", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "adopted-ok", "--timeout", "20s"); code != 0 {
 		t.Fatalf("adopted session does not work: %d %s", code, errs)
 	}
 }

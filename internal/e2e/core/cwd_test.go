@@ -59,7 +59,7 @@ func TestEnvironmentSecretsStayOffDisk(t *testing.T) {
 	}
 	// The child has them all.
 	e.MustTk("send", "env", `echo "[$GITHUB_TOKEN|$AWS_SECRET_ACCESS_KEY|$MY_PASSWORD]" | tr a-z A-Z`)
-	if _, errs, code := e.Tk("wait", "env", "--output", "[GHP_TOKENVALUE123|AWSSECRETVALUE456|PW789]", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "env", "--from", "start", "--output", "[GHP_TOKENVALUE123|AWSSECRETVALUE456|PW789]", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the child lacks its environment: %s", errs)
 	}
 	e.ShutdownServer()

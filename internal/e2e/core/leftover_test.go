@@ -53,7 +53,7 @@ func TestKillEndsLeftoverProcesses(t *testing.T) {
 		`(trap "" HUP; exec sleep 600) & echo $! > job.pid
 setsid sh -c 'trap "" HUP; echo $$ > setsid.pid; exec sleep 600' &
 while [ ! -s setsid.pid ]; do sleep 0.02; done; echo ready; exec sleep 600`))
-	if _, errs, code := e.Tk("wait", id, "--output", "ready", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "ready", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: exit %d: %s", code, errs)
 	}
 	pids := []int{*e.Session(id).Pid}

@@ -65,13 +65,13 @@ func TestFreshViewerSeesTheScreen(t *testing.T) {
 	}
 	os.WriteFile(file, []byte(b.String()), 0o644)
 	e.MustTk("new", "--name", "vim", "--size", "80x24", "--", "vim", "-u", "NONE", "-N", file)
-	if _, errs, code := e.Tk("wait", "vim", "--output", "notes.txt", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "vim", "--from", "start", "--output", "notes.txt", "--timeout", "20s"); code != 0 {
 		t.Fatalf("vim did not start: %s", errs)
 	}
 	e.MustTk("send", "vim", "-l", "50Gdd") // keys: vim takes bracketed pastes as text
 	e.MustTk("send", "vim", "-l", "ohello from termkeep")
 	e.MustTk("send", "vim", "--key", "Esc")
-	if _, errs, code := e.Tk("wait", "vim", "--output", "hello from termkeep", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "vim", "--from", "start", "--output", "hello from termkeep", "--timeout", "20s"); code != 0 {
 		t.Fatalf("vim: %s", errs)
 	}
 	time.Sleep(500 * time.Millisecond) // let vim finish its redraw
@@ -105,7 +105,7 @@ func TestCaptureAndRestart(t *testing.T) {
 	e.StartServer()
 	e.MustTk("new", "--name", "c", "--size", "60x10", "--", "sh")
 	e.MustTk("send", "c", `for i in $(seq 1 30); do echo row-$i; done; printf '\033[31mRED\033[0m plain\n'`)
-	if _, errs, code := e.Tk("wait", "c", "--output", "plain", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "c", "--from", "start", "--output", "plain", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	time.Sleep(200 * time.Millisecond)

@@ -192,7 +192,7 @@ func TestEachQueryGetsOneAnswer(t *testing.T) {
 		answerQueries(e2e.OpenViewer(t, e, id, wire.Hello{From: wire.FromSnapshot}))
 	}
 	e.MustTk("send", "--no-enter", id, "g")
-	if _, errs, code := e.Tk("wait", id, "--output", "GOT1:", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "GOT1:", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	// A viewer that replays the whole log sees the questions again.

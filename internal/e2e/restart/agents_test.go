@@ -90,12 +90,12 @@ func TestAgentsResumeTheirOwn(t *testing.T) {
 		}
 		conv[id] = s.AgentConversation
 		ids = append(ids, id)
-		if _, errs, code := e.Tk("wait", id, "--output", "claude-standin new "+s.AgentConversation+" ready", "--timeout", "20s"); code != 0 {
+		if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "claude-standin new "+s.AgentConversation+" ready", "--timeout", "20s"); code != 0 {
 			t.Fatalf("%s did not start: %s", name, errs)
 		}
 		if name != "silent" {
 			e.MustTk("send", id, "hello from "+name)
-			if _, errs, code := e.Tk("wait", id, "--output", "heard: hello from "+name, "--timeout", "20s"); code != 0 {
+			if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "heard: hello from "+name, "--timeout", "20s"); code != 0 {
 				t.Fatalf("%s did not hear: %s", name, errs)
 			}
 		}
@@ -113,12 +113,12 @@ func TestAgentsResumeTheirOwn(t *testing.T) {
 		t.Fatalf("restore --all: exit %d: %s %s", code, out, errs)
 	}
 	for i, id := range ids[:2] {
-		if _, errs, code := e.Tk("wait", id, "--output", "claude-standin resume "+conv[id]+" ready", "--timeout", "20s"); code != 0 {
+		if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "claude-standin resume "+conv[id]+" ready", "--timeout", "20s"); code != 0 {
 			t.Fatalf("session %d did not resume its conversation %s: %s\n%s", i+1, conv[id], errs, e.MustTk("capture", id))
 		}
 	}
 	silent := ids[2]
-	if _, errs, code := e.Tk("wait", silent, "--output", "claude-standin new "+conv[silent]+" ready", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", silent, "--from", "start", "--output", "claude-standin new "+conv[silent]+" ready", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the session with no conversation did not start afresh: %s\n%s", errs, e.MustTk("capture", silent))
 	}
 	screen := e.MustTk("capture", silent, "--scrollback", "50")

@@ -42,7 +42,7 @@ func TestRebootByBootID(t *testing.T) {
 	exited := strings.TrimSpace(e.MustTk("new", "--name", "exited", "--auto-restore", "--no-shell-integration", "--", "sh", "-c", "exit 3"))
 	closed := strings.TrimSpace(e.MustTk("new", "--name", "closed", "--auto-restore", "--no-shell-integration", "--", "sleep", "600"))
 	for _, id := range []string{auto, manual} {
-		if _, errs, code := e.Tk("wait", id, "--output", "run-", "--timeout", "20s"); code != 0 {
+		if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "run-", "--timeout", "20s"); code != 0 {
 			t.Fatalf("wait: %s", errs)
 		}
 	}
@@ -60,7 +60,7 @@ func TestRebootByBootID(t *testing.T) {
 	e.StartServer()
 
 	e2e.WaitFor(t, 20*time.Second, "the --auto-restore session to run again", func() bool { return e.Session(auto).State == "running" })
-	if _, errs, code := e.Tk("wait", auto, "--output", "after the machine restarted", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", auto, "--from", "start", "--output", "after the machine restarted", "--timeout", "20s"); code != 0 {
 		t.Fatalf("no restore line naming the restart: %s\n%s", errs, e.MustTk("capture", auto))
 	}
 	m := e.Session(manual)

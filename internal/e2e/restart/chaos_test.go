@@ -96,7 +96,7 @@ func TestHungServerDoesNotHoldTheChild(t *testing.T) {
 	const size = 40_000_000
 	id := strings.TrimSpace(e.MustTk("new", "--name", "flood", "--", "sh", "-c",
 		fmt.Sprintf("echo ready; while [ ! -e %s ]; do sleep 0.05; done; head -c %d /dev/zero | tr '\\0' x; touch %s; sleep 600", start, size, done)))
-	if _, errs, code := e.Tk("wait", id, "--output", "ready", "--timeout", "30s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "ready", "--timeout", "30s"); code != 0 {
 		t.Fatalf("the session does not start: %d %s", code, errs)
 	}
 	p := e.Srv.Cmd.Process
@@ -258,7 +258,7 @@ func TestHolderKilledMidWrite(t *testing.T) {
 	echo := func(word string) {
 		t.Helper()
 		e.MustTk("send", other, word)
-		if _, errs, code := e.Tk("wait", other, "--output", word, "--timeout", "30s"); code != 0 {
+		if _, errs, code := e.Tk("wait", other, "--from", "start", "--output", word, "--timeout", "30s"); code != 0 {
 			t.Fatalf("the other session does not echo %s: %d %s", word, code, errs)
 		}
 	}

@@ -100,7 +100,7 @@ func TestDamagedLiveSegment(t *testing.T) {
 	// Short lines, a record each: 80 bytes of garbage hit headers.
 	id := strings.TrimSpace(e.MustTk("new", "--name", "damaged", "--", "sh", "-c",
 		`i=0; while [ $i -lt 150 ]; do i=$((i+1)); echo before-$i; sleep 0.005; done; exec cat`))
-	e.MustTk("wait", id, "--output", "before-150", "--timeout", "30s")
+	e.MustTk("wait", id, "--from", "start", "--output", "before-150", "--timeout", "30s")
 	before, _, code := e.Tk("capture", "--raw", id)
 	if code != 0 || !strings.Contains(before, "before-150") {
 		t.Fatalf("capture --raw before the damage: exit %d, %d bytes", code, len(before))
@@ -110,7 +110,7 @@ func TestDamagedLiveSegment(t *testing.T) {
 
 	e.StartServer()
 	e.MustTk("send", id, "after-the-damage")
-	if _, errs, code := e.Tk("wait", id, "--output", "after-the-damage", "--timeout", "30s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "after-the-damage", "--timeout", "30s"); code != 0 {
 		t.Fatalf("wait after the damage: exit %d: %s", code, errs)
 	}
 	end := e.Session(id).End

@@ -287,7 +287,7 @@ func TestFinishedJobIsNotRunAgain(t *testing.T) {
 	cwd := t.TempDir()
 	id := strings.TrimSpace(e.MustTk("new", "--auto-restore", "--cwd", cwd, "--", "sh", "-c",
 		`echo start-$$; while [ ! -e go ]; do sleep 0.05; done; echo bye; exit 7`))
-	if _, errs, code := e.Tk("wait", id, "--output", "start-", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "start-", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	dir := filepath.Join(e.Dir, "sessions", id)

@@ -66,7 +66,7 @@ func TestRestoreAfterReboot(t *testing.T) {
 	args := append([]string{"new", "--name", "r", "--cwd", work}, e2e.ShellEnv(t)...)
 	id := strings.TrimSpace(e.MustTk(append(args, "--", "bash")...))
 	e.MustTk("send", id, "cd sub && echo first-marker-$((6*7))")
-	if _, errs, code := e.Tk("wait", id, "--output", "first-marker-42", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "first-marker-42", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	sub := filepath.Join(work, "sub")
@@ -91,7 +91,7 @@ func TestRestoreAfterReboot(t *testing.T) {
 	e.MustTk("send", id, `pwd; history | grep -c "first-marker-[$]"`)
 	// The history of the first shell is in the new one's (shell integration).
 	// Only the new shell prints this: the old screen holds the directory too.
-	if _, errs, code := e.Tk("wait", id, "--output", "\n1\r", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "\n1\r", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the restored shell's history lacks the earlier command: %s\n%s", errs, e.MustTk("capture", id))
 	}
 	screen := e.MustTk("capture", id, "--scrollback", "100")
@@ -120,13 +120,13 @@ func TestRestoreCommand(t *testing.T) {
 	e.StartServer()
 	id := strings.TrimSpace(e.MustTk("new", "--name", "agent", "--restore-command", `sh -c "echo resumed; exec cat"`,
 		"--", "sh", "-c", "echo original; exec sleep 600"))
-	if _, errs, code := e.Tk("wait", id, "--output", "original", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "original", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	reboot(e)
 	e2e.WaitFor(t, 10*time.Second, "the session to be interrupted", func() bool { return e.Session(id).State == "interrupted" })
 	e.MustTk("restore", "agent")
-	if _, errs, code := e.Tk("wait", id, "--output", "resumed", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "resumed", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the restore command did not run: %s\n%s", errs, e.MustTk("capture", id))
 	}
 	// A running session is not restored again.
@@ -136,7 +136,7 @@ func TestRestoreCommand(t *testing.T) {
 	// An exited session restores on request only, and says how it ended.
 	e.MustTk("kill", "agent")
 	e.MustTk("restore", "agent")
-	if _, errs, code := e.Tk("wait", id, "--output", "previous process was ended", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "previous process was ended", "--timeout", "20s"); code != 0 {
 		t.Fatalf("restart line: %s\n%s", errs, e.MustTk("capture", id))
 	}
 }
@@ -158,7 +158,7 @@ func TestRestoreFallbackDirectory(t *testing.T) {
 		t.Fatalf("restore: exit %d, %q %q; want a notice of the fallback", code, out, errs)
 	}
 	e.MustTk("send", id, "pwd")
-	if _, errs, code := e.Tk("wait", id, "--output", "\n"+home, "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "\n"+home, "--timeout", "20s"); code != 0 {
 		t.Fatalf("pwd: %s\n%s", errs, e.MustTk("capture", id))
 	}
 	if !strings.Contains(e.MustTk("capture", id), "no longer exists") {
@@ -174,12 +174,12 @@ func TestAutoRestore(t *testing.T) {
 	e.StartServer()
 	auto := strings.TrimSpace(e.MustTk("new", "--auto-restore", "--", "sh", "-c", "echo run-$$; exec sleep 600"))
 	manual := strings.TrimSpace(e.MustTk("new", "--", "sleep", "600"))
-	if _, errs, code := e.Tk("wait", auto, "--output", "run-", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", auto, "--from", "start", "--output", "run-", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	reboot(e)
 	e2e.WaitFor(t, 20*time.Second, "the auto-restore session to run again", func() bool { return e.Session(auto).State == "running" })
-	if _, errs, code := e.Tk("wait", auto, "--output", "restored at", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", auto, "--from", "start", "--output", "restored at", "--timeout", "20s"); code != 0 {
 		t.Fatalf("no restore line: %s", errs)
 	}
 	if st := e.Session(manual).State; st != "interrupted" {
@@ -203,7 +203,7 @@ func TestServerRestartIsInvisible(t *testing.T) {
 	}
 	screens := map[string]string{}
 	for _, id := range ids {
-		if _, errs, code := e.Tk("wait", id, "--output", "red", "--timeout", "20s"); code != 0 {
+		if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "red", "--timeout", "20s"); code != 0 {
 			t.Fatalf("wait: %s", errs)
 		}
 		screens[id] = e.MustTk("capture", "--ansi", "--scrollback", "50", id)

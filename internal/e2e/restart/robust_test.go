@@ -86,7 +86,7 @@ func TestHolderSocketGarbage(t *testing.T) {
 	e.StartServer()
 	// The holder serves the next server, and the session still works.
 	e.MustTk("send", "h", "alive after garbage")
-	if _, errs, code := e.Tk("wait", "h", "--output", "alive after garbage", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "h", "--from", "start", "--output", "alive after garbage", "--timeout", "20s"); code != 0 {
 		t.Fatalf("session broken after garbage on the holder socket: %d %s", code, errs)
 	}
 	if s := e.Session(id); s.State != "running" {
@@ -171,7 +171,7 @@ func TestServerSocketGarbage(t *testing.T) {
 		t.Fatalf("server stopped answering: %v", err)
 	}
 	e.MustTk("send", "g", "still fine")
-	if _, errs, code := e.Tk("wait", "g", "--output", "still fine", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "g", "--from", "start", "--output", "still fine", "--timeout", "20s"); code != 0 {
 		t.Fatalf("session broken: %d %s", code, errs)
 	}
 }

@@ -119,7 +119,7 @@ func TestMachineStopInterrupts(t *testing.T) {
 	shell := strings.TrimSpace(e.MustTk(append(append([]string{"new", "--name", "shell"}, e2e.ShellEnv(t)...), "--", "bash")...))
 	loop := strings.TrimSpace(e.MustTk("new", "--name", "loop", "--no-shell-integration", "--", "sh", "-c", "while :; do date; sleep 0.2; done"))
 	e.MustTk("send", shell, "echo ready-$((6*7))")
-	if _, errs, code := e.Tk("wait", shell, "--output", "ready-42", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", shell, "--from", "start", "--output", "ready-42", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the shell: %s", errs)
 	}
 	e2e.WaitFor(t, 20*time.Second, "the loop to print", func() bool { return e.Session(loop).End > 0 })
@@ -183,7 +183,7 @@ func TestKillIsAClose(t *testing.T) {
 	e.StartServer()
 	killed := strings.TrimSpace(e.MustTk("new", "--name", "killed", "--no-shell-integration", "--", "sh", "-c", "echo up; exec sleep 600"))
 	loop := strings.TrimSpace(e.MustTk("new", "--name", "loop", "--no-shell-integration", "--", "sh", "-c", "while :; do date; sleep 0.2; done"))
-	if _, errs, code := e.Tk("wait", killed, "--output", "up", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", killed, "--from", "start", "--output", "up", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	e.MustTk("kill", "killed")

@@ -38,7 +38,7 @@ func TestWorkspacePauseResumeRemove(t *testing.T) {
 	b := strings.TrimSpace(e.MustTk("new", "--workspace", "proj", "--cwd", sub, "--name", "b", "--", "sh", "-c", "trap '' HUP; echo stubborn; exec sleep 600"))
 	other := strings.TrimSpace(e.MustTk("new", "--name", "other", "--", "cat"))
 	e.MustTk("send", a, "echo before-pause-$((1+1))")
-	if _, errs, code := e.Tk("wait", a, "--output", "before-pause-2", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", a, "--from", "start", "--output", "before-pause-2", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	ws := workspaces(e)
@@ -77,13 +77,13 @@ func TestWorkspacePauseResumeRemove(t *testing.T) {
 		}
 	}
 	e.MustTk("send", a, "pwd")
-	if _, errs, code := e.Tk("wait", a, "--output", "\n"+proj, "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", a, "--from", "start", "--output", "\n"+proj, "--timeout", "20s"); code != 0 {
 		t.Fatalf("resumed session a: %s\n%s", errs, e.MustTk("capture", a))
 	}
 	if !strings.Contains(e.MustTk("capture", a), "before-pause-2") {
 		t.Fatal("the resumed session lost its old screen")
 	}
-	if _, errs, code := e.Tk("wait", b, "--output", "resumed at", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", b, "--from", "start", "--output", "resumed at", "--timeout", "20s"); code != 0 {
 		t.Fatalf("resumed session b: %s", errs)
 	}
 

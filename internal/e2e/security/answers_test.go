@@ -154,7 +154,7 @@ func TestReadOnlyViewerCannotAnswer(t *testing.T) {
 	// Nothing it sent reached the shell, now or late: the shell has read
 	// everything before the marker the owner types.
 	w.MustTk("send", "ask", "echo marker-$((6*7))")
-	if _, errs, code := w.Tk("wait", "ask", "--output", "marker-42", "--timeout", "30s"); code != 0 {
+	if _, errs, code := w.Tk("wait", "ask", "--from", "start", "--output", "marker-42", "--timeout", "30s"); code != 0 {
 		t.Fatalf("wait for the marker: %s", errs)
 	}
 	if _, err := os.Stat(target); err == nil {

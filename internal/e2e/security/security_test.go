@@ -590,7 +590,7 @@ func TestPermStateDir(t *testing.T) {
 	os.Chmod(e.Dir, 0o755) // readable by others, not writable: tightened, not refused
 	e.StartServer()
 	id := strings.TrimSpace(e.MustTk("new", "--name", "p", "--", "sh", "-c", "echo hi; exec cat"))
-	e.MustTk("wait", "p", "--output", "hi", "--timeout", "20s")
+	e.MustTk("wait", "p", "--from", "start", "--output", "hi", "--timeout", "20s")
 	e.MustTk("url")
 	var checked int
 	filepath.WalkDir(e.Dir, func(p string, d fs.DirEntry, err error) error {

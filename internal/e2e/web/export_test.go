@@ -161,7 +161,7 @@ func TestExportTextIsCapture(t *testing.T) {
 	e.StartServer()
 	e.MustTk("new", "--name", "fs", "--size", "80x24", "--", "sh")
 	e.MustTk("send", "fs", `for i in $(seq 1 60); do echo "before $i"; done; vim -u NONE -N`)
-	if _, errs, code := e.Tk("wait", "fs", "--output", "VIM - Vi IMproved", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "fs", "--from", "start", "--output", "VIM - Vi IMproved", "--timeout", "20s"); code != 0 {
 		t.Fatalf("vim did not start: %s", errs)
 	}
 	// Keys, not pastes: vim takes bracketed pastes as text to insert.
@@ -172,7 +172,7 @@ func TestExportTextIsCapture(t *testing.T) {
 	// line once the shell's screen is back.
 	e2e.WaitFor(t, 20*time.Second, "vim to quit", func() bool { return strings.Contains(e.MustTk("capture", "fs"), "before 60") })
 	e.MustTk("send", "fs", `printf 'after \033[1;32mvim\033[0m\n'`)
-	if _, errs, code := e.Tk("wait", "fs", "--output", "after \x1b[1;32mvim", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "fs", "--from", "start", "--output", "after \x1b[1;32mvim", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the shell did not come back: %s", errs)
 	}
 	time.Sleep(500 * time.Millisecond) // the prompt
@@ -306,7 +306,7 @@ func TestReadersApplyEveryResize(t *testing.T) {
 	e.StartServer()
 	id := strings.TrimSpace(e.MustTk("new", "--name", "fs", "--size", "80x24", "--", "sh", "-c",
 		`printf '\033[?1049h\033[H'; i=1; while [ $i -lt 24 ]; do printf 'row %02d\n' $i; i=$((i+1)); done; printf 'row 24'; exec sleep 600`))
-	if _, errs, code := e.Tk("wait", "fs", "--output", "row 24", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "fs", "--from", "start", "--output", "row 24", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
 	resizeTo(t, e, id, 80, 12)

@@ -226,7 +226,7 @@ func TestAgentPreset(t *testing.T) {
 	if s.Cwd != wsDir {
 		t.Fatalf("cwd %q, want the workspace's %q", s.Cwd, wsDir)
 	}
-	if _, errs, code := e.Tk("wait", id, "--output", "claude-stub args:[--session-id "+conv+"] cwd:"+wsDir, "--timeout", "15s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "claude-stub args:[--session-id "+conv+"] cwd:"+wsDir, "--timeout", "15s"); code != 0 {
 		t.Fatalf("the stub did not start in the workspace: %s\n%s", errs, screenOf(e, id))
 	}
 
@@ -234,7 +234,7 @@ func TestAgentPreset(t *testing.T) {
 	if out, errs, code := tkEnv(e, pathEnv, t.TempDir(), "restore", "cl"); code != 0 {
 		t.Fatalf("restore: exit %d: %s %s", code, out, errs)
 	}
-	if _, errs, code := e.Tk("wait", id, "--output", "claude has no conversation "+conv+" to resume", "--timeout", "15s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "claude has no conversation "+conv+" to resume", "--timeout", "15s"); code != 0 {
 		t.Fatalf("the restore did not say it starts afresh: %s\n%s", errs, screenOf(e, id))
 	}
 
@@ -300,7 +300,7 @@ func TestQuietSince(t *testing.T) {
 		return s.QuietSince
 	}
 	// While it works (3 s), it is not quiet.
-	if _, errs, code := e.Tk("wait", id, "--output", "working 1", "--timeout", "15s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "working 1", "--timeout", "15s"); code != 0 {
 		t.Fatalf("no output: %s", errs)
 	}
 	for i := 0; i < 4; i++ {
@@ -309,7 +309,7 @@ func TestQuietSince(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if _, errs, code := e.Tk("wait", id, "--output", "continue? ", "--timeout", "15s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "continue? ", "--timeout", "15s"); code != 0 {
 		t.Fatalf("no question: %s", errs)
 	}
 	seen := time.Now() // the question is on the screen by now

@@ -46,7 +46,7 @@ func TestMetricsCountersMove(t *testing.T) {
 		t.Fatal("attach: no welcome")
 	}
 	e.MustTk("send", "m", "metrics-said-hello")
-	if _, errs, code := e.Tk("wait", "m", "--output", "metrics-said-hello\r\nmetrics-said-hello", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "m", "--from", "start", "--output", "metrics-said-hello\r\nmetrics-said-hello", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait for cat's echo: %d %s", code, errs)
 	}
 
@@ -162,7 +162,7 @@ func TestStatsCommand(t *testing.T) {
 	e := w.Env
 	id := strings.TrimSpace(e.MustTk("new", "--name", "st", "--", "cat"))
 	e.MustTk("send", "st", "stats-input")
-	if _, errs, code := e.Tk("wait", "st", "--output", "stats-input\r\nstats-input", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", "st", "--from", "start", "--output", "stats-input\r\nstats-input", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
 	var st api.Stats

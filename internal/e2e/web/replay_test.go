@@ -245,7 +245,7 @@ func TestReplayTimelineMarkers(t *testing.T) {
 	args := append([]string{"new", "--name", "sh"}, e2e.ShellEnv(t)...)
 	id := strings.TrimSpace(e.MustTk(append(args, "--", "bash")...))
 	e.MustTk("send", id, "echo replay-$((6*7))")
-	if _, errs, code := e.Tk("wait", id, "--output", "replay-42", "--timeout", "20s"); code != 0 {
+	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "replay-42", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
 	}
 	e.MustTk("send", id, "false")
