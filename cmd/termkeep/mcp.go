@@ -29,8 +29,10 @@ read their screen and output, wait for text, an exit or quiet, and end them.
 Standard output carries only protocol messages; logs go to standard error.
 A termkeep server is started when a tool needs one and none runs (unless
 --no-autostart). New sessions run in this process's directory unless told
-otherwise, and get only the safe part of its environment (` + strings.Join(mcp.DefaultEnv, " ") + `)
-and what --env-allow names.
+otherwise, and get only the safe part of its environment, and what
+--env-allow names:
+
+  ` + strings.Join(mcp.DefaultEnv, " ") + `
 
 Give an agent less than the owner's whole reach:
 
