@@ -159,3 +159,43 @@ func TestScopeCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestScopedTools: the tools ask the scope before they act.
+func TestScopedTools(t *testing.T) {
+	fake := newFake() // s1 "web" in workspace app, s2 in none
+	c := startServerWith(t, Options{Version: "test", Connect: fake.connect, Scope: Scope{Workspace: "app"}})
+	if r, _, _ := c.tool("list_sessions", nil); len(r["sessions"].([]any)) != 1 {
+		t.Fatalf("list_sessions: %v", r)
+	}
+	for tl, args := range map[string]map[string]any{
+		"read_screen":  {"session": "s2"},
+		"read_output":  {"session": "s2"},
+		"send_input":   {"session": "s2", "text": "x"},
+		"wait_for":     {"session": "s2", "exit": true},
+		"kill_session": {"session": "s2"},
+	} {
+		if _, text, isErr := c.tool(tl, args); !isErr || !strings.Contains(text, `no session "s2" in workspace app`) {
+			t.Errorf("%s s2: %v %q", tl, isErr, text)
+		}
+	}
+	if _, text, isErr := c.tool("read_screen", map[string]any{"session": "web"}); isErr {
+		t.Fatalf("read_screen web: %s", text)
+	}
+	if r, text, isErr := c.tool("create_session", map[string]any{"command": "make"}); isErr || fake.sessions[len(fake.sessions)-1].Workspace != "app" {
+		t.Fatalf("create_session: %v %q", r, text)
+	}
+
+	fake = newFake()
+	ro := startServerWith(t, Options{Version: "test", Connect: fake.connect, Scope: Scope{ReadOnly: true}})
+	for _, tl := range ro.call("tools/list", map[string]any{})["tools"].([]any) {
+		if ann := tl.(map[string]any)["annotations"].(map[string]any); ann["readOnlyHint"] != true {
+			t.Errorf("--read-only lists %v", tl.(map[string]any)["name"])
+		}
+	}
+	if _, text, isErr := ro.tool("send_input", map[string]any{"session": "web", "text": "x"}); !isErr || !strings.Contains(text, "--read-only") || len(fake.inputs) != 0 {
+		t.Fatalf("send_input under --read-only: %v %q %q", isErr, text, fake.inputs)
+	}
+	if v := ro.call("tools/call", map[string]any{"name": "format_disk"}); v["error"] == nil {
+		t.Fatalf("an unknown tool under --read-only: %v", v)
+	}
+}

@@ -85,7 +85,9 @@ func newServer(opts Options, log *slog.Logger) *sdk.Server {
 	t := &tools{opts: opts}
 	refused := map[string]error{}
 	for _, tool := range t.list() {
-		if err := opts.Scope.Tool(tool.def.Name, tool.def.Annotations.ReadOnlyHint); err != nil {
+		// A tool writes unless its annotations say otherwise.
+		ro := tool.def.Annotations != nil && tool.def.Annotations.ReadOnlyHint
+		if err := opts.Scope.Tool(tool.def.Name, ro); err != nil {
 			refused[tool.def.Name] = err
 			continue
 		}
