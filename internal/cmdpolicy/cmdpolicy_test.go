@@ -30,6 +30,11 @@ func TestSplit(t *testing.T) {
 		{"ma#ke", [][]string{{"ma#ke"}}, ""},
 		{"rm \\\n -rf x", [][]string{{"rm", "-rf", "x"}}, ""},
 		{`echo "a\"b\\c\$d"`, [][]string{{"echo", `a"b\c$d`}}, ""},
+		{"make 2>&1 | tail", [][]string{{"make", "2>&1"}, {"tail"}}, ""},
+		{"make >out 2<&0 >| f", [][]string{{"make", ">out", "2<&0", ">|", "f"}}, ""},
+		{`echo \>& rm x`, [][]string{{"echo", ">"}, {"rm", "x"}}, ""},
+		{`echo ">"& rm x`, [][]string{{"echo", ">"}, {"rm", "x"}}, ""},
+		{"make &> log", [][]string{{"make"}, {">", "log"}}, ""},
 		{"", nil, ""},
 		{" ;; && ", nil, ""},
 		{"echo $(rm -rf /)", nil, "substitution"},
@@ -87,6 +92,8 @@ func TestPolicy(t *testing.T) {
 		{name: "question mark", deny: []string{"r?"}, line: "rm x", want: "--deny-command"},
 		{name: "blanks collapsed", deny: []string{"rm  -rf"}, line: "rm\t-rf  /", want: "--deny-command"},
 		{name: "empty line", allow: []string{"make"}, line: ""},
+		{name: "a redirection is no command", allow: []string{"make", "tail"}, line: "make 2>&1 | tail -n 20"},
+		{name: "an escaped > does not hide a command", deny: []string{"rm"}, line: `echo \>& rm x`, want: "--deny-command"},
 	} {
 		p, err := New(tc.allow, tc.deny)
 		if err != nil {
@@ -141,6 +148,7 @@ func FuzzCheckLine(f *testing.F) {
 	}
 	all, _ := New([]string{"*"}, nil)
 	none, _ := New(nil, []string{"*"})
+	noRm, _ := New(nil, []string{"rm"})
 	f.Fuzz(func(t *testing.T, line string) {
 		cmds, err := Split(line)
 		if err != nil {
@@ -154,6 +162,11 @@ func FuzzCheckLine(f *testing.F) {
 		}
 		if (none.CheckLine(line) == nil) != (len(cmds) == 0) {
 			t.Fatalf("deny * on %q with commands %q", line, cmds)
+		}
+		// A command on a line of its own is always seen, whatever came
+		// before (but a backslash that joins the lines).
+		if !strings.HasSuffix(line, "\\") && noRm.CheckLine(line+"\nrm zz") == nil {
+			t.Fatalf("deny rm let %q through", line+"\nrm zz")
 		}
 	})
 }

@@ -20,6 +20,10 @@ func Split(line string) ([][]string, error) {
 		words  []string
 		word   strings.Builder
 		inWord bool
+		// last is the previous character when it was a bare one (not
+		// quoted, not escaped): after > or <, & and | belong to a
+		// redirection (2>&1, >|), not between commands.
+		last byte
 	)
 	endWord := func() {
 		if inWord {
@@ -37,9 +41,14 @@ func Split(line string) ([][]string, error) {
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
+		redir := last == '>' || last == '<'
+		last = 0
 		switch {
 		case c == ' ' || c == '\t':
 			endWord()
+		case redir && (c == '&' || c == '|'):
+			word.WriteByte(c)
+			inWord = true
 		case c == '\n' || c == ';' || c == '&' || c == '|' || c == ')':
 			endCmd()
 		case c == '(':
@@ -95,6 +104,7 @@ func Split(line string) ([][]string, error) {
 		default:
 			word.WriteByte(c)
 			inWord = true
+			last = c
 		}
 	}
 	endCmd()
