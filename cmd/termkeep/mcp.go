@@ -8,11 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"termkeep/internal/cmdpolicy"
 	"termkeep/internal/mcp"
 )
 
 func newMCPCmd(g *globals) *cobra.Command {
 	var logLevel string
+	var scope mcp.Scope
+	var allow, deny []string
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve termkeep's sessions to an AI agent (Model Context Protocol over stdio)",
@@ -25,18 +28,49 @@ read their screen and output, wait for text, an exit or quiet, and end them.
 
 Standard output carries only protocol messages; logs go to standard error.
 A termkeep server is started when a tool needs one and none runs (unless
---no-autostart). New sessions get this process's environment and run in its
-directory unless told otherwise. See docs/agents.md.`,
+--no-autostart). New sessions run in this process's directory unless told
+otherwise, and get only the safe part of its environment, and what
+--env-allow names:
+
+  ` + strings.Join(mcp.DefaultEnv, " ") + `
+
+Give an agent less than the owner's whole reach:
+
+  termkeep mcp --workspace app                 only workspace app's sessions; new ones join it
+  termkeep mcp --read-only                     list, read and wait; no typing, creating or ending
+  termkeep mcp --deny-command 'git push' --deny-command rm
+  termkeep mcp --allow-command make --allow-command 'go test *'
+  termkeep mcp --env-allow ANTHROPIC_API_KEY --env-allow 'AWS_*'
+
+A command pattern is a glob (* any text, ? one character) over a command's
+words, matching the whole command or its first words ("make" matches
+"make test", not "makeup"); each command of a shell line (a; b && c | d) is
+checked; deny wins over allow. With --allow-command, a session without a
+command (the shell) must match one too. These limits keep an agent to what
+it was given through MCP; they are no fence against a shell it runs, which
+can read the owner's token in the state directory. Only another user (or
+another state directory) isolates for real. See docs/agents.md.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var lv slog.Level
 			if err := lv.UnmarshalText([]byte(strings.ToLower(logLevel))); err != nil {
 				return usageErr("--log-level must be debug, info, warn or error, not %q", logLevel)
 			}
+			pol, err := cmdpolicy.New(allow, deny)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if !pol.Empty() {
+				scope.Commands = pol
+			}
+			if err := scope.Check(); err != nil {
+				return usageErr("%v", err)
+			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 			return mcp.Serve(cmd.Context(), os.Stdin, os.Stdout, mcp.Options{
 				Version: version,
 				Log:     log,
+				Scope:   scope,
 				Connect: func(ctx context.Context) (mcp.Backend, error) {
 					c, err := g.connect(ctx)
 					if err != nil {
@@ -48,5 +82,10 @@ directory unless told otherwise. See docs/agents.md.`,
 		},
 	}
 	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "what to log on standard error: debug, info, warn, error")
+	cmd.Flags().StringVar(&scope.Workspace, "workspace", "", "see, type into and end only this workspace's sessions; create sessions in it")
+	cmd.Flags().BoolVar(&scope.ReadOnly, "read-only", false, "offer only the tools that list, read and wait: none that types, creates or ends")
+	cmd.Flags().StringArrayVar(&allow, "allow-command", nil, "start only commands matching this pattern (repeatable; * any text, ? one character)")
+	cmd.Flags().StringArrayVar(&deny, "deny-command", nil, "never start a command matching this pattern (repeatable; wins over --allow-command)")
+	cmd.Flags().StringArrayVar(&scope.EnvAllow, "env-allow", nil, "pass this variable of the environment on to sessions too (repeatable; NAME, PREFIX* or *)")
 	return cmd
 }

@@ -27,7 +27,13 @@ type MCP struct {
 // when the test ends.
 func StartMCP(t *testing.T, e *Env, extraEnv ...string) *MCP {
 	t.Helper()
-	cmd := exec.Command(TkBin, "--state-dir", e.Dir, "--no-autostart", "mcp")
+	return StartMCPArgs(t, e, nil, extraEnv...)
+}
+
+// StartMCPArgs is StartMCP with flags after `mcp` (--workspace W, say).
+func StartMCPArgs(t *testing.T, e *Env, flags []string, extraEnv ...string) *MCP {
+	t.Helper()
+	cmd := exec.Command(TkBin, append([]string{"--state-dir", e.Dir, "--no-autostart", "mcp"}, flags...)...)
 	cmd.Env = append(os.Environ(), extraEnv...)
 	cmd.Dir = t.TempDir()
 	in, err := cmd.StdinPipe()

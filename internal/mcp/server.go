@@ -43,13 +43,16 @@ type Options struct {
 	Connect func(ctx context.Context) (Backend, error)
 	// Log receives the server's own logs (never the output); nil discards.
 	Log *slog.Logger
-	// Env is the environment new sessions get (nil: os.Environ()), and Dir
-	// the directory relative cwd arguments start from and sessions run in
-	// by default ("": the current directory).
+	// Env is this process's environment (nil: os.Environ()): new sessions
+	// get the part of it Scope.ChildEnv keeps. Dir is the directory
+	// relative cwd arguments start from and sessions run in by default
+	// ("": the current directory).
 	Env []string
 	Dir string
 	// LookPath finds an agent's binary (nil: exec.LookPath).
 	LookPath func(string) (string, error)
+	// Scope is what the tools may do; see Scope.
+	Scope Scope
 }
 
 // Serve speaks MCP on r and w (a client's stdin and stdout) until r ends
@@ -72,17 +75,45 @@ func newServer(opts Options, log *slog.Logger) *sdk.Server {
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}
+	opts.Env = opts.Scope.ChildEnv(opts.Env)
 	srv := sdk.NewServer(&sdk.Implementation{Name: "termkeep", Title: "termkeep terminal sessions", Version: opts.Version}, &sdk.ServerOptions{
 		Logger:                    log,
-		Instructions:              instructions,
+		Instructions:              instructions + opts.Scope.note(),
 		Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		SupportedProtocolVersions: protocolVersions,
 	})
 	t := &tools{opts: opts}
+	refused := map[string]error{}
 	for _, tool := range t.list() {
+		// A tool writes unless its annotations say otherwise.
+		ro := tool.def.Annotations != nil && tool.def.Annotations.ReadOnlyHint
+		if err := opts.Scope.Tool(tool.def.Name, ro); err != nil {
+			refused[tool.def.Name] = err
+			continue
+		}
 		srv.AddTool(tool.def, tool.handler)
 	}
+	if len(refused) > 0 {
+		srv.AddReceivingMiddleware(refuseTools(refused))
+	}
 	return srv
+}
+
+// refuseTools answers a call of a tool the scope left out (and tools/list
+// did not show) with a tool error saying why, where the SDK would answer
+// "unknown tool": a model that remembers the tool from elsewhere learns
+// that it is switched off, not misspelled.
+func refuseTools(refused map[string]error) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if r, ok := req.(*sdk.CallToolRequest); ok && method == "tools/call" && r.Params != nil {
+				if err := refused[r.Params.Name]; err != nil {
+					return errorResult(err), nil
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // instructions tell a model what the server is for.

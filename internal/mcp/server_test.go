@@ -24,11 +24,16 @@ type testClient struct {
 
 func startServer(t *testing.T, fake *fakeBackend) *testClient {
 	t.Helper()
+	return startServerWith(t, Options{Version: "test", Connect: fake.connect})
+}
+
+func startServerWith(t *testing.T, opts Options) *testClient {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &testClient{t: t, in: inW, lines: make(chan string, 64), done: make(chan error, 1)}
 	go func() {
-		c.done <- Serve(context.Background(), inR, outW, Options{Version: "test", Connect: fake.connect})
+		c.done <- Serve(context.Background(), inR, outW, opts)
 		outW.Close()
 	}()
 	go func() {

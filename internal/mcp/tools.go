@@ -165,6 +165,28 @@ func (t *tools) backend(ctx context.Context) (Backend, error) {
 	return t.opts.Connect(ctx)
 }
 
+// inScope resolves ref to what the tool acts on: under a workspace scope
+// the session's id, once the scope has seen that the session is in the
+// workspace (a session beyond it is answered as none); unscoped, ref as
+// given. Every tool that names a session calls it before anything else.
+func (t *tools) inScope(ctx context.Context, b Backend, ref string) (string, error) {
+	if t.opts.Scope.Workspace == "" {
+		return ref, nil
+	}
+	var found *api.Session
+	s, err := b.Get(ctx, ref)
+	switch {
+	case err == nil:
+		found = &s
+	case !client.IsNotFound(err):
+		return "", err
+	}
+	if err := t.opts.Scope.Session(ref, found); err != nil {
+		return "", err
+	}
+	return s.ID, nil
+}
+
 func needSession(ref string) error {
 	if strings.TrimSpace(ref) == "" {
 		return argErr("argument \"session\" is required: a session's id or name (see list_sessions)")
@@ -199,6 +221,10 @@ func (t *tools) listSessions(ctx context.Context, raw json.RawMessage) (any, err
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
+	ws, err := t.opts.Scope.ListWorkspace(a.Workspace)
+	if err != nil {
+		return nil, err
+	}
 	b, err := t.backend(ctx)
 	if err != nil {
 		return nil, err
@@ -209,7 +235,7 @@ func (t *tools) listSessions(ctx context.Context, raw json.RawMessage) (any, err
 	}
 	out := []sessionView{}
 	for _, s := range list {
-		if a.Workspace == "" || s.Workspace == a.Workspace {
+		if ws == "" || s.Workspace == ws {
 			out = append(out, view(s))
 		}
 	}
@@ -237,6 +263,11 @@ func (t *tools) createSession(ctx context.Context, raw json.RawMessage) (any, er
 	if a.Cols < 0 || a.Rows < 0 || a.Cols > wire.MaxDim || a.Rows > wire.MaxDim {
 		return nil, argErr("cols and rows must be 1..%d", wire.MaxDim)
 	}
+	ws, err := t.opts.Scope.CreateWorkspace(a.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	a.Workspace = ws
 	req := api.CreateRequest{Name: a.Name, Command: a.Command, Workspace: a.Workspace, Cols: a.Cols, Rows: a.Rows, Env: t.opts.Env}
 	if a.Agent != "" {
 		if len(a.Command) > 0 {
@@ -253,6 +284,9 @@ func (t *tools) createSession(ctx context.Context, raw json.RawMessage) (any, er
 		}
 		req.Command, req.RestoreCommand = l.Command, l.Restore
 		req.Agent, req.AgentConversation = p.Name, l.Conversation
+	}
+	if err := t.opts.Scope.Command(req.Command, req.Env); err != nil {
+		return nil, err
 	}
 	base := t.opts.Dir
 	if base == "" {
@@ -334,7 +368,11 @@ func (t *tools) sendInput(ctx context.Context, raw json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	s, err := b.Get(ctx, a.Session)
+	ref, err := t.inScope(ctx, b, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	s, err := b.Get(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +433,11 @@ func (t *tools) readScreen(ctx context.Context, raw json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
-	text, err := b.Screen(ctx, a.Session, false, a.Scrollback)
+	ref, err := t.inScope(ctx, b, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	text, err := b.Screen(ctx, ref, false, a.Scrollback)
 	if err != nil {
 		return nil, err
 	}
@@ -436,13 +478,17 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
+	ref, err := t.inScope(ctx, b, a.Session)
+	if err != nil {
+		return nil, err
+	}
 	// Without an offset, from the oldest byte kept: the stream starts at 0
 	// and skips what retention dropped, which is then no news.
 	from := uint64(0)
 	if a.Offset != nil {
 		from = *a.Offset
 	}
-	st, err := b.Follow(ctx, a.Session, int64(from))
+	st, err := b.Follow(ctx, ref, int64(from))
 	if err != nil {
 		return nil, err
 	}
@@ -541,7 +587,11 @@ func (t *tools) killSession(ctx context.Context, raw json.RawMessage) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	s, err := b.Kill(ctx, a.Session)
+	ref, err := t.inScope(ctx, b, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	s, err := b.Kill(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,11 @@ func (t *tools) waitFor(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := b.Get(ctx, a.Session)
+	ref, err := t.inScope(ctx, b, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	s, err := b.Get(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func TestMCPStdio(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.StartServer()
-	m := e2e.StartMCP(t, e, "PS1=tk$ ")
+	m := e2e.StartMCPArgs(t, e, []string{"--env-allow", "PS1"}, "PS1=tk$ ") // the prompt is no default of a child's
 	m.Initialize()
 
 	v := m.Call("tools/list", map[string]any{})
