@@ -14,10 +14,7 @@ import (
 // on against the new server and returns the real exit status.
 func TestMCPWaitSurvivesServerKill(t *testing.T) {
 	t.Parallel()
-	e := e2e.NewEnv(t)
-	e.StartServer()
-	m := e2e.StartMCP(t, e)
-	m.Initialize()
+	e, m := startMCPEnv(t)
 	created := m.Tool("create_session", map[string]any{"command": "read line; exit 7"})
 	id, _ := created["id"].(string)
 
@@ -42,10 +39,7 @@ func TestMCPWaitSurvivesServerKill(t *testing.T) {
 // after the server was killed and started again reads its screen.
 func TestMCPReadScreenAfterRestart(t *testing.T) {
 	t.Parallel()
-	e := e2e.NewEnv(t)
-	e.StartServer()
-	m := e2e.StartMCP(t, e)
-	m.Initialize()
+	e, m := startMCPEnv(t)
 	// Enough output that the new server takes a moment to rebuild the
 	// screen from the log.
 	created := m.Tool("create_session", map[string]any{"command": "seq 1 200000; echo the-end"})
@@ -65,17 +59,8 @@ func TestMCPReadScreenAfterRestart(t *testing.T) {
 // is matched, though the screen's text leaves out trailing blanks.
 func TestMCPPromptAtEnd(t *testing.T) {
 	t.Parallel()
-	e := e2e.NewEnv(t)
-	e.StartServer()
-	m := e2e.StartMCP(t, e)
-	m.Initialize()
-	created := m.Tool("create_session", map[string]any{"command": []string{"sh"}})
-	id, _ := created["id"].(string)
-	// Quoted so that the command line itself does not show the prompt.
-	sent := m.Tool("send_input", map[string]any{"session": id, "text": `PS1="bo""x# "`, "enter": true})
-	if r := m.Tool("wait_for", map[string]any{"session": id, "regex": `(?m)^box# $`, "offset": num(sent["offset"]), "timeout_ms": 15000}); r["matched"] != true {
-		t.Fatalf("no prompt in the output: %v", r)
-	}
+	_, m := startMCPEnv(t)
+	id := boxShell(t, m)
 	if r := m.Tool("wait_for", map[string]any{"session": id, "text": "box# ", "timeout_ms": 5000}); r["matched"] != true || r["line_text"] != "box#" {
 		t.Fatalf("the prompt \"box# \" on the screen: %v", r)
 	}
@@ -85,13 +70,8 @@ func TestMCPPromptAtEnd(t *testing.T) {
 // redraws as the lines the screen shows.
 func TestMCPTailProgress(t *testing.T) {
 	t.Parallel()
-	e := e2e.NewEnv(t)
-	e.StartServer()
-	m := e2e.StartMCP(t, e)
-	m.Initialize()
-	created := m.Tool("create_session", map[string]any{"command": []string{"sh"}})
-	id, _ := created["id"].(string)
-	m.Tool("send_input", map[string]any{"session": id, "text": `PS1="bo""x# "`, "enter": true})
+	_, m := startMCPEnv(t)
+	id := boxShell(t, m)
 	sent := m.Tool("send_input", map[string]any{"session": id, "enter": true,
 		"text": `i=0; while [ $i -lt 100000 ]; do printf '\r%6d of 100000 done' $i; i=$((i+1)); done; printf '\nall done\n'`})
 	if r := m.Tool("wait_for", map[string]any{"session": id, "regex": "(?m)^all done\nbox# ", "offset": num(sent["offset"]), "timeout_ms": 120000}); r["matched"] != true {
@@ -101,4 +81,25 @@ func TestMCPTailProgress(t *testing.T) {
 	if tail["text"] != " 99999 of 100000 done\nall done\nbox# " || tail["truncated"] != true || num(tail["next_offset"]) != num(tail["end_offset"]) {
 		t.Fatalf("tail_lines 3: %v", tail)
 	}
+}
+
+// startMCPEnv starts a server and `termkeep mcp` on it, past the handshake.
+func startMCPEnv(t *testing.T) (*e2e.Env, *e2e.MCP) {
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	m := e2e.StartMCP(t, e)
+	m.Initialize()
+	return e, m
+}
+
+// boxShell starts sh with the prompt "box# " and returns its id. The
+// prompt is typed quoted so that the command line does not show it.
+func boxShell(t *testing.T, m *e2e.MCP) string {
+	created := m.Tool("create_session", map[string]any{"command": []string{"sh"}})
+	id, _ := created["id"].(string)
+	sent := m.Tool("send_input", map[string]any{"session": id, "text": `PS1="bo""x# "`, "enter": true})
+	if r := m.Tool("wait_for", map[string]any{"session": id, "text": "box# ", "offset": num(sent["offset"]), "timeout_ms": 15000}); r["matched"] != true {
+		t.Fatalf("no prompt in the output: %v", r)
+	}
+	return id
 }
