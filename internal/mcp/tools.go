@@ -75,7 +75,7 @@ func (t *tools) list() []tool {
 "keys":{"type":"array","items":{"type":"string"},"description":"keys to press after text, by name, each sent as the program expects it in its current mode (ESC O A for Up in less or vim): Enter, Tab, S-Tab, Escape, Backspace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1 … F12, Ctrl-A … Ctrl-Z (Ctrl-C interrupts, Ctrl-D ends input), Ctrl-\\, Ctrl-Space; prefixes C-, M- (Alt) and S- (Shift) combine: C-Up, M-F5"}},
 "required":["session"],"additionalProperties":false}`,
 			runs, t.sendInput),
-		t.tool("read_screen", "Read a session's screen", `Return a session's screen as text, as a person looking at the terminal sees it now (full-screen programs included), trailing blank lines left out; scrollback adds up to that many lines of history above it.`,
+		t.tool("read_screen", "Read a session's screen", `Return a session's screen as text, as a person looking at the terminal sees it now (full-screen programs included), trailing blank lines left out; scrollback adds up to that many lines of history above it (when there is less history than that, a second text says how much there was; read_output has everything still logged).`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "scrollback":{"type":"integer","minimum":0,"maximum":100000,"default":0,"description":"lines of history to add above the screen"}},
@@ -91,7 +91,7 @@ func (t *tools) list() []tool {
 "tail_bytes":{"type":"integer","minimum":1,"maximum":1048576,"description":"read only the last this many bytes of output, instead of from offset"}},
 "required":["session"],"additionalProperties":false}`,
 			readOnly, t.readOutput),
-		t.tool("wait_for", "Wait for something in a session", `Block until one thing happens in a session, or timeout_ms passes: text (literal) or regex (RE2 syntax; (?m) for ^ $ per line) appears on the screen (its lines without trailing blanks and the blank lines below the last text left out, so \\z is the end of the last line and text ending in spaces, such as a prompt "$ ", matches at a line's end), or with offset in the output printed from that offset on (escape sequences removed); exit: the process ends; quiet_ms: nothing is printed for that long. Returns what happened: matched (with the text, and its line or its offsets), exited (with exit_code), quiet, or timed_out: true, which is a normal answer, not an error. If the session ends first, says exited.`,
+		t.tool("wait_for", "Wait for something in a session", `Block until one thing happens in a session, or timeout_ms passes: text (literal) or regex (RE2 syntax; (?m) for ^ $ per line) appears on the screen (its lines without trailing blanks and the blank lines below the last text left out, so \z is the end of the last line and text ending in spaces, such as a prompt "$ ", matches at a line's end), or with offset in the output printed from that offset on (escape sequences removed); exit: the process ends; quiet_ms: nothing is printed for that long. Returns what happened: matched (with the text, and its line or its offsets), exited (with exit_code), quiet, or timed_out: true, which is a normal answer, not an error. If the session ends first, says exited. A restart of the termkeep server during the wait does not end it.`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "text":{"type":"string","description":"wait until this text appears"},
