@@ -338,3 +338,25 @@ func TestReadOutputTail(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// A session gone when the server comes back is that answer, not a
+// restart to retry.
+func TestWaitCutSessionGone(t *testing.T) {
+	fake := newFake()
+	c := startServer(t, fake)
+	c.send(`{"jsonrpc":"2.0","id":303,"method":"tools/call","params":{"name":"wait_for","arguments":{"session":"web","exit":true,"timeout_ms":20000}}}`)
+	time.Sleep(300 * time.Millisecond)
+	fake.mu.Lock()
+	fake.sessions = fake.sessions[1:]
+	fake.mu.Unlock()
+	fake.cutStreams()
+	m := c.recv()
+	r, _ := m["result"].(map[string]any)
+	text := ""
+	if content, _ := r["content"].([]any); len(content) > 0 {
+		text, _ = content[0].(map[string]any)["text"].(string)
+	}
+	if r["isError"] != true || !strings.Contains(text, `no session "web"`) {
+		t.Fatalf("wait_for of a session gone after a restart: %v", m)
+	}
+}

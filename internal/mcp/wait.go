@@ -109,10 +109,13 @@ func (t *tools) waitFor(ctx context.Context, raw json.RawMessage) (any, error) {
 		}
 		t.opts.Log.Info("mcp: the server went away during wait_for; waiting for it", "session", a.Session, "err", err)
 		if err := t.reconnect(wctx, a.Session); err != nil {
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				return nil, ctx.Err()
+			case wctx.Err() != nil:
+				return nil, errRestarted("the wait", timeout)
 			}
-			return nil, errRestarted("the wait", timeout)
+			return nil, err // the new server knows no such session
 		}
 	}
 }
