@@ -103,3 +103,37 @@ func boxShell(t *testing.T, m *e2e.MCP) string {
 	}
 	return id
 }
+
+// TestMCPProtocolEdges: the real `termkeep mcp` answers a request with no
+// method and one over 16 MiB with their ids, refuses an empty command,
+// sends the model to list_sessions, and marks the tools that run commands
+// as destructive and open world.
+func TestMCPProtocolEdges(t *testing.T) {
+	t.Parallel()
+	_, m := startMCPEnv(t)
+	m.Send(`{"jsonrpc":"2.0","id":7}`)
+	if v := m.Recv(30 * time.Second); v["id"] != 7.0 || v["error"].(map[string]any)["code"] != -32600.0 {
+		t.Fatalf("no method: %v", v)
+	}
+	m.Send(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"send_input","arguments":{"session":"x","text":"` + strings.Repeat("y", 17<<20) + `"}}}`)
+	if v := m.Recv(60 * time.Second); v["id"] != 8.0 || v["error"] == nil {
+		t.Fatalf("over 16 MiB: %v", v)
+	}
+	if _, text, isErr := m.Try("create_session", map[string]any{"command": []string{}}); !isErr || !strings.Contains(text, "empty") {
+		t.Fatalf("command []: %q", text)
+	}
+	if _, text, isErr := m.Try("read_screen", map[string]any{"session": "nope"}); !isErr || !strings.Contains(text, "list_sessions") {
+		t.Fatalf("an unknown session: %q", text)
+	}
+	v := m.Call("tools/list", map[string]any{})
+	for _, tl := range v["result"].(map[string]any)["tools"].([]any) {
+		tool := tl.(map[string]any)
+		a := tool["annotations"].(map[string]any)
+		if name := tool["name"]; (name == "send_input" || name == "create_session") && (a["destructiveHint"] != true || a["openWorldHint"] != true) {
+			t.Errorf("%s: %v", name, a)
+		}
+	}
+	if list := m.Tool("list_sessions", nil); len(list["sessions"].([]any)) != 0 {
+		t.Fatalf("a session was started: %v", list)
+	}
+}
