@@ -103,7 +103,10 @@ func (c *commandArg) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &list); err != nil {
 		return argErr("argument \"command\" must be a string (a shell command line) or an array of strings (a program and its arguments)")
 	}
-	if len(list) > 0 && list[0] == "" {
+	if len(list) == 0 {
+		return argErr("argument \"command\" is an empty array: give the program and its arguments, or leave command out for the user's shell")
+	}
+	if list[0] == "" {
 		return argErr("argument \"command\": the program (its first item) is empty")
 	}
 	*c = list

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +28,13 @@ type fakeBackend struct {
 	inputs   []string // "ID:bytes" of every Input
 	grew     chan struct{}
 	noServer bool
+	history  map[string][]string // lines above the screen, oldest first
+	// screenFails is how many Screen calls still fail as a server that
+	// has just restarted may answer.
+	screenFails int
+	// streamCut, when closed, ends every open stream with io.EOF, as a
+	// server killed mid-stream does.
+	streamCut chan struct{}
 }
 
 func newFake() *fakeBackend {
@@ -33,7 +42,7 @@ func newFake() *fakeBackend {
 	quiet := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	f := &fakeBackend{
 		sessions: []api.Session{
-			{ID: "s1", Name: "web", State: "running", Workspace: "app", Cwd: "/src/app", Command: []string{"bash"}, QuietSince: &quiet},
+			{ID: "s1", Name: "web", State: "running", Rows: 5, Workspace: "app", Cwd: "/src/app", Command: []string{"bash"}, QuietSince: &quiet},
 			{ID: "s2", Name: "", State: "exited", ExitCode: &zero, Cwd: "/tmp", Command: []string{"make"}},
 		},
 		screen: map[string]string{"s1": "$ echo hi\nhi\n$ \n\n\n", "s2": "done\n"},
@@ -41,9 +50,11 @@ func newFake() *fakeBackend {
 			"s1": []byte("$ echo hi\r\nhi\r\n\x1b[1m$\x1b[0m "),
 			"s2": []byte("caf\xc3\xa9 \xff ok\r\ndone\r\n"),
 		},
-		exit:  map[string]*wire.Exit{"s2": {State: "exited", ExitCode: &zero, End: 18}},
-		grew:  make(chan struct{}),
-		first: map[string]uint64{},
+		exit:      map[string]*wire.Exit{"s2": {State: "exited", ExitCode: &zero, End: 18}},
+		grew:      make(chan struct{}),
+		first:     map[string]uint64{},
+		history:   map[string][]string{},
+		streamCut: make(chan struct{}),
 	}
 	for i := range f.sessions {
 		f.sessions[i].End = uint64(len(f.output[f.sessions[i].ID]))
@@ -51,7 +62,18 @@ func newFake() *fakeBackend {
 	return f
 }
 
+// cutStreams ends the open streams, as a server killed mid-stream does;
+// streams opened later are whole again.
+func (f *fakeBackend) cutStreams() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	close(f.streamCut)
+	f.streamCut = make(chan struct{})
+}
+
 func (f *fakeBackend) connect(context.Context) (Backend, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.noServer {
 		return nil, client.ErrNoServer
 	}
@@ -133,7 +155,17 @@ func (f *fakeBackend) Screen(_ context.Context, ref string, ansi bool, scrollbac
 	if err != nil {
 		return "", err
 	}
-	return f.screen[f.sessions[i].ID], nil
+	if f.screenFails > 0 {
+		f.screenFails--
+		return "", &client.Error{Status: 503, Message: "render the screen of " + ref + ": the screen model is still catching up"}
+	}
+	h := f.history[f.sessions[i].ID]
+	h = h[len(h)-min(len(h), scrollback):]
+	var b strings.Builder
+	for _, l := range h {
+		b.WriteString(l + "\n")
+	}
+	return b.String() + f.screen[f.sessions[i].ID], nil
 }
 
 func (f *fakeBackend) Kill(_ context.Context, ref string) (api.Session, error) {
@@ -184,7 +216,7 @@ func (f *fakeBackend) Follow(ctx context.Context, ref string, from int64) (Strea
 	if start > end {
 		return nil, &wire.RemoteError{Code: wire.CodeUnavailable, Message: fmt.Sprintf("offset %d is beyond the session's end (%d)", start, end)}
 	}
-	st := &fakeStream{f: f, id: id, off: start, closed: make(chan struct{}), first: f.first[id]}
+	st := &fakeStream{f: f, id: id, off: start, closed: make(chan struct{}), first: f.first[id], cut: f.streamCut}
 	st.welcome = wire.Welcome{Session: id, First: f.first[id], End: end, Start: start, Exited: f.exit[id] != nil}
 	return st, nil
 }
@@ -201,6 +233,7 @@ type fakeStream struct {
 	buf     []byte
 	closed  chan struct{}
 	once    sync.Once
+	cut     chan struct{}
 }
 
 func (s *fakeStream) Welcome() wire.Welcome { return s.welcome }
@@ -233,6 +266,8 @@ func (s *fakeStream) Next() (wire.Frame, error) {
 				continue
 			case <-s.closed:
 				return wire.Frame{}, errors.New("stream closed")
+			case <-s.cut:
+				return wire.Frame{}, io.EOF
 			}
 		}
 		return wire.ReadFrame(&b, &s.buf)

@@ -72,6 +72,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 }
 
 func newServer(opts Options, log *slog.Logger) *sdk.Server {
+	opts.Log = log
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}

@@ -228,7 +228,7 @@ func TestLongLine(t *testing.T) {
 	c := startServer(t, fake)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", maxMessage) + `"}}`)
 	m := c.recv()
-	if e, _ := m["error"].(map[string]any); e == nil || e["code"].(float64) != -32600 || m["id"] != nil {
+	if e, _ := m["error"].(map[string]any); e == nil || e["code"].(float64) != -32600 || m["id"] != 1.0 {
 		t.Fatalf("a line above the limit: %v", m)
 	}
 	if r := c.call("ping", nil); r["error"] != nil {

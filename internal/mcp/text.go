@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"unicode/utf8"
 )
 
@@ -17,8 +18,20 @@ import (
 // input is not consumed, and belongs to the next read. The caller learns
 // how much was consumed and resumes there, so no byte is shown twice and
 // none is torn.
+//
+// With collapse (and not raw), "\r" returns to the start of the line as a
+// terminal does, so what follows overwrites it, and an erase to the end of
+// the line (ESC [ K) erases: a progress bar redrawn 300 times reads as the
+// one line the screen shows, not 300. A backspace then moves back over a
+// character rather than deleting it. The cursor's place carries over from
+// one call to the next, so a cleaner that collapses is used through a
+// pointer across the reads of one stream.
 type cleaner struct {
-	raw bool
+	raw      bool
+	collapse bool
+	// back is how many bytes of dst (the text so far) lie right of the
+	// cursor, on its line: the next character overwrites there. 0 appends.
+	back int
 	// src, when not nil, is kept aligned with the text (the dst of clean,
 	// across calls): for each byte of it, the offset of the input element
 	// it came from, base being the offset of the input's first byte. A
@@ -34,9 +47,29 @@ const maxHold = 64 << 10
 // clean appends the text of p to dst and returns it with the number of
 // bytes of p consumed. final says that nothing follows p: everything is
 // consumed.
-func (c cleaner) clean(dst []byte, p []byte, final bool) ([]byte, int) {
+func (c *cleaner) clean(dst []byte, p []byte, final bool) ([]byte, int) {
 	i := 0
+	collapse := c.collapse && !c.raw
+	if c.back > len(dst) || !collapse {
+		c.back = 0
+	}
 	emit := func(b []byte, at int) {
+		if c.back > 0 && b[0] != '\n' {
+			// Overwrite the character under the cursor.
+			pos := len(dst) - c.back
+			_, size := utf8.DecodeRune(dst[pos:])
+			dst = splice(dst, pos, pos+size, b)
+			if c.src != nil {
+				offs := make([]uint64, len(b))
+				for k := range offs {
+					offs[k] = c.base + uint64(at)
+				}
+				*c.src = splice(*c.src, pos, pos+size, offs)
+			}
+			c.back -= size
+			return
+		}
+		c.back = 0 // a newline leaves the line as it is, below it
 		dst = append(dst, b...)
 		if c.src != nil {
 			for range b {
@@ -54,6 +87,13 @@ func (c cleaner) clean(dst []byte, p []byte, final bool) ([]byte, int) {
 					return dst, i
 				}
 				n = len(p) - i
+			}
+			if collapse && eraseLine(p[i:i+n]) {
+				dst = dst[:len(dst)-c.back]
+				if c.src != nil {
+					*c.src = (*c.src)[:len(*c.src)-c.back]
+				}
+				c.back = 0
 			}
 			if c.raw {
 				// Kept, but as valid UTF-8 (an OSC's text may not be).
@@ -75,10 +115,19 @@ func (c cleaner) clean(dst []byte, p []byte, final bool) ([]byte, int) {
 			if c.raw {
 				emit(p[i:i+1], i)
 			} else if i+1 < len(p) && p[i+1] == '\n' {
+				c.back = 0
 				emit([]byte{'\n'}, i)
 				i++
+			} else if collapse {
+				c.back = len(dst) - (bytes.LastIndexByte(dst, '\n') + 1)
 			} else if len(dst) > 0 && dst[len(dst)-1] != '\n' {
 				emit([]byte{'\n'}, i)
+			}
+			i++
+		case b == '\b' && collapse:
+			if pos := len(dst) - c.back; pos > 0 && dst[pos-1] != '\n' {
+				_, size := utf8.DecodeLastRune(dst[:pos])
+				c.back += size
 			}
 			i++
 		case b == '\b' && !c.raw:
@@ -91,6 +140,9 @@ func (c cleaner) clean(dst []byte, p []byte, final bool) ([]byte, int) {
 			}
 			i++
 		case b < 0x20 || b == 0x7f:
+			if b == '\n' {
+				c.back = 0
+			}
 			if c.raw || b == '\n' || b == '\t' {
 				emit(p[i:i+1], i)
 			}
@@ -167,4 +219,21 @@ func escLen(p []byte) (int, bool) {
 		}
 	}
 	return len(p), false
+}
+
+// splice replaces s[i:j] with r.
+func splice[T any](s []T, i, j int, r []T) []T {
+	if len(r) == j-i {
+		copy(s[i:], r)
+		return s
+	}
+	tail := append([]T(nil), s[j:]...)
+	return append(append(s[:i], r...), tail...)
+}
+
+// eraseLine reports whether seq (a whole escape sequence) erases from the
+// cursor to the end of its line: CSI K or CSI 0 K.
+func eraseLine(seq []byte) bool {
+	return len(seq) >= 3 && seq[1] == '[' && seq[len(seq)-1] == 'K' &&
+		(len(seq) == 3 || string(seq[2:len(seq)-1]) == "0")
 }

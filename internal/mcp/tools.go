@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,7 @@ const (
 	defaultTimeout  = 30 * time.Second
 	maxTimeout      = 10 * time.Minute
 	maxScrollback   = 100000
+	maxTailLines    = 100000
 )
 
 // tools are the server's tools; each reaches termkeep through
@@ -44,9 +46,13 @@ type tool struct {
 // list is the tool table: name, what a model reads about it, its input
 // schema, and its handler.
 func (t *tools) list() []tool {
+	// Hints as the MCP specification defines them. Reading changes
+	// nothing. Starting a program or typing into one runs whatever it is
+	// told, which may delete files or reach any host: destructive and open
+	// world. Ending a session ends what ran in it.
 	yes, no := true, false
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}
-	writes := &sdk.ToolAnnotations{DestructiveHint: &no, OpenWorldHint: &no}
+	runs := &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes}
 	return []tool{
 		t.tool("list_sessions", "List termkeep's sessions", `List every termkeep session: its id, name, state (running, exited, closed, interrupted, paused), exit_code once ended, workspace, working directory, command, end_offset (bytes printed so far) and quiet_since (when a running session last printed, once it has printed nothing for 2 seconds: it is probably waiting for input; null while output flows).`,
 			`{"type":"object","properties":{"workspace":{"type":"string","description":"only the sessions of this workspace"}},"additionalProperties":false}`,
@@ -60,7 +66,7 @@ func (t *tools) list() []tool {
 "workspace":{"type":"string","description":"group the session in this workspace (created with cwd as its directory if it does not exist)"},
 "cols":{"type":"integer","minimum":1,"maximum":1000,"description":"terminal width (default 80)"},
 "rows":{"type":"integer","minimum":1,"maximum":1000,"description":"terminal height (default 24)"}},"additionalProperties":false}`,
-			writes, t.createSession),
+			runs, t.createSession),
 		t.tool("send_input", "Type into a session", `Type into a session as at its keyboard: text, then the named keys, then Enter if enter is true. Returns offset, the session's output end before this input: wait_for or read_output with that offset sees only what the input caused.`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
@@ -68,22 +74,24 @@ func (t *tools) list() []tool {
 "enter":{"type":"boolean","default":false,"description":"press Enter at the end"},
 "keys":{"type":"array","items":{"type":"string"},"description":"keys to press after text, by name, each sent as the program expects it in its current mode (ESC O A for Up in less or vim): Enter, Tab, S-Tab, Escape, Backspace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1 … F12, Ctrl-A … Ctrl-Z (Ctrl-C interrupts, Ctrl-D ends input), Ctrl-\\, Ctrl-Space; prefixes C-, M- (Alt) and S- (Shift) combine: C-Up, M-F5"}},
 "required":["session"],"additionalProperties":false}`,
-			writes, t.sendInput),
-		t.tool("read_screen", "Read a session's screen", `Return a session's screen as text, as a person looking at the terminal sees it now (full-screen programs included), trailing blank lines left out; scrollback adds up to that many lines of history above it.`,
+			runs, t.sendInput),
+		t.tool("read_screen", "Read a session's screen", `Return a session's screen as text, as a person looking at the terminal sees it now (full-screen programs included), trailing blank lines left out; scrollback adds up to that many lines of history above it (when there is less history than that, a second text says how much there was; read_output has everything still logged).`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "scrollback":{"type":"integer","minimum":0,"maximum":100000,"default":0,"description":"lines of history to add above the screen"}},
 "required":["session"],"additionalProperties":false}`,
 			readOnly, t.readScreen),
-		t.tool("read_output", "Read a session's output", `Return what a session printed from a byte offset on, as text (escape sequences removed unless raw; invalid UTF-8 as U+FFFD), at most max_bytes of it, with next_offset: pass it back as offset to read on, and you never see a byte twice or miss one. gap says when bytes were skipped (no longer kept). more is true when there is output beyond next_offset already.`,
+		t.tool("read_output", "Read a session's output", `Return what a session printed from a byte offset on, as text (escape sequences removed unless raw; invalid UTF-8 as U+FFFD), at most max_bytes of it, with next_offset: pass it back as offset to read on, and you never see a byte twice or miss one. gap says when bytes were skipped (no longer kept). more is true when there is output beyond next_offset already. A "\r" goes back to the start of its line as on a terminal, so a progress bar redrawn many times reads as its last state. tail_lines or tail_bytes read the end instead (truncated: true when there is earlier output); pass next_offset back later to read what comes after.`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "offset":{"type":"integer","minimum":0,"description":"first byte to read (default: the oldest output still kept)"},
 "max_bytes":{"type":"integer","minimum":1,"maximum":1048576,"default":65536,"description":"at most this many bytes of output"},
-"raw":{"type":"boolean","default":false,"description":"keep escape sequences and control characters"}},
+"raw":{"type":"boolean","default":false,"description":"keep escape sequences and control characters"},
+"tail_lines":{"type":"integer","minimum":1,"maximum":100000,"description":"read only the last this many lines (within the last max_bytes of output), instead of from offset"},
+"tail_bytes":{"type":"integer","minimum":1,"maximum":1048576,"description":"read only the last this many bytes of output, instead of from offset"}},
 "required":["session"],"additionalProperties":false}`,
 			readOnly, t.readOutput),
-		t.tool("wait_for", "Wait for something in a session", `Block until one thing happens in a session, or timeout_ms passes: text (literal) or regex (RE2 syntax; (?m) for ^ $ per line) appears on the screen, or with offset in the output printed from that offset on (escape sequences removed); exit: the process ends; quiet_ms: nothing is printed for that long. Returns what happened: matched (with the text, and its line or its offsets), exited (with exit_code), quiet, or timed_out: true, which is a normal answer, not an error. If the session ends first, says exited.`,
+		t.tool("wait_for", "Wait for something in a session", `Block until one thing happens in a session, or timeout_ms passes: text (literal) or regex (RE2 syntax; (?m) for ^ $ per line) appears on the screen (its lines without trailing blanks and the blank lines below the last text left out, so \z is the end of the last line and text ending in spaces, such as a prompt "$ ", matches at a line's end), or with offset in the output printed from that offset on (escape sequences removed); exit: the process ends; quiet_ms: nothing is printed for that long. Returns what happened: matched (with the text, and its line or its offsets), exited (with exit_code), quiet, or timed_out: true, which is a normal answer, not an error. If the session ends first, says exited. A restart of the termkeep server during the wait does not end it.`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "text":{"type":"string","description":"wait until this text appears"},
@@ -96,7 +104,7 @@ func (t *tools) list() []tool {
 			readOnly, t.waitFor),
 		t.tool("kill_session", "End a session", `End a session: its processes get SIGHUP, then SIGKILL after a grace period. Returns once it has ended. Its output stays readable until it is removed with the termkeep CLI.`,
 			`{"type":"object","properties":{"session":{"type":"string","description":"session id or name"}},"required":["session"],"additionalProperties":false}`,
-			&sdk.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &no}, t.killSession),
+			&sdk.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &yes}, t.killSession),
 	}
 }
 
@@ -129,6 +137,9 @@ func (t *tools) tool(name, title, desc, schema string, ann *sdk.ToolAnnotations,
 type textOnly string
 
 func result(v any) (*sdk.CallToolResult, error) {
+	if r, ok := v.(*sdk.CallToolResult); ok {
+		return r, nil
+	}
 	if s, ok := v.(textOnly); ok {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(s)}}}, nil
 	}
@@ -154,6 +165,8 @@ func errorResult(err error) *sdk.CallToolResult {
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "the termkeep server did not answer in time"
 	}
+	// The server's sentences name the CLI; a model has the tool.
+	msg = strings.ReplaceAll(msg, "see `termkeep ls`", "see list_sessions")
 	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, ")") {
 		msg += "."
 	}
@@ -429,19 +442,51 @@ func (t *tools) readScreen(ctx context.Context, raw json.RawMessage) (any, error
 	if a.Scrollback < 0 || a.Scrollback > maxScrollback {
 		return nil, argErr("scrollback must be 0..%d lines", maxScrollback)
 	}
-	b, err := t.backend(ctx)
+	// A server that has just restarted may still be rebuilding the
+	// screen from the log: ask again, within this call's own deadline.
+	rctx, cancel := context.WithTimeout(ctx, defaultTimeout)
+	defer cancel()
+	var text string
+	var rows int
+	err := t.again(rctx, func(b Backend) error {
+		ref, err := t.inScope(rctx, b, a.Session)
+		if err != nil {
+			return err
+		}
+		if a.Scrollback > 0 {
+			s, err := b.Get(rctx, ref)
+			if err != nil {
+				return err
+			}
+			rows = s.Rows
+		}
+		text, err = b.Screen(rctx, ref, false, a.Scrollback)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	ref, err := t.inScope(ctx, b, a.Session)
-	if err != nil {
-		return nil, err
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.TrimRight(text, " \n")}}}
+	if note := scrollbackNote(text, rows, a.Scrollback); note != "" {
+		res.Content = append(res.Content, &sdk.TextContent{Text: note})
 	}
-	text, err := b.Screen(ctx, ref, false, a.Scrollback)
-	if err != nil {
-		return nil, err
+	return res, nil
+}
+
+// scrollbackNote says, when the history above the screen is shorter than
+// the scrollback asked for, how much there was: the screen model keeps a
+// bounded history (10,000 lines unless configured), and a short answer
+// must not pass for all there is. rows is the screen's height (0: unknown,
+// no note).
+func scrollbackNote(text string, rows, asked int) string {
+	if rows <= 0 || asked <= 0 {
+		return ""
 	}
-	return textOnly(strings.TrimRight(text, " \n")), nil
+	history := strings.Count(text, "\n") - rows
+	if history < 0 || history >= asked {
+		return ""
+	}
+	return fmt.Sprintf("[scrollback: %d lines asked; the session's screen keeps %d lines of history above it. read_output has all output still logged.]", asked, history)
 }
 
 // ---- read_output ------------------------------------------------------
@@ -453,10 +498,12 @@ type gapView struct {
 
 func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error) {
 	var a struct {
-		Session  string  `json:"session"`
-		Offset   *uint64 `json:"offset"`
-		MaxBytes *int    `json:"max_bytes"`
-		Raw      bool    `json:"raw"`
+		Session   string  `json:"session"`
+		Offset    *uint64 `json:"offset"`
+		MaxBytes  *int    `json:"max_bytes"`
+		Raw       bool    `json:"raw"`
+		TailLines *int    `json:"tail_lines"`
+		TailBytes *int    `json:"tail_bytes"`
 	}
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
@@ -474,6 +521,19 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 	if a.Offset != nil && *a.Offset > 1<<62 {
 		return nil, argErr("offset %d is not a byte offset", *a.Offset)
 	}
+	tailing := a.TailLines != nil || a.TailBytes != nil
+	switch {
+	case a.TailLines != nil && a.TailBytes != nil:
+		return nil, argErr("give tail_lines or tail_bytes, not both")
+	case tailing && a.Offset != nil:
+		return nil, argErr("give offset (read on from there) or a tail (read the end), not both")
+	case a.TailLines != nil && (*a.TailLines < 1 || *a.TailLines > maxTailLines):
+		return nil, argErr("tail_lines must be 1..%d", maxTailLines)
+	case a.TailBytes != nil && (*a.TailBytes < 1 || *a.TailBytes > maxMaxBytes):
+		return nil, argErr("tail_bytes must be 1..%d", maxMaxBytes)
+	case a.TailBytes != nil:
+		limit = *a.TailBytes
+	}
 	b, err := t.backend(ctx)
 	if err != nil {
 		return nil, err
@@ -487,6 +547,15 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 	from := uint64(0)
 	if a.Offset != nil {
 		from = *a.Offset
+	}
+	if tailing {
+		// The last limit bytes: tail_bytes, or the window tail_lines are
+		// looked for in (max_bytes).
+		s, err := b.Get(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		from = s.End - min(s.End, uint64(limit))
 	}
 	st, err := b.Follow(ctx, ref, int64(from))
 	if err != nil {
@@ -552,12 +621,26 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 	// Bytes of a character or a sequence cut at the end wait for the next
 	// read, unless nothing can follow them.
 	final := ended && off >= w.End && len(data) < limit
-	c := cleaner{raw: a.Raw}
-	text, used := c.clean(nil, data, final)
-	if used == 0 && len(data) > 0 && len(data) >= limit {
-		text, used = c.clean(nil, data, true) // a sequence longer than max_bytes: no way around it
+	skip := 0
+	if tailing && start > w.First {
+		skip = tornStart(data) // the window may begin inside a character
 	}
+	var offs []uint64
+	c := cleaner{raw: a.Raw, collapse: true, src: &offs, base: start + uint64(skip)}
+	text, used := c.clean(nil, data[skip:], final)
+	if used == 0 && len(data) > skip && len(data) >= limit {
+		offs = offs[:0]
+		c = cleaner{raw: a.Raw, collapse: true, src: &offs, base: start + uint64(skip)}
+		text, used = c.clean(nil, data[skip:], true) // a sequence longer than max_bytes: no way around it
+	}
+	used += skip
 	next := start + uint64(used)
+	truncated := tailing && start > w.First
+	if a.TailLines != nil {
+		if i := lastLines(text, *a.TailLines); i > 0 {
+			start, text, truncated = offs[i], text[i:], true
+		}
+	}
 	out := map[string]any{
 		"text":        string(text),
 		"offset":      start,
@@ -565,10 +648,41 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 		"end_offset":  max(w.End, off),
 		"more":        next < w.End,
 	}
+	if tailing {
+		out["truncated"] = truncated
+	}
 	if len(gaps) > 0 {
 		out["gap"] = gaps[0]
 	}
 	return out, nil
+}
+
+// lastLines returns where the last n lines of text start (0: text has n
+// lines or fewer). A line is ended by "\n"; text after the last "\n" (a
+// prompt) is a line of its own.
+func lastLines(text []byte, n int) int {
+	end := len(text)
+	if end > 0 && text[end-1] == '\n' {
+		end--
+	}
+	for i := end - 1; i >= 0; i-- {
+		if text[i] == '\n' {
+			if n--; n == 0 {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+// tornStart is how many bytes at the start of p continue a UTF-8
+// character that began before it.
+func tornStart(p []byte) int {
+	n := 0
+	for n < len(p) && n < utf8.UTFMax-1 && !utf8.RuneStart(p[n]) {
+		n++
+	}
+	return n
 }
 
 // ---- kill_session -----------------------------------------------------

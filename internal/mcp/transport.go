@@ -91,8 +91,13 @@ func (c *lineConn) readLines(r io.Reader) {
 
 var errTooLong = fmt.Errorf("message longer than %d MiB", maxMessage>>20)
 
+// idPrefix is how much of a line over the limit is kept to find the
+// request's id in: clients write "id" before "params".
+const idPrefix = 4 << 10
+
 // readLine returns the next line without its end ("\n" or "\r\n"). A line
-// longer than maxMessage is skipped to its end and reported as errTooLong.
+// longer than maxMessage is skipped to its end and reported as errTooLong,
+// with its first idPrefix bytes as the line.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	tooLong := false
@@ -100,7 +105,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		chunk, err := br.ReadSlice('\n')
 		if !tooLong {
 			if len(line)+len(chunk) > maxMessage+2 {
-				tooLong, line = true, nil
+				tooLong = true
+				line = append(line, chunk[:min(len(chunk), max(0, idPrefix-len(line)))]...)
+				line = line[:min(len(line), idPrefix)]
 			} else {
 				line = append(line, chunk...)
 			}
@@ -109,10 +116,10 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 			continue
 		}
 		if tooLong {
-			if err == nil {
-				err = errTooLong
+			if err == nil || err == io.EOF {
+				err = errTooLong // an unterminated last line: the next read says EOF
 			}
-			return nil, err
+			return line, err
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if err == io.EOF && len(line) > 0 {
@@ -133,7 +140,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case in = <-c.lines:
 		}
 		if errors.Is(in.err, errTooLong) {
-			c.reject(nil, jsonrpc.CodeInvalidRequest, in.err.Error())
+			c.reject(idFromPrefix(in.line), jsonrpc.CodeInvalidRequest, in.err.Error())
 			continue
 		}
 		if in.err != nil {
@@ -147,6 +154,11 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
+		if resp, ok := msg.(*jsonrpc.Response); ok && err == nil && resp.Result == nil && resp.Error == nil {
+			// Neither a method nor a result: a request missing its method,
+			// which the SDK would take for a response to drop unanswered.
+			err = errors.New("a request needs a method")
+		}
 		if err == nil {
 			if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
 				c.pmu.Lock()
@@ -263,3 +275,48 @@ func (c *lineConn) Close() error {
 }
 
 func (c *lineConn) SessionID() string { return "" }
+
+// idFromPrefix reads the id of a JSON-RPC request from the start of its
+// line, which may be cut anywhere: a top-level "id" member whose value is
+// a string or a number, complete before the cut. Anything else (no id yet,
+// an id of another type, not an object) is nil: the answer's id is then
+// null, as JSON-RPC says when the id cannot be read.
+func idFromPrefix(p []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if key != "id" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		tok, err := dec.Token()
+		if err != nil || !dec.More() && dec.InputOffset() >= int64(len(p)) {
+			// A number at the very end may be cut short ("12" of "123").
+			if _, isNum := tok.(json.Number); isNum || err != nil {
+				return nil
+			}
+		}
+		switch v := tok.(type) {
+		case string:
+			return v
+		case json.Number:
+			f, err := v.Float64()
+			if err != nil {
+				return nil
+			}
+			return f
+		}
+		return nil
+	}
+	return nil
+}

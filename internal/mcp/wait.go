@@ -53,6 +53,8 @@ func (t *tools) waitFor(ctx context.Context, raw json.RawMessage) (any, error) {
 	}
 	var match matcher
 	switch {
+	case a.Text != "" && a.Offset == nil:
+		match = func(s string) (int, int, bool) { return findLiteral(s, a.Text) }
 	case a.Text != "":
 		match = func(s string) (int, int, bool) {
 			i := strings.Index(s, a.Text)
@@ -92,51 +94,72 @@ func (t *tools) waitFor(ctx context.Context, raw json.RawMessage) (any, error) {
 		timeout = time.Duration(*a.TimeoutMs) * time.Millisecond
 	}
 
-	b, err := t.backend(ctx)
+	// The deadline covers the whole wait, a server that restarts during it
+	// included: the wait carries on against the new one.
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	seen := false // a server answered: its going away is then a restart
+	for {
+		out, err := t.waitOnce(ctx, wctx, a, match, quiet, &seen)
+		switch {
+		case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			return timedOut(timeout), nil
+		case err == nil || !seen || !transient(err):
+			return out, err
+		}
+		t.opts.Log.Info("mcp: the server went away during wait_for; waiting for it", "session", a.Session, "err", err)
+		if err := t.reconnect(wctx, a.Session); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return nil, ctx.Err()
+			case wctx.Err() != nil:
+				return nil, errRestarted("the wait", timeout)
+			}
+			return nil, err // the new server knows no such session
+		}
+	}
+}
+
+// waitOnce is one wait_for against one server: it ends with the wait's
+// answer, or the error that ended the server's part in it.
+func (t *tools) waitOnce(ctx, wctx context.Context, a waitArgs, match matcher, quiet time.Duration, seen *bool) (any, error) {
+	b, err := t.backend(wctx)
 	if err != nil {
 		return nil, err
 	}
-	ref, err := t.inScope(ctx, b, a.Session)
+	ref, err := t.inScope(wctx, b, a.Session)
 	if err != nil {
 		return nil, err
 	}
-	s, err := b.Get(ctx, ref)
+	s, err := b.Get(wctx, ref)
 	if err != nil {
 		return nil, err
 	}
+	*seen = true
 	if a.Exit && s.State != "running" {
 		return exitedResult(s.State, s.ExitCode, 0, s.Reason, s.End), nil
 	}
+	// After a restart the wait starts over: from the same offset (a match
+	// in the output is found again where it was), or from now.
 	from := wire.FromEnd
 	if a.Offset != nil {
 		from = int64(*a.Offset)
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	st, err := b.Follow(wctx, s.ID, from)
 	if err != nil {
-		if ctx.Err() == nil && wctx.Err() != nil {
-			return timedOut(timeout), nil
-		}
 		return nil, err
 	}
 	defer st.Close()
 	w := &waiter{b: b, id: s.ID, ref: a.Session, events: follow(wctx, st), off: st.Welcome().Start}
-	var out any
 	switch {
 	case a.Exit:
-		out, err = w.exit(wctx)
+		return w.exit(wctx)
 	case quiet > 0:
-		out, err = w.quiet(wctx, quiet)
+		return w.quiet(wctx, quiet)
 	case a.Offset != nil:
-		out, err = w.output(wctx, match)
-	default:
-		out, err = w.screen(wctx, match)
+		return w.output(wctx, match)
 	}
-	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return timedOut(timeout), nil
-	}
-	return out, err
+	return w.screen(wctx, match)
 }
 
 func timedOut(d time.Duration) map[string]any {
@@ -232,7 +255,7 @@ func (w *waiter) next(ctx context.Context) (event, error) {
 			if ctx.Err() != nil {
 				return e, ctx.Err()
 			}
-			return e, fmt.Errorf("the stream of session %s ended", w.ref)
+			return e, fmt.Errorf("the stream of session %s ended: %w", w.ref, errStreamEnded)
 		}
 		if e.err != nil {
 			return e, e.err
@@ -293,7 +316,7 @@ func (w *waiter) settle(ctx context.Context, e event, ok bool) (any, error) {
 	case !ok && ctx.Err() != nil:
 		return nil, ctx.Err()
 	case !ok:
-		return nil, fmt.Errorf("the stream of session %s ended", w.ref)
+		return nil, fmt.Errorf("the stream of session %s ended: %w", w.ref, errStreamEnded)
 	case e.err != nil:
 		return nil, e.err
 	}
@@ -372,6 +395,7 @@ func (w *waiter) screen(ctx context.Context, match matcher) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		text = screenText(text)
 		i, j, ok := match(text)
 		if !ok {
 			return nil, nil
@@ -431,5 +455,48 @@ func (w *waiter) drain() {
 		default:
 			return
 		}
+	}
+}
+
+// screenText is a rendered screen as wait_for matches on it: each line
+// without its trailing blanks, and without the blank lines below the
+// last one that has text, so that the end of the text (\z) is where the
+// prompt is.
+func screenText(screen string) string {
+	lines := strings.Split(screen, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// findLiteral finds text on a screen's text. The cells right of a line's
+// last character are blank on the screen though the text leaves them out,
+// so text's trailing spaces also match the end of a line: a prompt "# "
+// matches "root#" at the end of the screen. Text of spaces alone matches
+// only spaces actually there.
+func findLiteral(hay, text string) (int, int, bool) {
+	if i := strings.Index(hay, text); i >= 0 {
+		return i, i + len(text), true
+	}
+	base := strings.TrimRight(text, " ")
+	if base == "" {
+		return 0, 0, false
+	}
+	for from := 0; ; {
+		i := strings.Index(hay[from:], base)
+		if i < 0 {
+			return 0, 0, false
+		}
+		i += from
+		j := i + len(base)
+		k := j
+		for k < len(hay) && hay[k] == ' ' && k-j < len(text)-len(base) {
+			k++
+		}
+		if k == len(hay) || hay[k] == '\n' {
+			return i, k, true
+		}
+		from = i + 1
 	}
 }
