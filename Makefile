@@ -64,7 +64,7 @@ install: build
 # The whole suite: vet, then every test with the race detector, a real pty,
 # a real shell, a real SQLite file and real sockets; then the browser UI's
 # tests in a real (headless) Chromium. The end-to-end tests are split by
-# area (internal/e2e/core, security, restart, web, soak) so that go test
+# area (internal/e2e/core, cli, security, restart, web, soak) so that go test
 # runs them side by side with the other packages; none needs more than a
 # third of the timeout on a quiet 2-core machine.
 test: build chromium

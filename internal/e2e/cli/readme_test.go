@@ -1,4 +1,4 @@
-package core
+package cli
 
 import (
 	"bufio"
@@ -109,7 +109,13 @@ func TestReadmeCommandsRun(t *testing.T) {
 		case strings.Contains(line, " attach "): // needs a terminal: see the attach tests
 			continue
 		}
-		out, code := run(line, 8*time.Second)
+		// Those that wait or follow are cut short; a usage error would
+		// still show at once.
+		limit := 30 * time.Second
+		if strings.Contains(line, "--follow") || strings.Contains(line, "--output") {
+			limit = 3 * time.Second
+		}
+		out, code := run(line, limit)
 		t.Logf("%s: exit %d", line, code)
 		if code == 2 || strings.Contains(out, "unknown flag") || strings.Contains(out, "unknown command") || strings.Contains(out, "unknown shorthand") {
 			t.Errorf("README's `%s` does not run as printed: exit %d: %s", line, code, out)
