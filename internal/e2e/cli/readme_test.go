@@ -59,7 +59,7 @@ func TestReadmeCommandsRun(t *testing.T) {
 	home := t.TempDir()
 	app := filepath.Join(home, "src", "app")
 	os.MkdirAll(app, 0o755)
-	os.WriteFile(filepath.Join(app, "Makefile"), []byte("all:\n\t@echo building; sleep 30\n"), 0o644)
+	os.WriteFile(filepath.Join(app, "Makefile"), []byte("all:\n\t@echo building; sleep 2\ntest:\n\t@echo All tests passed\n"), 0o644)
 	bin := t.TempDir()
 	os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755)
 	// bin/termkeep as the first block has it, from a checkout's root.
@@ -92,7 +92,7 @@ func TestReadmeCommandsRun(t *testing.T) {
 		return errb.String(), 0
 	}
 	for _, setup := range []string{
-		"termkeep new --name work -- sh -c 'echo All tests passed; exec cat'",
+		"termkeep new --name work --cwd ~/src/app -- sh",
 	} {
 		if out, code := run(setup, 30*time.Second); code != 0 {
 			t.Fatalf("%s: exit %d: %s", setup, code, out)
@@ -115,8 +115,9 @@ func TestReadmeCommandsRun(t *testing.T) {
 		if strings.Contains(line, "--follow") || strings.Contains(line, "--output") {
 			limit = 3 * time.Second
 		}
+		start := time.Now()
 		out, code := run(line, limit)
-		t.Logf("%s: exit %d", line, code)
+		t.Logf("%s: exit %d in %.1fs", line, code, time.Since(start).Seconds())
 		if code == 2 || strings.Contains(out, "unknown flag") || strings.Contains(out, "unknown command") || strings.Contains(out, "unknown shorthand") {
 			t.Errorf("README's `%s` does not run as printed: exit %d: %s", line, code, out)
 		}
