@@ -68,3 +68,40 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 func (f *follower) advance(off uint64, n int) {
 	f.off = int64(off) + int64(n)
 }
+
+// follow reads the session's stream, reopening it from f.off after a drop,
+// and hands each frame to fn until fn says it is done (with the exit code
+// and error to return), the server sends an Error frame, or ctx ends.
+func (f *follower) follow(ctx context.Context, fn func(fr wire.Frame) (done bool, code int, err error)) (int, error) {
+	for {
+		s, err := f.open(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		stop := context.AfterFunc(ctx, func() { s.Close() })
+		for {
+			fr, err := s.Next()
+			if err != nil {
+				break // connection dropped: reopen from f.off
+			}
+			var done bool
+			var code int
+			if fr.Type == wire.TypeError {
+				_, msg, _ := wire.ParseError(fr.Payload)
+				done, err = true, errors.New(msg)
+			} else {
+				done, code, err = fn(fr)
+			}
+			if done {
+				stop()
+				s.Close()
+				return code, err
+			}
+		}
+		stop()
+		s.Close()
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+	}
+}

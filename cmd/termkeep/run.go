@@ -135,50 +135,22 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 	if _, err := c.Send(ctx, ref, api.SendRequest{Text: typed, Enter: true}); err != nil {
 		return 0, apiErr(err)
 	}
-	for {
-		s, err := f.open(ctx, nil)
-		if err != nil {
-			return 0, err
+	return f.follow(ctx, func(fr wire.Frame) (bool, int, error) {
+		switch fr.Type {
+		case wire.TypeOutput:
+			off, data, _ := wire.ParseOutput(fr.Payload)
+			f.advance(off, len(data))
+			code, done, err := r.Write(off, data, out)
+			return err != nil || done, code, err
+		case wire.TypeGap:
+			_, to, _ := wire.ParseGap(fr.Payload)
+			f.off = int64(to)
+			return true, 0, fmt.Errorf("part of the command's output is lost from session %s's log; see `termkeep capture %s`", ref, ref)
+		case wire.TypeExit:
+			return true, 0, fmt.Errorf("session %s ended before the command did", ref)
 		}
-		stop := context.AfterFunc(ctx, func() { s.Close() })
-		for {
-			fr, err := s.Next()
-			if err != nil {
-				break
-			}
-			switch fr.Type {
-			case wire.TypeOutput:
-				off, data, _ := wire.ParseOutput(fr.Payload)
-				f.advance(off, len(data))
-				code, done, err := r.Write(off, data, out)
-				if err != nil || done {
-					stop()
-					s.Close()
-					return code, err
-				}
-			case wire.TypeGap:
-				_, to, _ := wire.ParseGap(fr.Payload)
-				f.off = int64(to)
-				stop()
-				s.Close()
-				return 0, fmt.Errorf("part of the command's output is lost from session %s's log; see `termkeep capture %s`", ref, ref)
-			case wire.TypeExit:
-				stop()
-				s.Close()
-				return 0, fmt.Errorf("session %s ended before the command did", ref)
-			case wire.TypeError:
-				_, msg, _ := wire.ParseError(fr.Payload)
-				stop()
-				s.Close()
-				return 0, errors.New(msg)
-			}
-		}
-		stop()
-		s.Close()
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-	}
+		return false, 0, nil
+	})
 }
 
 // newToken returns a token for the markers of one run: random, so that no

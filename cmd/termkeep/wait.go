@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -110,62 +109,37 @@ func timeoutOr(ctx context.Context, err error) error {
 // session ends first.
 func waitFor(ctx context.Context, f *follower, text []byte) (int, error) {
 	var tail []byte // the last len(text)-1 bytes seen, for matches across frames
-	for {
-		s, err := f.open(ctx, nil)
-		if err != nil {
-			return 0, err
-		}
-		stop := context.AfterFunc(ctx, func() { s.Close() })
-		for {
-			fr, err := s.Next()
-			if err != nil {
-				break
+	return f.follow(ctx, func(fr wire.Frame) (bool, int, error) {
+		switch fr.Type {
+		case wire.TypeOutput:
+			off, data, _ := wire.ParseOutput(fr.Payload)
+			if f.off >= 0 && off != uint64(f.off) {
+				tail = tail[:0] // a jump: nothing spans it
 			}
-			switch fr.Type {
-			case wire.TypeOutput:
-				off, data, _ := wire.ParseOutput(fr.Payload)
-				if f.off >= 0 && off != uint64(f.off) {
-					tail = tail[:0] // a jump: nothing spans it
+			f.advance(off, len(data))
+			if len(text) > 0 {
+				hay := append(tail, data...)
+				if bytes.Contains(hay, text) {
+					return true, 0, nil
 				}
-				f.advance(off, len(data))
-				if len(text) > 0 {
-					hay := append(tail, data...)
-					if bytes.Contains(hay, text) {
-						stop()
-						s.Close()
-						return 0, nil
-					}
-					keep := min(len(hay), len(text)-1)
-					tail = append(tail[:0], hay[len(hay)-keep:]...)
-				}
-			case wire.TypeGap:
-				_, to, _ := wire.ParseGap(fr.Payload)
-				f.off = int64(to)
-				tail = tail[:0]
-			case wire.TypeExit:
-				stop()
-				s.Close()
-				var e wire.Exit
-				wire.ParseJSON(fr.Payload, &e)
-				if len(text) > 0 {
-					return 1, fmt.Errorf("session %s ended without printing %q", f.ref, text)
-				}
-				if e.ExitCode == nil {
-					return 1, fmt.Errorf("session %s was %s: %s", f.ref, e.State, e.Reason)
-				}
-				return *e.ExitCode, nil
-			case wire.TypeError:
-				_, msg, _ := wire.ParseError(fr.Payload)
-				stop()
-				s.Close()
-				return 0, errors.New(msg)
+				keep := min(len(hay), len(text)-1)
+				tail = append(tail[:0], hay[len(hay)-keep:]...)
 			}
+		case wire.TypeGap:
+			_, to, _ := wire.ParseGap(fr.Payload)
+			f.off = int64(to)
+			tail = tail[:0]
+		case wire.TypeExit:
+			var e wire.Exit
+			wire.ParseJSON(fr.Payload, &e)
+			if len(text) > 0 {
+				return true, 1, fmt.Errorf("session %s ended without printing %q", f.ref, text)
+			}
+			if e.ExitCode == nil {
+				return true, 1, fmt.Errorf("session %s was %s: %s", f.ref, e.State, e.Reason)
+			}
+			return true, *e.ExitCode, nil
 		}
-		stop()
-		s.Close()
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		_ = io.EOF // connection dropped: reopen from f.off
-	}
+		return false, 0, nil
+	})
 }
