@@ -84,10 +84,13 @@ tidy:
 
 # The browser tests (web/test/ui): each starts bin/termkeep with its own
 # state directory and drives Debian's Chromium with playwright-core (no
-# browser is downloaded). Screenshots go to test-artifacts/ui/.
+# browser is downloaded). Screenshots go to test-artifacts/ui/. Before
+# them, the page's pure modules (tabs' order, the key encoder, replay's
+# clock) run under node --test (web/test/unit), bundled by esbuild.
 CHROMIUM ?= /usr/bin/chromium
 test-web: build chromium
 	cd web && npx tsc --noEmit -p .
+	npm run --silent test:unit --prefix web
 	CHROMIUM=$(CHROMIUM) TERMKEEP_BIN=$(CURDIR)/$(BIN) TERMKEEP_ARTIFACTS=$(CURDIR)/test-artifacts/ui npm test --prefix web
 
 # Debian's Chromium, installed when missing (as root; otherwise it says how).

@@ -291,9 +291,3 @@ export const browsers = {
   list: () => call<BrowserSession[]>('GET', '/api/browser-sessions'),
   revoke: (id: string) => call<BrowserSession>('DELETE', `/api/browser-sessions/${encodeURIComponent(id)}`),
 };
-
-/** displayName is what a tab calls a session. */
-export function commandName(s: Session): string {
-  const c = s.command?.[0] ?? 'shell';
-  return c.slice(c.lastIndexOf('/') + 1) || 'shell';
-}

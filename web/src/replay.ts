@@ -22,12 +22,12 @@
 import { Terminal } from '@xterm/xterm';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
-import { ApiError, GrepHit, replay as api, ReplayItem, ReplayMarker, ReplayPoint, ReplayTimeline } from './api';
+import { ApiError, GrepHit, replay as api, ReplayItem, ReplayTimeline } from './api';
+import { advanceClock, dueAt, hitTime, offsetTime, SPEEDS } from './replay-clock';
+import { ReplaySearch } from './replay-search';
+import { Timeline } from './replay-timeline';
 import { themes, ThemeName } from './theme';
 
-export const SPEEDS = [0.5, 1, 2, 4, 8, 16];
-/** With "skip idle" a pause in the output longer than this (ms of recording) plays as this long. */
-export const IDLE_MAX = 1000;
 /** Lines of history above a sought screen (the server's at most is 10,000). */
 const SCROLLBACK = 1000;
 const TERM_SCROLLBACK = 10000;
@@ -43,9 +43,6 @@ const TICK_MS = 100;
 const LIVE_POLL_MS = 1000;
 /** A live session's timeline is read again this often while the view is open. */
 const TIMELINE_POLL_MS = 5000;
-const HIT_LIMIT = 500;
-/** The timeline's time index holds at most this many points (thinned beyond). */
-const MAX_POINTS = 4096;
 
 type State = 'closed' | 'loading' | 'paused' | 'playing' | 'error';
 
@@ -69,61 +66,6 @@ export interface ReplayHooks {
   moved(id: string, t: number): void;
   closed(id: string): void;
   authLost(): void;
-}
-
-// ---- time and offsets --------------------------------------------------------
-
-/**
- * offsetTime is the time the byte at offset was logged, interpolated
- * between the time index's points (ascending by offset).
- */
-export function offsetTime(points: ReplayPoint[], offset: number): number | null {
-  if (!points.length) return null;
-  let lo = 0;
-  let hi = points.length - 1;
-  if (offset <= points[0].offset) return points[0].t;
-  if (offset >= points[hi].offset) return points[hi].t;
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (points[mid].offset <= offset) lo = mid;
-    else hi = mid;
-  }
-  const a = points[lo];
-  const b = points[hi];
-  return a.t + ((b.t - a.t) * (offset - a.offset)) / Math.max(1, b.offset - a.offset);
-}
-
-/**
- * advanceClock moves the playback clock (ms of recording) over elapsed
- * ms of the page's time at speed. lastT is the time of the last chunk
- * written, nextT the next one's (null when none is known yet). With
- * skipIdle a silence longer than IDLE_MAX plays as IDLE_MAX: once the clock
- * has run that far past lastT it jumps to nextT.
- */
-export function advanceClock(clock: number, elapsed: number, speed: number, lastT: number, nextT: number | null, skipIdle: boolean): number {
-  let c = clock + elapsed * speed;
-  if (skipIdle) {
-    const cap = lastT + IDLE_MAX;
-    if (nextT === null) c = Math.min(c, Math.max(clock, cap));
-    else if (nextT > cap && c >= cap) c = Math.max(c, nextT);
-  }
-  return c;
-}
-
-/** span says a duration as m:ss (h:mm:ss past an hour). */
-export function span(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const ss = String(s % 60).padStart(2, '0');
-  return h ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
-}
-
-function clockTime(t: number): string {
-  const d = new Date(t);
-  const time = d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  if (d.toDateString() === new Date().toDateString()) return time;
-  return `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${time}`;
 }
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -156,21 +98,11 @@ export class ReplayView {
   private readonly screenEl = byId('replay-screen');
   private readonly termEl = byId('replay-term');
   private readonly msgEl = byId('replay-msg');
-  private readonly timelineEl = byId('replay-timeline');
-  private readonly markersEl = byId('replay-markers');
-  private readonly hitmarksEl = byId('replay-hitmarks');
-  private readonly progressEl = byId('replay-progress');
-  private readonly handleEl = byId('replay-handle');
-  private readonly hoverEl = byId('replay-hover');
-  private readonly activity = byId<HTMLCanvasElement>('replay-activity');
   private readonly playBtn = byId<HTMLButtonElement>('replay-play');
   private readonly speedEl = byId<HTMLSelectElement>('replay-speed');
   private readonly skipEl = byId<HTMLInputElement>('replay-skip');
-  private readonly timeEl = byId('replay-time');
-  private readonly searchEl = byId<HTMLInputElement>('replay-search');
-  private readonly hitsEl = byId('replay-hits');
-  private readonly hitsList = byId('replay-hits-list');
-  private readonly hitsHead = byId('replay-hits-head');
+  private readonly timeline: Timeline;
+  private readonly search: ReplaySearch;
 
   private term: Terminal | null = null;
   private prefs: ReplayPrefs;
@@ -178,7 +110,6 @@ export class ReplayView {
   /** The session shown, and its timeline (null until read). */
   id: string | null = null;
   private tl: ReplayTimeline | null = null;
-  private markers: ReplayMarker[] = [];
   private state: State = 'closed';
   /** gen numbers the current seek, playback or pause; older answers and callbacks are dropped. */
   private gen = 0;
@@ -213,13 +144,9 @@ export class ReplayView {
   private tlTimer = 0;
   private tlFetching = false;
   private retry: (() => void) | null = null;
-  private searchGen = 0;
-  private searchAbort: AbortController | null = null;
-  private hits: GrepHit[] = [];
   private fitRaf = 0;
   private scrubTarget: { t: number; play: boolean } | null = null;
   private scrubbing = false;
-  private dragging = false;
 
   constructor(prefs: ReplayPrefs, private readonly hooks: ReplayHooks) {
     this.prefs = { ...prefs };
@@ -230,6 +157,26 @@ export class ReplayView {
       this.speedEl.appendChild(o);
     }
     this.speedEl.value = '1';
+    this.timeline = new Timeline({
+      isOpen: () => this.isOpen,
+      grab: () => {
+        const playing = this.state === 'playing';
+        if (playing) this.newGen();
+        return playing;
+      },
+      scrub: (t, play) => this.scrub(t, play),
+      toMarker: (offset, play) => {
+        this.atMarker = offset;
+        void this.seek({ offset }, play);
+      },
+    });
+    this.search = new ReplaySearch({
+      id: () => this.id,
+      show: (h) => this.seekHit(h),
+      hits: (hits) => this.timeline.setHits(hits),
+      failed: errorText,
+      left: () => this.timeline.el.focus(),
+    });
     this.bind();
   }
 
@@ -245,7 +192,7 @@ export class ReplayView {
    */
   async open(id: string, label: string, t: number | null): Promise<void> {
     const same = this.id === id && this.isOpen;
-    if (!same) this.clearSearch();
+    if (!same) this.search.clear();
     this.id = id;
     byId('replay-title').textContent = label;
     this.root.hidden = false;
@@ -255,8 +202,8 @@ export class ReplayView {
       return;
     }
     this.tl = null;
-    this.markers = [];
-    this.renderTimeline();
+    this.timeline.set(null);
+    this.render();
     const gen = this.newGen();
     this.setState('loading');
     this.showMessage('');
@@ -295,7 +242,7 @@ export class ReplayView {
     this.newGen();
     window.clearInterval(this.tlTimer);
     this.tlTimer = 0;
-    this.searchAbort?.abort();
+    this.search.stop();
     this.setState('closed');
     this.root.hidden = true;
     if (id) this.hooks.closed(id);
@@ -305,7 +252,7 @@ export class ReplayView {
     this.prefs = { ...p };
     if (this.term) this.term.options.theme = themes[p.theme];
     this.fitSoon();
-    this.drawActivity();
+    this.timeline.drawActivity();
   }
 
   private ensureTerm(): void {
@@ -377,13 +324,9 @@ export class ReplayView {
 
   private setTimeline(tl: ReplayTimeline): void {
     this.tl = tl;
-    this.markers = [...tl.markers].sort((a, b) => a.offset - b.offset);
-    this.timelineEl.dataset.start = String(tl.start_t);
-    this.timelineEl.dataset.end = String(tl.end_t);
-    this.timelineEl.setAttribute('aria-valuemin', String(tl.start_t));
-    this.timelineEl.setAttribute('aria-valuemax', String(tl.end_t));
     this.root.dataset.live = tl.state === 'running' ? '1' : '';
-    this.renderTimeline();
+    this.timeline.set(tl);
+    this.render();
   }
 
   /** refreshTimeline reads a live session's timeline again: its end and its markers grow. */
@@ -401,140 +344,11 @@ export class ReplayView {
     }
   }
 
-  private get startT(): number {
-    return this.tl?.start_t ?? 0;
-  }
-
-  private get endT(): number {
-    const tl = this.tl;
-    if (!tl) return 1;
-    return Math.max(tl.end_t, tl.start_t + 1);
-  }
-
-  /** frac is where moment t sits on the timeline, 0 to 1. */
-  private frac(t: number): number {
-    return Math.min(1, Math.max(0, (t - this.startT) / (this.endT - this.startT)));
-  }
-
-  private timeAtX(clientX: number): number {
-    const r = this.timelineEl.getBoundingClientRect();
-    const f = Math.min(1, Math.max(0, (clientX - r.left) / Math.max(1, r.width)));
-    return Math.round(this.startT + f * (this.endT - this.startT));
-  }
-
-  private renderTimeline(): void {
-    const tl = this.tl;
-    // Markers of a kind closer than 1/400 of the width share one tick:
-    // its tooltip lists them all, and it is red when any of them failed.
-    const ticks = new Map<string, ReplayMarker[]>();
-    for (const m of tl ? this.markers : []) {
-      const key = `${m.kind}:${Math.round(this.frac(m.t) * 400)}`;
-      const at = ticks.get(key);
-      if (at) at.push(m);
-      else ticks.set(key, [m]);
-    }
-    // A live session's timeline is read again every few seconds: ticks
-    // that stay are updated in place (a tooltip being read stays up).
-    const old = new Map<string, HTMLElement>();
-    for (const e of this.markersEl.querySelectorAll<HTMLElement>('.replay-marker')) old.set(e.dataset.key ?? '', e);
-    for (const ms of ticks.values()) {
-      const m = ms.find(failed) ?? ms[0];
-      const key = `${ms[0].kind}:${ms[0].offset}`;
-      let e = old.get(key);
-      old.delete(key);
-      if (!e) {
-        e = document.createElement('div');
-        e.className = 'replay-marker';
-        e.dataset.key = key;
-        this.markersEl.appendChild(e);
-      }
-      e.dataset.kind = m.kind;
-      e.dataset.offset = String(m.offset);
-      e.dataset.t = String(m.t);
-      if (m.status !== undefined) e.dataset.status = String(m.status);
-      else delete e.dataset.status;
-      if (failed(m)) e.dataset.fail = '1';
-      else delete e.dataset.fail;
-      e.style.left = `${(this.frac(m.t) * 100).toFixed(3)}%`;
-      if (m.kind === 'gap' && m.end !== undefined && tl) {
-        const endT = offsetTime(tl.points, m.end) ?? m.t;
-        e.style.width = `max(3px, ${((this.frac(endT) - this.frac(m.t)) * 100).toFixed(3)}%)`;
-      }
-      const lines = ms.slice(0, 8).map(markerTitle);
-      if (ms.length > 8) lines.push(`… and ${ms.length - 8} more`);
-      e.title = lines.join('\n');
-    }
-    for (const e of old.values()) e.remove();
-    this.renderHitmarks();
-    this.drawActivity();
-    this.render();
-  }
-
-  /** drawActivity shades the timeline by how much was printed when: busy stretches stand out in a long, mostly idle session. */
-  private drawActivity(): void {
-    const c = this.activity;
-    const tl = this.tl;
-    const w = Math.max(1, Math.round(c.clientWidth));
-    const h = Math.max(1, Math.round(c.clientHeight));
-    const dpr = window.devicePixelRatio || 1;
-    c.width = Math.round(w * dpr);
-    c.height = Math.round(h * dpr);
-    const g = c.getContext('2d');
-    if (!g) return;
-    g.clearRect(0, 0, c.width, c.height);
-    if (!tl || !tl.points.length || !this.isOpen) return;
-    const n = Math.max(1, Math.floor(w / 2));
-    const buckets = new Float64Array(n);
-    const pts = tl.points;
-    // The log stamps output with the time it arrived after a quiet spell,
-    // so a point's bytes were printed at its time, unless the index was
-    // thinned (it holds at most MAX_POINTS): then spread them over the
-    // stretch to the next point.
-    const thinned = pts.length >= MAX_POINTS;
-    for (let i = 1; i < pts.length; i++) {
-      const bytes = pts[i].offset - pts[i - 1].offset;
-      if (bytes <= 0) continue;
-      const a = this.frac(pts[i - 1].t) * n;
-      if (!thinned) {
-        buckets[Math.min(n - 1, Math.floor(a))] += bytes;
-        continue;
-      }
-      const b = Math.max(a + 1e-9, this.frac(pts[i].t) * n);
-      for (let k = Math.floor(a); k < Math.min(n, Math.ceil(b)); k++) {
-        const overlap = Math.min(b, k + 1) - Math.max(a, k);
-        if (overlap > 0) buckets[k] += (bytes * overlap) / (b - a);
-      }
-    }
-    const last = pts[pts.length - 1];
-    if (tl.end_offset > last.offset) buckets[Math.min(n - 1, Math.floor(this.frac(last.t) * n))] += tl.end_offset - last.offset;
-    let max = 0;
-    for (const v of buckets) max = Math.max(max, v);
-    if (max <= 0) return;
-    // The canvas's CSS color is the theme's (app.css), resolved to rgb().
-    g.fillStyle = getComputedStyle(c).color;
-    const bw = c.width / n;
-    for (let k = 0; k < n; k++) {
-      if (buckets[k] <= 0) continue;
-      const bh = Math.max(dpr, (Math.log1p(buckets[k]) / Math.log1p(max)) * c.height * 0.8);
-      g.fillRect(Math.floor(k * bw), c.height - bh, Math.ceil(bw), bh);
-    }
-  }
-
   /** render shows the moment: the playhead, the time, the test hooks. */
   private render(t = this.state === 'playing' ? this.clock : this.t): void {
-    const f = this.frac(t);
-    this.progressEl.style.width = `${f * 100}%`;
-    this.handleEl.style.left = `${f * 100}%`;
+    this.timeline.playhead(t, this.offset);
     this.root.dataset.offset = String(this.offset);
     this.root.dataset.t = String(Math.round(this.t));
-    if (!this.tl) {
-      this.timeEl.textContent = '';
-      return;
-    }
-    this.timeEl.textContent = `${clockTime(t)} · ${span(t - this.startT)} / ${span(this.endT - this.startT)}`;
-    this.timeEl.title = `byte ${this.offset.toLocaleString()} of ${this.tl.end_offset.toLocaleString()}`;
-    this.timelineEl.setAttribute('aria-valuenow', String(Math.round(t)));
-    this.timelineEl.setAttribute('aria-valuetext', clockTime(t));
   }
 
   // ---- seeking -----------------------------------------------------------------
@@ -576,7 +390,7 @@ export class ReplayView {
     await new Promise<void>((r) => term.write(shot.data, r));
     if (gen !== this.gen) return;
     this.offset = shot.offset;
-    this.t = shot.t || (offsetTime(this.tl.points, shot.offset) ?? this.startT);
+    this.t = shot.t || (offsetTime(this.tl.points, shot.offset) ?? this.timeline.startT);
     this.render();
     this.hooks.moved(id, this.t);
     if (play) this.play();
@@ -614,9 +428,10 @@ export class ReplayView {
 
   /** stepMarker seeks to the next (dir 1) or previous (-1) marker. */
   stepMarker(dir: 1 | -1): void {
-    if (!this.tl || !this.markers.length) return;
+    const markers = this.timeline.markers;
+    if (!this.tl || !markers.length) return;
     const here = this.atMarker ?? this.offset;
-    const m = dir > 0 ? this.markers.find((x) => x.offset > here) : [...this.markers].reverse().find((x) => x.offset < here);
+    const m = dir > 0 ? markers.find((x) => x.offset > here) : [...markers].reverse().find((x) => x.offset < here);
     if (!m) return;
     const play = this.state === 'playing';
     this.atMarker = m.offset;
@@ -710,7 +525,7 @@ export class ReplayView {
     let delay = TICK_MS;
     const nh = this.queue[this.qi];
     if (nh && this.inflight < MAX_INFLIGHT) {
-      const due = this.skipIdle && nh.t - this.lastT > IDLE_MAX ? Math.min(nh.t, this.lastT + IDLE_MAX) : nh.t;
+      const due = dueAt(nh.t, this.lastT, this.skipIdle);
       delay = Math.min(TICK_MS, Math.max(0, (due - this.clock) / this.speed));
     }
     this.timer = window.setTimeout(() => this.tick(gen), delay);
@@ -787,83 +602,6 @@ export class ReplayView {
     );
   }
 
-  // ---- search ----------------------------------------------------------------------
-
-  private async runSearch(): Promise<void> {
-    const id = this.id;
-    const q = this.searchEl.value;
-    this.searchAbort?.abort();
-    const sgen = ++this.searchGen;
-    if (!id || !q.trim()) {
-      this.clearSearch();
-      return;
-    }
-    this.hitsEl.hidden = false;
-    this.hitsHead.textContent = 'Searching the whole log…';
-    this.hitsList.textContent = '';
-    const ac = (this.searchAbort = new AbortController());
-    let hits: GrepHit[];
-    try {
-      hits = await api.grep(id, q, HIT_LIMIT, ac.signal);
-    } catch (e) {
-      if (sgen !== this.searchGen || isAbort(e)) return;
-      this.hitsHead.textContent = errorText(e);
-      return;
-    }
-    if (sgen !== this.searchGen) return;
-    this.hits = hits;
-    this.hitsHead.textContent =
-      hits.length === 0 ? `No line holds “${q}”.` : hits.length >= HIT_LIMIT ? `The first ${HIT_LIMIT} lines holding “${q}”` : `${hits.length} line${hits.length === 1 ? '' : 's'} holding “${q}”`;
-    const lower = q.toLowerCase();
-    hits.forEach((h, i) => {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.className = 'replay-hit';
-      b.dataset.index = String(i);
-      b.dataset.offset = String(h.offset);
-      const t = hitTime(h);
-      if (t !== null) b.dataset.t = String(t);
-      const when = document.createElement('time');
-      when.textContent = t === null ? `byte ${h.offset}` : clockTime(t);
-      const line = document.createElement('span');
-      line.className = 'line';
-      // The match marked (found without regard to case, as the server did).
-      const at = h.line.toLowerCase().indexOf(lower);
-      if (at >= 0) {
-        const mark = document.createElement('mark');
-        mark.textContent = h.line.slice(at, at + q.length);
-        line.append(h.line.slice(0, at), mark, h.line.slice(at + q.length));
-      } else {
-        line.textContent = h.line;
-      }
-      b.append(when, line);
-      this.hitsList.appendChild(b);
-    });
-    this.renderHitmarks();
-  }
-
-  private renderHitmarks(): void {
-    this.hitmarksEl.textContent = '';
-    if (!this.tl) return;
-    for (const h of this.hits) {
-      const t = hitTime(h) ?? offsetTime(this.tl.points, h.offset);
-      if (t === null) continue;
-      const e = document.createElement('div');
-      e.className = 'replay-hitmark';
-      e.style.left = `${(this.frac(t) * 100).toFixed(3)}%`;
-      this.hitmarksEl.appendChild(e);
-    }
-  }
-
-  private clearSearch(): void {
-    this.searchAbort?.abort();
-    this.searchGen++;
-    this.hits = [];
-    this.hitsEl.hidden = true;
-    this.hitsList.textContent = '';
-    this.hitmarksEl.textContent = '';
-  }
-
   /** seekHit shows the moment a line of the search was printed. */
   private seekHit(h: GrepHit): void {
     const t = hitTime(h);
@@ -926,94 +664,10 @@ export class ReplayView {
     this.skipEl.addEventListener('change', () => {
       this.skipIdle = this.skipEl.checked;
     });
-    this.searchEl.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter') {
-        e.preventDefault();
-        void this.runSearch();
-      }
-    });
-    this.searchEl.addEventListener('search', () => {
-      if (!this.searchEl.value) this.clearSearch();
-    });
-    this.hitsList.addEventListener('click', (e) => {
-      const b = (e.target as HTMLElement).closest<HTMLElement>('.replay-hit');
-      const h = b ? this.hits[Number(b.dataset.index)] : undefined;
-      if (!b || !h) return;
-      for (const x of this.hitsList.querySelectorAll('.replay-hit.current')) x.classList.remove('current');
-      b.classList.add('current');
-      this.seekHit(h);
-    });
-    byId('replay-hits-close').addEventListener('click', () => this.clearSearch());
-
-    // The timeline: a click seeks, a drag scrubs; a click on a marker goes to it.
-    const tlEl = this.timelineEl;
-    let downX = 0;
-    let resume = false;
-    let scrubbed = NaN;
-    const scrubAt = (clientX: number, play: boolean) => {
-      const t = this.timeAtX(clientX);
-      if (t === scrubbed && !play) return;
-      scrubbed = t;
-      this.scrub(t, play);
-    };
-    let marker: HTMLElement | null = null;
-    tlEl.addEventListener('pointerdown', (e) => {
-      if (e.button !== 0 || !this.tl) return;
-      e.preventDefault();
-      tlEl.focus();
-      downX = e.clientX;
-      marker = (e.target as HTMLElement).closest('.replay-marker');
-      resume = this.state === 'playing';
-      if (resume) this.newGen();
-      this.dragging = true;
-      tlEl.classList.add('dragging');
-      try {
-        tlEl.setPointerCapture(e.pointerId);
-      } catch {
-        // the pointer is gone
-      }
-      scrubbed = NaN;
-      if (!marker) scrubAt(e.clientX, false);
-    });
-    tlEl.addEventListener('pointermove', (e) => {
-      this.hover(e.clientX);
-      if (!this.dragging) return;
-      if (marker && Math.abs(e.clientX - downX) < 4) return;
-      marker = null;
-      scrubAt(e.clientX, false);
-    });
-    const end = (e: PointerEvent, commit: boolean) => {
-      if (!this.dragging) return;
-      this.dragging = false;
-      tlEl.classList.remove('dragging');
-      if (!commit) return;
-      if (marker && marker.dataset.offset) {
-        this.atMarker = Number(marker.dataset.offset);
-        void this.seek({ offset: this.atMarker }, resume);
-      } else {
-        scrubAt(e.clientX, resume);
-      }
-      marker = null;
-    };
-    tlEl.addEventListener('pointerup', (e) => end(e, true));
-    tlEl.addEventListener('pointercancel', (e) => end(e, false));
-    tlEl.addEventListener('pointerleave', () => {
-      if (!this.dragging) this.hoverEl.hidden = true;
-    });
-
     new ResizeObserver(() => {
       this.fitSoon();
-      this.drawActivity();
+      this.timeline.drawActivity();
     }).observe(this.screenEl);
-  }
-
-  private hover(clientX: number): void {
-    if (!this.tl) return;
-    const r = this.timelineEl.getBoundingClientRect();
-    const t = this.timeAtX(clientX);
-    this.hoverEl.textContent = clockTime(t);
-    this.hoverEl.style.left = `${Math.min(r.width, Math.max(0, clientX - r.left))}px`;
-    this.hoverEl.hidden = false;
   }
 
   /**
@@ -1028,12 +682,8 @@ export class ReplayView {
     const field = !!target && (target.tagName === 'INPUT' || target.tagName === 'SELECT');
     const mods = e.ctrlKey || e.metaKey || e.altKey;
     if (e.key === 'Escape' && !mods) {
-      if (target === this.searchEl) {
-        if (this.searchEl.value || !this.hitsEl.hidden) {
-          this.searchEl.value = '';
-          this.clearSearch();
-        }
-        this.timelineEl.focus();
+      if (target === this.search.input) {
+        this.search.escape();
         return true;
       }
       this.close();
@@ -1066,12 +716,11 @@ export class ReplayView {
 
   /** focus puts the keyboard on the view (its timeline). */
   focus(): void {
-    this.timelineEl.focus();
+    this.timeline.el.focus();
   }
 
   focusSearch(): void {
-    this.searchEl.focus();
-    this.searchEl.select();
+    this.search.focus();
   }
 
   /** visibleText is the replayed screen, a line per row, trailing blanks cut. */
@@ -1088,35 +737,4 @@ export class ReplayView {
   size(): { cols: number; rows: number } {
     return { cols: this.cols, rows: this.rows };
   }
-}
-
-/** failed says whether m is a command that finished with a non-zero status. */
-function failed(m: ReplayMarker): boolean {
-  return m.kind === 'done' && m.status !== undefined && m.status !== 0;
-}
-
-function hitTime(h: GrepHit): number | null {
-  if (typeof h.t === 'number') return h.t;
-  if (h.time) {
-    const t = Date.parse(h.time);
-    if (Number.isFinite(t)) return t;
-  }
-  return null;
-}
-
-function markerTitle(m: ReplayMarker): string {
-  const when = clockTime(m.t);
-  switch (m.kind) {
-    case 'command':
-      return `${when} · ${m.label ? `$ ${m.label}` : 'a command started'}`;
-    case 'done':
-      return `${when} · ${m.status === undefined ? 'command finished' : m.status === 0 ? 'command succeeded' : `command failed (status ${m.status})`}`;
-    case 'restore':
-      return `${when} · ${m.label || 'restored'}`;
-    case 'gap':
-      return `${when} · output missing${m.label ? `: ${m.label}` : ''}`;
-    case 'clock':
-      return `${when} · ${m.label || 'the clock was set'}`;
-  }
-  return `${when} · ${m.label || m.kind}`;
 }

@@ -1,0 +1,43 @@
+// The page's preferences (text size, theme, copy on select, WebGL, the
+// extra-keys row), kept in the browser's storage.
+
+import { readJSON, writeStorage } from './dom';
+import type { TermPrefs } from './session';
+import type { ThemeName } from './theme';
+
+const PREFS_KEY = 'termkeep.prefs';
+const FONT_MIN = 8;
+const FONT_MAX = 32;
+export const FONT_DEFAULT = 14;
+
+export interface Prefs extends TermPrefs {
+  keys: 'auto' | 'on' | 'off';
+}
+
+/** loadPrefs reads the saved preferences; the theme defaults to the system's. */
+export function loadPrefs(): Prefs {
+  const saved = readJSON<Partial<Prefs>>(localStorage, PREFS_KEY) ?? {};
+  const dark = window.matchMedia?.('(prefers-color-scheme: light)').matches ? 'light' : 'dark';
+  return {
+    fontSize: clampFont(saved.fontSize ?? FONT_DEFAULT),
+    theme: saved.theme === 'light' || saved.theme === 'dark' ? saved.theme : (dark as ThemeName),
+    copyOnSelect: saved.copyOnSelect ?? true,
+    webgl: saved.webgl ?? true,
+    keys: saved.keys ?? 'auto',
+  };
+}
+
+export function savePrefs(p: Prefs): void {
+  writeStorage(localStorage, PREFS_KEY, JSON.stringify(p));
+}
+
+export function clampFont(n: number): number {
+  return Math.max(FONT_MIN, Math.min(FONT_MAX, Math.round(n) || FONT_DEFAULT));
+}
+
+/** applyPageTheme colors the page around the terminals. */
+export function applyPageTheme(theme: ThemeName): void {
+  document.documentElement.dataset.theme = theme;
+  const meta = document.querySelector('meta[name="theme-color"]');
+  meta?.setAttribute('content', theme === 'dark' ? '#101318' : '#f3f5f8');
+}

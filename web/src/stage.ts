@@ -1,0 +1,60 @@
+// The stage around the active terminal: the banner of an ended, stuck or
+// unlogged session (with Restore and Close), the reconnecting overlay, and
+// the empty page.
+
+import { $ } from './dom';
+import type { TermSession } from './session';
+import { badge, interruptedWhy, sentence } from './tabinfo';
+
+/** renderBanner shows what is wrong with the active session, if anything. */
+export function renderBanner(ts: TermSession | undefined): void {
+  const banner = $('banner');
+  if (ts && (ts.exit || ts.info.state !== 'running')) {
+    const b = badge(ts);
+    const code = ts.exit ? ts.exit.exit_code : ts.info.exit_code;
+    let text: string;
+    if (b.cls === 'interrupted') {
+      const why = interruptedWhy(ts);
+      text = `Interrupted${why ? `: ${why}` : ''}.`;
+    } else if (b.text === 'paused') text = `Paused${ts.info.reason ? `: ${ts.info.reason}` : ''}.`;
+    else if (b.cls === 'closed') text = 'This session was closed.';
+    else text = code === null || code === undefined ? 'The process exited.' : `The process exited with status ${code}.`;
+    $('banner-text').textContent = text;
+    banner.dataset.kind = b.cls;
+    $('banner-restore').hidden = $('banner-close').hidden = false;
+    banner.hidden = false;
+  } else if (ts?.holderStuck) {
+    $('banner-text').textContent = 'This session does not answer: its holder process is stopped or stuck. What you type waits, and may fail, until it answers; killing the session ends it by force.';
+    banner.dataset.kind = 'unresponsive';
+    $('banner-restore').hidden = $('banner-close').hidden = true;
+    banner.hidden = false;
+  } else if (ts?.logStopped) {
+    $('banner-text').textContent = `Output is not being saved: the log stopped (${ts.logStopped}). The session runs on; saving resumes by itself when the log can write again.`;
+    banner.dataset.kind = 'log-stopped';
+    $('banner-restore').hidden = $('banner-close').hidden = true;
+    banner.hidden = false;
+  } else {
+    banner.hidden = true;
+  }
+}
+
+/** renderOverlay covers a connecting or reconnecting terminal with what is happening and when it tries again. */
+export function renderOverlay(ts: TermSession | undefined): void {
+  const overlay = $('overlay');
+  const show = !!ts && (ts.state === 'reconnecting' || ts.state === 'connecting');
+  if (!show) {
+    if (!overlay.hidden) overlay.hidden = true;
+    return;
+  }
+  const title = ts!.state === 'reconnecting' ? 'Reconnecting…' : 'Connecting…';
+  (overlay.querySelector('.overlay-title') as HTMLElement).textContent = title;
+  overlay.dataset.state = ts!.state;
+  const secs = Math.max(0, Math.ceil((ts!.retryAt - Date.now()) / 1000));
+  const parts: string[] = [];
+  if (!navigator.onLine) parts.push('This device is offline.');
+  else if (ts!.lastError) parts.push(sentence(ts!.lastError));
+  parts.push(secs > 0 ? `Trying again in ${secs} s.` : 'Trying now.');
+  parts.push('The session keeps running.');
+  $('overlay-detail').textContent = parts.join(' ');
+  overlay.hidden = false;
+}
