@@ -3,6 +3,7 @@ package service
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -78,7 +79,7 @@ func execQuote(argv []string) string {
 		switch {
 		case a == ";":
 			a = `\;` // a lone ; separates commands
-		case a == "" || strings.ContainsAny(a, " \t\n\"'\\;"):
+		case a == "" || strings.ContainsAny(a, " \t\n\r\"'\\;"):
 			a = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(a) + `"`
 		}
 		words[i] = a
@@ -141,4 +142,65 @@ func xmlText(s string) string {
 	var b strings.Builder
 	xml.EscapeText(&b, []byte(s))
 	return b.String()
+}
+
+// execSplit splits an Exec*= line as systemd does, for the forms
+// execQuote writes: words apart by blanks, "" and ” quotes, backslash
+// escapes, %% and $$. A lone % or $ (a specifier or variable, which
+// systemd would expand) is refused.
+func execSplit(line string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	in := false // in a word
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '%' || c == '$': // expanded before the line is split, in quotes too
+			if i+1 >= len(line) || line[i+1] != c {
+				return nil, fmt.Errorf("a lone %c at %d: systemd would expand it", c, i)
+			}
+			w.WriteByte(c)
+			i++
+			in = true
+		case c == '\\':
+			if i+1 >= len(line) {
+				return nil, errors.New("a backslash ends the line")
+			}
+			i++
+			switch line[i] {
+			case 'n':
+				w.WriteByte('\n')
+			case 't':
+				w.WriteByte('\t')
+			default:
+				w.WriteByte(line[i])
+			}
+			in = true
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				w.WriteByte(c)
+			}
+		case c == '"' || c == '\'':
+			quote, in = c, true
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if quote != 0 {
+		return nil, errors.New("a quote is not closed")
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words, nil
 }

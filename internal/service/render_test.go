@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,56 +79,13 @@ func TestPlistGolden(t *testing.T) {
 	}
 }
 
-// execWords splits an ExecStart= line as systemd does (quotes,
-// backslash escapes, %% and $$), enough to check what execQuote makes.
-func execWords(t *testing.T, line string) []string {
-	t.Helper()
-	var words []string
-	var w strings.Builder
-	in, quoted := false, false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case (c == '%' || c == '$') && i+1 < len(line) && line[i+1] == c:
-			w.WriteByte(c)
-			i++
-			in = true
-		case c == '%' || c == '$':
-			t.Fatalf("lone %c in %q: systemd would expand it", c, line)
-		case c == '\\' && i+1 < len(line):
-			i++
-			w.WriteByte(line[i])
-			in = true
-		case c == '"':
-			quoted = !quoted
-			in = true
-		case (c == ' ' || c == '\t') && !quoted:
-			if in {
-				words = append(words, w.String())
-				w.Reset()
-				in = false
-			}
-		default:
-			w.WriteByte(c)
-			in = true
-		}
-	}
-	if quoted {
-		t.Fatalf("unterminated quote in %q", line)
-	}
-	if in {
-		words = append(words, w.String())
-	}
-	return words
-}
-
 func TestExecQuote(t *testing.T) {
 	for _, arg := range []string{
-		"plain", "", "two words", `a"quote`, `back\slash`, "100%", "$HOME", "${X}", "%h", "tab\there", "'single'", ";", "é",
+		"plain", "", "two words", "new\nline", "lone $", "lone %", `a"quote`, `back\slash`, "100%", "$HOME", "${X}", "%h", "tab\there", "'single'", ";", "é",
 	} {
 		line := execQuote([]string{"/bin/x", arg, "end"})
-		got := execWords(t, line)
-		if len(got) != 3 || got[1] != arg {
+		got, err := execSplit(line)
+		if err != nil || len(got) != 3 || got[1] != arg {
 			t.Errorf("execQuote(%q) = %s, which systemd splits into %q", arg, line, got)
 		}
 	}
@@ -163,4 +121,25 @@ func TestUnitVerifies(t *testing.T) {
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Fatalf("systemd-analyze --user verify: %v\n%s\n%s", err, out, Unit(s))
 	}
+}
+
+func TestExecSplitRefuses(t *testing.T) {
+	for _, line := range []string{`"open`, `a $HOME`, `100%`, `tail\`} {
+		if got, err := execSplit(line); err == nil {
+			t.Errorf("execSplit(%q) = %q; want an error", line, got)
+		}
+	}
+}
+
+func FuzzExecSplit(f *testing.F) {
+	f.Add("/bin/x", "a b", `"q\\"`)
+	f.Add("", "%%", "$$")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		args := []string{a, b, c}
+		got, err := execSplit(execQuote(args))
+		if err != nil || !slices.Equal(got, args) {
+			t.Fatalf("execSplit(execQuote(%q)) = %q, %v", args, got, err)
+		}
+		execSplit(a + b + c) // any line: an error or words, never a crash
+	})
 }
