@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"termkeep/internal/e2e"
+	"termkeep/internal/wire"
 )
 
 // fakeSystemctl plays a systemd user manager for one unit, well enough to
@@ -182,8 +183,8 @@ func TestServiceInstallUpgradeUninstall(t *testing.T) {
 	}
 	id := strings.TrimSpace(newOut)
 	before := e.Session(id)
-	if before.Pid == nil {
-		t.Fatalf("no pid: %+v", before)
+	if before.Pid == nil || before.HolderProtocol != wire.Version {
+		t.Fatalf("%+v; want a pid, and holder_protocol %d", before, wire.Version)
 	}
 
 	out = mustSvc("install", "--", "--listen", "off")
