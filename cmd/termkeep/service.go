@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
+	"termkeep/internal/client"
 	"termkeep/internal/service"
 	"termkeep/internal/statedir"
 )
@@ -113,6 +117,7 @@ func newServiceHost(g *globals) (*serviceHost, error) {
 		return nil, fmt.Errorf("find the termkeep binary: %w", err)
 	}
 	h := &serviceHost{spec: service.Spec{Binary: exe, StateDir: dir.String()}}
+	srv := stateServer{client.New(dir)}
 	switch runtime.GOOS {
 	case "linux":
 		cfg, err := os.UserConfigDir()
@@ -124,14 +129,14 @@ func newServiceHost(g *globals) (*serviceHost, error) {
 			return nil, fmt.Errorf("find who you are, for loginctl: %w", err)
 		}
 		h.spec.EnvFile = filepath.Join(cfg, "termkeep", "service.env")
-		h.systemd = &service.Systemd{Run: service.ExecRunner{}, UnitDir: filepath.Join(cfg, "systemd", "user"), User: u.Username, Out: os.Stdout}
+		h.systemd = &service.Systemd{Run: service.ExecRunner{}, UnitDir: filepath.Join(cfg, "systemd", "user"), User: u.Username, Out: os.Stdout, Server: srv}
 	case "darwin":
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return nil, fmt.Errorf("find the home directory: %w", err)
 		}
 		h.spec.LogFile = filepath.Join(home, "Library", "Logs", "termkeep", "server.log")
-		h.launchd = &service.LaunchAgent{Run: service.ExecRunner{}, AgentDir: filepath.Join(home, "Library", "LaunchAgents"), UID: os.Getuid(), Out: os.Stdout}
+		h.launchd = &service.LaunchAgent{Run: service.ExecRunner{}, AgentDir: filepath.Join(home, "Library", "LaunchAgents"), UID: os.Getuid(), Out: os.Stdout, Server: srv}
 	default:
 		return nil, fmt.Errorf("termkeep service knows systemd (Linux) and launchd (macOS), not %s: run `%s serve --state-dir %s` from your system's own service manager, and stop only that process, never its children", runtime.GOOS, exe, dir)
 	}
@@ -163,6 +168,37 @@ func (h *serviceHost) status(ctx context.Context) error {
 		h.systemd.Status(ctx, h.spec.EnvFile).Format(os.Stdout)
 	} else {
 		h.launchd.Status(ctx).Format(os.Stdout)
+	}
+	return nil
+}
+
+// stateServer is the server of the state directory, reached as every
+// command reaches it (never started by it).
+type stateServer struct{ c *client.Client }
+
+func (s stateServer) Pid(ctx context.Context) int {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	h, err := s.c.Health(ctx)
+	if err != nil {
+		return 0
+	}
+	return h.Pid
+}
+
+// Stop is `termkeep shutdown`, then a wait for the process to be gone:
+// until then it holds the state directory's lock.
+func (s stateServer) Stop(ctx context.Context) error {
+	pid := s.Pid(ctx)
+	if err := s.c.Shutdown(ctx, false); err != nil && !errors.Is(err, client.ErrNoServer) {
+		return err
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for pid > 0 && unix.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("it is still running after 15 s")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
 }

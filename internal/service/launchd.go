@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"termkeep/internal/atomicfile"
 )
@@ -21,6 +22,9 @@ type LaunchAgent struct {
 	AgentDir string // ~/Library/LaunchAgents
 	UID      int
 	Out      io.Writer
+	// Server and Wait are as Systemd's.
+	Server Server
+	Wait   time.Duration
 }
 
 func (m *LaunchAgent) plistPath() string { return filepath.Join(m.AgentDir, Label+".plist") }
@@ -72,6 +76,9 @@ func (m *LaunchAgent) Install(ctx context.Context, s Spec) error {
 		m.say("wrote %s", m.plistPath())
 	}
 	before, loaded := m.print(ctx)
+	if err := stopOutside(ctx, m.Server, before.PID, m.say); err != nil {
+		return err
+	}
 	switch {
 	case loaded && changed:
 		if err := m.launchctl(ctx, "bootout", m.target()); err != nil {
@@ -95,7 +102,8 @@ func (m *LaunchAgent) Install(ctx context.Context, s Spec) error {
 		now, _ := m.print(ctx)
 		m.say("loaded %s: the server runs (pid %d) and starts at each login", m.target(), now.PID)
 	}
-	return nil
+	now, _ := m.print(ctx)
+	return awaitServer(ctx, m.Server, now.PID, m.Wait, s.LogFile)
 }
 
 // Uninstall unloads the agent, which stops the server (not the

@@ -43,6 +43,59 @@ type Systemd struct {
 	// SameFile says whether process pid runs the file at path; nil reads
 	// /proc/PID/exe.
 	SameFile func(pid int, path string) bool
+	// Server, when set, is the termkeep server of the state directory:
+	// install stops one that runs outside the service before it starts
+	// the unit's, and waits up to Wait (0: 15 s) for the unit's to answer.
+	Server Server
+	Wait   time.Duration
+}
+
+// Server is the termkeep server of the state directory, as the CLI
+// reaches it.
+type Server interface {
+	// Pid is the pid of the server that answers, 0 when none does.
+	Pid(ctx context.Context) int
+	// Stop asks it to stop, leaving its sessions running, and returns
+	// once it no longer answers.
+	Stop(ctx context.Context) error
+}
+
+// stopOutside stops a server that answers on the state directory and is
+// not the unit's (mainPID): one the CLI started before the service was
+// installed holds the directory's lock, and the unit's would fail on it.
+func stopOutside(ctx context.Context, srv Server, mainPID int, say func(string, ...any)) error {
+	if srv == nil {
+		return nil
+	}
+	pid := srv.Pid(ctx)
+	if pid == 0 || pid == mainPID {
+		return nil
+	}
+	if err := srv.Stop(ctx); err != nil {
+		return fmt.Errorf("stop the termkeep server that runs outside the service (pid %d): %w", pid, err)
+	}
+	say("stopped the termkeep server that ran outside the service (pid %d); sessions keep running", pid)
+	return nil
+}
+
+// awaitServer waits until the server of pid (any, for 0) answers.
+func awaitServer(ctx context.Context, srv Server, pid int, wait time.Duration, logs string) error {
+	if srv == nil {
+		return nil
+	}
+	if wait <= 0 {
+		wait = 15 * time.Second
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		if p := srv.Pid(ctx); p != 0 && (pid == 0 || p == pid) {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the service's server (pid %d) does not answer after %s (see %s)", pid, wait, logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (m *Systemd) unitPath() string { return filepath.Join(m.UnitDir, UnitName) }
@@ -172,18 +225,27 @@ func (m *Systemd) do(ctx context.Context, step Step, s Spec, before Show) error 
 		return m.step(ctx, "reloaded the user manager's units", "daemon-reload")
 	case Enable:
 		return m.step(ctx, "enabled "+UnitName+": it starts with the user manager", "enable", UnitName)
-	case Start:
-		if err := m.step(ctx, "", "start", UnitName); err != nil {
+	case Start, Restart:
+		if err := stopOutside(ctx, m.Server, before.MainPID, m.say); err != nil {
+			return err
+		}
+		verb := map[Step]string{Start: "start", Restart: "restart"}[step]
+		if err := m.step(ctx, "", verb, UnitName); err != nil {
 			return err
 		}
 		now, _ := m.show(ctx)
-		m.say("started the server (pid %d)", now.MainPID)
-	case Restart:
-		if err := m.step(ctx, "", "restart", UnitName); err != nil {
+		if err := awaitServer(ctx, m.Server, now.MainPID, m.Wait, "journalctl --user -u termkeep"); err != nil {
 			return err
 		}
-		now, _ := m.show(ctx)
-		m.say("restarted the server (pid %d, now pid %d); sessions keep running", before.MainPID, now.MainPID)
+		answers := ""
+		if m.Server != nil {
+			answers = "; it answers"
+		}
+		if step == Start {
+			m.say("started the server (pid %d)%s", now.MainPID, answers)
+		} else {
+			m.say("restarted the server (pid %d, now pid %d)%s; sessions keep running", before.MainPID, now.MainPID, answers)
+		}
 	case EnableLinger:
 		out, err := m.Run.Run(ctx, "loginctl", "enable-linger", m.User)
 		if err != nil {

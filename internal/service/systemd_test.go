@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeRunner plays systemctl and loginctl: it records every command and
@@ -272,5 +273,71 @@ func TestStatusFormat(t *testing.T) {
 				t.Errorf("%s: the status lacks %q:\n%s", tc.name, w, b.String())
 			}
 		}
+	}
+}
+
+// fakeServer is the termkeep server on the state directory.
+type fakeServer struct {
+	pid     func() int
+	stopped []int
+}
+
+func (s *fakeServer) Pid(context.Context) int { return s.pid() }
+func (s *fakeServer) Stop(context.Context) error {
+	s.stopped = append(s.stopped, s.pid())
+	return nil
+}
+
+// A server the CLI started before the service holds the state
+// directory: install stops it (its sessions run on) before it starts the
+// unit's, which would otherwise fail on the directory's lock, and then
+// waits for the unit's server to answer.
+func TestSystemdInstallStopsAServerOutside(t *testing.T) {
+	f := &fakeRunner{linger: "yes"}
+	m, s, out := newSystemd(t, f, false)
+	stray := true
+	srv := &fakeServer{pid: func() int {
+		if stray {
+			return 99
+		}
+		if f.active {
+			return f.pid
+		}
+		return 0
+	}}
+	m.Server = stopper{srv, func() { stray = false }}
+	if err := m.Install(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(srv.stopped, []int{99}) {
+		t.Fatalf("stopped %v; want the server outside (99)", srv.stopped)
+	}
+	for _, w := range []string{"stopped the termkeep server that ran outside the service (pid 99); sessions keep running", "started the server (pid 1)", "it answers"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("the output lacks %q:\n%s", w, out.String())
+		}
+	}
+}
+
+// stopper is a fakeServer whose Stop also runs then.
+type stopper struct {
+	*fakeServer
+	then func()
+}
+
+func (s stopper) Stop(ctx context.Context) error {
+	err := s.fakeServer.Stop(ctx)
+	s.then()
+	return err
+}
+
+func TestSystemdInstallServerNeverAnswers(t *testing.T) {
+	f := &fakeRunner{linger: "yes"}
+	m, s, _ := newSystemd(t, f, false)
+	m.Server = &fakeServer{pid: func() int { return 0 }}
+	m.Wait = 50 * time.Millisecond
+	err := m.Install(context.Background(), s)
+	if err == nil || !strings.Contains(err.Error(), "does not answer") || !strings.Contains(err.Error(), "journalctl --user -u termkeep") {
+		t.Fatalf("Install = %v; want an error that says where to look", err)
 	}
 }

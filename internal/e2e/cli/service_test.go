@@ -86,8 +86,8 @@ func copyFile(t *testing.T, src, dst string) {
 }
 
 // termkeep service install, status and uninstall against a user manager
-// played by scripts that really run the unit: the installed server
-// answers on the state directory; a second install changes nothing; an
+// played by scripts that really run the unit: install stops the server
+// the CLI started before it and the unit's server takes its session over; a second install changes nothing; an
 // install after a new build restarts the server alone, and a session
 // started before it keeps its process and its output; uninstall stops the
 // server and leaves the session running.
@@ -169,14 +169,9 @@ func TestServiceInstallUpgradeUninstall(t *testing.T) {
 		}
 	}
 
-	out := mustSvc("install", "--", "--listen", "off")
-	unitPath := filepath.Join(cfg, "systemd", "user", "termkeep.service")
-	envPath := filepath.Join(cfg, "termkeep", "service.env")
-	contains("install's output", out, "wrote "+envPath+" (PATH, LANG", "wrote "+unitPath, "started the server (pid", "linger on")
-	unit, _ := os.ReadFile(unitPath)
-	contains("the unit", string(unit), "ExecStart="+tk+" serve --state-dir "+e.Dir+" --listen off\n", "KillMode=process", "Restart=on-failure", "EnvironmentFile=-"+envPath)
-	e2e.WaitFor(t, 20*time.Second, "the service's server to answer", health)
-
+	// A server the CLI started before the service, with a session.
+	e.StartServer()
+	outside := e.Srv.Cmd.Process.Pid
 	newOut, errs, code := e.TkEnv(noSleep, "", "new", "--name", "svc", "--no-shell-integration", "--", "sh", "-c", "while :; do echo tick; sleep 0.1; done")
 	if code != 0 {
 		t.Fatalf("new: exit %d: %s", code, errs)
@@ -185,6 +180,18 @@ func TestServiceInstallUpgradeUninstall(t *testing.T) {
 	before := e.Session(id)
 	if before.Pid == nil || before.HolderProtocol != wire.Version {
 		t.Fatalf("%+v; want a pid, and holder_protocol %d", before, wire.Version)
+	}
+
+	out := mustSvc("install", "--", "--listen", "off")
+	unitPath := filepath.Join(cfg, "systemd", "user", "termkeep.service")
+	envPath := filepath.Join(cfg, "termkeep", "service.env")
+	contains("install's output", out, "wrote "+envPath+" (PATH, LANG", "wrote "+unitPath, "started the server (pid", "linger on",
+		"stopped the termkeep server that ran outside the service (pid "+strconv.Itoa(outside)+"); sessions keep running")
+	unit, _ := os.ReadFile(unitPath)
+	contains("the unit", string(unit), "ExecStart="+tk+" serve --state-dir "+e.Dir+" --listen off\n", "KillMode=process", "Restart=on-failure", "EnvironmentFile=-"+envPath)
+	e2e.WaitFor(t, 20*time.Second, "the service's server to answer", health)
+	if s := e.Session(id); s.State != "running" || s.Pid == nil || *s.Pid != *before.Pid {
+		t.Fatalf("after the service's server took over: %+v; want running, pid %d as before", s, *before.Pid)
 	}
 
 	out = mustSvc("install", "--", "--listen", "off")
