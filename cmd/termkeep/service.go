@@ -62,39 +62,28 @@ says what to run; that is not an error.`,
 			return svc.install(c.Context(), args)
 		},
 	}
-	uninstall := &cobra.Command{
-		Use:   "uninstall",
-		Short: "Stop the server and remove the service; sessions keep running",
-		Args:  serviceNoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			svc, err := newServiceHost(g)
-			if err != nil {
-				return err
-			}
-			return svc.uninstall(c.Context())
-		},
-	}
-	status := &cobra.Command{
-		Use:   "status",
-		Short: "Say whether the service is installed and running, which binary it runs, and whether linger is on",
-		Args:  serviceNoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			svc, err := newServiceHost(g)
-			if err != nil {
-				return err
-			}
-			return svc.status(c.Context())
-		},
-	}
+	uninstall := serviceVerb(g, "uninstall", "Stop the server and remove the service; sessions keep running", (*serviceHost).uninstall)
+	status := serviceVerb(g, "status", "Say whether the service is installed and running, which binary it runs, and whether linger is on", (*serviceHost).status)
 	cmd.AddCommand(install, uninstall, status)
 	return cmd
 }
 
-func serviceNoArgs(c *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageErr("%s takes no arguments (termkeep service %s)", c.CommandPath(), serviceVerbs)
+// serviceVerb is a service command that takes no arguments.
+func serviceVerb(g *globals, use, short string, run func(*serviceHost, context.Context) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErr("%s takes no arguments (termkeep service %s)", c.CommandPath(), serviceVerbs)
+			}
+			svc, err := newServiceHost(g)
+			if err != nil {
+				return err
+			}
+			return run(svc, c.Context())
+		},
 	}
-	return nil
 }
 
 // serviceHost is this machine's service manager and the paths it uses.

@@ -137,7 +137,10 @@ func TestSystemdInstallFresh(t *testing.T) {
 	}
 }
 
-func TestSystemdInstallAgain(t *testing.T) {
+// installed is a service installed once, its commands and output since
+// then recorded afresh.
+func installed(t *testing.T) (*Systemd, Spec, *fakeRunner, *bytes.Buffer) {
+	t.Helper()
 	f := &fakeRunner{linger: "yes"}
 	m, s, _ := newSystemd(t, f, true)
 	if err := m.Install(context.Background(), s); err != nil {
@@ -146,6 +149,11 @@ func TestSystemdInstallAgain(t *testing.T) {
 	f.calls = nil
 	var out bytes.Buffer
 	m.Out = &out
+	return m, s, f, &out
+}
+
+func TestSystemdInstallAgain(t *testing.T) {
+	m, s, f, out := installed(t)
 	if err := m.Install(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +163,8 @@ func TestSystemdInstallAgain(t *testing.T) {
 
 	// A new build at the same path: the server alone restarts.
 	m.SameFile = func(int, string) bool { return false }
-	f.calls, out = nil, bytes.Buffer{}
+	f.calls = nil
+	out.Reset()
 	if err := m.Install(context.Background(), s); err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +208,7 @@ func TestSystemdInstallStartFails(t *testing.T) {
 }
 
 func TestSystemdUninstall(t *testing.T) {
-	f := &fakeRunner{linger: "yes"}
-	m, s, _ := newSystemd(t, f, true)
-	if err := m.Install(context.Background(), s); err != nil {
-		t.Fatal(err)
-	}
-	f.calls = nil
-	var out bytes.Buffer
-	m.Out = &out
+	m, s, f, out := installed(t)
 	if err := m.Uninstall(context.Background(), s.EnvFile); err != nil {
 		t.Fatal(err)
 	}
