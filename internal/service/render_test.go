@@ -106,7 +106,8 @@ func TestUnitVerifies(t *testing.T) {
 	}
 	s := goldenSpec
 	s.Binary, s.StateDir, s.EnvFile = bin, dir, filepath.Join(dir, "service.env")
-	s.Args = []string{"--listen", "127.0.0.1:0"}
+	// Quoting systemd must read back: spaces, quotes, %, $ and backslashes.
+	s.Args = []string{"--listen", "127.0.0.1:0", `--allowed-origin=https://a "b" 100% $HOME\x`, ";"}
 	unit := filepath.Join(dir, UnitName)
 	if err := os.WriteFile(unit, Unit(s), 0o644); err != nil {
 		t.Fatal(err)
