@@ -39,7 +39,8 @@ restarts the server alone, and every session keeps running.
 A stop, restart or upgrade of the service never ends a session: the unit
 stops the server only (KillMode=process; AbandonProcessGroup on macOS).
 Without a systemd user manager (a container), install writes the files and
-says what to run; that is not an error.`,
+says what to run; that is not an error. status says what it finds and exits
+0; uninstall leaves linger as it is.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
