@@ -121,7 +121,8 @@ func newRoot() *cobra.Command {
 		newCaptureCmd(g), newWaitCmd(g), newRunCmd(g), newKillCmd(g), newRmCmd(g), newShutdownCmd(g),
 		newURLCmd(g), newEventsCmd(g), newRestoreCmd(g), newWorkspaceCmd(g), newUserCmd(g), newTokenCmd(g), newDoctorCmd(g),
 		newStatsCmd(g), newExportCmd(g), newGrepCmd(g),
-		newMCPCmd(g), // mcp.go
+		newMCPCmd(g),     // mcp.go
+		newServiceCmd(g), // service.go
 	)
 	return root
 }

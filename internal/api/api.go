@@ -83,6 +83,11 @@ type Session struct {
 	// integration's OSC 133 marks tell; nil when the server has no view of
 	// it (the session is not running under this server).
 	Shell *Shell `json:"shell,omitempty"`
+	// HolderProtocol is the protocol version the running session's holder
+	// speaks (wire.Version of its build); 0 when not known. A server
+	// upgraded while sessions ran speaks their older version too: `ls`
+	// shows it when it is not the server's (api.Health's Protocol).
+	HolderProtocol int `json:"holder_protocol,omitempty"`
 }
 
 // Shell is a session's shell as its marks tell it.

@@ -187,6 +187,7 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		}
 		if sess.State == store.StateRunning {
 			out.Shell = shellView(h.Shell())
+			out.HolderProtocol = info.HolderProtocol
 		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.

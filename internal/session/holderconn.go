@@ -74,7 +74,7 @@ func (h *Host) connect(from int64, again bool) error {
 	h.up = up
 	h.end = uint64(from)
 	h.win.Reset(h.end)
-	h.cols, h.rows, h.pid = welcome.Cols, welcome.Rows, welcome.Pid
+	h.cols, h.rows, h.pid, h.holderVersion = welcome.Cols, welcome.Rows, welcome.Pid, welcome.Version
 	// It welcomed us: whatever held it up before is over.
 	h.unresponsive = time.Time{}
 	h.viewersVer++ // the viewers frame says whether it answers

@@ -152,6 +152,9 @@ func TestOldHolderGetsOnlyFramesItKnows(t *testing.T) {
 	if h.SetName("renamed") {
 		t.Error("SetName told a holder that does not know the name frame")
 	}
+	if v := h.Info().HolderProtocol; v != 1 {
+		t.Errorf("Info().HolderProtocol = %d, want the holder's 1 (ls shows it)", v)
+	}
 	// Input is a frame the holder knows, sent after all of the above: once
 	// it arrives, whatever the server sent before it has arrived too.
 	if err := h.Input([]byte("after\r")); err != nil {
