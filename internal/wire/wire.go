@@ -523,7 +523,8 @@ type Exit struct {
 	End    uint64 `json:"end"`
 	Reason string `json:"reason,omitempty"`
 	// Cause is why an interrupted session ended, when its holder knows
-	// ("stopped": a SIGTERM from outside termkeep); the server judges it
+	// ("stopped": a SIGTERM from outside termkeep; "shutdown": one after
+	// a shutdown frame); the server judges it
 	// with the boot the holder started in (server/restorepolicy).
 	Cause string `json:"cause,omitempty"`
 }
@@ -531,6 +532,10 @@ type Exit struct {
 // CauseStopped is the Cause of a holder stopped by a SIGTERM from outside
 // termkeep (the machine or the service stopping).
 const CauseStopped = "stopped"
+
+// CauseShutdown is the Cause of a holder stopped after the server told it
+// the machine is shutting down (a shutdown frame).
+const CauseShutdown = "shutdown"
 
 // Viewers tells a viewer who is attached to the session and who sets its
 // size. It is sent when a viewer arrives, leaves or the size changes.
