@@ -120,7 +120,7 @@ func (w *Watcher) apply(acts []Action) {
 			ctx, cancel := context.WithTimeout(w.ctx, callTimeout)
 			f, err := w.conn.Inhibit(ctx, "shutdown", "termkeep", w.opts.Why, "delay")
 			cancel()
-			if err != nil && !w.warned {
+			if err != nil && !w.warned && w.ctx.Err() == nil {
 				w.warned = true
 				w.opts.Log.Warn("logind gave no delay inhibitor lock: a shutdown is prepared for as far as the time logind gives allows", "err", err)
 			}
