@@ -29,19 +29,6 @@ func TestShutdownWithLogind(t *testing.T) {
 	e.ServerEnv = append(e.ServerEnv, "DBUS_SYSTEM_BUS_ADDRESS="+bus.Address)
 	e.StartServer()
 
-	// Made through the API: a CLI process per step, built with the race
-	// detector, costs a second on a loaded machine.
-	var ids []string
-	for _, name := range []string{"stopped", "killed"} {
-		s, err := e.C.Create(context.Background(), api.CreateRequest{
-			Name: name, Command: []string{"sh", "-c", "echo run; exec sleep 600"}, Cwd: e.Dir,
-			Env: []string{"PATH=" + os.Getenv("PATH")}, NoShellIntegration: true,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, s.ID)
-	}
 	srv := e.Srv.Cmd.Process.Pid
 	heldBy := func(pid int) bool {
 		locks := fake.Locks()
@@ -56,6 +43,20 @@ func TestShutdownWithLogind(t *testing.T) {
 		t.Fatalf("lock %+v, want a delay lock on shutdown by termkeep", lk)
 	}
 
+	// Made through the API: a CLI process per step, built with the race
+	// detector, costs a second on a loaded machine. Made once the lock is
+	// held: no holder may inherit it, or it would outlive its release.
+	var ids []string
+	for _, name := range []string{"stopped", "killed"} {
+		s, err := e.C.Create(context.Background(), api.CreateRequest{
+			Name: name, Command: []string{"sh", "-c", "echo run; exec sleep 600"}, Cwd: e.Dir,
+			Env: []string{"PATH=" + os.Getenv("PATH")}, NoShellIntegration: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
 	t0 := time.Now()
 	if err := fake.PrepareForShutdown(true); err != nil {
 		t.Fatal(err)
@@ -65,12 +66,16 @@ func TestShutdownWithLogind(t *testing.T) {
 		t.Fatalf("the lock was held %s after PrepareForShutdown; logind waits 5 s at most", took)
 	}
 	t.Logf("ready for the shutdown in %s", time.Since(t0).Round(time.Millisecond))
-	// Every holder recorded the coming shutdown before the lock went.
+	// Every holder recorded the coming shutdown before the lock went, and
+	// none holds the lock.
 	var killed int
 	for _, id := range ids {
 		m, err := sessiondir.ReadMeta(filepath.Join(e.Dir, "sessions", id))
 		if err != nil || m.ShutdownAt == nil || m.EndedAt != nil {
 			t.Fatalf("session %s's meta.json after the lock went: shutdown_at %v, ended %v (%v)", id, m.ShutdownAt, m.EndedAt, err)
+		}
+		if heldBy(m.HolderPid) || heldBy(m.Pid) {
+			t.Fatalf("session %s's holder (pid %d) or child (pid %d) holds the lock", id, m.HolderPid, m.Pid)
 		}
 		killed = m.HolderPid
 	}
