@@ -63,7 +63,8 @@ var phaseNames = [...]string{"watching", "preparing", "prepared", "lost"}
 //
 // The lock is held whenever logind could announce a shutdown, and let go
 // only once the sessions are ready: a PrepareForShutdown(false) (the
-// shutdown was cancelled) takes it again. A refused lock is not asked
+// shutdown was cancelled) tells the sessions, whoever readied them, and
+// takes it again. A refused lock is not asked
 // for again until a shutdown is cancelled; the sessions are still readied
 // when one is announced, as far as the time logind gives allows. A lost
 // bus announces nothing more, so a lock held then would only delay the
@@ -120,7 +121,9 @@ func (m *Machine) Signal(start bool, now time.Time) []Action {
 	case !start && m.phase == preparing:
 		m.cancelled = true // told once the preparation ends (Done)
 		return nil
-	case !start && m.phase == prepared:
+	case !start && (m.phase == prepared || m.phase == watching):
+		// Told even with no shutdown announced here: an earlier server
+		// may have readied the sessions for the one now cancelled.
 		m.phase = watching
 		acts := []Action{{Kind: Cancel}}
 		if !m.held && !m.taking {
@@ -129,7 +132,7 @@ func (m *Machine) Signal(start bool, now time.Time) []Action {
 		}
 		return acts
 	}
-	return nil // a duplicate, or a cancel of no shutdown
+	return nil // a duplicate
 }
 
 // Done reports that Prepare's work has ended (all ready, or its deadline
