@@ -70,6 +70,7 @@ install: build
 test: build chromium
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
 	@(command -v zsh && command -v fish) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || echo "zsh or fish is missing and could not be installed: their shell integration tests are skipped" >&2
+	@command -v dbus-daemon >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dbus-daemon >/dev/null) || echo "dbus-daemon is missing and could not be installed: the logind tests (a private bus with a fake logind) are skipped" >&2
 	@(command -v vim || command -v vim.tiny) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim-tiny >/dev/null) || echo "vim is missing and could not be installed: attach's vim case is skipped" >&2
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory tidy
@@ -125,7 +126,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead outlog:
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
 	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
 	procinfo:FuzzParsePPid shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine \
-	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit
+	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

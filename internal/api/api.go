@@ -44,8 +44,9 @@ type Session struct {
 	ShellIntegration bool   `json:"shell_integration"`
 	// Cause is why an interrupted session ended, when the server knows:
 	// "machine_restarted" (it ran in an earlier boot of the machine),
-	// "holder_killed" (its holder died in this boot) or "stopped" (its
-	// holder was stopped from outside termkeep); CauseText says it in words.
+	// "holder_killed" (its holder died in this boot), "stopped" (its
+	// holder was stopped from outside termkeep) or "shutdown" (logind
+	// announced the machine's shutdown); CauseText says it in words.
 	Cause     string `json:"cause,omitempty"`
 	CauseText string `json:"cause_text,omitempty"`
 	// Agent is the AI agent the session was created for (`new --agent`);

@@ -11,7 +11,7 @@ export interface Session {
   pid: number | null;
   exit_code: number | null;
   reason?: string;
-  /** Why an interrupted session ended, when the server knows: machine_restarted, holder_killed or stopped; cause_text says it in words. */
+  /** Why an interrupted session ended, when the server knows: machine_restarted, holder_killed, stopped or shutdown; cause_text says it in words. */
   cause?: string;
   cause_text?: string;
   /** The restore policy brings it back (restore --all; auto-restore when asked for). */
