@@ -209,6 +209,7 @@ func (g *globals) connect(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find the termkeep binary: %w", err)
 	}
+	c.ServiceStart = serviceStarter(dir.String())
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := c.EnsureServer(sctx, []string{exe, "serve", "--state-dir", dir.String()}); err != nil {

@@ -94,6 +94,26 @@ type serviceHost struct {
 	launchd *service.LaunchAgent // macOS
 }
 
+// serviceStarter is how the installed service starts the server of state
+// directory dir, nil when none is installed for it.
+func serviceStarter(dir string) func(context.Context) error {
+	switch runtime.GOOS {
+	case "linux":
+		cfg, err := os.UserConfigDir()
+		if err != nil {
+			return nil
+		}
+		return (&service.Systemd{Run: service.ExecRunner{}, UnitDir: filepath.Join(cfg, "systemd", "user")}).Starter(dir)
+	case "darwin":
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil
+		}
+		return (&service.LaunchAgent{Run: service.ExecRunner{}, AgentDir: filepath.Join(home, "Library", "LaunchAgents"), UID: os.Getuid()}).Starter(dir)
+	}
+	return nil
+}
+
 func newServiceHost(g *globals) (*serviceHost, error) {
 	dir, err := statedir.Resolve(g.stateDir)
 	if err != nil {

@@ -155,28 +155,44 @@ func (m *LaunchAgent) Status(ctx context.Context) LaunchStatus {
 
 // plistProgram is the first of the agent's ProgramArguments.
 func plistProgram(b []byte) string {
+	if args := plistArgs(b); len(args) > 0 {
+		return args[0]
+	}
+	return ""
+}
+
+// plistArgs is the agent's ProgramArguments (nil when it cannot be read).
+func plistArgs(b []byte) []string {
 	d := xml.NewDecoder(bytes.NewReader(b))
 	var last string
+	var args []string
+	depth := 0 // inside ProgramArguments' array
 	for {
 		tok, err := d.Token()
 		if err != nil {
-			return ""
+			return args
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if t.Name.Local == "string" && last == "ProgramArguments" {
+			switch {
+			case t.Name.Local == "array" && last == "ProgramArguments":
+				depth++
+			case t.Name.Local == "string" && depth > 0:
 				var s string
 				if d.DecodeElement(&s, &t) != nil {
-					return ""
+					return nil
 				}
-				return s
-			}
-			if t.Name.Local == "key" {
+				args = append(args, s)
+			case t.Name.Local == "key":
 				var k string
 				if d.DecodeElement(&k, &t) != nil {
-					return ""
+					return nil
 				}
 				last = k
+			}
+		case xml.EndElement:
+			if t.Name.Local == "array" && depth > 0 {
+				return args
 			}
 		}
 	}

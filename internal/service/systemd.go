@@ -368,7 +368,19 @@ func (m *Systemd) Status(ctx context.Context, envFile string) Status {
 // unitSettings reads the binary of ExecStart and the EnvironmentFile from
 // a unit (def when it names none).
 func unitSettings(unit []byte, def string) (binary, envFile string) {
-	envFile = def
+	argv, envFile := unitExec(unit)
+	if len(argv) > 0 {
+		binary = argv[0]
+	}
+	if envFile == "" {
+		envFile = def
+	}
+	return binary, envFile
+}
+
+// unitExec reads a unit's ExecStart, split into its words, and its
+// EnvironmentFile ("" when it names none).
+func unitExec(unit []byte) (argv []string, envFile string) {
 	for _, line := range bytes.Split(unit, []byte("\n")) {
 		k, v, ok := strings.Cut(strings.TrimSpace(string(line)), "=")
 		if !ok {
@@ -376,14 +388,14 @@ func unitSettings(unit []byte, def string) (binary, envFile string) {
 		}
 		switch k {
 		case "ExecStart":
-			if w, err := execSplit(v); err == nil && len(w) > 0 {
-				binary = w[0]
+			if w, err := execSplit(v); err == nil {
+				argv = w
 			}
 		case "EnvironmentFile":
 			envFile = strings.ReplaceAll(strings.TrimPrefix(v, "-"), "%%", "%")
 		}
 	}
-	return binary, envFile
+	return argv, envFile
 }
 
 // Format writes the status for a person, one line a subject.
