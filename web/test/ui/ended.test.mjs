@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Server, launch, open, tabs, typeLine, waitText, text, waitFor, newSession, sleep } from './harness.mjs';
+import { Server, launch, openLive, gone, tabs, typeLine, waitText, text, waitFor, newSession, sleep } from './harness.mjs';
 
 let browser;
 let s;
@@ -19,24 +19,9 @@ after(async () => {
   await browser?.close();
 });
 
-/** gone ends and removes a session, so that the next test's page has only its own. */
-async function gone(made) {
-  await s.cli('kill', made.id).catch(() => {});
-  await s.cli('rm', made.id).catch(() => {});
-}
-
-/** page opens the page on n sessions, the last one made active. */
-async function page(n) {
-  const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 } });
-  const p = await open(ctx, s, { tabs: n });
-  assert.equal((await tabs(p)).length, n, 'a session of an earlier test is left');
-  await waitFor(async () => (await tabs(p)).every((t) => t.state === 'live'), { what: 'live tabs' });
-  return { ctx, p };
-}
-
 test('an ended tab shows no viewer count, and typing into it says it has ended', async () => {
   const made = await newSession(s, 'ends');
-  const { ctx, p } = await page(1);
+  const { ctx, p } = await openLive(browser, s, 1);
   try {
     assert.equal(await p.isVisible('.tab .viewers'), true, 'a live tab shows its viewers');
     await p.click('.term-host:not([hidden])');
@@ -49,13 +34,13 @@ test('an ended tab shows no viewer count, and typing into it says it has ended',
     assert.match(await p.locator('#toast').textContent(), /exited.*Restore/);
   } finally {
     await ctx.close();
-    await gone(made);
+    await gone(s, made);
   }
 });
 
 test('a reconnecting page does not count itself as a viewer', async () => {
   const made = await newSession(s, 'counted');
-  const { ctx, p } = await page(1);
+  const { ctx, p } = await openLive(browser, s, 1);
   try {
     await waitFor(async () => (await tabs(p))[0].viewers === 1, { what: 'one viewer' });
     // The server cannot be reached from now on (its list neither).
@@ -70,13 +55,13 @@ test('a reconnecting page does not count itself as a viewer', async () => {
     assert.equal(await p.isVisible('.tab .viewers'), false);
   } finally {
     await ctx.close();
-    await gone(made);
+    await gone(s, made);
   }
 });
 
 test('a holder killed by hand is named in words, and so is its restore', async () => {
   const made = await newSession(s, 'killed');
-  const { ctx, p } = await page(1);
+  const { ctx, p } = await openLive(browser, s, 1);
   try {
     // Every text the banner and the tab's tooltip show, from the first moment on.
     await p.evaluate(() => {
@@ -104,6 +89,6 @@ test('a holder killed by hand is named in words, and so is its restore', async (
     assert.doesNotMatch(all, /reboot|machine restarted/);
   } finally {
     await ctx.close();
-    await gone(made);
+    await gone(s, made);
   }
 });

@@ -4,7 +4,7 @@
 // close button by Tab.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Server, launch, open, tabs, typeLine, waitText, waitFor, newSession, sleep } from './harness.mjs';
+import { Server, launch, openLive, gone, tabs, typeLine, waitText, waitFor, newSession, sleep } from './harness.mjs';
 
 let browser;
 let s;
@@ -29,24 +29,9 @@ function focusAt(p) {
   });
 }
 
-/** gone ends and removes a session, so that the next test's page has only its own. */
-async function gone(made) {
-  await s.cli('kill', made.id).catch(() => {});
-  await s.cli('rm', made.id).catch(() => {});
-}
-
-/** page opens the page on n sessions, the last one made active. */
-async function page(n) {
-  const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 } });
-  const p = await open(ctx, s, { tabs: n });
-  assert.equal((await tabs(p)).length, n, 'a session of an earlier test is left');
-  await waitFor(async () => (await tabs(p)).every((t) => t.state === 'live'), { what: 'live tabs' });
-  return { ctx, p };
-}
-
 test('typing right after Restore reaches the new process', async () => {
   const made = await newSession(s, 'restore-focus');
-  const { ctx, p } = await page(1);
+  const { ctx, p } = await openLive(browser, s, 1);
   try {
     await p.click('.term-host:not([hidden])');
     await typeLine(p, 'exit 3');
@@ -59,13 +44,13 @@ test('typing right after Restore reaches the new process', async () => {
     assert.equal(await focusAt(p), 'term');
   } finally {
     await ctx.close();
-    await gone(made);
+    await gone(s, made);
   }
 });
 
 test('focus returns to the terminal after toolbar buttons, dialogs and a rename', async () => {
   const made = await newSession(s, 'chrome-focus');
-  const { ctx, p } = await page(1);
+  const { ctx, p } = await openLive(browser, s, 1);
   try {
     await p.click('.term-host:not([hidden])');
     const theme = await p.evaluate(() => document.documentElement.dataset.theme);
@@ -92,14 +77,14 @@ test('focus returns to the terminal after toolbar buttons, dialogs and a rename'
     await waitFor(async () => (await focusAt(p)) === 'term', { timeout: 2000, what: 'the terminal focused after the rename' });
   } finally {
     await ctx.close();
-    await gone(made);
+    await gone(s, made);
   }
 });
 
 test('arrow keys move along the tabs and keep the focus there; Tab skips close buttons', async () => {
   const a = await newSession(s, 'arrow-a');
   const b = await newSession(s, 'arrow-b');
-  const { ctx, p } = await page(2);
+  const { ctx, p } = await openLive(browser, s, 2);
   try {
     await p.click(`.tab[data-id="${a.id}"]`);
     await p.focus(`.tab[data-id="${a.id}"]`);
@@ -122,14 +107,14 @@ test('arrow keys move along the tabs and keep the focus there; Tab skips close b
     await p.keyboard.press('Escape');
   } finally {
     await ctx.close();
-    await gone(a);
-    await gone(b);
+    await gone(s, a);
+    await gone(s, b);
   }
 });
 
 test('Ctrl+Shift+M lets Tab move the focus out of the terminal, and back', async () => {
   const made = await newSession(s, 'tab-mode');
-  const { ctx, p } = await page(1);
+  const { ctx, p } = await openLive(browser, s, 1);
   try {
     await p.click('.term-host:not([hidden])');
     await p.keyboard.press('Control+Shift+M');
@@ -145,6 +130,6 @@ test('Ctrl+Shift+M lets Tab move the focus out of the terminal, and back', async
     await waitText(p, /^tab-5$/);
   } finally {
     await ctx.close();
-    await gone(made);
+    await gone(s, made);
   }
 });
