@@ -22,19 +22,17 @@
 // every byte below it) and data-t (its moment, Unix ms); data-state is
 // "paused" only once the terminal has parsed every byte of the moment.
 
-import { Terminal } from '@xterm/xterm';
-import { Unicode11Addon } from '@xterm/addon-unicode11';
-import { WebLinksAddon } from '@xterm/addon-web-links';
+import type { Terminal } from '@xterm/xterm';
 import { ApiError, GrepHit, replay as api, ReplayTimeline } from './api';
 import { hitTime, offsetTime, SPEEDS } from './replay-clock';
 import { Item, Playback } from './replay-playback';
 import { ReplaySearch } from './replay-search';
+import { Fitter, openTerm } from './replay-term';
 import { Timeline } from './replay-timeline';
 import { themes, ThemeName } from './theme';
 
 /** Lines of history above a sought screen (the server's at most is 10,000). */
 const SCROLLBACK = 1000;
-const TERM_SCROLLBACK = 10000;
 /** Bytes of output one replay/output request asks for. */
 const BATCH = 256 << 10;
 /** Bytes handed to xterm.js and not yet parsed beyond which playback waits for it. */
@@ -100,6 +98,7 @@ export class ReplayView {
   private readonly skipEl = byId<HTMLInputElement>('replay-skip');
   private readonly timeline: Timeline;
   private readonly search: ReplaySearch;
+  private readonly fitter: Fitter;
 
   private term: Terminal | null = null;
   private prefs: ReplayPrefs;
@@ -135,7 +134,6 @@ export class ReplayView {
   private tlTimer = 0;
   private tlFetching = false;
   private retry: (() => void) | null = null;
-  private fitRaf = 0;
   private scrubTarget: { t: number; play: boolean } | null = null;
   private scrubbing = false;
 
@@ -148,6 +146,7 @@ export class ReplayView {
       this.speedEl.appendChild(o);
     }
     this.speedEl.value = '1';
+    this.fitter = new Fitter(this.screenEl, this.termEl, () => this.term, () => !this.root.hidden, () => this.prefs.fontSize);
     this.timeline = new Timeline({
       isOpen: () => this.isOpen,
       grab: () => {
@@ -242,37 +241,12 @@ export class ReplayView {
   applyPrefs(p: ReplayPrefs): void {
     this.prefs = { ...p };
     if (this.term) this.term.options.theme = themes[p.theme];
-    this.fitSoon();
+    this.fitter.soon();
     this.timeline.drawActivity();
   }
 
   private ensureTerm(): void {
-    if (this.term) return;
-    // The live terminals' look (session.ts), without input.
-    const term = new Terminal({
-      scrollback: TERM_SCROLLBACK,
-      allowProposedApi: true,
-      cols: 80,
-      rows: 24,
-      fontSize: this.prefs.fontSize,
-      fontFamily: '"JetBrains Mono", "Cascadia Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
-      lineHeight: 1.15,
-      theme: themes[this.prefs.theme],
-      cursorBlink: false,
-      cursorInactiveStyle: 'outline',
-      rescaleOverlappingGlyphs: true,
-      disableStdin: true,
-    });
-    term.loadAddon(new Unicode11Addon());
-    term.unicode.activeVersion = '11';
-    term.loadAddon(
-      new WebLinksAddon((ev, uri) => {
-        ev.preventDefault();
-        window.open(uri, '_blank', 'noopener,noreferrer');
-      }),
-    );
-    term.open(this.termEl);
-    this.term = term;
+    if (!this.term) this.term = openTerm(this.termEl, this.prefs);
   }
 
   /** newGen ends what the current generation does (its request, its timer) and starts the next. */
@@ -412,7 +386,7 @@ export class ReplayView {
     this.cols = cols;
     this.rows = rows;
     if (term.cols !== cols || term.rows !== rows) term.resize(cols, rows);
-    this.fitSoon();
+    this.fitter.soon();
   }
 
   /** stepMarker seeks to the next (dir 1) or previous (-1) marker. */
@@ -574,40 +548,6 @@ export class ReplayView {
     }
   }
 
-  // ---- fitting ----------------------------------------------------------------------
-
-  private fitSoon(): void {
-    if (this.fitRaf) return;
-    this.fitRaf = requestAnimationFrame(() => {
-      this.fitRaf = 0;
-      this.fit(2);
-    });
-  }
-
-  /**
-   * fit shows the replayed screen whole at its own size: the text is made
-   * smaller (never larger than the page's text size) until it fits the
-   * pane, and the screen is centered in it.
-   */
-  private fit(tries: number): void {
-    const term = this.term;
-    if (!term || this.root.hidden) return;
-    const scr = this.termEl.querySelector('.xterm-screen') as HTMLElement | null;
-    if (!scr) return;
-    const availW = this.screenEl.clientWidth - 16;
-    const availH = this.screenEl.clientHeight - 16;
-    const w = scr.offsetWidth;
-    const h = scr.offsetHeight;
-    const size = term.options.fontSize ?? this.prefs.fontSize;
-    if (availW <= 0 || availH <= 0 || w <= 0 || h <= 0) return;
-    let want = Math.min(this.prefs.fontSize, (size * availW) / w, (size * availH) / h);
-    want = Math.max(5, Math.floor(want * 2) / 2);
-    if (want === size) return;
-    term.options.fontSize = want;
-    // Cell sizes round to pixels: check again once drawn.
-    if (tries > 1) requestAnimationFrame(() => this.fit(tries - 1));
-  }
-
   // ---- input ---------------------------------------------------------------------------
 
   private bind(): void {
@@ -621,7 +561,7 @@ export class ReplayView {
       this.pb.skipIdle = this.skipEl.checked;
     });
     new ResizeObserver(() => {
-      this.fitSoon();
+      this.fitter.soon();
       this.timeline.drawActivity();
     }).observe(this.screenEl);
   }
