@@ -18,7 +18,7 @@ import { EventFeed } from './feed';
 import { KeyRow } from './keyrow';
 import { terminalGets } from './keys';
 import { bindLifecycle, testHook } from './lifecycle';
-import { applyPageTheme, clampFont, loadPrefs, Prefs, savePrefs } from './prefs';
+import { Preferences, Prefs } from './prefs';
 import { ReplayView } from './replay';
 import { ScrollbackSearch } from './search';
 import { SessionHooks, TermSession } from './session';
@@ -40,7 +40,7 @@ export class App {
   readonly sessions = new Map<string, TermSession>();
   private tabOrder: string[] = [];
   activeId: string | null = null;
-  private prefs: Prefs;
+  private readonly looks: Preferences;
   private refreshTimer = 0;
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
@@ -63,7 +63,12 @@ export class App {
   private readonly termsEl = $('terminals');
 
   constructor() {
-    this.prefs = loadPrefs();
+    this.looks = new Preferences({
+      terminals: () => [...this.sessions.values(), this.replay],
+      showKeyRow: (on) => this.keyRow.show(on),
+      keyRowShown: () => this.keyRow.shown,
+      fitActive: () => this.fitActive(),
+    });
     this.hooks = {
       changed: (ts) => this.sessionChanged(ts),
       gone: (ts) => this.removeSession(ts.id),
@@ -113,6 +118,10 @@ export class App {
     this.saveLayout();
   }
 
+  private get prefs(): Prefs {
+    return this.looks.p;
+  }
+
   get fontSize(): number {
     return this.prefs.fontSize;
   }
@@ -120,11 +129,11 @@ export class App {
   // ---- start -------------------------------------------------------------
 
   async start(): Promise<void> {
-    this.applyTheme();
+    this.looks.applyTheme();
     this.bindChrome();
     bindShortcuts(this);
     this.bindLifecycle();
-    this.updateKeysRow();
+    this.looks.updateKeysRow();
     // A link for someone else never replaces this browser's sign-in
     // without asking: any site can send a browser to /#token=….
     const signed = await signIn(askSwitch);
@@ -448,16 +457,8 @@ export class App {
     $('banner-replay').addEventListener('click', () => this.openReplay(this.activeId));
     $('btn-font-up').addEventListener('click', () => this.setFont(this.prefs.fontSize + 1));
     $('btn-font-down').addEventListener('click', () => this.setFont(this.prefs.fontSize - 1));
-    $('btn-theme').addEventListener('click', () => {
-      this.prefs.theme = this.prefs.theme === 'dark' ? 'light' : 'dark';
-      savePrefs(this.prefs);
-      this.applyTheme();
-    });
-    $('btn-keys').addEventListener('click', () => {
-      this.prefs.keys = this.keyRow.shown ? 'off' : 'on';
-      savePrefs(this.prefs);
-      this.updateKeysRow();
-    });
+    $('btn-theme').addEventListener('click', () => this.looks.toggleTheme());
+    $('btn-keys').addEventListener('click', () => this.looks.toggleKeys());
     $('btn-help').addEventListener('click', () => ($('help') as HTMLDialogElement).showModal());
     $('btn-account').addEventListener('click', () => void this.account.openBrowsers());
     $('sign-out').addEventListener('click', () => void this.account.signOutNow());
@@ -495,25 +496,7 @@ export class App {
   }
 
   setFont(size: number): void {
-    this.prefs.fontSize = clampFont(size);
-    savePrefs(this.prefs);
-    for (const ts of this.sessions.values()) ts.applyPrefs(this.prefs);
-    this.replay.applyPrefs(this.prefs);
-    toast(`Text size ${this.prefs.fontSize}px`);
-  }
-
-  private applyTheme(): void {
-    applyPageTheme(this.prefs.theme);
-    for (const ts of this.sessions.values()) ts.applyPrefs(this.prefs);
-    this.replay.applyPrefs(this.prefs);
-  }
-
-  private updateKeysRow(): void {
-    const coarse = window.matchMedia?.('(pointer: coarse)').matches ?? false;
-    const show = this.prefs.keys === 'on' || (this.prefs.keys === 'auto' && coarse);
-    this.keyRow.show(show);
-    $('btn-keys').classList.toggle('on', show);
-    this.fitActive();
+    this.looks.setFont(size);
   }
 
   // ---- the replay view -----------------------------------------------------
@@ -558,7 +541,7 @@ export class App {
       suspended: () => this.suspended,
       refreshSoon: (delay) => this.refreshSoon(delay),
       offline: () => renderOverlay(this.active()),
-      pointerChanged: () => this.updateKeysRow(),
+      pointerChanged: () => this.looks.updateKeysRow(),
     });
   }
 
