@@ -17,11 +17,15 @@ all: build
 # Go modules, and the npm packages of web/ (xterm.js and its addons,
 # esbuild, TypeScript, Playwright's driver; the screen model's tests also
 # run xterm.js under node as their reference). npm ci runs again only when
-# package.json or package-lock.json changed.
+# package.json or package-lock.json changed. A web/node_modules that is a
+# symbolic link (one install shared by several checkouts) is left alone:
+# npm ci would empty the directory it points to, under the other checkouts.
 deps:
 	$(GO) mod download
 	@if [ -f web/package-lock.json ]; then \
-		if command -v npm >/dev/null 2>&1; then \
+		if [ -L web/node_modules ]; then \
+			: ; \
+		elif command -v npm >/dev/null 2>&1; then \
 			if [ ! -f web/node_modules/.termkeep-ci ] || [ web/package-lock.json -nt web/node_modules/.termkeep-ci ] || [ web/package.json -nt web/node_modules/.termkeep-ci ]; then \
 				npm ci --prefix web --no-audit --no-fund && touch web/node_modules/.termkeep-ci; \
 			fi; \

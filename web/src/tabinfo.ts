@@ -33,13 +33,31 @@ export function shortPath(p: string): string {
   return '…/' + parts.slice(-2).join('/');
 }
 
+/** The causes of an interrupted end the server records (Session.cause), in words. */
+const CAUSES = new Map([
+  ['machine_restarted', 'the machine restarted'],
+  ['holder_killed', 'its holder was killed'],
+  ['stopped', 'its holder was stopped (the machine or the service stopping)'],
+]);
+
+/** plainReason is a reason the server gave, without the byte offsets it counts in. */
+export function plainReason(reason: string): string {
+  return reason
+    .replace(/[;,]?\s*(?:its )?output up to (?:byte|offset) \d+ (?:is|was) kept/gi, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 /**
  * interruptedWhy says why an interrupted session ended: the cause the server
- * knows ("the machine restarted", "its holder was killed"), else its reason.
+ * recorded ("the machine restarted", "its holder was killed"), else its reason.
  */
 export function interruptedWhy(ts: TabSubject): string {
-  if (ts.info.state === 'interrupted' && ts.info.cause_text) return ts.info.cause_text;
-  return ts.exit?.reason || ts.info.reason || '';
+  if (ts.info.state === 'interrupted') {
+    const c = CAUSES.get(ts.info.cause ?? '') ?? ts.info.cause_text;
+    if (c) return c;
+  }
+  return plainReason(ts.exit?.reason || ts.info.reason || '');
 }
 
 /** badge is a tab's state as a word and a class. */

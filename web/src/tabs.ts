@@ -13,11 +13,14 @@ import { badge, label, quietSince, shortPath } from './tabinfo';
 export interface TabHost {
   readonly sessions: ReadonlyMap<string, TermSession>;
   readonly activeId: string | null;
+  /** Whether this page may end and rename sessions (not a read-only link). */
+  readonly canWrite: boolean;
   order(): readonly string[];
   setOrder(order: string[]): void;
   activate(id: string): void;
   closeSession(id: string): Promise<void>;
-  cycle(delta: number): void;
+  /** cycle goes delta tabs along; focusTerminal: the terminal takes the keyboard (else it stays where it is). */
+  cycle(delta: number, focusTerminal?: boolean): void;
 }
 
 export class TabBar {
@@ -130,7 +133,9 @@ export class TabBar {
     viewers.append(icon(['M1.5 8s2.4-4.5 6.5-4.5S14.5 8 14.5 8 12.1 12.5 8 12.5 1.5 8 1.5 8z'], [[8, 8, 2]]), el('span', 'count', '0'));
     const close = el('button', 'tab-close');
     close.type = 'button';
-    close.title = 'End this session (Alt+Shift+W)';
+    close.title = 'End this session (Alt+Shift+W, or Delete on the tab)';
+    // Out of the Tab order: Tab goes from the tabs to the page; Delete on a tab does what × does.
+    close.tabIndex = -1;
     close.setAttribute('aria-label', 'End this session');
     close.append(icon(['M4.5 4.5l7 7M11.5 4.5l-7 7']));
     t.append(dot, main, viewers, close);
@@ -162,9 +167,13 @@ export class TabBar {
       } else if (e.key === 'F2') {
         e.preventDefault();
         this.startRename(id);
+      } else if (e.key === 'Delete' && !e.ctrlKey && !e.altKey && !e.shiftKey && !e.metaKey) {
+        e.preventDefault();
+        void this.host.closeSession(id);
       } else if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
         e.preventDefault();
-        this.host.cycle(e.key === 'ArrowRight' ? 1 : -1);
+        // Arrowing along the tabs keeps the keyboard on them.
+        this.host.cycle(e.key === 'ArrowRight' ? 1 : -1, false);
         if (this.host.activeId) this.tabEls.get(this.host.activeId)?.focus();
       }
     });
@@ -249,7 +258,7 @@ export class TabBar {
   startRename(id: string): void {
     const ts = this.host.sessions.get(id);
     const t = this.tabEls.get(id);
-    if (!ts || !t || this.renaming) return;
+    if (!ts || !t || this.renaming || !this.host.canWrite) return;
     this.renaming = id;
     const nameEl = t.querySelector('.tab-name') as HTMLElement;
     const input = el('input', 'tab-rename');
