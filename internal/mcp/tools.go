@@ -54,7 +54,7 @@ func (t *tools) list() []tool {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}
 	runs := &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes}
 	return []tool{
-		t.tool("list_sessions", "List termkeep's sessions", `List every termkeep session: its id, name, state (running, exited, closed, interrupted, paused), exit_code once ended, workspace, working directory, command, end_offset (bytes printed so far) and quiet_since (when a running session last printed, once it has printed nothing for 2 seconds: it is probably waiting for input; null while output flows).`,
+		t.tool("list_sessions", "List termkeep's sessions", `List every termkeep session: its id, name, state (running, exited, closed, interrupted, paused), exit_code once ended, workspace, working directory, command, end_offset (bytes printed so far), quiet_since (when a running session last printed, once it has printed nothing for 2 seconds; null while output flows) and, for a running session, activity: what it is doing. activity.state is at_prompt (its shell waits for a command: run_command or send_input), running (a command is at work: activity.command and activity.since say which and since when; a quiet one may just be slow, as sleep is), waiting (a full-screen or interactive program is quiet with a prompt or a question: activity.last_line shows it; it most likely waits for input) or starting (a shell has not drawn its first prompt yet).`,
 			`{"type":"object","properties":{"workspace":{"type":"string","description":"only the sessions of this workspace"}},"additionalProperties":false}`,
 			readOnly, t.listSessions),
 		t.tool("create_session", "Start a terminal session", `Start a program in a new terminal session (a pty) that keeps running on its own, and return its id. Without command or agent it runs the user's shell. Read it with read_screen or read_output, type with send_input, wait with wait_for.`,
@@ -220,11 +220,13 @@ type sessionView struct {
 	Command    []string   `json:"command"`
 	EndOffset  uint64     `json:"end_offset"`
 	QuietSince *time.Time `json:"quiet_since"`
+	// Activity says what a running session is doing (package readiness).
+	Activity *api.Activity `json:"activity,omitempty"`
 }
 
 func view(s api.Session) sessionView {
 	return sessionView{ID: s.ID, Name: s.Name, State: s.State, ExitCode: s.ExitCode, Workspace: s.Workspace,
-		Cwd: s.Cwd, Command: s.Command, EndOffset: s.End, QuietSince: s.QuietSince}
+		Cwd: s.Cwd, Command: s.Command, EndOffset: s.End, QuietSince: s.QuietSince, Activity: s.Activity}
 }
 
 func (t *tools) listSessions(ctx context.Context, raw json.RawMessage) (any, error) {

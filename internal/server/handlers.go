@@ -194,6 +194,7 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		out.First = min(first, out.End)
 	}
 	out.QuietSince = s.quietSince(sess, h) // quiet.go
+	out.Activity = s.activity(context.Background(), sess, h) // readiness.go
 	if sess.State == store.StateInterrupted {
 		// Read from meta.json: only for interrupted sessions, which are few.
 		d := restorepolicy.Decide(s.restoreRecord(sess, false), s.boot, restorepolicy.All) // boot.go
