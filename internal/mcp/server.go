@@ -63,7 +63,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := newServer(opts, log)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the watches of subscribed screens
+	srv := newServer(ctx, opts, log)
 	err := srv.Run(ctx, &lineTransport{r: r, w: w, log: log})
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
@@ -71,19 +73,26 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	return err
 }
 
-func newServer(opts Options, log *slog.Logger) *sdk.Server {
+// newServer makes the server; ctx bounds the work it does on its own
+// (watching the screens a client subscribed to).
+func newServer(ctx context.Context, opts Options, log *slog.Logger) *sdk.Server {
 	opts.Log = log
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}
 	opts.Env = opts.Scope.ChildEnv(opts.Env)
+	t := &tools{opts: opts}
+	res := &resources{t: t, ctx: ctx}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "termkeep", Title: "termkeep terminal sessions", Version: opts.Version}, &sdk.ServerOptions{
 		Logger:                    log,
+		SubscribeHandler:          res.subscribe,
+		UnsubscribeHandler:        res.unsubscribe,
 		Instructions:              instructions + opts.Scope.note(),
 		Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		SupportedProtocolVersions: protocolVersions,
 	})
-	t := &tools{opts: opts}
+	res.srv = srv
+	srv.AddResourceTemplate(res.template(), res.read)
 	refused := map[string]error{}
 	for _, tool := range t.list() {
 		// A tool writes unless its annotations say otherwise.

@@ -21,6 +21,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/runout"
+	"termkeep/internal/screen"
 	"termkeep/internal/shellinit"
 	"termkeep/internal/shellmark"
 	"termkeep/internal/wire"
@@ -68,6 +69,16 @@ type Run struct {
 	From uint64
 	r    runout.Reader
 	next uint64 // the offset after the last byte fed
+	// marks watches for the prompt after the command's end: the shell
+	// reports its directory (OSC 7) just before it.
+	marks      shellmark.Scanner
+	ended      bool
+	endAt      uint64 // r.next when the end was read
+	promptBack bool
+	// after reads what the shell prints between the command's end and its
+	// prompt, for the directory it reports (OSC 7), with the screen
+	// model's own parser.
+	after *screen.Screen
 }
 
 // Start types line into session ref's shell at its prompt. A shell just
@@ -99,6 +110,11 @@ func Start(ctx context.Context, srv Server, ref, line string, wait time.Duration
 		return nil, &BusyError{Ref: ref, Command: sess.Shell.Command}
 	}
 	run := &Run{Ref: ref, Session: sess, From: sess.End, next: sess.End}
+	run.marks.Emit = func(m shellmark.Mark) {
+		if _, end := run.Output(); run.ended && m.Kind == shellmark.Prompt && m.At >= end {
+			run.promptBack = true
+		}
+	}
 	typed := line
 	if sess.Shell != nil && sess.Shell.State == string(shellmark.AtPrompt) {
 		run.Marked, run.r = true, runout.NewMarked(sess.End, sess.Cols)
@@ -111,6 +127,19 @@ func Start(ctx context.Context, srv Server, ref, line string, wait time.Duration
 		return nil, err
 	}
 	return run, nil
+}
+
+// PromptBack reports whether the shell's prompt after the command has
+// been fed: by then the server knows the directory the command left.
+func (r *Run) PromptBack() bool { return r.promptBack }
+
+// Cwd is the directory the shell reported after the command (OSC 7), ""
+// when it reported none.
+func (r *Run) Cwd() string {
+	if r.after == nil {
+		return ""
+	}
+	return r.after.Cwd()
 }
 
 // Next is the offset to follow the stream from after a reconnection.
@@ -133,8 +162,24 @@ func (r *Run) Feed(fr wire.Frame, out io.Writer) (done bool, code int, err error
 			data, off = data[r.next-off:], r.next
 		}
 		r.next = off + uint64(len(data))
-		code, done, err := r.r.Write(off, data, out)
-		return err != nil || done, code, err
+		var code int
+		var err error
+		if !r.ended {
+			code, r.ended, err = r.r.Write(off, data, out)
+			r.endAt = r.next
+		}
+		if r.ended && !r.promptBack {
+			if r.after == nil {
+				r.after = screen.New(80, 2, screen.Options{})
+			}
+			tail := data
+			if _, end := r.Output(); end > off { // the end is in this chunk: only what follows it
+				tail = data[min(end-off, uint64(len(data))):]
+			}
+			r.after.Write(tail)
+		}
+		r.marks.Write(off, time.Time{}, data)
+		return err != nil || r.ended, code, err
 	case wire.TypeGap:
 		_, to, _ := wire.ParseGap(fr.Payload)
 		r.next = max(r.next, to)
@@ -158,6 +203,9 @@ func (r *Run) Output() (start, end uint64) {
 			return s, min(e, r.next)
 		}
 		return r.next, r.next
+	}
+	if r.ended {
+		return r.From, r.endAt
 	}
 	return r.From, r.next
 }

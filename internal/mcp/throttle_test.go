@@ -1,0 +1,62 @@
+package mcp
+
+import (
+	"testing"
+	"time"
+)
+
+// TestThrottle: the first change is told at once, changes within the
+// interval fold into one told at its end, and a clock that goes back
+// neither floods nor stalls.
+func TestThrottle(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	type step struct {
+		due    bool // call due instead of change
+		at     time.Time
+		send   bool
+		wake   time.Time
+		dueNow bool
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"first change at once", []step{{at: ms(0), send: true}}},
+		{"a burst folds into one at the interval's end", []step{
+			{at: ms(0), send: true},
+			{at: ms(100), wake: ms(500)},
+			{at: ms(200), wake: ms(500)},
+			{due: true, at: ms(499), dueNow: false},
+			{due: true, at: ms(500), dueNow: true},
+			{due: true, at: ms(600), dueNow: false}, // told already
+		}},
+		{"a change after a quiet interval is told at once", []step{
+			{at: ms(0), send: true},
+			{at: ms(900), send: true},
+		}},
+		{"the clock went back: told no sooner than an interval later", []step{
+			{at: ms(1000), send: true},
+			{at: ms(10), wake: ms(1500)},
+			{due: true, at: ms(20), dueNow: false},
+			{due: true, at: ms(1500), dueNow: true},
+		}},
+		{"nothing pending is never due", []step{{due: true, at: ms(5000), dueNow: false}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			th := &throttle{every: 500 * time.Millisecond}
+			for i, s := range tc.steps {
+				if s.due {
+					if got := th.due(s.at); got != s.dueNow {
+						t.Fatalf("step %d: due = %v, want %v", i, got, s.dueNow)
+					}
+					continue
+				}
+				send, wake := th.change(s.at)
+				if send != s.send || !wake.Equal(s.wake) {
+					t.Fatalf("step %d: change = %v, %v; want %v, %v", i, send, wake, s.send, s.wake)
+				}
+			}
+		})
+	}
+}
