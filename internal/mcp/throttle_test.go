@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -59,4 +60,42 @@ func TestThrottle(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestScreenRef(t *testing.T) {
+	for uri, want := range map[string]string{
+		"termkeep://sessions/web/screen":          "web",
+		"termkeep://sessions/ab12cd34/screen":     "ab12cd34",
+		"termkeep://sessions//screen":             "",
+		"termkeep://sessions/a/b/screen":          "",
+		"termkeep://sessions/web/screen/x":        "",
+		"termkeep://sessions/web":                 "",
+		"file://sessions/web/screen":              "",
+		"termkeep://sessions/../../etc/screen":    "",
+		"TERMKEEP://sessions/web/screen":          "",
+		"termkeep://sessions/web%2Fx/screen":      "web%2Fx",
+		"termkeep://sessions/web/screentermkeep/": "",
+		"": "",
+	} {
+		if got := screenRef(uri); got != want {
+			t.Errorf("screenRef(%q) = %q, want %q", uri, got, want)
+		}
+	}
+}
+
+// FuzzScreenRef: whatever the URI, the session named is one path segment
+// that, put back in the template, gives the URI again.
+func FuzzScreenRef(f *testing.F) {
+	f.Add("termkeep://sessions/web/screen")
+	f.Add("termkeep://sessions/a/b/screen")
+	f.Add("termkeep://sessions//screen")
+	f.Fuzz(func(t *testing.T, uri string) {
+		ref := screenRef(uri)
+		if ref == "" {
+			return
+		}
+		if strings.Contains(ref, "/") || "termkeep://sessions/"+ref+"/screen" != uri {
+			t.Fatalf("screenRef(%q) = %q", uri, ref)
+		}
+	})
 }

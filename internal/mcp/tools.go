@@ -196,6 +196,9 @@ func errorResult(err error) *sdk.CallToolResult {
 		msg = "no termkeep server is running (start one with `termkeep serve`)"
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "the termkeep server did not answer in time"
+	case errors.Is(err, context.Canceled):
+		// The client cancelled the call; the SDK answers it all the same.
+		msg = "the call was cancelled; what runs in the session goes on"
 	}
 	// The server's sentences name the CLI; a model has the tool.
 	msg = strings.ReplaceAll(msg, "see `termkeep ls`", "see list_sessions")
