@@ -128,6 +128,8 @@ func refuseTools(refused map[string]error) sdk.Middleware {
 
 // instructions tell a model what the server is for.
 const instructions = `termkeep runs programs in terminal sessions that outlive this conversation, its client and the termkeep server itself.
-Start one with create_session (a shell by default, or a command; agent starts an AI coding agent), type into it with send_input,
-look at it with read_screen (what a person would see) or read_output (everything it printed, by byte offset), and block until
-something happens with wait_for (text on the screen or in the output, the process's exit, or quiet). Sessions are named by id or name.`
+Start one with create_session (a shell by default, or a command; agent starts an AI coding agent). In a shell, run_command types a
+command line and returns its exit code, its output and the directory after it. For anything else type with send_input, look with
+read_screen (what a person would see) or read_output (everything printed, by byte offset), search the whole log with grep, and block
+until something happens with wait_for (text on the screen or in the output, the process's exit, or quiet). list_sessions says what
+each session is doing (activity: at_prompt, running, waiting for input, starting). Sessions are named by id or name.`
