@@ -60,7 +60,7 @@ func (t *tools) list() []tool {
 		t.tool("list_sessions", "List termkeep's sessions", `List every termkeep session: its id, name, state (running, exited, closed, interrupted, paused), exit_code once ended, workspace, working directory, command, end_offset (bytes printed so far), quiet_since (when a running session last printed, once it has printed nothing for 2 seconds; null while output flows) and, for a running session, activity: what it is doing. activity.state is at_prompt (its shell waits for a command: run_command or send_input), running (a command is at work: activity.command and activity.since say which and since when; a quiet one may just be slow, as sleep is), waiting (a full-screen or interactive program is quiet with a prompt or a question: activity.last_line shows it; it most likely waits for input) or starting (a shell has not drawn its first prompt yet).`,
 			`{"type":"object","properties":{"workspace":{"type":"string","description":"only the sessions of this workspace"}},"additionalProperties":false}`,
 			readOnly, t.listSessions),
-		t.tool("create_session", "Start a terminal session", `Start a program in a new terminal session (a pty) that keeps running on its own, and return its id. Without command or agent it runs the user's shell. Read it with read_screen or read_output, type with send_input, wait with wait_for.`,
+		t.tool("create_session", "Start a terminal session", `Start a program in a new terminal session (a pty) that keeps running on its own, and return its id. Without command or agent it runs the user's shell: run commands in it with run_command. Read a session with read_screen or read_output, type with send_input, wait with wait_for; list_sessions says when a new shell is at its prompt.`,
 			`{"type":"object","properties":{
 "command":{"description":"what to run: a shell command line (string), or a program and its arguments (array). Default: the user's shell","anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1}]},
 "agent":{"type":"string","enum":`+jsonList(agents.Names())+`,"description":"start this AI coding agent's CLI instead of a command; a restore of the session resumes its last conversation"},
@@ -70,7 +70,7 @@ func (t *tools) list() []tool {
 "cols":{"type":"integer","minimum":1,"maximum":1000,"description":"terminal width (default 80)"},
 "rows":{"type":"integer","minimum":1,"maximum":1000,"description":"terminal height (default 24)"}},"additionalProperties":false}`,
 			runs, t.createSession),
-		t.tool("send_input", "Type into a session", `Type into a session as at its keyboard: text, then the named keys, then Enter if enter is true. Returns offset, the session's output end before this input: wait_for or read_output with that offset sees only what the input caused.`,
+		t.tool("send_input", "Type into a session", `Type into a session as at its keyboard: text, then the named keys, then Enter if enter is true (for a command line in a shell, run_command also waits for its end and returns its output and status). Returns offset, the session's output end before this input: wait_for or read_output with that offset sees only what the input caused.`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "text":{"type":"string","description":"text to type, as is (a newline in it is a newline, not Enter: use enter)"},
