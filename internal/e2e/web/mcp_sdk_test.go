@@ -273,10 +273,11 @@ func TestMCPSDKAcceptance(t *testing.T) {
 			t.Errorf("--read-only %s: %v %q", tc.tool, isErr, text)
 		}
 	}
-	if g := ro.tool("grep", map[string]any{"session": id, "pattern": "flood-done"}); len(g["hits"].([]any)) == 0 {
-		t.Errorf("--read-only grep: %v", g)
-	}
 	other := strings.TrimSpace(e.MustTk("new", "--name", "mine", "--workspace", "home", "--", "sh", "-c", "echo owner; sleep 300"))
+	e2e.WaitFor(t, 10*time.Second, "the owner's session to print", func() bool {
+		g := ro.tool("grep", map[string]any{"session": "mine", "pattern": "owner"})
+		return len(g["hits"].([]any)) == 1
+	})
 	ws := startSDKClient(t, e, repo, env, "--workspace", "proj", "--deny-command", "rm")
 	for _, tc := range []struct {
 		tool string
