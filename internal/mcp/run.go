@@ -54,9 +54,6 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
-	if err := needSession(a.Session); err != nil {
-		return nil, err
-	}
 	if strings.TrimSpace(a.Command) == "" || strings.ContainsAny(a.Command, "\r\n") {
 		return nil, argErr("command must be one non-empty line of shell (join several with ; or &&)")
 	}
@@ -77,11 +74,7 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	if err := t.opts.Scope.CommandLine(a.Command); err != nil {
 		return nil, err
 	}
-	b, err := t.backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := t.inScope(ctx, b, a.Session)
+	b, ref, err := t.resolve(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}

@@ -54,9 +54,7 @@ func (t *tools) list() []tool {
 	yes, no := true, false
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}
 	runs := &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes}
-	// A resize destroys nothing, and twice is once.
-	resizes := &sdk.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}
-	return []tool{
+	return append([]tool{
 		t.tool("list_sessions", "List termkeep's sessions", `List every termkeep session: its id, name, state (running, exited, closed, interrupted, paused), exit_code once ended, workspace, working directory, command, end_offset (bytes printed so far), quiet_since (when a running session last printed, once it has printed nothing for 2 seconds; null while output flows) and, for a running session, activity: what it is doing. activity.state is at_prompt (its shell waits for a command: run_command or send_input), running (a command is at work: activity.command and activity.since say which and since when; a quiet one may just be slow, as sleep is), waiting (a full-screen or interactive program is quiet with a prompt or a question: activity.last_line shows it; it most likely waits for input) or starting (a shell has not drawn its first prompt yet).`,
 			`{"type":"object","properties":{"workspace":{"type":"string","description":"only the sessions of this workspace"}},"additionalProperties":false}`,
 			readOnly, t.listSessions),
@@ -78,35 +76,6 @@ func (t *tools) list() []tool {
 "keys":{"type":"array","items":{"type":"string"},"description":"keys to press after text, by name, each sent as the program expects it in its current mode (ESC O A for Up in less or vim): Enter, Tab, S-Tab, Escape, Backspace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1 … F12, Ctrl-A … Ctrl-Z (Ctrl-C interrupts, Ctrl-D ends input), Ctrl-\\, Ctrl-Space; prefixes C-, M- (Alt) and S- (Shift) combine: C-Up, M-F5"}},
 "required":["session"],"additionalProperties":false}`,
 			runs, t.sendInput),
-		t.tool("run_command", "Run a command in a session's shell", `Type one command line into a shell session at its prompt, wait for that command to end, and return its exit_code, its own output as text (no echo of the line, no prompt; the last max_bytes of it, truncated: true when earlier output was left out; read_output from output_start reads all of it) and cwd, the shell's directory afterwards. The end and the status come from termkeep's shell integration (bash, zsh, fish sessions have it); in another shell the line is wrapped in printfs of markers instead (shell_integration: false). Refused when the shell is running a command (see list_sessions' activity). If timeout_ms passes first, returns timed_out: true and the output so far; the command goes on.`,
-			`{"type":"object","properties":{
-"session":{"type":"string","description":"id or name of a session running a shell"},
-"command":{"type":"string","description":"one line of shell, as typed at the prompt (join several commands with ; or &&)"},
-"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"default":30000,"description":"stop waiting after this long; the command goes on"},
-"max_bytes":{"type":"integer","minimum":1,"maximum":1048576,"default":65536,"description":"at most this many bytes of the output's text, from its end"}},
-"required":["session","command"],"additionalProperties":false}`,
-			runs, t.runCommand),
-		t.tool("grep", "Search a session's whole output", `Find the lines of a session's output log that match pattern (RE2 syntax, or plain text with literal), however long ago they scrolled off the screen: each hit's offset (pass it to read_output to read around it), time and line as the terminal showed it. At most max_hits, the newest (earlier_left_out: true when older ones were left out).`,
-			`{"type":"object","properties":{
-"session":{"type":"string","description":"session id or name"},
-"pattern":{"type":"string","description":"RE2 regular expression (or text with literal) matched against each line"},
-"ignore_case":{"type":"boolean","default":false},
-"literal":{"type":"boolean","default":false,"description":"pattern is plain text"},
-"max_hits":{"type":"integer","minimum":1,"maximum":10000,"default":100,"description":"return at most this many hits, the newest"}},
-"required":["session","pattern"],"additionalProperties":false}`,
-			readOnly, t.grep),
-		t.tool("resize", "Resize a session's terminal", `Set a running session's terminal size in characters, as a person resizing their window does: full-screen programs redraw for it. A person's terminal attached to the session may take it back to its own size.`,
-			`{"type":"object","properties":{
-"session":{"type":"string","description":"session id or name"},
-"cols":{"type":"integer","minimum":1,"maximum":1000,"description":"width"},
-"rows":{"type":"integer","minimum":1,"maximum":1000,"description":"height"}},
-"required":["session","cols","rows"],"additionalProperties":false}`,
-			resizes, t.resize),
-		t.tool("restore", "Start an ended session again", `Start an ended session (exited, closed, interrupted by a reboot) again in its last directory, at its size, below its old screen, with the same id: an agent session (created with agent) resumes its own conversation. Returns the session as it runs now, and notices of what had to differ.`,
-			`{"type":"object","properties":{
-"session":{"type":"string","description":"session id or name"}},
-"required":["session"],"additionalProperties":false}`,
-			runs, t.restore),
 		t.tool("read_screen", "Read a session's screen", `Return a session's screen as text, as a person looking at the terminal sees it now (full-screen programs included), trailing blank lines left out; scrollback adds up to that many lines of history above it (when there is less history than that, a second text says how much there was; read_output has everything still logged).`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
@@ -137,7 +106,7 @@ func (t *tools) list() []tool {
 		t.tool("kill_session", "End a session", `End a session: its processes get SIGHUP, then SIGKILL after a grace period. Returns once it has ended. Its output stays readable until it is removed with the termkeep CLI.`,
 			`{"type":"object","properties":{"session":{"type":"string","description":"session id or name"}},"required":["session"],"additionalProperties":false}`,
 			&sdk.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &yes}, t.killSession),
-	}
+	}, t.sessionTools(readOnly, runs)...)
 }
 
 func jsonList(items []string) string {
@@ -233,6 +202,21 @@ func (t *tools) inScope(ctx context.Context, b Backend, ref string) (string, err
 		return "", err
 	}
 	return s.ID, nil
+}
+
+// resolve is what a tool that names a session does first: ref must be
+// given, a server must answer, and the session must be in the scope. It
+// returns the backend and the reference to act on (inScope).
+func (t *tools) resolve(ctx context.Context, ref string) (Backend, string, error) {
+	if err := needSession(ref); err != nil {
+		return nil, "", err
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := t.inScope(ctx, b, ref)
+	return b, id, err
 }
 
 func needSession(ref string) error {
@@ -731,14 +715,7 @@ func (t *tools) killSession(ctx context.Context, raw json.RawMessage) (any, erro
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
-	if err := needSession(a.Session); err != nil {
-		return nil, err
-	}
-	b, err := t.backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := t.inScope(ctx, b, a.Session)
+	b, ref, err := t.resolve(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func TestMCPSDKAcceptance(t *testing.T) {
 	e := e2e.NewEnv(t)
 	home := t.TempDir()
 	log := filepath.Join(t.TempDir(), "claude-args")
-	path := standInClaudeDir(t, log) + string(os.PathListSeparator) + os.Getenv("PATH")
+	path := e2e.StandInClaude(t, log) + string(os.PathListSeparator) + os.Getenv("PATH")
 	env := []string{"PATH=" + path, "HOME=" + home, "CLAUDE_CONFIG_DIR=", "HISTFILE=" + filepath.Join(home, "hist")}
 	e.ServerEnv = env
 	e.StartServer()
@@ -340,37 +340,4 @@ func TestMCPSDKAcceptance(t *testing.T) {
 		c.tool("send_input", map[string]any{"session": cid, "text": "again", "enter": true})
 	}
 	wg.Wait()
-}
-
-// standInClaudeDir writes a program named claude that behaves as claude
-// does with pinned conversations (see restart.standInClaude) and returns
-// its directory.
-func standInClaudeDir(t *testing.T, log string) string {
-	t.Helper()
-	dir := t.TempDir()
-	script := `#!/bin/sh
-echo "$*" >> '` + log + `'
-mode=new id=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--session-id) id=$2; shift ;;
-	--resume) mode=resume; id=$2; shift ;;
-	esac
-	shift
-done
-store="${CLAUDE_CONFIG_DIR:-$HOME/.claude}/projects/$(pwd | tr -c 'a-zA-Z0-9\n' '-')"
-if [ $mode = resume ] && [ ! -f "$store/$id.jsonl" ]; then
-	echo "No conversation found with session ID: $id"
-	exit 1
-fi
-echo "claude-standin $mode $id ready"
-while read line; do
-	mkdir -p "$store" && echo "$line" >> "$store/$id.jsonl"
-	echo "claude-standin $id heard: $line"
-done
-`
-	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
