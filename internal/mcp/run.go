@@ -74,11 +74,7 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	if err := t.opts.Scope.CommandLine(a.Command); err != nil {
 		return nil, err
 	}
-	b, ref, err := t.resolve(ctx, a.Session)
-	if err != nil {
-		return nil, err
-	}
-	s, err := b.Get(ctx, ref)
+	b, s, err := t.lookup(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}

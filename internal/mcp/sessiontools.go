@@ -126,11 +126,7 @@ func (t *tools) resize(ctx context.Context, raw json.RawMessage) (any, error) {
 	if a.Cols < 1 || a.Rows < 1 || a.Cols > wire.MaxDim || a.Rows > wire.MaxDim {
 		return nil, argErr("cols and rows must both be 1..%d", wire.MaxDim)
 	}
-	b, ref, err := t.resolve(ctx, a.Session)
-	if err != nil {
-		return nil, err
-	}
-	s, err := b.Get(ctx, ref)
+	b, s, err := t.lookup(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -157,11 +153,7 @@ func (t *tools) restore(ctx context.Context, raw json.RawMessage) (any, error) {
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
-	b, ref, err := t.resolve(ctx, a.Session)
-	if err != nil {
-		return nil, err
-	}
-	s, err := b.Get(ctx, ref)
+	b, s, err := t.lookup(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}

@@ -219,6 +219,16 @@ func (t *tools) resolve(ctx context.Context, ref string) (Backend, string, error
 	return b, id, err
 }
 
+// lookup is resolve, then the session as the server has it now.
+func (t *tools) lookup(ctx context.Context, ref string) (Backend, api.Session, error) {
+	b, id, err := t.resolve(ctx, ref)
+	if err != nil {
+		return nil, api.Session{}, err
+	}
+	s, err := b.Get(ctx, id)
+	return b, s, err
+}
+
 func needSession(ref string) error {
 	if strings.TrimSpace(ref) == "" {
 		return argErr("argument \"session\" is required: a session's id or name (see list_sessions)")
