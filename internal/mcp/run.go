@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"termkeep/internal/runcmd"
@@ -97,11 +98,11 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, err
 	}
 	tail := &runcmd.Tail{Max: limit}
+	var read atomic.Uint64 // bytes of output read so far, for the progress reports' goroutine
 	defer reportProgress(ctx, timeout, func(waited time.Duration) string {
-		start, end := run.Output()
-		return fmt.Sprintf("%s: running for %s, %d bytes of output", a.Command, fmtDuration(waited), end-start)
+		return fmt.Sprintf("%s: running for %s, %d bytes of output", a.Command, fmtDuration(waited), read.Load())
 	})()
-	code, err := t.follow(ctx, wctx, b, run, tail)
+	code, err := t.follow(ctx, wctx, b, run, tail, &read)
 	start, end := run.Output()
 	text, cut := tail.Text()
 	out := map[string]any{"session": s.ID, "output": text, "truncated": cut, "output_start": start, "output_end": end,
@@ -129,14 +130,14 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 // follow reads the session's stream into run until the command ends (and
 // with shell integration, its prompt is back, within promptWait), over a
 // restart of the server too; wctx is the call's deadline.
-func (t *tools) follow(ctx, wctx context.Context, b Backend, run *runcmd.Run, out *runcmd.Tail) (int, error) {
+func (t *tools) follow(ctx, wctx context.Context, b Backend, run *runcmd.Run, out *runcmd.Tail, read *atomic.Uint64) (int, error) {
 	code, done := 0, false
 	fctx := wctx // after the command's end: the wait for its prompt
 	for {
 		st, err := b.Follow(fctx, run.Session.ID, int64(run.Next()))
 		if err == nil {
 			var fin bool
-			fin, code, done, err = t.feed(ctx, wctx, &fctx, st, run, out, code, done)
+			fin, code, done, err = t.feed(ctx, wctx, &fctx, st, run, out, read, code, done)
 			if fin {
 				return code, err
 			}
@@ -163,7 +164,7 @@ func (t *tools) follow(ctx, wctx context.Context, b Backend, run *runcmd.Run, ou
 
 // feed hands st's frames to run until the answer is known (fin) or the
 // stream fails (err, to reconnect after unless final).
-func (t *tools) feed(ctx, wctx context.Context, fctx *context.Context, st Stream, run *runcmd.Run, out *runcmd.Tail, code int, done bool) (fin bool, _ int, _ bool, err error) {
+func (t *tools) feed(ctx, wctx context.Context, fctx *context.Context, st Stream, run *runcmd.Run, out *runcmd.Tail, read *atomic.Uint64, code int, done bool) (fin bool, _ int, _ bool, err error) {
 	defer st.Close()
 	stop := context.AfterFunc(*fctx, func() { st.Close() })
 	defer func() { stop() }()
@@ -173,6 +174,8 @@ func (t *tools) feed(ctx, wctx context.Context, fctx *context.Context, st Stream
 			return false, code, done, fmt.Errorf("%w: %w", errStreamEnded, err)
 		}
 		ended, c, ferr := run.Feed(f, out)
+		start, end := run.Output()
+		read.Store(end - start)
 		if ferr != nil {
 			return true, 0, done, ferr
 		}

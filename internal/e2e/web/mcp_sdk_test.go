@@ -49,13 +49,28 @@ func startSDKClient(t *testing.T, e *e2e.Env, dir string, env []string, flags ..
 	cmd := exec.Command(e2e.TkBin, append([]string{"--state-dir", e.Dir, "--no-autostart", "mcp"}, flags...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
+	// Its log, for a race report or a panic in it to fail the test.
+	stderr, err := os.Create(filepath.Join(t.TempDir(), "mcp.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := cl.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect to termkeep mcp: %v", err)
 	}
-	t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() {
+		cs.Close()
+		stderr.Close()
+		b, _ := os.ReadFile(stderr.Name())
+		for _, bad := range []string{"WARNING: DATA RACE", "panic:", "fatal error:"} {
+			if i := strings.Index(string(b), bad); i >= 0 {
+				t.Errorf("%s in termkeep mcp %v:\n%s", bad, flags, e2e.Tail(b[i:], 4000))
+			}
+		}
+	})
 	c.cs = cs
 	return c
 }
