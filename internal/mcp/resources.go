@@ -218,3 +218,38 @@ func (r *resources) watch(ctx context.Context, uri, ref string) {
 		}
 	}
 }
+
+// listScreens answers resources/list with the screen of each running
+// session the scope shows, where the SDK would list only the resources
+// added to it (none: the screens come and go with the sessions). A
+// client that lists resources, rather than reading the template, sees
+// them so.
+func (r *resources) listScreens(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "resources/list" {
+			return next(ctx, method, req)
+		}
+		out := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}}
+		b, err := r.t.backend(ctx)
+		if err != nil {
+			return out, nil // no server: no sessions, not a broken list
+		}
+		list, err := b.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range list {
+			if s.State != "running" || !r.t.opts.Scope.Visible(s) {
+				continue
+			}
+			name := s.Name
+			if name == "" {
+				name = s.ID
+			}
+			out.Resources = append(out.Resources, &sdk.Resource{URI: "termkeep://sessions/" + s.ID + "/screen", Name: name + "-screen",
+				Title: "Screen of session " + name, MIMEType: "text/plain",
+				Description: "what the terminal of session " + name + " (" + strings.Join(s.Command, " ") + ") shows now"})
+		}
+		return out, nil
+	}
+}

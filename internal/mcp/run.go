@@ -107,6 +107,9 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	text, cut := tail.Text()
 	out := map[string]any{"session": s.ID, "output": text, "truncated": cut, "output_start": start, "output_end": end,
 		"shell_integration": run.Marked}
+	if !run.Marked {
+		out["note"] = "the shell showed no termkeep shell integration (OSC 133 marks): the line was typed between printfs of markers, and its status read from the end marker"
+	}
 	switch {
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		out["timed_out"], out["waited_ms"] = true, timeout.Milliseconds()

@@ -103,6 +103,7 @@ func newServer(ctx context.Context, opts Options, log *slog.Logger) *sdk.Server 
 		}
 		srv.AddTool(tool.def, tool.handler)
 	}
+	srv.AddReceivingMiddleware(res.listScreens)
 	if len(refused) > 0 {
 		srv.AddReceivingMiddleware(refuseTools(refused))
 	}

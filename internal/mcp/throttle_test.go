@@ -99,3 +99,32 @@ func FuzzScreenRef(f *testing.F) {
 		}
 	})
 }
+
+// TestResources: the template, each visible running session's screen in
+// resources/list, a read of one by name, and none beyond the scope.
+func TestResources(t *testing.T) {
+	fake := newFake() // s1 "web" running in workspace app, s2 exited
+	c := startServer(t, fake)
+	tpl := c.call("resources/templates/list", map[string]any{})["resourceTemplates"].([]any)
+	if len(tpl) != 1 || tpl[0].(map[string]any)["uriTemplate"] != screenTemplate {
+		t.Fatalf("templates: %v", tpl)
+	}
+	list := c.call("resources/list", map[string]any{})["resources"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["uri"] != "termkeep://sessions/s1/screen" {
+		t.Fatalf("resources/list: %v", list)
+	}
+	got := c.call("resources/read", map[string]any{"uri": "termkeep://sessions/web/screen"})
+	if contents, _ := got["contents"].([]any); len(contents) != 1 || contents[0].(map[string]any)["text"] != "$ echo hi\nhi\n$" {
+		t.Fatalf("resources/read: %v", got)
+	}
+	scoped := startServerWith(t, Options{Version: "test", Connect: fake.connect, Scope: Scope{Workspace: "other"}})
+	if list := scoped.call("resources/list", map[string]any{})["resources"].([]any); len(list) != 0 {
+		t.Fatalf("resources/list beyond the scope: %v", list)
+	}
+	if got := scoped.call("resources/read", map[string]any{"uri": "termkeep://sessions/web/screen"}); got["error"] == nil {
+		t.Fatalf("resources/read beyond the scope: %v", got)
+	}
+	if got := scoped.call("resources/subscribe", map[string]any{"uri": "termkeep://sessions/web/screen"}); got["error"] == nil {
+		t.Fatalf("resources/subscribe beyond the scope: %v", got)
+	}
+}
