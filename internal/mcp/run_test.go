@@ -97,7 +97,8 @@ func TestRunCommandOnce(t *testing.T) {
 }
 
 // TestRunCommandMarkers: in a shell showing no marks, the line goes
-// between markers, and the output between them is the command's.
+// between markers, and the output between them is the command's, read
+// once across a restart of the server.
 func TestRunCommandMarkers(t *testing.T) {
 	fake := newFake()
 	c := startServer(t, fake)
@@ -122,7 +123,18 @@ func TestRunCommandMarkers(t *testing.T) {
 	}
 	i := strings.Index(typed, "__tk_start_%s__")
 	tok := strings.TrimSuffix(strings.Fields(typed[i:])[1], ";")
-	fake.print("s1", typed[3:]+"\r\n__tk_start_"+tok+"__\r\nbuilding\r\nmake: *** Error 1\r\n\r\n__tk_end_"+tok+"_2__\r\n$ ")
+	fake.print("s1", typed[3:]+"\r\n__tk_start_"+tok+"__\r\nbuilding\r\n")
+	// The server goes away and comes back: the run reads on where it was.
+	time.Sleep(200 * time.Millisecond)
+	fake.mu.Lock()
+	fake.noServer = true
+	fake.mu.Unlock()
+	fake.cutStreams()
+	time.Sleep(300 * time.Millisecond)
+	fake.mu.Lock()
+	fake.noServer = false
+	fake.mu.Unlock()
+	fake.print("s1", "make: *** Error 1\r\n\r\n__tk_end_"+tok+"_2__\r\n$ ")
 	var r map[string]any
 	select {
 	case r = <-done:
