@@ -30,7 +30,7 @@ func (t *tools) sessionTools(readOnly, runs *sdk.ToolAnnotations) []tool {
 	// A resize destroys nothing, and twice is once.
 	resizes := &sdk.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}
 	return []tool{
-		t.tool("run_command", "Run a command in a session's shell", `Type one command line into a shell session at its prompt, wait for that command to end, and return its exit_code, its own output as text (no echo of the line, no prompt; the last max_bytes of it, truncated: true when earlier output was left out; read_output from output_start reads all of it) and cwd, the shell's directory afterwards. The end and the status come from termkeep's shell integration (bash, zsh, fish sessions have it); in another shell the line is wrapped in printfs of markers instead (shell_integration: false). Refused when the shell is running a command (see list_sessions' activity). If timeout_ms passes first, returns timed_out: true and the output so far; the command goes on.`,
+		t.tool("run_command", "Run a command in a session's shell", `Type one command line into a shell session at its prompt, wait for that command to end, and return its exit_code, its own output as text (no echo of the line, no prompt; the last max_bytes of it, truncated: true when earlier output was left out; read_output from output_start reads all of it) and cwd, the shell's directory afterwards. The end and the status come from termkeep's shell integration (bash, zsh, fish sessions have it); in another shell the line is wrapped in printfs of markers instead (shell_integration: false). Refused when the shell is running a command (see list_sessions' activity). A command that stops to ask for input waits for it: list_sessions shows its activity as waiting, and send_input answers. If timeout_ms passes first, returns timed_out: true and the output so far; the command goes on.`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"id or name of a session running a shell"},
 "command":{"type":"string","description":"one line of shell, as typed at the prompt (join several commands with ; or &&)"},
@@ -42,7 +42,7 @@ func (t *tools) sessionTools(readOnly, runs *sdk.ToolAnnotations) []tool {
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "pattern":{"type":"string","description":"RE2 regular expression (or text with literal) matched against each line"},
-"ignore_case":{"type":"boolean","default":false},
+"ignore_case":{"type":"boolean","default":false,"description":"letters match in either case"},
 "literal":{"type":"boolean","default":false,"description":"pattern is plain text"},
 "max_hits":{"type":"integer","minimum":1,"maximum":10000,"default":100,"description":"return at most this many hits, the newest"}},
 "required":["session","pattern"],"additionalProperties":false}`,
