@@ -71,6 +71,21 @@ func (f *fakeBackend) cutStreams() {
 	f.streamCut = make(chan struct{})
 }
 
+// restart takes the server away for d, as a server killed and started
+// again does: the open streams end, and no connection is made meanwhile.
+func (f *fakeBackend) restart(d time.Duration) {
+	f.setServer(false)
+	f.cutStreams()
+	time.Sleep(d)
+	f.setServer(true)
+}
+
+func (f *fakeBackend) setServer(up bool) {
+	f.mu.Lock()
+	f.noServer = !up
+	f.mu.Unlock()
+}
+
 func (f *fakeBackend) connect(context.Context) (Backend, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -123,11 +123,7 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 	case a.TailBytes != nil:
 		limit = *a.TailBytes
 	}
-	b, err := t.backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := t.inScope(ctx, b, a.Session)
+	b, ref, err := t.resolve(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}

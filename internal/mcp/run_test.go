@@ -126,14 +126,7 @@ func TestRunCommandMarkers(t *testing.T) {
 	fake.print("s1", typed[3:]+"\r\n__tk_start_"+tok+"__\r\nbuilding\r\n")
 	// The server goes away and comes back: the run reads on where it was.
 	time.Sleep(200 * time.Millisecond)
-	fake.mu.Lock()
-	fake.noServer = true
-	fake.mu.Unlock()
-	fake.cutStreams()
-	time.Sleep(300 * time.Millisecond)
-	fake.mu.Lock()
-	fake.noServer = false
-	fake.mu.Unlock()
+	fake.restart(300 * time.Millisecond)
 	fake.print("s1", "make: *** Error 1\r\n\r\n__tk_end_"+tok+"_2__\r\n$ ")
 	var r map[string]any
 	select {

@@ -407,15 +407,7 @@ func (t *tools) sendInput(ctx context.Context, raw json.RawMessage) (any, error)
 	if a.Text == "" && len(presses) == 0 {
 		return nil, argErr("nothing to send: give text, keys or enter")
 	}
-	b, err := t.backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := t.inScope(ctx, b, a.Session)
-	if err != nil {
-		return nil, err
-	}
-	s, err := b.Get(ctx, ref)
+	b, s, err := t.lookup(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}
