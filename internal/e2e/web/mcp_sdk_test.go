@@ -173,8 +173,9 @@ func TestMCPSDKAcceptance(t *testing.T) {
 	c.tool("run_command", map[string]any{"session": id, "command": "cd " + repo})
 	r = c.tool("run_command", map[string]any{"session": id, "command": "make"})
 	out, _ := r["output"].(string)
-	if r["exit_code"] != 2.0 || !strings.Contains(out, "compiling main.c\nmain.c:3: error: expected ;\n") ||
-		!strings.Contains(out, "Error 1") || strings.Contains(out, "# ") || r["truncated"] != false || r["cwd"] != repo {
+	// Only make's three lines: no echo of the typed line, no prompt.
+	if r["exit_code"] != 2.0 || !strings.HasPrefix(out, "compiling main.c\nmain.c:3: error: expected ;\n") ||
+		!strings.HasSuffix(out, "Error 1\n") || strings.Count(out, "\n") != 3 || r["truncated"] != false || r["cwd"] != repo {
 		t.Fatalf("run_command make: %v", r)
 	}
 	if start, end := num(r["output_start"]), num(r["output_end"]); end <= start {
