@@ -80,6 +80,9 @@ type Session struct {
 	// printed nothing for the server's quiet threshold (2 s by default):
 	// it is likely waiting for input. Nil while output flows.
 	QuietSince *time.Time `json:"quiet_since"`
+	// Activity is what a running session is doing, in the words an agent
+	// acts on (package readiness); nil when it is not running here.
+	Activity *Activity `json:"activity,omitempty"`
 	// Shell is what the session's shell is doing, as its shell
 	// integration's OSC 133 marks tell; nil when the server has no view of
 	// it (the session is not running under this server).
@@ -89,6 +92,20 @@ type Session struct {
 	// upgraded while sessions ran speaks their older version too: `ls`
 	// shows it when it is not the server's (api.Health's Protocol).
 	HolderProtocol int `json:"holder_protocol,omitempty"`
+}
+
+// Activity is a running session's readiness: State is "at_prompt" (its
+// shell has drawn its prompt), "running" (a command, or the session's
+// program, is at work: Command and Since say which and since when),
+// "waiting" (a full-screen or interactive program is quiet, most likely
+// waiting for input: LastLine is its prompt or question, Since when it
+// last printed) or "starting" (a shell with integration has not drawn its
+// first prompt yet).
+type Activity struct {
+	State    string     `json:"state"`
+	Since    *time.Time `json:"since,omitempty"`
+	Command  string     `json:"command,omitempty"`
+	LastLine string     `json:"last_line,omitempty"`
 }
 
 // Shell is a session's shell as its marks tell it.
