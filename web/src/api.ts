@@ -49,9 +49,9 @@ export interface Event {
   detail: Record<string, unknown>;
 }
 
-/** ApiError is a non-2xx answer; message is the server's sentence. */
+/** ApiError is a non-2xx answer; message is the server's sentence, code its reason on a 401 ("revoked", "expired"). */
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(readonly status: number, message: string, readonly code?: string) {
     super(message);
   }
 }
@@ -80,8 +80,8 @@ async function call<V>(method: string, path: string, body?: unknown): Promise<V>
     // not JSON: keep the text for the message
   }
   if (!r.ok) {
-    const msg = (data as { error?: string } | undefined)?.error ?? (text || r.statusText);
-    throw new ApiError(r.status, msg);
+    const e = data as { error?: string; code?: string } | undefined;
+    throw new ApiError(r.status, e?.error ?? (text || r.statusText), typeof e?.code === 'string' ? e.code : undefined);
   }
   return data as V;
 }
@@ -180,12 +180,15 @@ async function fetchOK(path: string, signal?: AbortSignal): Promise<Response> {
   if (r.ok) return r;
   const text = await r.text().catch(() => '');
   let msg = text || r.statusText;
+  let code: string | undefined;
   try {
-    msg = (JSON.parse(text) as { error?: string }).error ?? msg;
+    const e = JSON.parse(text) as { error?: string; code?: string };
+    msg = e.error ?? msg;
+    if (typeof e.code === 'string') code = e.code;
   } catch {
     // not JSON: keep the text
   }
-  throw new ApiError(r.status, msg);
+  throw new ApiError(r.status, msg, code);
 }
 
 /** ndjson reads an answer of JSON lines. */

@@ -12,6 +12,7 @@ import { credentialId, forget, signIn } from './auth';
 import { Account, askSwitch, signInAgain } from './account';
 import { confirm, copy, fatal, toast } from './dialogs';
 import { $, readJSON, sleep, writeStorage } from './dom';
+import { endedNotice, Holder } from './ended';
 import { EventFeed } from './feed';
 import { KeyRow } from './keyrow';
 import { applyPageTheme, clampFont, loadPrefs, Prefs, savePrefs } from './prefs';
@@ -42,6 +43,9 @@ export class App {
   private refreshAgain = false;
   private booted = false;
   private suspended = false;
+  /** Who the page is signed in as (GET /api/me), for the notice when its access ends. */
+  private holder: Holder | null = null;
+  private ending = false;
   /** Whether this page's token may create sessions (GET /api/me): not a share link, not read-only. */
   canCreate = true;
   private readonly hooks: SessionHooks;
@@ -59,7 +63,7 @@ export class App {
     this.hooks = {
       changed: (ts) => this.sessionChanged(ts),
       gone: (ts) => this.removeSession(ts.id),
-      authLost: () => this.signedOut('This browser is signed out', 'Its sign-in expired (14 days unused) or was revoked. Run `termkeep url` on the machine that runs termkeep and open the address it prints to sign in again.'),
+      authLost: (code) => void this.accessEnded(code),
       clipboard: (text, why) => copy(text, why),
       notice: (text) => toast(text),
       filterInput: (d) => this.keyRow.apply(d),
@@ -71,7 +75,7 @@ export class App {
         if (location.hash) history.replaceState(history.state, '', location.pathname + location.search);
         this.active()?.focus();
       },
-      authLost: () => this.hooks.authLost(),
+      authLost: (code) => this.hooks.authLost(code),
     });
     this.tabs = new TabBar(this);
     this.search = new ScrollbackSearch({ active: () => this.active(), theme: () => this.prefs.theme });
@@ -137,7 +141,7 @@ export class App {
         list = await api.list();
       } catch (e) {
         if (e instanceof ApiError && e.status === 401) {
-          this.hooks.authLost();
+          this.hooks.authLost(e.code);
           return;
         }
         fatal('Connecting to termkeep…', 'The termkeep server is not answering. Sessions keep running meanwhile; this page tries again on its own.');
@@ -145,7 +149,9 @@ export class App {
       }
     }
     $('fatal').hidden = true;
-    this.setCanCreate((await me)?.can_create ?? true);
+    const who = await me;
+    this.holder = who ? { owner: who.owner } : null;
+    this.setCanCreate(who?.can_create ?? true);
     this.reconcile(list);
     const first = wantActive && this.sessions.has(wantActive) ? wantActive : this.tabOrder[0] ?? null;
     if (first) this.activate(first);
@@ -272,7 +278,7 @@ export class App {
       try {
         this.reconcile(await api.list());
       } catch (e) {
-        if (e instanceof ApiError && e.status === 401) this.hooks.authLost();
+        if (e instanceof ApiError && e.status === 401) this.hooks.authLost(e.code);
       } finally {
         this.refreshing = null;
         if (this.refreshAgain) {
@@ -449,6 +455,28 @@ export class App {
     ($('btn-replay') as HTMLButtonElement).disabled = !ts;
   }
 
+  /**
+   * accessEnded follows a refusal of the page's credential: once, with
+   * the server's reason (asked for when the refusal did not carry it, as
+   * an event stream's or a WebSocket's cannot), and not at all when the
+   * credential turns out to work.
+   */
+  private async accessEnded(code?: string): Promise<void> {
+    if (this.ending) return;
+    this.ending = true;
+    if (code === undefined) {
+      try {
+        await api.me();
+        this.ending = false;
+        return;
+      } catch (e) {
+        if (e instanceof ApiError) code = e.code;
+      }
+    }
+    const n = endedNotice(code, this.holder);
+    this.signedOut(n.title, n.text);
+  }
+
   /** signedOut drops the credential and everything it reached: the tabs and the event stream. */
   private signedOut(title: string, text: string): void {
     forget();
@@ -459,6 +487,8 @@ export class App {
     this.tabs.clear();
     this.activeId = null;
     $('bar').dataset.signedOut = '1';
+    // Nothing is reconnecting any more: no card says so over the notice.
+    this.renderStage();
     fatal(title, text);
   }
 

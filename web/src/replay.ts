@@ -65,7 +65,7 @@ export interface ReplayHooks {
   /** moved: the view shows another moment for a while (a seek, a pause): the page keeps its address in step. */
   moved(id: string, t: number): void;
   closed(id: string): void;
-  authLost(): void;
+  authLost(code?: string): void;
 }
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -308,7 +308,7 @@ export class ReplayView {
   }
 
   private fail(e: unknown): void {
-    if (e instanceof ApiError && e.status === 401) this.hooks.authLost();
+    if (e instanceof ApiError && e.status === 401) this.hooks.authLost(e.code);
     this.newGen();
     this.showMessage(errorText(e), true);
     this.setState('error');

@@ -34,7 +34,8 @@ export type ConnState = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'gone
 export interface SessionHooks {
   changed(s: TermSession): void;
   gone(s: TermSession): void;
-  authLost(): void;
+  /** authLost: the server refused the page's credential (code: why, when it said). */
+  authLost(code?: string): void;
   clipboard(text: string, why: 'osc52' | 'select'): void;
   notice(text: string): void;
   /** filterInput lets the extra-keys row apply a latched Ctrl or Alt. */
@@ -628,7 +629,9 @@ export class TermSession {
         return;
       }
       if (e instanceof ApiError && e.status === 401) {
-        this.hooks.authLost();
+        // Refused: retrying would only be refused again.
+        this.hooks.authLost(e.code);
+        return;
       }
       this.lastError = e instanceof ApiError ? e.message : 'the termkeep server is not reachable';
       this.dropped();
