@@ -155,9 +155,14 @@ export interface ReplayOutput {
   done: boolean;
 }
 
-/** GrepHit is a line of the log that matched: offset of its first byte, and when it was logged. */
+/**
+ * GrepHit is a line of the log that matched: the bytes that drew its first
+ * match, [offset, end), and when the last of them was logged.
+ */
 export interface GrepHit {
   offset: number;
+  /** After the match's last byte (absent from servers of before). */
+  end?: number;
   time: string | null;
   t?: number;
   line: string;

@@ -653,6 +653,7 @@ export class App {
       renderer: (id?: string) => pick(id)?.renderer ?? null,
       drop: (id?: string) => pick(id)?.drop(),
       replayScreen: () => this.replay.visibleText(),
+      replayMarked: () => this.replay.markedText(),
       replaySize: () => (this.replay.isOpen ? this.replay.size() : null),
     };
   }
