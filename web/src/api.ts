@@ -27,6 +27,25 @@ export interface Session {
   viewers?: number;
   /** When a running session went quiet (likely waiting for input), RFC 3339; null while output flows. */
   quiet_since?: string | null;
+  /** What its shell is doing, as shell integration's marks tell (a running session's). */
+  shell?: Shell | null;
+  /** What a running session is doing, where the server says: at_prompt, running, waiting or starting. */
+  activity?: { state: string } | null;
+}
+
+/** Shell is a session's shell as its OSC 133 marks tell: prompt, running or unknown, and the last command that ended. */
+export interface Shell {
+  state: 'prompt' | 'running' | 'unknown' | string;
+  since?: string;
+  command?: string;
+  last?: {
+    command?: string;
+    status: number | null;
+    ended_at: string;
+    has_output: boolean;
+    output_start: number;
+    output_end: number;
+  } | null;
 }
 
 /** Me is GET /api/me: who this page's token acts as, and what it may do. */

@@ -21,7 +21,8 @@ import { ScrollbackSearch } from './search';
 import { SessionHooks, TermSession } from './session';
 import { bindShortcuts, terminalKey } from './shortcuts';
 import { renderBanner, renderOverlay } from './stage';
-import { badge, commandName, label, quietSince } from './tabinfo';
+import { quietNote, QuietNote } from './quiet';
+import { badge, commandName, label } from './tabinfo';
 import { cycled, merged, moved, savedOrder } from './taborder';
 import { TabBar } from './tabs';
 
@@ -43,6 +44,8 @@ export class App {
   private refreshAgain = false;
   private booted = false;
   private suspended = false;
+  /** The output offset the user had seen of each session when they last looked (quiet.ts). */
+  private readonly seen = new Map<string, number>();
   /** Who the page is signed in as (GET /api/me), for the notice when its access ends. */
   private holder: Holder | null = null;
   private ending = false;
@@ -172,8 +175,10 @@ export class App {
     window.setInterval(() => {
       for (const ts of this.sessions.values()) {
         ts.tick();
-        // Output after a quiet spell takes the tab's quiet badge away.
-        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (quietSince(ts) !== null)) this.tabs.render(ts);
+        // What the user is looking at is seen; output after a quiet spell
+        // takes the tab's quiet badge away.
+        if (this.watched(ts)) this.markSeen(ts);
+        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (this.quiet(ts) !== null)) this.tabs.render(ts);
       }
       renderOverlay(this.active());
     }, 1000);
@@ -220,6 +225,8 @@ export class App {
     });
     ts.term.attachCustomKeyEventHandler(terminalKey);
     ts.viewers = s.viewers ?? 0;
+    // What it printed before this page listed it is no news.
+    this.seen.set(s.id, s.end_offset);
     this.tabs.render(ts);
     // At start the active tab connects first, with its size (start()).
     if (this.booted) ts.connect();
@@ -239,6 +246,7 @@ export class App {
   private removeSession(id: string): void {
     const ts = this.sessions.get(id);
     if (!ts) return;
+    this.seen.delete(id);
     const idx = this.tabOrder.indexOf(id);
     this.sessions.delete(id);
     this.tabOrder = this.tabOrder.filter((x) => x !== id);
@@ -379,6 +387,7 @@ export class App {
     }
     const prev = this.active();
     if (prev) {
+      this.markSeen(prev);
       prev.search.clearDecorations();
       prev.hide();
     }
@@ -422,6 +431,35 @@ export class App {
 
   private saveLayout(): void {
     writeStorage(localStorage, LAYOUT_KEY, JSON.stringify({ order: this.tabOrder, active: this.activeId } satisfies Layout));
+  }
+
+  // ---- quiet: news of a session the user is not looking at ---------------
+
+  /** watched: the user is looking at ts (its tab active, the page visible). */
+  private watched(ts: TermSession): boolean {
+    return ts.id === this.activeId && document.visibilityState === 'visible' && !this.suspended;
+  }
+
+  private markSeen(ts: TermSession): void {
+    const at = Math.max(ts.written ?? 0, this.seen.get(ts.id) ?? 0);
+    this.seen.set(ts.id, at);
+  }
+
+  /** quiet is ts's tab's quiet badge: a command finished, or output stopped, while the user was away. */
+  quiet(ts: TermSession): QuietNote | null {
+    const i = ts.info;
+    return quietNote({
+      running: i.state === 'running' && !ts.exit,
+      watched: this.watched(ts),
+      // Output this page drew after the list was read: the list's quiet is over.
+      quietSince: ts.written !== null && ts.written > i.end_offset ? null : (i.quiet_since ?? null),
+      endOffset: i.end_offset,
+      written: ts.written,
+      drawn: ts.drawn,
+      seen: this.seen.get(ts.id) ?? i.end_offset,
+      shell: i.shell ?? null,
+      readiness: i.activity?.state,
+    });
   }
 
   // ---- the stage: overlay, banner, empty state --------------------------
@@ -618,6 +656,7 @@ export class App {
     };
     document.addEventListener('visibilitychange', () => {
       if (document.visibilityState === 'visible') wake();
+      else if (this.active()) this.markSeen(this.active()!);
     });
     document.addEventListener('resume', wake);
     window.addEventListener('focus', wake);

@@ -124,7 +124,8 @@ export class TermSession {
   private disposed = false;
 
   written: number | null = null;
-  private drawn = 0;
+  /** The offset after the last byte the terminal has parsed (behind written while it draws a backlog). */
+  drawn = 0;
   private acked = 0;
   private ackTimer = 0;
   private saveTimer = 0;
