@@ -318,3 +318,28 @@ export const browsers = {
   list: () => call<BrowserSession[]>('GET', '/api/browser-sessions'),
   revoke: (id: string) => call<BrowserSession>('DELETE', `/api/browser-sessions/${encodeURIComponent(id)}`),
 };
+
+/** ShareLink is a share link of one session (an access token), as made: its address is shown this once. */
+export interface ShareLink {
+  id: string;
+  name?: string;
+  read_only: boolean;
+  state: string;
+  expires_at: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  /** Only in the answer that made it. */
+  secret?: string;
+  url?: string;
+  warning?: string;
+}
+
+/** share makes, lists and revokes a session's share links (the owner only), and lists who watches it (anyone who sees it). */
+export const share = {
+  links: (id: string) => call<ShareLink[]>('GET', `/api/sessions/${encodeURIComponent(id)}/links`),
+  create: (id: string, req: { name?: string; writable?: boolean; expires_in?: number }) =>
+    call<ShareLink>('POST', `/api/sessions/${encodeURIComponent(id)}/links`, req),
+  revoke: (id: string, link: string) =>
+    call<ShareLink>('DELETE', `/api/sessions/${encodeURIComponent(id)}/links/${encodeURIComponent(link)}`),
+  viewers: (id: string) => call<import('./presence').Presence>('GET', `/api/sessions/${encodeURIComponent(id)}/viewers`),
+};

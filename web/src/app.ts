@@ -18,6 +18,7 @@ import { KeyRow } from './keyrow';
 import { applyPageTheme, clampFont, loadPrefs, Prefs, savePrefs } from './prefs';
 import { ReplayView } from './replay';
 import { ScrollbackSearch } from './search';
+import { ShareDialog } from './share';
 import { SessionHooks, TermSession } from './session';
 import { bindShortcuts, terminalKey } from './shortcuts';
 import { renderBanner, renderOverlay } from './stage';
@@ -58,6 +59,7 @@ export class App {
   private readonly keyRow: KeyRow;
   private readonly feed: EventFeed;
   private readonly account: Account;
+  private readonly share: ShareDialog;
 
   private readonly termsEl = $('terminals');
 
@@ -95,6 +97,15 @@ export class App {
       },
     });
     this.account = new Account({ authLost: () => this.hooks.authLost(), signedOut: (title, text) => this.signedOut(title, text) });
+    this.share = new ShareDialog({
+      target: () => {
+        const ts = this.active();
+        return ts ? { id: ts.id, name: label(ts), you: ts.you } : null;
+      },
+      owner: () => this.holder?.owner ?? false,
+      authLost: (code) => this.hooks.authLost(code),
+    });
+    $('btn-account').before(this.share.button);
   }
 
   /** active is the session of the active tab. */
@@ -491,6 +502,7 @@ export class App {
     renderBanner(ts);
     if (!ts) document.title = 'termkeep';
     ($('btn-replay') as HTMLButtonElement).disabled = !ts;
+    this.share.button.disabled = !ts;
   }
 
   /**

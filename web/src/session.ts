@@ -107,6 +107,8 @@ export class TermSession {
   title = '';
   oscCwd = '';
   viewers = 0;
+  /** This page's viewer id in the session's list of viewers (0: not known yet). */
+  you = 0;
   /** Why the session's output is not being saved right now, or null. */
   logStopped: string | null = null;
   /** The session's holder does not answer the server (as the last viewers frame said). */
@@ -467,6 +469,7 @@ export class TermSession {
       case wire.T.Viewers: {
         const v = wire.json<wire.Viewers>(p);
         this.viewers = v.viewers.length;
+        this.you = v.you;
         this.holderStuck = !!v.holder_unresponsive;
         if (v.size_owner !== 0 && v.size_owner === v.you && this.active && this.want) {
           // The session follows this page's size: keep it, and ask again
