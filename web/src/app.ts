@@ -22,7 +22,8 @@ import { ShareDialog } from './share';
 import { SessionHooks, TermSession } from './session';
 import { bindShortcuts, terminalKey } from './shortcuts';
 import { renderBanner, renderOverlay } from './stage';
-import { quietNote, QuietNote } from './quiet';
+import type { QuietNote } from './quiet';
+import { QuietWatch } from './quietwatch';
 import { badge, commandName, label } from './tabinfo';
 import { cycled, merged, moved, savedOrder } from './taborder';
 import { TabBar } from './tabs';
@@ -45,8 +46,10 @@ export class App {
   private refreshAgain = false;
   private booted = false;
   private suspended = false;
-  /** The output offset the user had seen of each session when they last looked (quiet.ts). */
-  private readonly seen = new Map<string, number>();
+  /** What the user has seen of each session, for the quiet badge. */
+  private readonly quietWatch = new QuietWatch(
+    (ts) => ts.id === this.activeId && document.visibilityState === 'visible' && !this.suspended,
+  );
   /** Who the page is signed in as (GET /api/me), for the notice when its access ends. */
   private holder: Holder | null = null;
   private ending = false;
@@ -188,7 +191,7 @@ export class App {
         ts.tick();
         // What the user is looking at is seen; output after a quiet spell
         // takes the tab's quiet badge away.
-        if (this.watched(ts)) this.markSeen(ts);
+        if (ts.id === this.activeId && document.visibilityState === 'visible') this.quietWatch.look(ts);
         if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (this.quiet(ts) !== null)) this.tabs.render(ts);
       }
       renderOverlay(this.active());
@@ -237,7 +240,7 @@ export class App {
     ts.term.attachCustomKeyEventHandler(terminalKey);
     ts.viewers = s.viewers ?? 0;
     // What it printed before this page listed it is no news.
-    this.seen.set(s.id, s.end_offset);
+    this.quietWatch.listed(s.id, s.end_offset);
     this.tabs.render(ts);
     // At start the active tab connects first, with its size (start()).
     if (this.booted) ts.connect();
@@ -257,7 +260,7 @@ export class App {
   private removeSession(id: string): void {
     const ts = this.sessions.get(id);
     if (!ts) return;
-    this.seen.delete(id);
+    this.quietWatch.forget(id);
     const idx = this.tabOrder.indexOf(id);
     this.sessions.delete(id);
     this.tabOrder = this.tabOrder.filter((x) => x !== id);
@@ -398,7 +401,7 @@ export class App {
     }
     const prev = this.active();
     if (prev) {
-      this.markSeen(prev);
+      this.quietWatch.look(prev);
       prev.search.clearDecorations();
       prev.hide();
     }
@@ -444,33 +447,9 @@ export class App {
     writeStorage(localStorage, LAYOUT_KEY, JSON.stringify({ order: this.tabOrder, active: this.activeId } satisfies Layout));
   }
 
-  // ---- quiet: news of a session the user is not looking at ---------------
-
-  /** watched: the user is looking at ts (its tab active, the page visible). */
-  private watched(ts: TermSession): boolean {
-    return ts.id === this.activeId && document.visibilityState === 'visible' && !this.suspended;
-  }
-
-  private markSeen(ts: TermSession): void {
-    const at = Math.max(ts.written ?? 0, this.seen.get(ts.id) ?? 0);
-    this.seen.set(ts.id, at);
-  }
-
-  /** quiet is ts's tab's quiet badge: a command finished, or output stopped, while the user was away. */
+  /** quiet is ts's tab's quiet badge (quietwatch.ts). */
   quiet(ts: TermSession): QuietNote | null {
-    const i = ts.info;
-    return quietNote({
-      running: i.state === 'running' && !ts.exit,
-      watched: this.watched(ts),
-      // Output this page drew after the list was read: the list's quiet is over.
-      quietSince: ts.written !== null && ts.written > i.end_offset ? null : (i.quiet_since ?? null),
-      endOffset: i.end_offset,
-      written: ts.written,
-      drawn: ts.drawn,
-      seen: this.seen.get(ts.id) ?? i.end_offset,
-      shell: i.shell ?? null,
-      readiness: i.activity?.state,
-    });
+    return this.quietWatch.note(ts);
   }
 
   // ---- the stage: overlay, banner, empty state --------------------------
@@ -668,7 +647,7 @@ export class App {
     };
     document.addEventListener('visibilitychange', () => {
       if (document.visibilityState === 'visible') wake();
-      else if (this.active()) this.markSeen(this.active()!);
+      else if (this.active()) this.quietWatch.look(this.active()!);
     });
     document.addEventListener('resume', wake);
     window.addEventListener('focus', wake);

@@ -23,7 +23,7 @@ test('a search hit goes to when its text was typed, and highlights it', async ()
     await waitText(p, /^prompt\$/);
     // The prompt waits; the command comes later (the log's times are a
     // second apart at most, so the two are told apart).
-    await sleep(2500);
+    await sleep(1500);
     await p.locator('.xterm-helper-textarea').first().focus();
     await p.keyboard.type('echo replay-marker-one', { delay: 15 });
     await p.keyboard.press('Enter');
