@@ -499,7 +499,12 @@ export class App {
         this.ending = false;
         return;
       } catch (e) {
-        if (e instanceof ApiError) code = e.code;
+        // Not a refusal (the server is out of reach): nothing ended.
+        if (!(e instanceof ApiError) || e.status !== 401) {
+          this.ending = false;
+          return;
+        }
+        code = e.code;
       }
     }
     const n = endedNotice(code, this.holder);
