@@ -83,21 +83,35 @@ func (p Preset) Conversation(pid int, procs Processes) (string, error) {
 // arguments choose a conversation, or restore is not what termkeep gave
 // it (a --restore-command of the user's own stays theirs).
 func (p Preset) Learned(command []string, restore, conv, id string) (string, bool) {
-	extra, ok := p.learnable(command)
+	extra, ok := p.pinsLater(command, restore, conv)
 	if !ok || !isUUID(id) {
 		return "", false
+	}
+	return p.resumeCommand(id, extra), true
+}
+
+// Learns reports whether the conversation of a session of p, started with
+// command and restored with restore while pinned to conv ("" = not yet),
+// is learned while it runs (Learned says when it is not).
+func (p Preset) Learns(command []string, restore, conv string) bool {
+	_, ok := p.pinsLater(command, restore, conv)
+	return ok
+}
+
+// pinsLater is Learns, with the session's extra arguments.
+func (p Preset) pinsLater(command []string, restore, conv string) (extra []string, ok bool) {
+	extra, ok = p.learnable(command)
+	if !ok {
+		return nil, false
 	}
 	want := ""
 	if conv != "" {
 		if !validID(conv) {
-			return "", false
+			return nil, false
 		}
 		want = p.resumeCommand(conv, extra)
 	}
-	if restore != want {
-		return "", false
-	}
-	return p.resumeCommand(id, extra), true
+	return extra, restore == want
 }
 
 // NotLearned returns the note a restore shows for a session of p, started

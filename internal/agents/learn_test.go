@@ -219,6 +219,10 @@ func TestLearned(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
+		// Whether to look at all does not depend on what is found.
+		if learns := tc.p.Learns(tc.command, tc.restore, tc.conv); learns != (tc.ok || tc.learned != u1 && tc.learned != u2) {
+			t.Errorf("%s: learns %v", tc.name, learns)
+		}
 	}
 }
 
