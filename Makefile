@@ -129,7 +129,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead outlog:
 	export:FuzzCast export:FuzzRedact export:FuzzGrepMatch mcp:FuzzClean mcp:FuzzIDFromPrefix server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
 	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
-	procinfo:FuzzParsePPid shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine mcp:FuzzScreenRef \
+	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine mcp:FuzzScreenRef \
 	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine
 fuzz: SHELL := /bin/bash
 fuzz: deps

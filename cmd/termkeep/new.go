@@ -43,8 +43,9 @@ with ARGS, in the --workspace's directory when one is given (else the current
 one), and records its resume command as the session's --restore-command: a
 restore after a reboot continues the conversation. claude and gemini are
 started on a conversation id of their own (--session-id) and resume exactly
-it, so sessions in one directory never share one; codex and aider resume the
-directory's latest. See docs/agents.md.`,
+it, so sessions in one directory never share one; codex's id is learned from
+its open rollout file while it runs and resumed with codex resume ID; aider
+reloads the directory's chat history. See docs/agents.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("name") && strings.TrimSpace(name) == "" {
 				return usageErr("--name is empty: give a name, or leave --name out for a session known by its id")

@@ -6,8 +6,10 @@
 // Where an agent takes a conversation id up front, a session of it is
 // pinned: termkeep chooses the id, starts the agent with it and resumes
 // exactly that conversation, so two sessions of one agent in one directory
-// each come back to their own. Where it does not, a restore continues the
-// directory's most recent conversation.
+// each come back to their own. Where the agent makes its own id and holds
+// its conversation's file open (codex), the id is learned from that file
+// while the session runs and pinned then. Where neither is possible, a
+// restore continues the directory's most recent conversation.
 package agents
 
 import (
@@ -30,12 +32,19 @@ type Preset struct {
 	Args []string
 	// Resume is the shell command a restore runs for a session that is not
 	// pinned: it continues the agent's most recent conversation in the
-	// session's directory.
+	// session's directory. "" = the session's command again (a fresh
+	// start), for an agent whose id is learned (Rollouts).
 	Resume string
 	// StartFlag and ResumeFlag pin a conversation: the agent starts with
-	// StartFlag ID and a restore runs Binary ResumeFlag ID. "" = the agent
-	// cannot be given an id up front.
+	// StartFlag ID and a restore runs Binary ResumeFlag ID. StartFlag ""
+	// = the agent cannot be given an id up front.
 	StartFlag, ResumeFlag string
+	// Rollouts, for an agent that takes no id up front, is the directory
+	// below Store's home where it holds a running conversation's file
+	// open, named rollout-<time>-<id>.jsonl in YYYY/MM/DD directories: the
+	// id is learned from it after the start (Conversation). "" = never
+	// learned.
+	Rollouts string
 	// Conflicts are the agent's own flags that choose a conversation; a
 	// session started with one of them among its extra arguments is not
 	// pinned, since the two choices would contradict each other.
@@ -63,9 +72,13 @@ type Store struct {
 //     id and `claude --resume UUID` continues it. Conversations are
 //     recorded, once the first message is sent, in
 //     $CLAUDE_CONFIG_DIR (default ~/.claude)/projects/<directory>/UUID.jsonl.
-//   - codex: takes no id up front (it makes its own and keeps it in its
-//     rollout file), so `codex resume --last` resumes the most recent
-//     session, without the picker.
+//   - codex: takes no id up front; it makes its own and records the
+//     conversation in $CODEX_HOME (default ~/.codex)/sessions/YYYY/MM/DD/
+//     rollout-<time>-UUID.jsonl, which it holds open while the
+//     conversation runs. The server learns the id from that open file
+//     (Conversation) and a restore runs `codex resume UUID`; before it is
+//     learned, a restore starts codex afresh (never `resume --last`, which
+//     would give two sessions in one directory the same conversation).
 //   - gemini: `gemini --session-id UUID` (Gemini CLI from April 2026) and
 //     `gemini --resume UUID`. Where its chat files are named after the id
 //     is not documented, so a restore always tries to resume.
@@ -77,8 +90,10 @@ var Presets = []Preset{
 		Conflicts: []string{"--session-id", "--resume", "-r", "--continue", "-c", "--fork-session"},
 		Store:     &Store{HomeEnv: "CLAUDE_CONFIG_DIR", DefaultHome: ".claude", Pattern: "projects/*/{id}.jsonl"},
 		Install:   "npm install -g @anthropic-ai/claude-code (see https://docs.anthropic.com/en/docs/claude-code)"},
-	{Name: "codex", Binary: "codex", Resume: "codex resume --last",
-		Install: "npm install -g @openai/codex (see https://github.com/openai/codex)"},
+	{Name: "codex", Binary: "codex", ResumeFlag: "resume", Rollouts: "sessions",
+		Conflicts: []string{"resume", "fork"},
+		Store:     &Store{HomeEnv: "CODEX_HOME", DefaultHome: ".codex", Pattern: "sessions/*/*/*/rollout-*-{id}.jsonl"},
+		Install:   "npm install -g @openai/codex (see https://github.com/openai/codex)"},
 	{Name: "gemini", Binary: "gemini", Resume: "gemini --resume latest",
 		StartFlag: "--session-id", ResumeFlag: "--resume",
 		Conflicts: []string{"--session-id", "--resume", "-r"},
@@ -137,26 +152,41 @@ func (p Preset) plan(extra []string, lookPath func(string) (string, error), id s
 		return Launch{}, fmt.Errorf("%s is not installed: no %q on PATH; install it with %s", p.Name, p.Binary, p.Install)
 	}
 	cmd := append([]string{path}, p.Args...)
-	restore := p.Resume
-	if !p.pinnable(extra) {
+	if !p.pinnable(extra) || p.StartFlag == "" {
 		id = ""
 	}
-	if id != "" {
+	var restore string
+	switch {
+	case id != "":
 		cmd = append(cmd, p.StartFlag, id)
-		restore = shellQuote(p.Binary) + " " + p.ResumeFlag + " " + shellQuote(id)
+		restore = p.resumeCommand(id, extra)
+	case p.Resume != "":
+		restore = p.Resume + quoteArgs(extra)
 	}
 	cmd = append(cmd, extra...)
-	for _, a := range extra {
-		restore += " " + shellQuote(a)
-	}
 	return Launch{Command: cmd, Restore: restore, Conversation: id}, nil
+}
+
+// resumeCommand is the shell command that resumes conversation id, with
+// the session's extra arguments.
+func (p Preset) resumeCommand(id string, extra []string) string {
+	return shellQuote(p.Binary) + " " + p.ResumeFlag + " " + shellQuote(id) + quoteArgs(extra)
+}
+
+// quoteArgs is args quoted for /bin/sh, each after a blank.
+func quoteArgs(args []string) string {
+	var b strings.Builder
+	for _, a := range args {
+		b.WriteString(" " + shellQuote(a))
+	}
+	return b.String()
 }
 
 // pinnable reports whether a session with these extra arguments can be
 // pinned: the agent takes an id, and the arguments choose no conversation
 // of their own (`--resume X`, `--resume=X`, `-c`).
 func (p Preset) pinnable(extra []string) bool {
-	if p.StartFlag == "" || p.ResumeFlag == "" {
+	if p.ResumeFlag == "" || p.StartFlag == "" && p.Rollouts == "" {
 		return false
 	}
 	for _, a := range extra {
@@ -180,13 +210,8 @@ func (p Preset) Recorded(id string, env []string, glob func(string) ([]string, e
 	if glob == nil {
 		glob = filepath.Glob
 	}
-	home := lookupEnv(env, p.Store.HomeEnv)
+	home := p.home(env)
 	if home == "" {
-		if h := lookupEnv(env, "HOME"); h != "" {
-			home = filepath.Join(h, p.Store.DefaultHome)
-		}
-	}
-	if !filepath.IsAbs(home) {
 		return false, false
 	}
 	pattern := filepath.Join(glob0(home), strings.ReplaceAll(p.Store.Pattern, "{id}", id))
@@ -195,6 +220,22 @@ func (p Preset) Recorded(id string, env []string, glob func(string) ([]string, e
 		return false, false
 	}
 	return len(matches) > 0, true
+}
+
+// home is where the agent keeps its conversations for a child with
+// environment env: HomeEnv's value, else DefaultHome under HOME; "" when
+// that is no absolute path (nobody can tell where a relative one is).
+func (p Preset) home(env []string) string {
+	home := lookupEnv(env, p.Store.HomeEnv)
+	if home == "" {
+		if h := lookupEnv(env, "HOME"); h != "" {
+			home = filepath.Join(h, p.Store.DefaultHome)
+		}
+	}
+	if !filepath.IsAbs(home) {
+		return ""
+	}
+	return home
 }
 
 // FreshStart decides a restore of a session pinned to conversation id: it

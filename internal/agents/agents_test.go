@@ -37,8 +37,11 @@ func TestPlan(t *testing.T) {
 		{agent: "claude", extra: []string{"fix", "--resume"}, command: "/opt/bin/claude|fix|--resume", restore: "claude --continue fix --resume"},
 		{agent: "gemini", command: "/opt/bin/gemini|--session-id|" + id, restore: "gemini --resume " + id},
 		{agent: "gemini", extra: []string{"-r", "latest"}, command: "/opt/bin/gemini|-r|latest", restore: "gemini --resume latest -r latest"},
-		{agent: "codex", command: "/opt/bin/codex", restore: "codex resume --last"},
-		{agent: "codex", extra: []string{"--model", "o3"}, command: "/opt/bin/codex|--model|o3", restore: "codex resume --last --model o3"},
+		// codex takes no id up front: until the server learns it, a restore
+		// starts codex afresh (the command again), never the latest.
+		{agent: "codex", command: "/opt/bin/codex", restore: ""},
+		{agent: "codex", extra: []string{"--model", "o3"}, command: "/opt/bin/codex|--model|o3", restore: ""},
+		{agent: "codex", extra: []string{"resume", "abc"}, command: "/opt/bin/codex|resume|abc", restore: ""},
 		{agent: "aider", command: "/opt/bin/aider", restore: "aider --restore-chat-history"},
 	} {
 		p, err := Lookup(tc.agent)
@@ -72,7 +75,8 @@ func TestPlanErrors(t *testing.T) {
 		t.Errorf("unknown agent: %v", err)
 	}
 	for _, p := range Presets {
-		if p.Name == "" || p.Binary == "" || p.Resume == "" || p.Install == "" || (p.StartFlag == "") != (p.ResumeFlag == "") {
+		pinning := (p.StartFlag == "") == (p.ResumeFlag == "") || p.Rollouts != "" && p.StartFlag == "" && p.ResumeFlag != ""
+		if p.Name == "" || p.Binary == "" || (p.Resume == "") != (p.Rollouts != "") || p.Install == "" || !pinning {
 			t.Errorf("preset %+v is incomplete", p)
 		}
 	}
@@ -133,6 +137,7 @@ func TestFreshStart(t *testing.T) {
 	write(filepath.Join(home, ".claude", "projects", "-work-app"), id+".jsonl")
 	write(filepath.Join(conf, "projects", "-srv"), id+".jsonl")
 	write(filepath.Join(odd, ".claude", "projects", "-p"), id+".jsonl")
+	write(filepath.Join(home, ".codex", "sessions", "2026", "11", "26"), "rollout-2026-11-26T10-00-00-"+id+".jsonl")
 	other := "11111111-2222-4333-8444-555555555555"
 	claude, _ := Lookup("claude")
 	gemini, _ := Lookup("gemini")
@@ -159,7 +164,9 @@ func TestFreshStart(t *testing.T) {
 		{"a hostile id is never looked up", claude, "../*", []string{"HOME=" + home}, nil, false},
 		{"an empty id", claude, "", []string{"HOME=" + home}, nil, false},
 		{"gemini: not knowable, resume", gemini, other, []string{"HOME=" + home}, nil, false},
-		{"codex is never pinned", codex, other, []string{"HOME=" + home}, nil, false},
+		{"codex: its rollout is there", codex, id, []string{"HOME=" + home}, nil, false},
+		{"codex: its rollout is gone", codex, other, []string{"HOME=" + home}, nil, true},
+		{"codex: CODEX_HOME wins over HOME", codex, id, []string{"HOME=" + home, "CODEX_HOME=" + conf}, nil, true},
 	} {
 		note := tc.p.FreshStart(tc.id, tc.env, tc.glob)
 		if (note != "") != tc.fresh {

@@ -30,3 +30,67 @@ func parent(pid int) (int, error) {
 	}
 	return parsePPid(b)
 }
+
+func descendants(pid int) ([]int, error) {
+	// The root must exist: a session whose child is gone has no processes.
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err != nil {
+		return nil, fmt.Errorf("procinfo: descendants of %d: %w", pid, err)
+	}
+	names, err := readNames("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("procinfo: descendants of %d: %w", pid, err)
+	}
+	parents := make(map[int]int, len(names))
+	for _, name := range names {
+		p, err := strconv.Atoi(name)
+		if err != nil || p <= 0 {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue // it ended while the list was read
+		}
+		if ppid, err := parseStatPPid(b); err == nil {
+			parents[p] = ppid
+		}
+	}
+	return tree(pid, parents), nil
+}
+
+func openFiles(pid int) ([]string, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	names, err := readNames(dir)
+	if err != nil {
+		return nil, fmt.Errorf("procinfo: open files of %d: %w", pid, err)
+	}
+	var paths []string
+	for _, name := range names {
+		p, err := os.Readlink(dir + "/" + name)
+		if err != nil || !strings.HasPrefix(p, "/") {
+			continue // closed meanwhile, or a pipe, socket or anon_inode
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+func environ(pid int) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return nil, fmt.Errorf("procinfo: environment of %d: %w", pid, err)
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
+}
+
+// readNames lists a directory's entries without stat-ing each.
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}

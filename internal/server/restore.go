@@ -112,6 +112,7 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 		time.Sleep(100 * time.Millisecond)
 		h.MarkEnded(h.Resolve())
 	}
+	s.watchConversation(sess, h) // learnconv.go
 	return proc, h, nil
 }
 
@@ -258,13 +259,23 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 // was sent before it ended), for a child with environment env: resuming
 // it would fail ("No conversation found"), so the restore starts afresh.
 // "" means resume (also when that cannot be known).
+//
+// A session whose conversation is learned while it runs (codex) and was
+// never seen has nothing to resume either: its restore command is the
+// command again, and the note says so.
 func freshAgentStart(sess store.Session, env []string) string {
-	if sess.Agent == "" || sess.AgentConversation == "" || sess.RestoreCommand == "" || len(sess.Command) == 0 {
+	if sess.Agent == "" || len(sess.Command) == 0 {
 		return ""
 	}
 	p, err := agents.Lookup(sess.Agent)
 	if err != nil {
 		return "" // a preset this termkeep no longer has: run what was recorded
+	}
+	if sess.AgentConversation == "" {
+		return p.NotLearned(sess.Command, sess.RestoreCommand)
+	}
+	if sess.RestoreCommand == "" {
+		return ""
 	}
 	return p.FreshStart(sess.AgentConversation, env, nil)
 }

@@ -330,6 +330,7 @@ func (s *Server) recover(ctx context.Context) error {
 		}
 		live++
 		s.reconcileName(ctx, h, sess, rolledBack) // registry.go
+		s.watchConversation(sess, h)              // learnconv.go
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
 	s.noticeRestart(ctx, ended) // boot.go
