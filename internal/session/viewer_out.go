@@ -79,6 +79,9 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 				e := *exit
 				return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, e) })
 			}
+			if v.stale() {
+				continue // changed after sendViewers looked, before changed was taken
+			}
 			select {
 			case <-changed:
 			case <-v.gone:
@@ -198,6 +201,15 @@ func (v *viewer) sendViewers() error {
 	msg.You = v.id
 	h.mu.Unlock()
 	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeViewers, msg) })
+}
+
+// stale reports whether the viewers or the log state changed since this
+// viewer was last told.
+func (v *viewer) stale() bool {
+	h := v.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !v.waiter && (v.sentVer != h.viewersVer || (v.version >= 2 && v.sentLogVer != h.logVer))
 }
 
 // sendLogState tells the viewer when the session's log stops or resumes.

@@ -39,9 +39,13 @@ import (
 // frame either (HolderAccepts). Version 3 adds no frame; its holders record
 // SIGTERM as "interrupted" (Exit's state) and close their session on
 // purpose on SIGUSR1 (holder.CloseSignal), where earlier ones close on
-// SIGTERM. Version 4 adds the linger frame (holder → server).
+// SIGTERM. Version 4 adds the linger frame (holder → server). Version 5
+// adds the fit frame (viewer → server) and Hello's fit, ignore_size and
+// name: a viewer of version 5 takes the session's size only by typing or
+// fitting, and its resize frames report its window's size; an older
+// viewer's resizes still take the size.
 const (
-	Version    = 4
+	Version    = 5
 	MinVersion = 1
 )
 
@@ -69,6 +73,10 @@ const (
 	TypeAnswer Type = 0x08 // the ServerPing's uint64: the client is alive
 	TypeCwd    Type = 0x09 // server → holder, version 2: the session's working directory, UTF-8, for meta.json
 	TypeName   Type = 0x0a // server → holder, version 2: the session's name, UTF-8 ("" = none), for meta.json
+	// TypeFit is cols uint16, rows uint16, viewer → server, version 5: take
+	// the session's size at this one (the policy permitting). A resize
+	// frame from a version 5 viewer only reports its window's size.
+	TypeFit Type = 0x0b
 )
 
 // holderSince is the protocol version from which a holder accepts each
@@ -124,7 +132,7 @@ var typeNames = map[Type]string{
 	TypeWelcome: "welcome", TypeOutput: "output", TypeResized: "resized", TypeExit: "exit",
 	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
-	TypeLog: "log", TypeName: "name", TypeLinger: "linger",
+	TypeLog: "log", TypeName: "name", TypeLinger: "linger", TypeFit: "fit",
 }
 
 func (t Type) String() string {
@@ -344,6 +352,14 @@ func (w *Writer) Resize(cols, rows uint16) error {
 	return w.flush(b)
 }
 
+// Fit writes a Fit frame.
+func (w *Writer) Fit(cols, rows uint16) error {
+	b := w.begin(TypeFit, 4)
+	b = binary.BigEndian.AppendUint16(b, cols)
+	b = binary.BigEndian.AppendUint16(b, rows)
+	return w.flush(b)
+}
+
 // Resized writes a Resized frame.
 func (w *Writer) Resized(off uint64, cols, rows uint16) error {
 	b := w.begin(TypeResized, 12)
@@ -445,7 +461,20 @@ type Hello struct {
 	// (CLI) viewers, as tmux's attach -d does; they are told with an Error
 	// frame of CodeDetached.
 	DetachOthers bool `json:"detach_others,omitempty"`
+	// Fit (version 5) takes the session's size at Cols x Rows on arrival,
+	// as a Fit frame would; without it the size is only reported.
+	Fit bool `json:"fit,omitempty"`
+	// IgnoreSize (version 5): the viewer never bears on the session's
+	// size, under any policy (attach --ignore-size).
+	IgnoreSize bool `json:"ignore_size,omitempty"`
+	// Name (version 5) is how the viewer is shown to the others ("Pixel
+	// phone", "attach /dev/pts/3"); the server keeps at most MaxViewerName
+	// bytes of it, printable characters only.
+	Name string `json:"name,omitempty"`
 }
+
+// MaxViewerName bounds a viewer's name as the server keeps it.
+const MaxViewerName = 64
 
 // LogState says whether a session's output is being logged. While the log
 // cannot write (a full disk, a failing file system), Stopped is set with the
@@ -522,6 +551,9 @@ type Viewers struct {
 	Rows      uint16 `json:"rows"`
 	// You is the id of the viewer receiving the frame.
 	You int `json:"you"`
+	// SizePolicy is the session's size policy: latest, smallest, largest
+	// or fixed (version 5).
+	SizePolicy string `json:"size_policy,omitempty"`
 	// HolderUnresponsive says that the session's holder does not answer
 	// the server: input waits, and may fail, until it does.
 	HolderUnresponsive bool `json:"holder_unresponsive,omitempty"`
@@ -529,11 +561,15 @@ type Viewers struct {
 
 // ViewerInfo describes one attached viewer.
 type ViewerInfo struct {
-	ID       int    `json:"id"`
-	Kind     string `json:"kind"` // "cli", "web", ...
+	ID   int    `json:"id"`
+	Kind string `json:"kind"` // "cli", "web", "share" (a share link's page)
+	// Name is what it calls itself, or a share link's name (version 5).
+	Name     string `json:"name,omitempty"`
 	ReadOnly bool   `json:"read_only,omitempty"`
-	Cols     uint16 `json:"cols,omitempty"`
-	Rows     uint16 `json:"rows,omitempty"`
+	// IgnoreSize: it never bears on the size (version 5).
+	IgnoreSize bool   `json:"ignore_size,omitempty"`
+	Cols       uint16 `json:"cols,omitempty"`
+	Rows       uint16 `json:"rows,omitempty"`
 }
 
 // ParseJSON decodes a JSON payload into v, rejecting trailing data.
@@ -668,7 +704,7 @@ func Validate(f Frame) error {
 		if len(f.Payload) > 256 || !utf8.Valid(f.Payload) {
 			err = fmt.Errorf("%w: name must be UTF-8 of at most 256 bytes", ErrMalformed)
 		}
-	case TypeResize:
+	case TypeResize, TypeFit:
 		_, _, err = ParseResize(f.Payload)
 	case TypeSignal:
 		_, err = ParseSignal(f.Payload)
