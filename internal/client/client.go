@@ -172,6 +172,14 @@ func (c *Client) Kill(ctx context.Context, ref string) (api.Session, error) {
 	return s, err
 }
 
+// Size gives a session a fixed size, or switches its size policy
+// (termkeep resize).
+func (c *Client) Size(ctx context.Context, ref string, req api.SizeRequest) (api.Session, error) {
+	var s api.Session
+	err := c.doJSON(ctx, "POST", "/v1/sessions/"+url.PathEscape(ref)+"/size", req, &s)
+	return s, err
+}
+
 // Restore starts a new process in an ended or paused session, with env (the
 // caller's environment) under the variables the session saved.
 func (c *Client) Restore(ctx context.Context, ref string, env []string) (api.Restored, error) {
