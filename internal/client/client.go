@@ -320,6 +320,12 @@ func (s *Stream) Resize(cols, rows uint16) error {
 	return s.Send(func(w *wire.Writer) error { return w.Resize(cols, rows) })
 }
 
+// Fit asks the session to take cols x rows (a fit frame, protocol version
+// 5); the size policy decides.
+func (s *Stream) Fit(cols, rows uint16) error {
+	return s.Send(func(w *wire.Writer) error { return w.Fit(cols, rows) })
+}
+
 // Attach opens a stream to a session, sends hello and waits for the Welcome.
 // An Error frame in place of the Welcome is returned as a *wire.RemoteError.
 func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Stream, error) {
