@@ -77,6 +77,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	v := &viewer{
 		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), ctx: ctx, cancel: cancel, opts: opts,
 		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
+		scrollback: max(hello.Scrollback, 0),
 	}
 	v.born = time.Now()
 	if hello.Cols != 0 || hello.Rows != 0 {
@@ -211,6 +212,7 @@ type viewer struct {
 	sentVer    uint64            // viewers version last sent to it (write loop only)
 	sentLogVer uint64            // log state version last sent to it (write loop only)
 	version    int               // the protocol version agreed in the Welcome
+	scrollback int               // lines of history its snapshots carry (its hello's)
 }
 
 func (v *viewer) send(fn func(*wire.Writer) error) error {
