@@ -11,7 +11,8 @@ import "strconv"
 // before is left behind. The cursor is put where the screen has it and
 // shown when it is visible and inside the terminal; the input modes the
 // program set (cursor keys, keypad, bracketed paste) are set too. Autowrap
-// is off while it paints and on after.
+// is off while it paints and on after; the scroll region, origin and
+// insert mode, character set and hyperlink are reset first.
 //
 // It is how `termkeep attach` draws a session whose size is not its
 // terminal's: a byte stream made for one width cannot be clipped to
@@ -19,7 +20,10 @@ import "strconv"
 func (s *Screen) Viewport(cols, rows int, fill rune) []byte {
 	cols, rows = max(cols, 1), max(rows, 1)
 	b := make([]byte, 0, cols*rows+rows*16)
-	b = append(b, "\x1b[?25l\x1b[?7l\x1b[0m"...)
+	// What the terminal may have been left with by the session's bytes
+	// before (a scroll region, origin or insert mode, a character set, a
+	// hyperlink) would misplace or change what is painted.
+	b = append(b, "\x1b[?25l\x1b[?7l\x1b[r\x1b[?6l\x1b[4l\x1b(B\x0f\x1b]8;;\x1b\\\x1b[0m"...)
 	fillCell := string(fill)
 	n := min(cols, s.cols)
 	for y := range rows {
@@ -45,6 +49,10 @@ func (s *Screen) Viewport(cols, rows int, fill rune) []byte {
 					cur = c.s
 				}
 				switch {
+				case w == 0:
+					// A lone combining mark would join the character
+					// before and leave this cell unwritten.
+					b = append(b, ' ')
 				case w > 1 && x+w > n:
 					b = append(b, ' ') // cut by the edge
 					w = 1

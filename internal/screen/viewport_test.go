@@ -74,3 +74,36 @@ func TestViewportStyles(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the session printed and whatever was on the terminal, a paint
+// leaves the terminal the same: every cell is written, so nothing stale
+// shows through. SnapshotKeep never fails either.
+func FuzzViewport(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, size uint16, plan []byte, data []byte) {
+		if len(plan) > 64 || len(data) > 4096 {
+			return
+		}
+		s := fuzzRun(t, size, plan, data, false)
+		cols, rows := int(size>>8&0x3F)+2, int(size>>3&0x1F)+1
+		clean := New(cols, rows, Options{})
+		clean.Write(s.Viewport(cols, rows, '·'))
+		dirty := New(cols, rows, Options{})
+		dirty.Write(data) // what the terminal had, modes and all
+		dirty.Write(s.Viewport(cols, rows, '·'))
+		want, got := clean.Dump(0), dirty.Dump(0)
+		// A row's soft-wrap flag is not drawn: a terminal keeps it until
+		// the row is printed across its end.
+		for i := range got.Screen {
+			got.Screen[i].Wrapped, want.Screen[i].Wrapped = false, false
+		}
+		// Modes the paint does not set (mouse, focus: what the terminal
+		// reports, not what it shows) are the terminal's own.
+		got.Modes.SendFocus, got.Modes.MouseTracking = want.Modes.SendFocus, want.Modes.MouseTracking
+		got.Title, got.Alt = want.Title, want.Alt
+		if d := Diff(&want, &got, 5); d != nil {
+			t.Fatalf("a paint over a used terminal differs from one over a clean one:\n  %s", strings.Join(d, "\n  "))
+		}
+		_ = s.SnapshotKeep(-1)
+	})
+}
