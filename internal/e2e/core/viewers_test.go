@@ -230,3 +230,31 @@ func TestSizeSmallestPolicy(t *testing.T) {
 		t.Fatalf("bad policy accepted: %d %s", code, errs)
 	}
 }
+
+// termkeep resize keeps a session at a size whatever its viewers do (the
+// policy becomes fixed), and --policy switches back while it runs; a size
+// that is not one, or a size with another policy, is a usage error.
+func TestResizeFixesTheSize(t *testing.T) {
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.MustTk("new", "--name", "fx", "--size", "80x24", "--", "cat")
+	v := e2e.OpenViewer(t, e, "fx", wire.Hello{From: wire.FromEnd, Cols: 100, Rows: 30, Fit: true})
+	e2e.WaitFor(t, 20*time.Second, "size 100x30", func() bool { s := e.Session("fx"); return s.Cols == 100 && s.Rows == 30 })
+	if out := e.MustTk("resize", "fx", "90x25"); strings.TrimSpace(out) != "90x25 fixed" {
+		t.Fatalf("resize printed %q", out)
+	}
+	v.S.Fit(120, 40)
+	v.S.Input([]byte("x"))
+	time.Sleep(300 * time.Millisecond)
+	if s := e.Session("fx"); s.Cols != 90 || s.Rows != 25 || s.SizePolicy != "fixed" {
+		t.Fatalf("under fixed a viewer changed the size to %dx%d (%s)", s.Cols, s.Rows, s.SizePolicy)
+	}
+	e.MustTk("resize", "fx", "--policy", "latest")
+	v.S.Fit(120, 40)
+	e2e.WaitFor(t, 20*time.Second, "size 120x40 under latest again", func() bool { s := e.Session("fx"); return s.Cols == 120 && s.Rows == 40 })
+	for _, args := range [][]string{{"resize", "fx"}, {"resize", "fx", "0x5"}, {"resize", "fx", "90x25", "--policy", "latest"}, {"resize", "fx", "--policy", "biggest"}} {
+		if _, errs, code := e.Tk(args...); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, errs)
+		}
+	}
+}
