@@ -199,6 +199,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 
 	logStopped := false  // as last said
 	holderStuck := false // as last said: the session's holder does not answer
+	holder := ""         // who holds the session's size, as last said (attach_size.go)
 	lost := false        // the connection was lost: say when it is back
 	for {
 		s, err := f.open(ctx, func() {
@@ -263,6 +264,14 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					var v wire.Viewers
 					if wire.ParseJSON(fr.Payload, &v) == nil {
 						paint(func() []byte { return ot.Session(int(v.Cols), int(v.Rows)) })
+						// Drawn at another size than its own: say whose it is.
+						wmu.Lock()
+						other := ot.Rendered()
+						wmu.Unlock()
+						if h := sizeHolder(v); other && h != "" && h != holder {
+							passing("%s", h)
+						}
+						holder = sizeHolder(v)
 					}
 					if v.HolderUnresponsive != holderStuck {
 						holderStuck = v.HolderUnresponsive

@@ -272,8 +272,16 @@ func (t *Term) Notice(msg string) []byte {
 }
 
 // ClearNote returns what removes a notice from the bottom row, if one is
-// shown; the row is left blank until the session draws it again.
-func (t *Term) ClearNote() []byte { return t.clearNote() }
+// shown; the row is left blank until the session draws it again, or, when
+// the terminal is drawn from the model (size.go), painted at once.
+func (t *Term) ClearNote() []byte {
+	b := t.clearNote()
+	if b != nil && t.rendered() {
+		t.dirty = true
+		b = append(b, t.Paint()...)
+	}
+	return b
+}
 
 func (t *Term) clearNote() []byte {
 	if !t.note {

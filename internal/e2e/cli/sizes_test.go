@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -89,15 +90,27 @@ func TestAttachAtTheSessionsSize(t *testing.T) {
 	small, large := sizedPane(t, 60, 20), sizedPane(t, 100, 30)
 	attach := e2e.TkBin + " --state-dir " + e.Dir + " attach v"
 
+	notices := map[*tmuxPane]string{}
 	// same waits until the pane shows the session as attach should draw
 	// it at the session's size now.
 	same := func(p *tmuxPane, what string, cols, rows int) {
 		t.Helper()
 		var want, got []string
 		ok := func() bool {
+			// termkeep capture's text, through the client (a process per
+			// look is slow under -race).
 			s := e.Session("v")
-			want = atSize(lines(e.MustTk("capture", "v"), int(s.Rows)), int(s.Cols), int(s.Rows), cols, rows)
+			text, err := e.C.Screen(context.Background(), "v", false, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = atSize(lines(text, int(s.Rows)), int(s.Cols), int(s.Rows), cols, rows)
 			got = lines(p.screen(false), rows)
+			if l := got[rows-1]; strings.HasPrefix(l, "[termkeep: ") {
+				// A notice on the bottom row says who holds the size.
+				notices[p] = l
+				got[rows-1] = want[rows-1]
+			}
 			return strings.Join(got, "\n") == strings.Join(want, "\n")
 		}
 		deadline := time.Now().Add(8 * time.Second)
@@ -123,6 +136,9 @@ func TestAttachAtTheSessionsSize(t *testing.T) {
 	size(100, 30)
 	same(large, "the large pane, its own size", 100, 30)
 	same(small, "the small pane, clipped", 60, 20)
+	if n := notices[small]; !strings.Contains(n, "size 100x30 from attach /dev/pts/") {
+		t.Errorf("the small pane does not say who holds the size: %q", n)
+	}
 
 	// The small pane types: the session takes its size, and the large
 	// pane keeps nothing of vim's wider screen.
@@ -131,6 +147,9 @@ func TestAttachAtTheSessionsSize(t *testing.T) {
 	same(small, "the small pane, its own size again", 60, 20)
 	same(large, "the large pane after the shrink", 100, 30)
 	for y, l := range lines(large.screen(false), 30) {
+		if y == 29 && strings.HasPrefix(l, "[termkeep: ") {
+			continue // a notice
+		}
 		r := []rune(l)
 		if y >= 20 && strings.Trim(l, string(outerterm.Fill)) != "" || len(r) > 60 && strings.Trim(string(r[60:]), string(outerterm.Fill)) != "" {
 			t.Fatalf("row %d of the large pane keeps stale characters: %q", y, l)
