@@ -216,7 +216,17 @@ type Sent struct {
 // Error is the body of every non-2xx answer.
 type Error struct {
 	Error string `json:"error"`
+	// Code, on a 401, says why a credential that once worked stopped:
+	// CodeRevoked or CodeExpired. A secret that never worked gets none.
+	Code string `json:"code,omitempty"`
 }
+
+// Codes of a 401 for a credential that once worked: a client stops
+// retrying and says its access ended.
+const (
+	CodeRevoked = "revoked"
+	CodeExpired = "expired"
+)
 
 // Health answers GET /v1/health.
 type Health struct {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -156,6 +155,7 @@ func (g *gateway) routes() http.Handler {
 	mux.HandleFunc("GET /api/sessions/{ref}/replay/screen", s.withSession(s.handleReplayScreen))
 	mux.HandleFunc("GET /api/sessions/{ref}/replay/output", s.withSession(s.handleReplayOutput))
 	mux.HandleFunc("GET /api/workspaces", g.handleWorkspaces)
+	g.shareRoutes(mux) // share.go
 	mux.HandleFunc("GET /api/events", s.handleEvents)
 	mux.HandleFunc("GET /api/stats", s.handleStats) // stats.go
 	mux.HandleFunc("GET /metrics", s.handleMetrics) // metrics.go: a token that sees every session
@@ -347,12 +347,10 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	// The host pings the viewer with wire frames (ViewerOptions), so a
 	// browser that vanished is noticed here as on the unix socket.
 	opts := g.s.viewerOptions(sess, "web", readOnly)
-	if p := principalOf(r.Context()); p.tokenID != "" && p.session != "" {
+	opts.Party = g.s.webParty(r) // share.go
+	if opts.Party.Kind == "link" {
 		// A share link's page: the others see the link's name.
-		opts.Kind = "share"
-		if tok, err := g.s.store.Token(r.Context(), p.tokenID); err == nil {
-			opts.ViewerName = cmp.Or(tok.Name, tok.ID)
-		}
+		opts.Kind, opts.ViewerName = "share", opts.Party.Name
 	}
 	h.ServeViewer(nc, hello, opts)
 }

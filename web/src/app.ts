@@ -14,6 +14,7 @@ import { forget, signIn } from './auth';
 import { Account, askSwitch, signInAgain } from './account';
 import { copy, fatal, toast } from './dialogs';
 import { $, readJSON, sleep, writeStorage } from './dom';
+import { endedNotice, Holder } from './ended';
 import { EventFeed } from './feed';
 import { KeyRow } from './keyrow';
 import { terminalGets } from './keys';
@@ -21,10 +22,13 @@ import { bindLifecycle, testHook } from './lifecycle';
 import { Preferences, Prefs } from './prefs';
 import { ReplayView } from './replay';
 import { ScrollbackSearch } from './search';
+import { ShareDialog } from './share';
 import { SessionHooks, TermSession } from './session';
 import { bindShortcuts } from './shortcuts';
 import { renderBanner, renderOverlay } from './stage';
-import { label, quietSince } from './tabinfo';
+import type { QuietNote } from './quiet';
+import { QuietWatch } from './quietwatch';
+import { label } from './tabinfo';
 import { cycled, merged, moved, savedOrder } from './taborder';
 import { TabBar } from './tabs';
 
@@ -46,6 +50,13 @@ export class App {
   private refreshAgain = false;
   private booted = false;
   private suspended = false;
+  /** What the user has seen of each session, for the quiet badge. */
+  private readonly quietWatch = new QuietWatch(
+    (ts) => ts.id === this.activeId && document.visibilityState === 'visible' && !this.suspended,
+  );
+  /** Who the page is signed in as (GET /api/me), for the notice when its access ends. */
+  private holder: Holder | null = null;
+  private ending = false;
   /** Whether this page's token may create sessions (GET /api/me): not a share link, not read-only. */
   canCreate = true;
   /** Whether this page may change sessions (end, rename, restore): not a read-only link. */
@@ -59,6 +70,7 @@ export class App {
   private readonly keyRow: KeyRow;
   readonly feed: EventFeed;
   private readonly account: Account;
+  private readonly share: ShareDialog;
 
   private readonly termsEl = $('terminals');
 
@@ -72,7 +84,7 @@ export class App {
     this.hooks = {
       changed: (ts) => this.sessionChanged(ts),
       gone: (ts) => this.removeSession(ts.id),
-      authLost: () => this.signedOut('This browser is signed out', 'Its sign-in expired (14 days unused) or was revoked. Run `termkeep url` on the machine that runs termkeep and open the address it prints to sign in again.'),
+      authLost: (code) => void this.accessEnded(code),
       clipboard: (text, why) => copy(text, why),
       notice: (text) => toast(text),
       filterInput: (d) => this.keyRow.apply(d),
@@ -84,7 +96,7 @@ export class App {
         if (location.hash) history.replaceState(history.state, '', location.pathname + location.search);
         this.active()?.focus();
       },
-      authLost: () => this.hooks.authLost(),
+      authLost: (code) => this.hooks.authLost(code),
     });
     this.tabs = new TabBar(this);
     this.search = new ScrollbackSearch({ active: () => this.active(), theme: () => this.prefs.theme });
@@ -101,6 +113,15 @@ export class App {
       },
     });
     this.account = new Account({ authLost: () => this.hooks.authLost(), signedOut: (title, text) => this.signedOut(title, text) });
+    this.share = new ShareDialog({
+      target: () => {
+        const ts = this.active();
+        return ts ? { id: ts.id, name: label(ts), you: ts.you } : null;
+      },
+      owner: () => this.holder?.owner ?? false,
+      authLost: (code) => this.hooks.authLost(code),
+    });
+    $('btn-account').before(this.share.button);
   }
 
   /** active is the session of the active tab. */
@@ -154,7 +175,7 @@ export class App {
         list = await api.list();
       } catch (e) {
         if (e instanceof ApiError && e.status === 401) {
-          this.hooks.authLost();
+          this.hooks.authLost(e.code);
           return;
         }
         fatal('Connecting to termkeep…', 'The termkeep server is not answering. Sessions keep running meanwhile; this page tries again on its own.');
@@ -163,6 +184,7 @@ export class App {
     }
     $('fatal').hidden = true;
     const m = await me;
+    this.holder = m ? { owner: m.owner } : null;
     this.setAccess(m?.can_create ?? true, !(m?.read_only ?? false));
     this.reconcile(list);
     const first = wantActive && this.sessions.has(wantActive) ? wantActive : this.tabOrder[0] ?? null;
@@ -184,8 +206,10 @@ export class App {
     window.setInterval(() => {
       for (const ts of this.sessions.values()) {
         ts.tick();
-        // Output after a quiet spell takes the tab's quiet badge away.
-        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (quietSince(ts) !== null)) this.tabs.render(ts);
+        // What the user is looking at is seen; output after a quiet spell
+        // takes the tab's quiet badge away.
+        if (ts.id === this.activeId && document.visibilityState === 'visible') this.quietWatch.look(ts);
+        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (this.quiet(ts) !== null)) this.tabs.render(ts);
       }
       renderOverlay(this.active());
     }, 1000);
@@ -232,6 +256,8 @@ export class App {
     });
     ts.term.attachCustomKeyEventHandler((e) => terminalGets(e, this.tabMoves));
     ts.viewers = s.viewers ?? 0;
+    // What it printed before this page listed it is no news.
+    this.quietWatch.listed(s.id, s.end_offset);
     this.tabs.render(ts);
     // At start the active tab connects first, with its size (start()).
     if (this.booted) ts.connect();
@@ -251,6 +277,7 @@ export class App {
   private removeSession(id: string): void {
     const ts = this.sessions.get(id);
     if (!ts) return;
+    this.quietWatch.forget(id);
     const idx = this.tabOrder.indexOf(id);
     this.sessions.delete(id);
     this.tabOrder = this.tabOrder.filter((x) => x !== id);
@@ -292,7 +319,7 @@ export class App {
       try {
         this.reconcile(await api.list());
       } catch (e) {
-        if (e instanceof ApiError && e.status === 401) this.hooks.authLost();
+        if (e instanceof ApiError && e.status === 401) this.hooks.authLost(e.code);
       } finally {
         this.refreshing = null;
         if (this.refreshAgain) {
@@ -348,6 +375,7 @@ export class App {
     }
     const prev = this.active();
     if (prev) {
+      this.quietWatch.look(prev);
       prev.search.clearDecorations();
       prev.hide();
     }
@@ -412,6 +440,11 @@ export class App {
     writeStorage(localStorage, LAYOUT_KEY, JSON.stringify({ order: this.tabOrder, active: this.activeId } satisfies Layout));
   }
 
+  /** quiet is ts's tab's quiet badge (quietwatch.ts). */
+  quiet(ts: TermSession): QuietNote | null {
+    return this.quietWatch.note(ts);
+  }
+
   // ---- the stage: overlay, banner, empty state --------------------------
 
   /** restoreSession starts an ended session again and follows it. */
@@ -432,6 +465,34 @@ export class App {
     renderBanner(ts, this.canWrite);
     if (!ts) document.title = 'termkeep';
     ($('btn-replay') as HTMLButtonElement).disabled = !ts;
+    this.share.button.disabled = !ts;
+  }
+
+  /**
+   * accessEnded follows a refusal of the page's credential: once, with
+   * the server's reason (asked for when the refusal did not carry it, as
+   * an event stream's or a WebSocket's cannot), and not at all when the
+   * credential turns out to work.
+   */
+  private async accessEnded(code?: string): Promise<void> {
+    if (this.ending) return;
+    this.ending = true;
+    if (code === undefined) {
+      try {
+        await api.me();
+        this.ending = false;
+        return;
+      } catch (e) {
+        // Not a refusal (the server is out of reach): nothing ended.
+        if (!(e instanceof ApiError) || e.status !== 401) {
+          this.ending = false;
+          return;
+        }
+        code = e.code;
+      }
+    }
+    const n = endedNotice(code, this.holder);
+    this.signedOut(n.title, n.text);
   }
 
   /** signedOut drops the credential and everything it reached: the tabs and the event stream. */
@@ -444,6 +505,8 @@ export class App {
     this.tabs.clear();
     this.activeId = null;
     $('bar').dataset.signedOut = '1';
+    // Nothing is reconnecting any more: no card says so over the notice.
+    this.renderStage();
     fatal(title, text);
   }
 
@@ -542,6 +605,10 @@ export class App {
       refreshSoon: (delay) => this.refreshSoon(delay),
       offline: () => renderOverlay(this.active()),
       pointerChanged: () => this.looks.updateKeysRow(),
+      hidden: () => {
+        const a = this.active();
+        if (a) this.quietWatch.look(a);
+      },
     });
   }
 

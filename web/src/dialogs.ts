@@ -19,9 +19,9 @@ export function confirm(title: string, text: string, ok: string, cancel = 'Cance
   });
 }
 
-/** dialogOpen says whether a modal dialog of the page is open (it has the keys then). */
+/** dialogOpen says whether a modal dialog of the page is open (it has the keys then): any of them, the Share dialog's included. */
 export function dialogOpen(): boolean {
-  return ($('dialog') as HTMLDialogElement).open || ($('help') as HTMLDialogElement).open;
+  return document.querySelector('dialog[open]') !== null;
 }
 
 let toastTimer = 0;

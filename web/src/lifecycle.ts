@@ -20,6 +20,8 @@ export interface LifecycleHost {
   refreshSoon(delay?: number): void;
   offline(): void;
   pointerChanged(): void;
+  /** hidden: the page was hidden (what the user saw of the active tab counts as seen). */
+  hidden(): void;
 }
 
 export function bindLifecycle(host: LifecycleHost): void {
@@ -45,6 +47,7 @@ export function bindLifecycle(host: LifecycleHost): void {
   };
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible') wake();
+    else host.hidden();
   });
   document.addEventListener('resume', wake);
   window.addEventListener('focus', wake);
@@ -86,6 +89,7 @@ export function testHook(app: Inspectable, replay: ReplayView): object {
     renderer: (id?: string) => pick(id)?.renderer ?? null,
     drop: (id?: string) => pick(id)?.drop(),
     replayScreen: () => replay.visibleText(),
+    replayMarked: () => replay.markedText(),
     replaySize: () => (replay.isOpen ? replay.size() : null),
   };
 }

@@ -24,9 +24,9 @@
 
 import type { Terminal } from '@xterm/xterm';
 import { ApiError, GrepHit, replay as api, ReplayTimeline } from './api';
-import { hitTime, offsetTime, SPEEDS } from './replay-clock';
+import { offsetTime, SPEEDS } from './replay-clock';
 import { Item, Playback } from './replay-playback';
-import { ReplaySearch } from './replay-search';
+import { markMatch, ReplaySearch } from './replay-search';
 import { Fitter, openTerm } from './replay-term';
 import { Timeline } from './replay-timeline';
 import { themes, ThemeName } from './theme';
@@ -60,7 +60,7 @@ export interface ReplayHooks {
   /** moved: the view shows another moment for a while (a seek, a pause): the page keeps its address in step. */
   moved(id: string, t: number): void;
   closed(id: string): void;
-  authLost(): void;
+  authLost(code?: string): void;
 }
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -136,6 +136,8 @@ export class ReplayView {
   private retry: (() => void) | null = null;
   private scrubTarget: { t: number; play: boolean } | null = null;
   private scrubbing = false;
+  /** The search hit's text highlighted on the screen shown, if any. */
+  private marked: string | null = null;
 
   constructor(prefs: ReplayPrefs, private readonly hooks: ReplayHooks) {
     this.prefs = { ...prefs };
@@ -162,7 +164,7 @@ export class ReplayView {
     });
     this.search = new ReplaySearch({
       id: () => this.id,
-      show: (h) => this.seekHit(h),
+      show: (h, query) => void this.seekHit(h, query),
       hits: (hits) => this.timeline.setHits(hits),
       failed: errorText,
       left: () => this.timeline.el.focus(),
@@ -257,6 +259,9 @@ export class ReplayView {
     this.timer = 0;
     this.fetching = false;
     this.pb.clear();
+    // Another moment: a search hit's highlight was for the one before.
+    this.marked = null;
+    this.term?.clearSelection();
     return ++this.gen;
   }
 
@@ -271,7 +276,7 @@ export class ReplayView {
   }
 
   private fail(e: unknown): void {
-    if (e instanceof ApiError && e.status === 401) this.hooks.authLost();
+    if (e instanceof ApiError && e.status === 401) this.hooks.authLost(e.code);
     this.newGen();
     this.showMessage(errorText(e), true);
     this.setState('error');
@@ -532,20 +537,26 @@ export class ReplayView {
     );
   }
 
-  /** seekHit shows the moment a line of the search was printed. */
-  private seekHit(h: GrepHit): void {
-    const t = hitTime(h);
+  /**
+   * seekHit shows the screen just after a search hit's match was drawn
+   * (the server's end of its bytes), and highlights the match there.
+   * An offset, not the hit's time: a time is only as fine as the log's
+   * time index, and may fall before the match's last byte.
+   */
+  private async seekHit(h: GrepHit, query: string): Promise<void> {
     const play = this.state === 'playing';
-    if (t !== null) {
-      // The hit's time is when the line's first byte was logged; a moment
-      // in ms covers its whole millisecond, so it has the chunk that
-      // printed the line.
-      void this.seek({ t }, play);
-    } else {
-      // No time in the log: the offset past the line's text, about where the line ends.
-      const end = this.tl ? this.tl.end_offset : Infinity;
-      void this.seek({ offset: Math.min(end, h.offset + utf8.encode(h.line).length) }, play);
-    }
+    const last = this.tl ? this.tl.end_offset : Infinity;
+    // A server of before sends no end: about where the line ends.
+    const end = typeof h.end === 'number' && h.end > h.offset ? h.end : h.offset + utf8.encode(h.line).length;
+    const done = this.seek({ offset: Math.min(last, end) }, play);
+    const gen = this.gen;
+    await done;
+    if (gen === this.gen && this.term && this.state === 'paused') this.marked = markMatch(this.term, query);
+  }
+
+  /** markedText is the search hit's text highlighted on the replayed screen (tests read it), or null. */
+  markedText(): string | null {
+    return this.isOpen ? this.marked : null;
   }
 
   // ---- input ---------------------------------------------------------------------------

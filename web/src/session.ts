@@ -34,7 +34,8 @@ export type ConnState = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'gone
 export interface SessionHooks {
   changed(s: TermSession): void;
   gone(s: TermSession): void;
-  authLost(): void;
+  /** authLost: the server refused the page's credential (code: why, when it said). */
+  authLost(code?: string): void;
   clipboard(text: string, why: 'osc52' | 'select'): void;
   notice(text: string): void;
   /** filterInput lets the extra-keys row apply a latched Ctrl or Alt. */
@@ -116,6 +117,8 @@ export class TermSession {
   title = '';
   oscCwd = '';
   viewers = 0;
+  /** This page's viewer id in the session's list of viewers (0: not known yet). */
+  you = 0;
   /** Why the session's output is not being saved right now, or null. */
   logStopped: string | null = null;
   /** The session's holder does not answer the server (as the last viewers frame said). */
@@ -136,7 +139,8 @@ export class TermSession {
   private disposed = false;
 
   written: number | null = null;
-  private drawn = 0;
+  /** The offset after the last byte the terminal has parsed (behind written while it draws a backlog). */
+  drawn = 0;
   private acked = 0;
   private ackTimer = 0;
   private saveTimer = 0;
@@ -490,6 +494,7 @@ export class TermSession {
       case wire.T.Viewers: {
         const v = wire.json<wire.Viewers>(p);
         this.viewers = v.viewers.length;
+        this.you = v.you;
         this.holderStuck = !!v.holder_unresponsive;
         if (v.size_owner !== 0 && v.size_owner === v.you && this.active && this.want) {
           // The session follows this page's size: keep it, and ask again
@@ -682,7 +687,9 @@ export class TermSession {
         return;
       }
       if (e instanceof ApiError && e.status === 401) {
-        this.hooks.authLost();
+        // Refused: retrying would only be refused again.
+        this.hooks.authLost(e.code);
+        return;
       }
       this.lastError = e instanceof ApiError ? e.message : 'the termkeep server is not reachable';
       this.dropped();

@@ -82,18 +82,6 @@ export function badge(ts: TabSubject): Badge {
   return map[ts.state];
 }
 
-/**
- * quietSince is when a running session went quiet (it printed nothing for
- * the server's threshold: it is likely waiting for input), or null: the
- * server's word from the last list, until this page draws output past it.
- */
-export function quietSince(ts: TabSubject): string | null {
-  const q = ts.info.quiet_since;
-  if (!q || ts.info.state !== 'running' || ts.exit) return null;
-  if (ts.written !== null && ts.written > ts.info.end_offset) return null;
-  return q;
-}
-
 /** sentence capitalizes a message and ends it with a period. */
 export function sentence(s: string): string {
   const t = s.trim();

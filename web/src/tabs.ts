@@ -6,8 +6,9 @@
 import { api } from './api';
 import { toast } from './dialogs';
 import { $, el, icon } from './dom';
+import type { QuietNote } from './quiet';
 import type { TermSession } from './session';
-import { badge, label, quietSince, shortPath } from './tabinfo';
+import { badge, label, shortPath } from './tabinfo';
 
 /** What the tab bar needs of the page. */
 export interface TabHost {
@@ -21,6 +22,8 @@ export interface TabHost {
   closeSession(id: string): Promise<void>;
   /** cycle goes delta tabs along; focusTerminal: the terminal takes the keyboard (else it stays where it is). */
   cycle(delta: number, focusTerminal?: boolean): void;
+  /** quiet is the tab's quiet badge, if it has news (quiet.ts). */
+  quiet(ts: TermSession): QuietNote | null;
 }
 
 export class TabBar {
@@ -95,14 +98,14 @@ export class TabBar {
     if (cwd) lines.push(cwd);
     lines.push(`${b.title}${ts.info.pid ? ` · pid ${ts.info.pid}` : ''}`);
     lines.push(`${ts.viewers} viewer${ts.viewers === 1 ? '' : 's'} attached`);
-    const quiet = quietSince(ts);
-    const quietText = quiet ? `quiet since ${new Date(quiet).toLocaleTimeString()}: waiting for input?` : '';
-    if (quiet) lines.push(quietText);
+    const quiet = this.host.quiet(ts);
+    if (quiet) lines.push(quiet.title);
     t.title = lines.join('\n');
     t.dataset.quiet = quiet ? '1' : '';
     const qb = t.querySelector('.quiet') as HTMLElement;
     qb.hidden = !quiet;
-    qb.title = quietText;
+    qb.title = quiet?.title ?? '';
+    qb.textContent = quiet?.text ?? '';
 
     (t.querySelector('.tab-name') as HTMLElement).textContent = name;
     const sub = t.querySelector('.tab-cwd') as HTMLElement;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { load } from './load.mjs';
 
-const { badge, label, shortPath, quietSince, commandName, sentence, interruptedWhy, plainReason } = await load('tabinfo.ts');
+const { badge, label, shortPath, commandName, sentence, interruptedWhy, plainReason } = await load('tabinfo.ts');
 
 function session(over = {}) {
   return {
@@ -52,16 +52,6 @@ test('shortPath keeps the last two parts', () => {
     ['//a//b//c//', '…/b/c'],
   ];
   for (const [p, want] of cases) assert.equal(shortPath(p), want, p);
-});
-
-test('quietSince: the server\'s word until output past it is drawn', () => {
-  const q = '2026-01-01T00:00:00Z';
-  assert.equal(quietSince(session({ info: { quiet_since: q, end_offset: 10 } })), q);
-  assert.equal(quietSince(session({ info: { quiet_since: q, end_offset: 10 }, written: 10 })), q);
-  assert.equal(quietSince(session({ info: { quiet_since: q, end_offset: 10 }, written: 11 })), null);
-  assert.equal(quietSince(session({ info: { quiet_since: q, state: 'exited' } })), null);
-  assert.equal(quietSince(session({ info: { quiet_since: q }, exit: { state: 'exited' } })), null);
-  assert.equal(quietSince(session()), null);
 });
 
 test('sentence', () => {
