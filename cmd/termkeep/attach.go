@@ -28,6 +28,7 @@ func newAttachCmd(g *globals) *cobra.Command {
 		readOnly   bool
 		altScreen  bool
 		detach     bool
+		ignoreSize bool
 	)
 	cmd := &cobra.Command{
 		Use:     "attach SESSION",
@@ -43,7 +44,13 @@ When the session ends, attach says so and exits with the session's status.
 The session draws on this terminal's normal screen, so its history goes into
 the terminal's own scrollback; what was on the screen before scrolls up into
 it. --alt-screen draws in the alternate screen instead, as tmux does, and
-brings the earlier screen back on detach. Either way, a detach, an exit or a
+brings the earlier screen back on detach.
+
+The session has one size. Attaching, and resizing this terminal, makes it
+this terminal's (under the default size policy, latest; see termkeep
+resize); when another viewer takes it, the session is drawn at its own size:
+clipped when this terminal is smaller, the rest marked with dots when it is
+larger. --ignore-size watches without ever changing the size. Either way, a detach, an exit or a
 lost connection returns the terminal to its default modes (cursor keys,
 mouse, bracketed paste, cursor, scroll region, colours), whatever the
 session's program switched on. attach needs a terminal; scripts use
@@ -70,7 +77,10 @@ capture, send and wait.`,
 			if detach && readOnly {
 				return usageErr("-d detaches the other terminals to take the session over; a --read-only viewer takes nothing over")
 			}
-			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly, detachOthers: detach}
+			f := &follower{
+				g: g, c: c, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly,
+				detachOthers: detach, fit: !readOnly && !ignoreSize, ignoreSize: ignoreSize, name: "attach " + ttyName(os.Stdin),
+			}
 			return attach(cmd.Context(), f, key, altScreen)
 		},
 	}
@@ -78,6 +88,7 @@ capture, send and wait.`,
 	cmd.Flags().IntVar(&scrollback, "scrollback", 1000, "lines of history to draw above the screen when attaching")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "watch only: never type into the session or resize it")
 	cmd.Flags().BoolVarP(&detach, "detach-others", "d", false, "detach the session's other terminals (attach, not browsers), as tmux's attach -d")
+	cmd.Flags().BoolVar(&ignoreSize, "ignore-size", false, "never change the session's size: draw it at its own (as tmux's attach -f ignore-size)")
 	cmd.Flags().BoolVar(&altScreen, "alt-screen", false, "draw in the terminal's alternate screen and bring the earlier screen back on detach (no history in the terminal's scrollback)")
 	return withTarget(cmd)
 }
@@ -132,6 +143,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	// and the final resets from this one.
 	ot := outerterm.New(int(f.cols), int(f.rows), altScreen)
 	var wmu sync.Mutex
+	var paintTimer *time.Timer // a paint from the model is due (under wmu)
 	paint := func(fn func() []byte) error {
 		wmu.Lock()
 		defer wmu.Unlock()
@@ -164,6 +176,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		if noteTimer != nil {
 			noteTimer.Stop()
 		}
+		if paintTimer != nil {
+			paintTimer.Stop()
+		}
 		wmu.Unlock()
 		paint(ot.End)
 		if farewell != "" {
@@ -184,6 +199,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 
 	logStopped := false  // as last said
 	holderStuck := false // as last said: the session's holder does not answer
+	holder := ""         // who holds the session's size, as last said (attach_size.go)
 	lost := false        // the connection was lost: say when it is back
 	for {
 		s, err := f.open(ctx, func() {
@@ -197,6 +213,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 			lost = false
 			passing("reconnected")
 		}
+		paint(func() []byte { return ot.Session(int(s.Welcome.Cols), int(s.Welcome.Rows)) })
 		typed.connected(s)
 		type result struct {
 			exit   *wire.Exit
@@ -245,7 +262,18 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					passing("%s", msg)
 				case wire.TypeViewers:
 					var v wire.Viewers
-					if wire.ParseJSON(fr.Payload, &v) == nil && v.HolderUnresponsive != holderStuck {
+					if wire.ParseJSON(fr.Payload, &v) == nil {
+						paint(func() []byte { return ot.Session(int(v.Cols), int(v.Rows)) })
+						// Drawn at another size than its own: say whose it is.
+						wmu.Lock()
+						other := ot.Rendered()
+						wmu.Unlock()
+						if h := sizeHolder(v); other && h != "" && h != holder {
+							passing("%s", h)
+						}
+						holder = sizeHolder(v)
+					}
+					if v.HolderUnresponsive != holderStuck {
 						holderStuck = v.HolderUnresponsive
 						if holderStuck {
 							notice("the session's holder does not answer; what you type waits, and may fail, until it does (termkeep kill ends the session)")
@@ -266,6 +294,13 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 				}
 				wmu.Lock()
 				redraw := ot.Redraw
+				if ot.Dirty() && paintTimer == nil {
+					// Drawn from the screen model (another size than the
+					// session's): paint at most every frameEvery, not per chunk.
+					paintTimer = time.AfterFunc(frameEvery, func() {
+						paint(func() []byte { paintTimer = nil; return ot.Paint() })
+					})
+				}
 				wmu.Unlock()
 				if redraw {
 					done <- result{redraw: true}
@@ -285,10 +320,14 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 			case sig := <-sigs:
 				if sig == syscall.SIGWINCH {
 					size()
-					wmu.Lock()
-					ot.Resize(int(f.cols), int(f.rows))
-					wmu.Unlock()
-					s.Resize(f.cols, f.rows)
+					paint(func() []byte { return ot.Resize(int(f.cols), int(f.rows)) })
+					if f.ignoreSize || f.readOnly {
+						s.Resize(f.cols, f.rows) // says its size, takes nothing
+					} else {
+						// Resizing the terminal under attach takes the
+						// session's size (the policy permitting).
+						s.Fit(f.cols, f.rows)
+					}
 					continue
 				}
 				s.Close()
@@ -324,6 +363,10 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		}
 	}
 }
+
+// frameEvery is how often attach paints a session drawn from its screen
+// model while output flows: every paint writes the whole terminal.
+const frameEvery = 16 * time.Millisecond
 
 // noticeFor is how long a notice of an event stays on the bottom row.
 const noticeFor = 3 * time.Second

@@ -26,6 +26,10 @@ type follower struct {
 	// detachOthers detaches the session's other terminal viewers, on the
 	// first connection only (attach -d).
 	detachOthers bool
+	// fit takes the session's size on the first connection only (attach,
+	// unless --ignore-size or --read-only); ignoreSize never bears on it.
+	fit, ignoreSize bool
+	name            string // how the other viewers are shown this one
 }
 
 // open returns a stream, retrying while the server is unreachable (starting
@@ -36,9 +40,12 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 	delay := 100 * time.Millisecond
 	told := false
 	for {
-		s, err := f.c.Attach(ctx, f.ref, wire.Hello{Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly, DetachOthers: f.detachOthers})
+		s, err := f.c.Attach(ctx, f.ref, wire.Hello{
+			Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly,
+			DetachOthers: f.detachOthers, Fit: f.fit, IgnoreSize: f.ignoreSize, Name: f.name,
+		})
 		if err == nil {
-			f.detachOthers = false
+			f.detachOthers, f.fit = false, false
 			return s, nil
 		}
 		var ce *client.Error

@@ -118,7 +118,7 @@ func newRoot() *cobra.Command {
 	})
 	root.AddCommand(
 		newServeCmd(g), newNewCmd(g), newLsCmd(g), newAttachCmd(g), newSendCmd(g),
-		newCaptureCmd(g), newWaitCmd(g), newRunCmd(g), newKillCmd(g), newRmCmd(g), newShutdownCmd(g),
+		newCaptureCmd(g), newWaitCmd(g), newRunCmd(g), newKillCmd(g), newResizeCmd(g), newRmCmd(g), newShutdownCmd(g),
 		newURLCmd(g), newEventsCmd(g), newRestoreCmd(g), newWorkspaceCmd(g), newUserCmd(g), newTokenCmd(g), newDoctorCmd(g),
 		newStatsCmd(g), newExportCmd(g), newGrepCmd(g),
 		newMCPCmd(g),     // mcp.go

@@ -142,7 +142,7 @@ reloads the directory's chat history. See docs/agents.md.`,
 	f.BoolVar(&noShellInit, "no-shell-integration", false, "no working-directory reports, prompt marks or session history for bash, zsh and fish")
 	f.StringVar(&agent, "agent", "", "start an AI coding agent ("+strings.Join(agents.Names(), ", ")+") that a restore resumes")
 	f.DurationVar(&linger, "linger", 60*time.Second, "after CMD exits, how long to keep logging what processes it left behind print while they hold the terminal (0: not at all)")
-	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest or smallest (default: the server's)")
+	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest, smallest, largest or fixed (default: the server's)")
 	return cmd
 }
 

@@ -216,7 +216,7 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.DurationVar(&sc.pongTimeout, "pong-timeout", pong, "a viewer silent this long after a ping is dropped (env TERMKEEP_PONG_TIMEOUT)")
 	holderTimeout, _ := time.ParseDuration(envOr("TERMKEEP_HOLDER_TIMEOUT", "10s"))
 	f.DurationVar(&sc.holderTimeout, "holder-timeout", holderTimeout, "a holder that does not answer a ping this long is shown unresponsive (a kill then SIGKILLs it), and a write it does not take within this fails (env TERMKEEP_HOLDER_TIMEOUT)")
-	f.StringVar(&sc.sizePolicy, "size-policy", envOr("TERMKEEP_SIZE_POLICY", "latest"), "whose size a session takes when viewers differ: latest (the last to type or resize) or smallest (env TERMKEEP_SIZE_POLICY)")
+	f.StringVar(&sc.sizePolicy, "size-policy", envOr("TERMKEEP_SIZE_POLICY", "latest"), "whose size a session takes when viewers differ: latest (the last to type or fit), smallest, largest or fixed (the size it was created at, or termkeep resize's) (env TERMKEEP_SIZE_POLICY)")
 	f.StringVar(&sc.listen, "listen", envOr("TERMKEEP_LISTEN", "127.0.0.1:7420"), "TCP address for browsers (port 0: any free port; off: none); termkeep url prints the address to open (env TERMKEEP_LISTEN)")
 	f.StringVar(&sc.orphanGrace, "orphan-grace", envOr("TERMKEEP_ORPHAN_GRACE", "0"), "end a session this long after its last viewer left, e.g. 10m or 600 (seconds); 0: never (env TERMKEEP_ORPHAN_GRACE)")
 	f.StringVar(&sc.idleTimeout, "idle-timeout", envOr("TERMKEEP_IDLE_TIMEOUT", "0"), "end a session with no output and no input for this long, e.g. 1h; 0: never (env TERMKEEP_IDLE_TIMEOUT)")

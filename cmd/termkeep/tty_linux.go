@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -38,4 +39,14 @@ func openTerminal(in, out *os.File) *os.File {
 		return nil
 	}
 	return f
+}
+
+// ttyName is the path of the terminal on in ("/dev/pts/3"), or "a
+// terminal" when it cannot be found: how attach is shown to the session's
+// other viewers.
+func ttyName(in *os.File) string {
+	if path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(in.Fd()))); err == nil && strings.HasPrefix(path, "/dev/") {
+		return path
+	}
+	return "a terminal"
 }

@@ -157,7 +157,7 @@ type CreateRequest struct {
 	// looks secret is never recorded.
 	KeepEnv []string `json:"keep_env,omitempty"`
 	// SizePolicy overrides the server's size policy for this session:
-	// "latest" or "smallest".
+	// "latest", "smallest", "largest" or "fixed".
 	SizePolicy string `json:"size_policy,omitempty"`
 	// RestoreCommand is a shell command line (run with /bin/sh -c) that a
 	// restore runs instead of Command, e.g. "claude --continue".
@@ -317,4 +317,13 @@ func ParseGaps(h string) []Gap {
 type LogStop struct {
 	At     uint64 `json:"at"`
 	Reason string `json:"reason"`
+}
+
+// SizeRequest is the body of POST …/sessions/{ref}/size (termkeep resize):
+// Cols and Rows (both or neither) give the session that size and keep it
+// (the policy becomes fixed); SizePolicy alone switches the policy.
+type SizeRequest struct {
+	Cols       uint16 `json:"cols,omitempty"`
+	Rows       uint16 `json:"rows,omitempty"`
+	SizePolicy string `json:"size_policy,omitempty"`
 }

@@ -179,6 +179,14 @@ func (c *Client) Kill(ctx context.Context, ref string) (api.Session, error) {
 	return s, err
 }
 
+// Size gives a session a fixed size, or switches its size policy
+// (termkeep resize).
+func (c *Client) Size(ctx context.Context, ref string, req api.SizeRequest) (api.Session, error) {
+	var s api.Session
+	err := c.doJSON(ctx, "POST", "/v1/sessions/"+url.PathEscape(ref)+"/size", req, &s)
+	return s, err
+}
+
 // Restore starts a new process in an ended or paused session, with env (the
 // caller's environment) under the variables the session saved.
 func (c *Client) Restore(ctx context.Context, ref string, env []string) (api.Restored, error) {
@@ -317,6 +325,12 @@ func (s *Stream) Input(data []byte) error {
 // Resize sets the viewer's size.
 func (s *Stream) Resize(cols, rows uint16) error {
 	return s.Send(func(w *wire.Writer) error { return w.Resize(cols, rows) })
+}
+
+// Fit asks the session to take cols x rows (a fit frame, protocol version
+// 5); the size policy decides.
+func (s *Stream) Fit(cols, rows uint16) error {
+	return s.Send(func(w *wire.Writer) error { return w.Fit(cols, rows) })
 }
 
 // Attach opens a stream to a session, sends hello and waits for the Welcome.

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"termkeep/internal/screen"
 	"termkeep/internal/vtscan"
 )
 
@@ -56,8 +57,15 @@ type Term struct {
 	// Redraw is set when the session left its alternate screen under
 	// --alt-screen: the switch was kept from the terminal, whose screen
 	// now needs the session's normal screen drawn again (a new snapshot).
-	Redraw bool
-	note   bool // a notice is on the bottom row
+	Redraw  bool
+	note    bool   // a notice is on the bottom row
+	noteMsg string // its text, painted again over a paint from the model
+
+	// The session's size and screen (size.go): the terminal is drawn
+	// from model while the session's size is not the terminal's.
+	model        *screen.Screen
+	scols, srows int
+	dirty        bool // the model changed since the last paint
 }
 
 // New returns the Term of a terminal of cols×rows. altScreen keeps the
@@ -68,9 +76,6 @@ type Term struct {
 func New(cols, rows int, altScreen bool) *Term {
 	return &Term{cols: max(cols, 1), rows: max(rows, 1), altScreen: altScreen}
 }
-
-// Resize records the terminal's new size.
-func (t *Term) Resize(cols, rows int) { t.cols, t.rows = max(cols, 1), max(rows, 1) }
 
 // Begin is what attach writes before anything of the session's.
 func (t *Term) Begin() []byte {
@@ -85,7 +90,22 @@ func (t *Term) Begin() []byte {
 // replaced by Reset and, for the first snapshot on the normal screen, the
 // screen from before the attach scrolled into the scrollback rather than
 // erased.
+//
+// Snapshot data that does not begin with ESC c continues the snapshot
+// before it (a long one spans frames) and is treated as output. While the
+// session's size is not the terminal's (size.go), the snapshot is drawn
+// from the model.
 func (t *Term) Snapshot(p []byte) []byte {
+	if t.drew && !isSnapshotStart(p) {
+		return t.Output(p)
+	}
+	t.feed(p)
+	return t.drawSnapshot(p)
+}
+
+// drawSnapshot draws snapshot data p, which the model has been fed or
+// was made from.
+func (t *Term) drawSnapshot(p []byte) []byte {
 	first := !t.drew
 	t.drew, t.Redraw, t.note = true, false, false
 	t.alt, t.seq, t.flushed, t.sc = 0, t.seq[:0], false, vtscan.Scanner{}
@@ -103,7 +123,11 @@ func (t *Term) Snapshot(p []byte) []byte {
 		b = append(b, Reset...)
 		b = append(b, "\x1b[H\x1b[2J"...)
 	}
-	return append(b, t.Output(rest)...)
+	if t.rendered() {
+		t.dirty = true
+		return append(b, t.Paint()...)
+	}
+	return append(b, t.pass(rest)...)
 }
 
 // Output returns live output as it should reach the terminal, and follows
@@ -111,6 +135,15 @@ func (t *Term) Snapshot(p []byte) []byte {
 // to the normal screen from the terminal (or holds back a sequence that p
 // ends inside, to decide with the next chunk).
 func (t *Term) Output(p []byte) []byte {
+	t.feed(p)
+	if t.rendered() {
+		return nil // drawn by the next Paint
+	}
+	return t.pass(p)
+}
+
+// pass returns p as it should reach a terminal of the session's size.
+func (t *Term) pass(p []byte) []byte {
 	if !t.altScreen {
 		t.scan(p, nil)
 		return p
@@ -226,7 +259,7 @@ func (t *Term) End() []byte {
 // video, without moving the cursor or touching the session's modes: a
 // status line, not output.
 func (t *Term) Notice(msg string) []byte {
-	t.note = true
+	t.note, t.noteMsg = true, msg
 	b := []byte("\x1b7\x1b[")
 	b = strconv.AppendInt(b, int64(t.rows), 10)
 	b = append(b, ";1H\x1b[0;7m\x1b[2K"...)
@@ -239,8 +272,16 @@ func (t *Term) Notice(msg string) []byte {
 }
 
 // ClearNote returns what removes a notice from the bottom row, if one is
-// shown; the row is left blank until the session draws it again.
-func (t *Term) ClearNote() []byte { return t.clearNote() }
+// shown; the row is left blank until the session draws it again, or, when
+// the terminal is drawn from the model (size.go), painted at once.
+func (t *Term) ClearNote() []byte {
+	b := t.clearNote()
+	if b != nil && t.rendered() {
+		t.dirty = true
+		b = append(b, t.Paint()...)
+	}
+	return b
+}
 
 func (t *Term) clearNote() []byte {
 	if !t.note {

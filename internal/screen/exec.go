@@ -270,6 +270,7 @@ func (s *Screen) pushScrollback(l *line) int {
 	var end int
 	s.encBuf, end = s.encodeLineEnd(s.encBuf[:0], l)
 	s.sb.push(s.encBuf)
+	s.scrolled++
 	if cap(s.encBuf) > 64<<10 {
 		s.encBuf = nil
 	}

@@ -20,6 +20,9 @@ const (
 // it keeps what a terminal would show. It is not safe for concurrent use.
 type Screen struct {
 	cols, rows int
+	// scrolled counts the lines pushed into the scrollback since the
+	// Screen was made or unmarshalled (Scrolled).
+	scrolled uint64
 
 	normal, alt *buffer
 	cur         *buffer // the active buffer: normal or alt
@@ -201,6 +204,12 @@ type InputModes struct {
 func (s *Screen) InputModes() InputModes {
 	return InputModes{AppCursor: s.modes.appCursor, AppKeypad: s.modes.appKeypad, BracketedPaste: s.modes.bracketedPaste}
 }
+
+// Scrolled returns how many lines have been pushed into the scrollback
+// since the Screen was made (or unmarshalled): a count that only grows,
+// whatever the scrollback keeps, so that the difference between two
+// readings is how many lines scrolled away in between.
+func (s *Screen) Scrolled() uint64 { return s.scrolled }
 
 // CursorPosition returns the cursor's column and row on the screen (a
 // cursor waiting to wrap after the last column reports the last column).

@@ -24,9 +24,45 @@ import (
 // xterm.js's own fix-ups produce (erased cells in any style, the pending
 // wrap) are recreated with those fix-ups.
 func (s *Screen) Snapshot(scrollback int) []byte {
+	return s.snapshot(scrollback, false)
+}
+
+// SnapshotKeep is Snapshot for a terminal that is to keep its scrollback:
+// a terminal that has drawn the session's output up to some point and
+// missed what came since (a viewer resynced after it fell behind). It does
+// not reset the terminal, which would wipe its history: it leaves the
+// alternate screen, resets the modes, tab stops and attributes one by
+// one, erases the screen (which does not scroll it into the history) and
+// draws the last scrollback lines (at most scrollback: those that scrolled
+// away since the terminal's point) and the screen, so the history lines
+// scroll into the terminal's history below what it had.
+func (s *Screen) SnapshotKeep(scrollback int) []byte {
+	return s.snapshot(scrollback, true)
+}
+
+// softReset returns a terminal that has a history to keep to what ESC c
+// leaves, its buffers aside: the normal screen, DECSTR's defaults (cursor
+// shown, no scroll region, insert and origin mode off, autowrap on,
+// cursor keys and keypad normal, SGR 0, character sets, saved cursor),
+// and the modes DECSTR leaves (mouse, focus, bracketed paste, reverse
+// wrap, synchronized output, cursor style).
+const softReset = "\x1b[?1049l\x1b[!p" +
+	"\x1b[?9l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1004l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l" +
+	"\x1b[?2004l\x1b[?45l\x1b[?2026l\x1b[0 q\x1b[3g"
+
+func (s *Screen) snapshot(scrollback int, keep bool) []byte {
 	defer s.sb.release() // the history read cache
 	w := &painter{s: s, x: 0}
-	w.str("\x1bc\x1b[20l")
+	if keep {
+		w.str(softReset)
+		for x := 0; x < s.cols; x += 8 {
+			w.csiFinal("H", 1, x+1)
+			w.str("\x1bH")
+		}
+		w.str("\x1b[20l\x1b[H\x1b[2J")
+	} else {
+		w.str("\x1bc\x1b[20l")
+	}
 
 	// The normal buffer: scrollback lines, then its screen.
 	n := s.sb.len()

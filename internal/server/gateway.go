@@ -149,6 +149,7 @@ func (g *gateway) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{ref}/kill", s.withSession(s.handleKill))
 	mux.HandleFunc("DELETE /api/sessions/{ref}", s.withSession(s.handleRemove))
 	mux.HandleFunc("POST /api/sessions/{ref}/restore", s.withSession(s.handleRestore))
+	mux.HandleFunc("POST /api/sessions/{ref}/size", s.withSession(s.handleSize))    // size.go
 	mux.HandleFunc("GET /api/sessions/{ref}/grep", s.withSession(s.handleGrep))     // export.go
 	mux.HandleFunc("GET /api/sessions/{ref}/replay", s.withSession(s.handleReplay)) // replay.go
 	mux.HandleFunc("GET /api/sessions/{ref}/replay/screen", s.withSession(s.handleReplayScreen))
@@ -248,7 +249,9 @@ func (g *gateway) handleRename(w http.ResponseWriter, r *http.Request, sess stor
 
 // viewerHello builds the Hello a WebSocket viewer would have sent from the
 // query: from (absent: a snapshot, then live; N: resume from offset N; -1:
-// live only), scrollback, cols and rows.
+// live only), scrollback, cols and rows; version (absent: 4, whose
+// resizes take the session's size, as pages did before version 6), fit
+// and name.
 func viewerHello(sess store.Session, q map[string][]string) (wire.Hello, error) {
 	get := func(k string) string {
 		if v := q[k]; len(v) > 0 {
@@ -256,7 +259,22 @@ func viewerHello(sess store.Session, q map[string][]string) (wire.Hello, error) 
 		}
 		return ""
 	}
-	hello := wire.Hello{Version: wire.Version, Role: wire.RoleViewer, Session: sess.ID, From: wire.FromSnapshot}
+	hello := wire.Hello{Version: 4, Role: wire.RoleViewer, Session: sess.ID, From: wire.FromSnapshot}
+	if v := get("version"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < wire.MinVersion {
+			return hello, fmt.Errorf("version=%q is not a protocol version (%d..%d)", v, wire.MinVersion, wire.Version)
+		}
+		hello.Version = min(n, wire.Version)
+	}
+	switch v := get("fit"); v {
+	case "", "0":
+	case "1":
+		hello.Fit = true
+	default:
+		return hello, fmt.Errorf("fit=%q is not 0 or 1", v)
+	}
+	hello.Name = get("name")
 	if v := get("from"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < wire.FromSnapshot {
@@ -330,6 +348,10 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	// browser that vanished is noticed here as on the unix socket.
 	opts := g.s.viewerOptions(sess, "web", readOnly)
 	opts.Party = g.s.webParty(r) // share.go
+	if opts.Party.Kind == "link" {
+		// A share link's page: the others see the link's name.
+		opts.Kind, opts.ViewerName = "share", opts.Party.Name
+	}
 	h.ServeViewer(nc, hello, opts)
 }
 

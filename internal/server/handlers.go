@@ -53,6 +53,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{ref}/replay/screen", s.withSession(s.handleReplayScreen))
 	mux.HandleFunc("GET /v1/sessions/{ref}/replay/output", s.withSession(s.handleReplayOutput))
 	mux.HandleFunc("POST /v1/sessions/{ref}/restore", s.withSession(s.handleRestore))
+	mux.HandleFunc("POST /v1/sessions/{ref}/size", s.withSession(s.handleSize)) // size.go
 	mux.HandleFunc("GET /v1/workspaces", s.handleWorkspaces)
 	mux.HandleFunc("POST /v1/workspaces", s.handleWorkspaceCreate)
 	mux.HandleFunc("GET /v1/workspaces/{name}", s.withWorkspace(s.handleWorkspaceGet))

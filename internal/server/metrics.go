@@ -261,7 +261,11 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	kinds := map[string]int{"cli": 0, "web": 0}
 	for _, h := range m.s.allHosts() {
 		for _, v := range h.Viewers().Viewers {
-			kinds[v.Kind]++
+			k := v.Kind
+			if k == "share" {
+				k = "web" // a share link's page is a browser's
+			}
+			kinds[k]++
 		}
 	}
 	for k, n := range kinds {

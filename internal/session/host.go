@@ -76,6 +76,7 @@ type Host struct {
 	lingering   *wire.Linger  // the child exited, the holder reads on (wire.TypeLinger)
 	sizeOwner   int           // the id of the viewer whose size the session follows (0: none)
 	policy      sizepolicy.Policy
+	fixed       sizepolicy.Size     // the size the Fixed policy keeps (zero: the one the session has)
 	sizeViewers []sizepolicy.Viewer // sizeViewersLocked's buffer
 	resyncs     atomic.Uint64       // viewers skipped to the present with a snapshot
 
@@ -365,6 +366,7 @@ func (h *Host) addViewer(v *viewer) {
 	}
 	h.viewerSeq++
 	v.id = h.viewerSeq
+	v.sz.ID = v.id
 	h.viewers[v] = struct{}{}
 	h.questions.Attach(v.id, !v.readOnly)
 	h.usage.viewersChanged(len(h.viewers), time.Now())
@@ -381,7 +383,7 @@ func (h *Host) removeViewer(v *viewer) {
 	h.usage.viewersChanged(len(h.viewers), now)
 	// The size passes on (to the most recently active writable viewer
 	// left, under latest): one Viewers frame says both.
-	_, h.sizeOwner = sizepolicy.Decide(h.policy, h.sizeViewersLocked())
+	_, h.sizeOwner = sizepolicy.Decide(h.policy, h.fixed, h.sizeViewersLocked())
 	h.viewersChangedLocked()
 	h.mu.Unlock()
 	for _, q := range orphans {
@@ -393,8 +395,12 @@ func (h *Host) removeViewer(v *viewer) {
 func (h *Host) viewersLocked() wire.Viewers {
 	out := wire.Viewers{Viewers: []wire.ViewerInfo{}, Cols: h.cols, Rows: h.rows}
 	for v := range h.viewers {
-		out.Viewers = append(out.Viewers, wire.ViewerInfo{ID: v.id, Kind: v.opts.Kind, ReadOnly: v.readOnly, Cols: v.cols, Rows: v.rows})
+		out.Viewers = append(out.Viewers, wire.ViewerInfo{
+			ID: v.id, Kind: v.opts.Kind, Name: v.name, ReadOnly: v.readOnly, IgnoreSize: v.sz.IgnoreSize,
+			Cols: v.sz.Cols, Rows: v.sz.Rows,
+		})
 	}
+	out.SizePolicy = string(cmp.Or(h.policy, sizepolicy.Latest))
 	slices.SortFunc(out.Viewers, func(a, b wire.ViewerInfo) int { return a.ID - b.ID })
 	out.SizeOwner = h.sizeOwner
 	out.HolderUnresponsive = !h.unresponsive.IsZero() && h.exit == nil

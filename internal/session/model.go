@@ -59,6 +59,7 @@ type model struct {
 	stopped   bool
 	err       error     // why the feeder returned without a screen
 	compacted time.Time // when the screen's history was last compacted
+	marks     scrollMarks
 }
 
 // compactEvery is how often a busy screen's history is compacted: in a
@@ -242,13 +243,16 @@ func (m *model) apply(off uint64, p []byte) {
 	m.screenLocked()
 	for len(p) > 0 {
 		m.resizeToLocked(off)
-		n := len(p)
+		n := min(len(p), int(markEvery-off%markEvery)) // history.go
 		if len(m.sizes) > 0 && m.sizes[0].Offset < off+uint64(n) {
 			n = int(m.sizes[0].Offset - off)
 		}
 		m.write(off, p[:n])
 		p = p[n:]
 		off += uint64(n)
+		if off%markEvery == 0 {
+			m.marks.note(off)
+		}
 	}
 	m.off = off
 	m.movedLocked()
@@ -265,7 +269,11 @@ func (m *model) apply(off uint64, p []byte) {
 // write feeds the model (see isolate).
 func (m *model) write(off uint64, p []byte) {
 	cols, rows := m.scr.Size()
+	scr, before := m.scr, m.scr.Scrolled()
 	m.isolate(off, "write", cols, rows, func() { m.scr.Write(p) })
+	if m.scr == scr {
+		m.marks.total += m.scr.Scrolled() - before
+	}
 }
 
 // resizeToLocked applies the pending size changes at or before off, each
@@ -344,6 +352,7 @@ func (m *model) freeze() {
 	}
 	c, r := m.scr.Size()
 	m.scr, m.frozen, m.frozenSize = nil, data, [2]int{c, r}
+	m.marks.forget()
 	idleMemory.freed(c * r * 8) // the grid's cells (host.go)
 }
 

@@ -1,14 +1,18 @@
 package session
 
 import (
+	"strings"
 	"time"
+	"unicode"
 
 	"termkeep/internal/session/sizepolicy"
+	"termkeep/internal/wire"
 )
 
 // The host's side of the session's size (package sizepolicy decides): it
-// stamps each viewer's activity, gives the policy the viewers as they are,
-// and asks the holder for the size it decides.
+// records what each viewer did (typed, fit, reported its size), gives the
+// policy the viewers as they are, and asks the holder for the size it
+// decides.
 
 // waitSize waits until the model runs at cols x rows, or timeout.
 func (h *Host) waitSize(cols, rows uint16, timeout time.Duration) {
@@ -24,32 +28,65 @@ func (h *Host) waitSize(cols, rows uint16, timeout time.Duration) {
 	}
 }
 
-// SetSizePolicy sets how the session's size follows its viewers.
-func (h *Host) SetSizePolicy(p sizepolicy.Policy) {
+// SetSizePolicy sets how the session's size follows its viewers, and
+// applies it at once.
+func (h *Host) SetSizePolicy(p sizepolicy.Policy) error {
 	h.mu.Lock()
+	changed := h.policy != p
 	h.policy = p
+	if changed {
+		h.viewersChangedLocked() // viewers are told the policy
+	}
 	h.mu.Unlock()
-	h.applySizePolicy()
+	return h.applySizePolicy()
 }
 
-// viewerActive records that v typed, resized or arrived at now, and
-// applies the size policy.
-func (h *Host) viewerActive(v *viewer, now time.Time) error { return h.applySize(v, now) }
+// SizePolicy returns the session's size policy.
+func (h *Host) SizePolicy() sizepolicy.Policy {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.policy
+}
+
+// SetFixedSize gives the session cols x rows and keeps it there: the
+// policy becomes Fixed (as tmux's resize-window sets window-size manual),
+// so no viewer changes it until the policy is set again.
+func (h *Host) SetFixedSize(cols, rows uint16) error {
+	if err := wire.CheckSize(cols, rows); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	if h.policy != sizepolicy.Fixed {
+		h.viewersChangedLocked()
+	}
+	h.policy, h.fixed = sizepolicy.Fixed, sizepolicy.Size{Cols: cols, Rows: rows}
+	h.mu.Unlock()
+	return h.applySizePolicy()
+}
+
+// viewerSize records that v did ev at now (with its size for a report or
+// a fit), and applies the size policy.
+func (h *Host) viewerSize(v *viewer, ev sizepolicy.Event, cols, rows uint16, now time.Time) error {
+	return h.applySize(func() {
+		if v.sz.Apply(ev, cols, rows, now) || ev != sizepolicy.Type {
+			h.viewersChangedLocked() // its size or the owner's may show
+		}
+	})
+}
 
 // applySizePolicy applies the size policy to the viewers attached.
-func (h *Host) applySizePolicy() error { return h.applySize(nil, time.Time{}) }
+func (h *Host) applySizePolicy() error { return h.applySize(nil) }
 
-// applySize stamps active's activity at now (nil: nobody's), and asks the
-// holder for the size the policy gives the viewers attached
-// (sizepolicy.Decide), unless it was the last size asked for
-// (sizepolicy.Need). One lock covers both, as it is taken at every
-// keystroke.
-func (h *Host) applySize(active *viewer, now time.Time) error {
+// applySize runs record (nil: nothing to record) and asks the holder for
+// the size the policy gives the viewers attached (sizepolicy.Decide),
+// unless it was the last size asked for (sizepolicy.Need). One lock covers
+// both, as it is taken at every keystroke.
+func (h *Host) applySize(record func()) error {
 	h.mu.Lock()
-	if active != nil {
-		active.active = now
+	if record != nil {
+		record()
 	}
-	want, owner := sizepolicy.Decide(h.policy, h.sizeViewersLocked())
+	want, owner := sizepolicy.Decide(h.policy, h.fixed, h.sizeViewersLocked())
 	if owner != h.sizeOwner {
 		h.sizeOwner = owner
 		h.viewersChangedLocked()
@@ -69,7 +106,24 @@ func (h *Host) applySize(active *viewer, now time.Time) error {
 func (h *Host) sizeViewersLocked() []sizepolicy.Viewer {
 	h.sizeViewers = h.sizeViewers[:0]
 	for v := range h.viewers {
-		h.sizeViewers = append(h.sizeViewers, sizepolicy.Viewer{ID: v.id, Writable: !v.readOnly, Cols: v.cols, Rows: v.rows, Active: v.active})
+		h.sizeViewers = append(h.sizeViewers, v.sz)
 	}
 	return h.sizeViewers
+}
+
+// viewerName is the name a viewer gave in its hello as the others are
+// shown it: printable characters only, at most wire.MaxViewerName bytes,
+// cut at a character's boundary.
+func viewerName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "") {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+len(string(r)) > wire.MaxViewerName {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
 }

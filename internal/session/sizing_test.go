@@ -2,10 +2,13 @@ package session
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"termkeep/internal/outlog"
 	"termkeep/internal/session/sizepolicy"
+	"termkeep/internal/wire"
 )
 
 // The host applies the policy as viewers come, act and go: the size owner
@@ -13,10 +16,10 @@ import (
 // owner leaving is said in the one Viewers frame its leaving sends.
 func TestHostSizeOwner(t *testing.T) {
 	h := New(Config{ID: "sizes", Dir: t.TempDir()})
-	a := &viewer{cols: 100, rows: 30}
-	ro := &viewer{readOnly: true, cols: 200, rows: 60}
-	b := &viewer{cols: 120, rows: 40}
-	unknown := &viewer{}
+	a := &viewer{sz: sizepolicy.Viewer{Writable: true}}
+	ro := &viewer{readOnly: true}
+	b := &viewer{sz: sizepolicy.Viewer{Writable: true}}
+	unknown := &viewer{sz: sizepolicy.Viewer{Writable: true}}
 	for _, v := range []*viewer{a, ro, b, unknown} {
 		h.addViewer(v)
 	}
@@ -32,10 +35,12 @@ func TestHostSizeOwner(t *testing.T) {
 			t.Fatalf("%s: size owner %d, want %d", name, got, owner)
 		}
 	}
-	step("a arrives", h.viewerActive(a, t0), a.id)
-	step("the read-only viewer types", h.viewerActive(ro, t0.Add(time.Second)), a.id)
-	step("b arrives", h.viewerActive(b, t0.Add(2*time.Second)), b.id)
-	step("a viewer of unknown size types", h.viewerActive(unknown, t0.Add(3*time.Second)), b.id)
+	step("a arrives and fits", h.viewerSize(a, sizepolicy.Fit, 100, 30, t0), a.id)
+	step("the read-only viewer fits", h.viewerSize(ro, sizepolicy.Fit, 200, 60, t0.Add(time.Second)), a.id)
+	step("the read-only viewer types", h.viewerSize(ro, sizepolicy.Type, 0, 0, t0.Add(time.Second)), a.id)
+	step("b arrives and reports its size", h.viewerSize(b, sizepolicy.Report, 120, 40, t0.Add(2*time.Second)), a.id)
+	step("b types", h.viewerSize(b, sizepolicy.Type, 0, 0, t0.Add(2*time.Second)), b.id)
+	step("a viewer of unknown size types", h.viewerSize(unknown, sizepolicy.Type, 0, 0, t0.Add(3*time.Second)), b.id)
 
 	h.mu.Lock()
 	ver := h.viewersVer
@@ -50,8 +55,76 @@ func TestHostSizeOwner(t *testing.T) {
 
 	h.SetSizePolicy(sizepolicy.Smallest)
 	step("smallest has no owner", nil, 0)
+	if vs := h.Viewers(); vs.SizePolicy != "smallest" {
+		t.Errorf("viewers are told the policy %q, want smallest", vs.SizePolicy)
+	}
+	h.SetFixedSize(90, 20)
+	if vs := h.Viewers(); vs.SizePolicy != "fixed" || vs.SizeOwner != 0 {
+		t.Errorf("after SetFixedSize: policy %q owner %d, want fixed and none", vs.SizePolicy, vs.SizeOwner)
+	}
+	if err := h.SetFixedSize(0, 20); err == nil {
+		t.Error("SetFixedSize(0, 20) was accepted")
+	}
 	h.removeViewer(a)
 	h.removeViewer(ro)
 	h.removeViewer(unknown)
 	step("nobody left", nil, 0)
+}
+
+// Over the wire: a read-only viewer reporting its window's size, or even
+// asking to fit, gets no error and changes nothing; the others are shown
+// its size and its name. A viewer of version 6 takes the size only by a
+// fit or by typing; one of version 4 still by its resizes.
+func TestViewerSizeFrames(t *testing.T) {
+	vh := newViewerHost(t, outlog.Options{})
+	vh.connected()
+	ro := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd, Cols: 81, Rows: 25, Name: "share\x1b[31m link\n"}, ViewerOptions{ReadOnly: true, Kind: "share"})
+	ro.welcome()
+	w := wire.NewWriter(ro.c)
+	w.Resize(90, 30)
+	w.Fit(90, 30)
+	w.Input([]byte("\x1b[?1;2c")) // its terminal answering on its own
+	// The next frames are Viewers frames only: no error.
+	var last wire.Viewers
+	for last.Viewers == nil || last.Viewers[0].Cols != 90 {
+		f := ro.next()
+		if f.Type != wire.TypeViewers {
+			t.Fatalf("the read-only viewer got a %s frame for reporting its size", f.Type)
+		}
+		last = wire.Viewers{}
+		wire.ParseJSON(f.Payload, &last)
+	}
+	if v := last.Viewers[0]; v.Name != "share[31m link" || v.Kind != "share" || !v.ReadOnly || last.SizeOwner != 0 || last.SizePolicy != "latest" {
+		t.Fatalf("viewers frame %+v", last)
+	}
+
+	a := &viewer{sz: sizepolicy.Viewer{Writable: true}}
+	vh.h.addViewer(a)
+	vh.h.viewerSize(a, sizepolicy.Report, 100, 30, time.Now())
+	if o := vh.h.Viewers().SizeOwner; o != 0 {
+		t.Fatalf("a report took the size: owner %d", o)
+	}
+	old := &viewer{sz: sizepolicy.Viewer{Writable: true, Legacy: true}}
+	vh.h.addViewer(old)
+	vh.h.viewerSize(old, sizepolicy.Report, 100, 30, time.Now())
+	if o := vh.h.Viewers().SizeOwner; o != old.id {
+		t.Fatalf("a legacy viewer's resize did not take the size: owner %d", o)
+	}
+}
+
+func TestViewerName(t *testing.T) {
+	for in, want := range map[string]string{
+		"Pixel phone":            "Pixel phone",
+		"  tab \t":               "tab",
+		"\x1b]0;evil\x07name":    "]0;evilname",
+		"a\u202eb":               "ab",
+		"\xff\xfeok":             "ok",
+		strings.Repeat("é", 40):  strings.Repeat("é", 32),
+		strings.Repeat("x", 100): strings.Repeat("x", 64),
+		"":                       "",
+	} {
+		if got := viewerName(in); got != want {
+			t.Errorf("viewerName(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

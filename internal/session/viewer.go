@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"termkeep/internal/session/flow"
 	"termkeep/internal/session/liveness"
+	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/termq"
 	"termkeep/internal/wire"
 )
@@ -28,8 +30,12 @@ type ViewerOptions struct {
 	ReadOnly bool
 	// Name is the session's name, echoed in the Welcome.
 	Name string
-	// Kind names the viewer's client in Viewers frames: "cli", "web".
+	// Kind names the viewer's client in Viewers frames: "cli", "web",
+	// "share".
 	Kind string
+	// ViewerName, when set, is the name the others are shown for this
+	// viewer (a share link's name), whatever its hello says.
+	ViewerName string
 	// Queue is how far (in bytes) a live viewer may fall behind the output
 	// before it is resynced: it skips to the present with a snapshot rather
 	// than replaying a backlog it cannot draw in time. 0: DefaultViewerQueue.
@@ -74,6 +80,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	v := &viewer{
 		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), ctx: ctx, cancel: cancel, opts: opts,
 		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
+		scrollback: max(hello.Scrollback, 0),
 	}
 	v.born = time.Now()
 	if hello.Cols != 0 || hello.Rows != 0 {
@@ -105,18 +112,28 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	from, resume := start.From, start.Resume
 
 	if !v.waiter {
-		v.cols, v.rows = hello.Cols, hello.Rows
+		v.name = cmp.Or(opts.ViewerName, viewerName(hello.Name))
+		// A viewer of version 6 takes the size on arrival only when its
+		// hello says fit; an older one by arriving with a size, as before.
+		v.sz = sizepolicy.Viewer{Writable: !readOnly, IgnoreSize: hello.IgnoreSize, Legacy: hello.Version < 6}
 		h.addViewer(v)
 		defer h.removeViewer(v)
 		if hello.DetachOthers && !readOnly {
 			h.detachOthers(v)
 		}
-		if !readOnly && exit == nil && v.cols > 0 && v.rows > 0 {
-			h.viewerActive(v, time.Now())
-			if start.Snapshot() {
-				// Let the size reach the model, so the snapshot is drawn at
-				// the size the viewer will see.
-				h.waitSize(v.cols, v.rows, 500*time.Millisecond)
+		if exit == nil && hello.Cols > 0 && hello.Rows > 0 {
+			ev := sizepolicy.Report
+			if hello.Fit {
+				ev = sizepolicy.Fit
+			}
+			h.viewerSize(v, ev, hello.Cols, hello.Rows, time.Now())
+			h.mu.Lock()
+			want := h.reqCols == hello.Cols && h.reqRows == hello.Rows && h.sizeOwner == v.id
+			h.mu.Unlock()
+			if want && start.Snapshot() {
+				// Let the size it took reach the model, so the snapshot is
+				// drawn at the size the viewer will see.
+				h.waitSize(hello.Cols, hello.Rows, 500*time.Millisecond)
 			}
 			h.mu.Lock()
 			cols, rows = h.cols, h.rows
@@ -193,11 +210,12 @@ type viewer struct {
 
 	// Guarded by the host's mu.
 	id         int
-	cols, rows uint16    // the viewer's own terminal size, 0 when unknown
-	active     time.Time // last input, resize or arrival (sizing.go)
-	sentVer    uint64    // viewers version last sent to it (write loop only)
-	sentLogVer uint64    // log state version last sent to it (write loop only)
-	version    int       // the protocol version agreed in the Welcome
+	name       string            // as the others are shown it (sizing.go, viewerName)
+	sz         sizepolicy.Viewer // its size and when it took the session's (sizing.go)
+	sentVer    uint64            // viewers version last sent to it (write loop only)
+	sentLogVer uint64            // log state version last sent to it (write loop only)
+	version    int               // the protocol version agreed in the Welcome
+	scrollback int               // lines of history its snapshots carry (its hello's)
 }
 
 func (v *viewer) send(fn func(*wire.Writer) error) error {
@@ -273,7 +291,7 @@ func (v *viewer) readLoop() {
 			// lock, so answers reach the program in the order they were
 			// accepted, whichever viewers sent them.
 			now := time.Now()
-			v.h.viewerActive(v, now)
+			v.h.viewerSize(v, sizepolicy.Type, 0, 0, now)
 			opErr = v.h.viewerInput(v.id, f.Payload, now)
 			if opErr != nil && !errors.Is(opErr, ErrEnded) {
 				msg := opErr.Error()
@@ -288,7 +306,18 @@ func (v *viewer) readLoop() {
 			continue
 		}
 		switch f.Type {
-		case wire.TypeInput, wire.TypeResize, wire.TypeSignal:
+		case wire.TypeResize, wire.TypeFit:
+			// A report of the viewer's window, or a request to take the
+			// session's size: the policy decides (sizing.go). A read-only
+			// viewer's is recorded, never refused with an error: it only
+			// says how large its window is.
+			ev := sizepolicy.Report
+			if f.Type == wire.TypeFit {
+				ev = sizepolicy.Fit
+			}
+			cols, rows, _ := wire.ParseResize(f.Payload)
+			opErr = v.h.viewerSize(v, ev, cols, rows, time.Now())
+		case wire.TypeInput, wire.TypeSignal:
 			if v.readOnly {
 				if refused.notify(f.Type, time.Now()) {
 					v.send(func(w *wire.Writer) error {
@@ -297,14 +326,7 @@ func (v *viewer) readLoop() {
 				}
 				continue
 			}
-			switch f.Type {
-			case wire.TypeResize:
-				cols, rows, _ := wire.ParseResize(f.Payload)
-				v.h.mu.Lock()
-				v.cols, v.rows = cols, rows
-				v.h.mu.Unlock()
-				opErr = v.h.viewerActive(v, time.Now())
-			case wire.TypeSignal:
+			if f.Type == wire.TypeSignal {
 				sig, _ := wire.ParseSignal(f.Payload)
 				opErr = v.h.Signal(sig)
 			}

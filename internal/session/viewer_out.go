@@ -35,7 +35,7 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 	// A snapshot sent for slowness counts as drawn until the viewer acks
 	// past it (Progress.Resynced says when).
 	resync := func(end uint64, why flow.Why) error {
-		at, err := v.resync(end, why)
+		at, err := v.resync(l, p.Next(), end, why)
 		if err != nil {
 			return err
 		}
@@ -78,6 +78,9 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 			if exit != nil {
 				e := *exit
 				return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, e) })
+			}
+			if v.stale() {
+				continue // changed after sendViewers looked, before changed was taken
 			}
 			select {
 			case <-changed:
@@ -163,10 +166,20 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 	}
 }
 
-// resync skips a viewer to the present: a snapshot at (at least) end, from
-// whose offset its output continues.
-func (v *viewer) resync(end uint64, why flow.Why) (uint64, error) {
-	data, at, _, _, err := v.h.Snapshot(v.ctx, end, 0)
+// resync skips a viewer that has been sent the output below had to the
+// present: a snapshot at (at least) end, from whose offset its output
+// continues. The snapshot keeps what the viewer has drawn and adds the
+// history it missed, up to the scrollback its hello asked for
+// (history.go).
+func (v *viewer) resync(l *outlog.Log, had, end uint64, why flow.Why) (uint64, error) {
+	// Up to the model's next mark first (history.go), so that the
+	// snapshot adds exactly the lines that scrolled away after it.
+	if to := nextMark(had); to > had && to <= end && !why.Gone {
+		if v.sendRange(l, had, to) {
+			had = to
+		}
+	}
+	data, at, err := v.h.resyncSnapshot(v.ctx, end, had, v.scrollback)
 	if err != nil {
 		return 0, err
 	}
@@ -184,6 +197,33 @@ func (v *viewer) resync(end uint64, why flow.Why) (uint64, error) {
 	return at, nil
 }
 
+// sendRange sends the output in [from, to), from the window or the log,
+// and reports whether all of it went.
+func (v *viewer) sendRange(l *outlog.Log, from, to uint64) bool {
+	for from < to {
+		if parts, _, _, _ := v.h.window(from, int(to-from)); len(parts) > 0 {
+			n := 0
+			for _, part := range parts {
+				n += len(part)
+			}
+			if v.send(func(w *wire.Writer) error { return w.OutputParts(from, parts) }) != nil {
+				return false
+			}
+			from += uint64(n)
+			continue
+		}
+		cur := l.Cursor(from)
+		buf := make([]byte, to-from)
+		n, _ := cur.Read(buf)
+		cur.Close()
+		if n == 0 || v.send(func(w *wire.Writer) error { return w.Output(from, buf[:n]) }) != nil {
+			return false
+		}
+		from += uint64(n)
+	}
+	return true
+}
+
 // sendViewers sends a Viewers frame when the set of viewers or the size
 // changed since the last one this viewer got.
 func (v *viewer) sendViewers() error {
@@ -198,6 +238,15 @@ func (v *viewer) sendViewers() error {
 	msg.You = v.id
 	h.mu.Unlock()
 	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeViewers, msg) })
+}
+
+// stale reports whether the viewers or the log state changed since this
+// viewer was last told.
+func (v *viewer) stale() bool {
+	h := v.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !v.waiter && (v.sentVer != h.viewersVer || (v.version >= 2 && v.sentLogVer != h.logVer))
 }
 
 // sendLogState tells the viewer when the session's log stops or resumes.

@@ -290,6 +290,12 @@ func (s *Store) SetCwd(ctx context.Context, id, cwd string) error {
 		`UPDATE sessions SET cwd = ?, updated_at = ? WHERE id = ?`, cwd, s.nowText(), id))
 }
 
+// SetSizePolicy records a session's size policy ("" = the server's).
+func (s *Store) SetSizePolicy(ctx context.Context, id, policy string) error {
+	return wrap("set size policy of session "+id, s.update(ctx,
+		`UPDATE sessions SET size_policy = ?, updated_at = ? WHERE id = ?`, policy, s.nowText(), id))
+}
+
 // SetSize records a session's terminal size, in any state.
 func (s *Store) SetSize(ctx context.Context, id string, cols, rows int) error {
 	return wrap("set size of session "+id, s.update(ctx,

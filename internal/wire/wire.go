@@ -41,9 +41,12 @@ import (
 // purpose on SIGUSR1 (holder.CloseSignal), where earlier ones close on
 // SIGTERM. Version 4 adds the linger frame (holder → server). Version 5
 // adds the shutdown frame (server → holder) and its answer, the prepared
-// frame (holder → server).
+// frame (holder → server). Version 6 adds the fit frame (viewer → server)
+// and Hello's fit, ignore_size and name: a viewer of version 6 takes the
+// session's size only by typing or fitting, and its resize frames report
+// its window's size; an older viewer's resizes still take the size.
 const (
-	Version    = 5
+	Version    = 6
 	MinVersion = 1
 )
 
@@ -76,6 +79,10 @@ const (
 	// record in meta.json that the coming end is the shutdown's; 0, the
 	// shutdown was cancelled. The holder answers with TypePrepared.
 	TypeShutdown Type = 0x0b
+	// TypeFit is cols uint16, rows uint16, viewer → server, version 6: take
+	// the session's size at this one (the policy permitting). A resize
+	// frame from a version 6 viewer only reports its window's size.
+	TypeFit Type = 0x0c
 )
 
 // holderSince is the protocol version from which a holder accepts each
@@ -134,7 +141,7 @@ var typeNames = map[Type]string{
 	TypeWelcome: "welcome", TypeOutput: "output", TypeResized: "resized", TypeExit: "exit",
 	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
-	TypeLog: "log", TypeName: "name", TypeLinger: "linger",
+	TypeLog: "log", TypeName: "name", TypeLinger: "linger", TypeFit: "fit",
 	TypeShutdown: "shutdown", TypePrepared: "prepared",
 }
 
@@ -355,6 +362,14 @@ func (w *Writer) Resize(cols, rows uint16) error {
 	return w.flush(b)
 }
 
+// Fit writes a Fit frame.
+func (w *Writer) Fit(cols, rows uint16) error {
+	b := w.begin(TypeFit, 4)
+	b = binary.BigEndian.AppendUint16(b, cols)
+	b = binary.BigEndian.AppendUint16(b, rows)
+	return w.flush(b)
+}
+
 // Resized writes a Resized frame.
 func (w *Writer) Resized(off uint64, cols, rows uint16) error {
 	b := w.begin(TypeResized, 12)
@@ -466,7 +481,20 @@ type Hello struct {
 	// (CLI) viewers, as tmux's attach -d does; they are told with an Error
 	// frame of CodeDetached.
 	DetachOthers bool `json:"detach_others,omitempty"`
+	// Fit (version 6) takes the session's size at Cols x Rows on arrival,
+	// as a Fit frame would; without it the size is only reported.
+	Fit bool `json:"fit,omitempty"`
+	// IgnoreSize (version 6): the viewer never bears on the session's
+	// size, under any policy (attach --ignore-size).
+	IgnoreSize bool `json:"ignore_size,omitempty"`
+	// Name (version 6) is how the viewer is shown to the others ("Pixel
+	// phone", "attach /dev/pts/3"); the server keeps at most MaxViewerName
+	// bytes of it, printable characters only.
+	Name string `json:"name,omitempty"`
 }
+
+// MaxViewerName bounds a viewer's name as the server keeps it.
+const MaxViewerName = 64
 
 // LogState says whether a session's output is being logged. While the log
 // cannot write (a full disk, a failing file system), Stopped is set with the
@@ -548,6 +576,9 @@ type Viewers struct {
 	Rows      uint16 `json:"rows"`
 	// You is the id of the viewer receiving the frame.
 	You int `json:"you"`
+	// SizePolicy is the session's size policy: latest, smallest, largest
+	// or fixed (version 6).
+	SizePolicy string `json:"size_policy,omitempty"`
 	// HolderUnresponsive says that the session's holder does not answer
 	// the server: input waits, and may fail, until it does.
 	HolderUnresponsive bool `json:"holder_unresponsive,omitempty"`
@@ -555,11 +586,15 @@ type Viewers struct {
 
 // ViewerInfo describes one attached viewer.
 type ViewerInfo struct {
-	ID       int    `json:"id"`
-	Kind     string `json:"kind"` // "cli", "web", ...
+	ID   int    `json:"id"`
+	Kind string `json:"kind"` // "cli", "web", "share" (a share link's page)
+	// Name is what it calls itself, or a share link's name (version 6).
+	Name     string `json:"name,omitempty"`
 	ReadOnly bool   `json:"read_only,omitempty"`
-	Cols     uint16 `json:"cols,omitempty"`
-	Rows     uint16 `json:"rows,omitempty"`
+	// IgnoreSize: it never bears on the size (version 6).
+	IgnoreSize bool   `json:"ignore_size,omitempty"`
+	Cols       uint16 `json:"cols,omitempty"`
+	Rows       uint16 `json:"rows,omitempty"`
 }
 
 // ParseJSON decodes a JSON payload into v, rejecting trailing data.
@@ -703,7 +738,7 @@ func Validate(f Frame) error {
 		if len(f.Payload) > 256 || !utf8.Valid(f.Payload) {
 			err = fmt.Errorf("%w: name must be UTF-8 of at most 256 bytes", ErrMalformed)
 		}
-	case TypeResize:
+	case TypeResize, TypeFit:
 		_, _, err = ParseResize(f.Payload)
 	case TypeSignal:
 		_, err = ParseSignal(f.Payload)

@@ -48,16 +48,18 @@ func openStalled(t *testing.T, e *e2e.Env, ref string, hello wire.Hello) *e2e.St
 	return &e2e.Stream{T: t, S: s, Frames: make(chan e2e.Frame, 1<<16)}
 }
 
-// The session's size follows the viewer that last typed or resized; every
-// viewer is told who is attached and the size; a read-only viewer can
-// neither type nor resize.
+// The session's size follows the viewer that last typed or fit; a mere
+// report of a viewer's size takes nothing; every viewer is told who is
+// attached and the size; a read-only viewer can neither type nor resize.
 func TestSizeFollowsLatestViewer(t *testing.T) {
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	e.MustTk("new", "--name", "sz", "--size", "80x24", "--", "sh")
-	a := e2e.OpenViewer(t, e, "sz", wire.Hello{From: wire.FromSnapshot, Cols: 100, Rows: 30})
+	a := e2e.OpenViewer(t, e, "sz", wire.Hello{From: wire.FromSnapshot, Cols: 100, Rows: 30, Fit: true})
 	e2e.WaitFor(t, 20*time.Second, "size 100x30", func() bool { s := e.Session("sz"); return s.Cols == 100 && s.Rows == 30 })
-	b := e2e.OpenViewer(t, e, "sz", wire.Hello{From: wire.FromSnapshot, Cols: 120, Rows: 40})
+	b := e2e.OpenViewer(t, e, "sz", wire.Hello{From: wire.FromSnapshot, Cols: 70, Rows: 20})
+	b.S.Resize(71, 21) // a phone rotating: reported, not taken
+	b.S.Fit(120, 40)
 	e2e.WaitFor(t, 20*time.Second, "size 120x40", func() bool { s := e.Session("sz"); return s.Cols == 120 && s.Rows == 40 })
 	// a types: the size goes back to a's.
 	a.S.Input([]byte("echo hi\r"))
@@ -76,6 +78,7 @@ func TestSizeFollowsLatestViewer(t *testing.T) {
 	ro.S.Input([]byte("echo SHOULD-NOT-RUN\r"))
 	ro.Until("an error frame", func(f wire.Frame) bool { return f.Type == wire.TypeError })
 	ro.S.Resize(50, 10)
+	ro.S.Fit(50, 10)
 	time.Sleep(300 * time.Millisecond)
 	if s := e.Session("sz"); s.Cols != 100 || s.Rows != 30 {
 		t.Fatalf("read-only viewer changed the size to %dx%d", s.Cols, s.Rows)
@@ -225,5 +228,33 @@ func TestSizeSmallestPolicy(t *testing.T) {
 	}
 	if _, errs, code := e.Tk("new", "--size-policy", "biggest", "--", "cat"); code != 1 || !strings.Contains(errs, "size policy") {
 		t.Fatalf("bad policy accepted: %d %s", code, errs)
+	}
+}
+
+// termkeep resize keeps a session at a size whatever its viewers do (the
+// policy becomes fixed), and --policy switches back while it runs; a size
+// that is not one, or a size with another policy, is a usage error.
+func TestResizeFixesTheSize(t *testing.T) {
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.MustTk("new", "--name", "fx", "--size", "80x24", "--", "cat")
+	v := e2e.OpenViewer(t, e, "fx", wire.Hello{From: wire.FromEnd, Cols: 100, Rows: 30, Fit: true})
+	e2e.WaitFor(t, 20*time.Second, "size 100x30", func() bool { s := e.Session("fx"); return s.Cols == 100 && s.Rows == 30 })
+	if out := e.MustTk("resize", "fx", "90x25"); strings.TrimSpace(out) != "90x25 fixed" {
+		t.Fatalf("resize printed %q", out)
+	}
+	v.S.Fit(120, 40)
+	v.S.Input([]byte("x"))
+	time.Sleep(300 * time.Millisecond)
+	if s := e.Session("fx"); s.Cols != 90 || s.Rows != 25 || s.SizePolicy != "fixed" {
+		t.Fatalf("under fixed a viewer changed the size to %dx%d (%s)", s.Cols, s.Rows, s.SizePolicy)
+	}
+	e.MustTk("resize", "fx", "--policy", "latest")
+	v.S.Fit(120, 40)
+	e2e.WaitFor(t, 20*time.Second, "size 120x40 under latest again", func() bool { s := e.Session("fx"); return s.Cols == 120 && s.Rows == 40 })
+	for _, args := range [][]string{{"resize", "fx"}, {"resize", "fx", "0x5"}, {"resize", "fx", "90x25", "--policy", "latest"}, {"resize", "fx", "--policy", "biggest"}} {
+		if _, errs, code := e.Tk(args...); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, errs)
+		}
 	}
 }

@@ -334,7 +334,7 @@ func TestHolderKilledMidWrite(t *testing.T) {
 				default:
 				}
 				s := sizes[i%len(sizes)]
-				if v.S.Resize(s[0], s[1]) != nil {
+				if v.S.Fit(s[0], s[1]) != nil {
 					return
 				}
 				time.Sleep(time.Millisecond)

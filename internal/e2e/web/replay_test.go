@@ -172,7 +172,7 @@ func resizeTo(t *testing.T, e *e2e.Env, id string, cols, rows uint16) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := e.C.Attach(ctx, id, wire.Hello{Role: wire.RoleViewer, From: -1, Cols: cols, Rows: rows})
+	s, err := e.C.Attach(ctx, id, wire.Hello{Role: wire.RoleViewer, From: -1, Cols: cols, Rows: rows, Fit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
