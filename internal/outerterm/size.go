@@ -38,6 +38,9 @@ func (t *Term) Session(cols, rows int) []byte {
 	return t.settle(was)
 }
 
+// Size returns the terminal's size.
+func (t *Term) Size() (cols, rows int) { return t.cols, t.rows }
+
 // SessionSize returns the session's size as last recorded (0x0: unknown).
 func (t *Term) SessionSize() (cols, rows int) { return t.scols, t.srows }
 
