@@ -245,6 +245,10 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 						return
 					}
 					f.off = int64(off) // output continues from the snapshot's offset
+				case wire.TypeResized:
+					// The output from here on was printed at this size.
+					_, cols, rows, _ := wire.ParseResized(fr.Payload)
+					paint(func() []byte { return ot.Session(int(cols), int(rows)) })
 				case wire.TypeGap:
 					_, to, _ := wire.ParseGap(fr.Payload)
 					f.off = int64(to)
@@ -263,11 +267,16 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 				case wire.TypeViewers:
 					var v wire.Viewers
 					if wire.ParseJSON(fr.Payload, &v) == nil {
-						paint(func() []byte { return ot.Session(int(v.Cols), int(v.Rows)) })
+						if s.Welcome.Version < 6 {
+							// An older server tells the size here only, not
+							// in order with the output (resized frames).
+							paint(func() []byte { return ot.Session(int(v.Cols), int(v.Rows)) })
+						}
 						// Drawn at another size than its own: say whose it is.
 						wmu.Lock()
-						other := ot.Rendered()
+						tc, tr := ot.Size()
 						wmu.Unlock()
+						other := int(v.Cols) != tc || int(v.Rows) != tr
 						if h := sizeHolder(v); other && h != "" && h != holder {
 							passing("%s", h)
 						}

@@ -66,6 +66,7 @@ type Term struct {
 	model        *screen.Screen
 	scols, srows int
 	dirty        bool // the model changed since the last paint
+	fed          bool // the model follows the output (from a snapshot on)
 }
 
 // New returns the Term of a terminal of cols×rows. altScreen keeps the
@@ -99,6 +100,9 @@ func (t *Term) Snapshot(p []byte) []byte {
 	if t.drew && !isSnapshotStart(p) {
 		return t.Output(p)
 	}
+	// The model follows the output from a snapshot on, while the sizes
+	// differ (size.go).
+	t.fed = t.model != nil && (t.scols != t.cols || t.srows != t.rows)
 	t.feed(p)
 	return t.drawSnapshot(p)
 }
@@ -107,7 +111,7 @@ func (t *Term) Snapshot(p []byte) []byte {
 // was made from.
 func (t *Term) drawSnapshot(p []byte) []byte {
 	first := !t.drew
-	t.drew, t.Redraw, t.note = true, false, false
+	t.drew, t.Redraw = true, false
 	t.alt, t.seq, t.flushed, t.sc = 0, t.seq[:0], false, vtscan.Scanner{}
 	rest, _ := bytes.CutPrefix(p, []byte("\x1bc"))
 	var b []byte
@@ -125,8 +129,9 @@ func (t *Term) drawSnapshot(p []byte) []byte {
 	}
 	if t.rendered() {
 		t.dirty = true
-		return append(b, t.Paint()...)
+		return append(b, t.Paint()...) // the notice, if any, painted again
 	}
+	t.note = false // erased
 	return append(b, t.pass(rest)...)
 }
 

@@ -15,12 +15,14 @@ const Fill = '·'
 // the terminal's own scrollback. A terminal of another size cannot: a byte
 // stream made for 100 columns wraps, scrolls and addresses rows wrongly
 // on 60, and leaves the columns past 60 stale on 100 after the session
-// shrank. So the Term also feeds every byte to a screen model of its own
-// at the session's size, and while the sizes differ it draws from that
-// model instead (screen.Viewport): the session's screen clipped to the
-// terminal, the rest marked with Fill, every cell written at each paint.
-// When the sizes agree again, the model's screen is drawn once
-// (a snapshot) and the bytes flow through again.
+// shrank. So while the sizes differ the Term draws from a screen model of
+// its own at the session's size instead (screen.Viewport): the session's
+// screen clipped to the terminal, the rest marked with Fill, every cell
+// written at each paint. The model is fed only then (an emulator pass
+// over every byte costs more than attach's own work): when the sizes
+// start to differ the Term asks for a snapshot (Redraw), which the model
+// starts from. When the sizes agree again, the model's screen is drawn
+// once and the bytes flow through again.
 
 // Session records the session's size (a welcome, a viewers frame), and
 // returns what brings the terminal in line with it.
@@ -30,6 +32,7 @@ func (t *Term) Session(cols, rows int) []byte {
 	}
 	was := t.rendered()
 	if t.model == nil {
+		t.fed = false
 		t.model = screen.New(cols, rows, screen.Options{ScrollbackLines: -1})
 	} else if cols != t.scols || rows != t.srows {
 		t.model.Resize(cols, rows)
@@ -37,6 +40,9 @@ func (t *Term) Session(cols, rows int) []byte {
 	t.scols, t.srows = cols, rows
 	return t.settle(was)
 }
+
+// Size returns the terminal's size.
+func (t *Term) Size() (cols, rows int) { return t.cols, t.rows }
 
 // SessionSize returns the session's size as last recorded (0x0: unknown).
 func (t *Term) SessionSize() (cols, rows int) { return t.scols, t.srows }
@@ -65,6 +71,9 @@ func (t *Term) rendered() bool {
 // agree again.
 func (t *Term) settle(was bool) []byte {
 	switch now := t.rendered(); {
+	case now && !t.fed:
+		t.Redraw = true // the model starts from a snapshot
+		return nil
 	case now:
 		t.dirty = true
 		return t.Paint()
@@ -76,7 +85,12 @@ func (t *Term) settle(was bool) []byte {
 			b = append(b, "\x1b[?1049l"...)
 			t.alt = 0
 		}
-		return append(b, t.drawSnapshot(t.model.Snapshot(0))...)
+		if !t.fed {
+			return b // the snapshot asked for draws it
+		}
+		b = append(b, t.drawSnapshot(t.model.Snapshot(0))...)
+		t.fed = false
+		return b
 	}
 	return nil
 }
@@ -86,7 +100,7 @@ func (t *Term) settle(was bool) []byte {
 // paint; else nothing. attach calls it at most every few milliseconds
 // while output flows: a paint writes every cell.
 func (t *Term) Paint() []byte {
-	if !t.rendered() || !t.dirty {
+	if !t.rendered() || !t.dirty || !t.fed {
 		return nil
 	}
 	t.dirty = false
@@ -98,11 +112,11 @@ func (t *Term) Paint() []byte {
 }
 
 // Dirty reports whether a Paint is due.
-func (t *Term) Dirty() bool { return t.rendered() && t.dirty }
+func (t *Term) Dirty() bool { return t.rendered() && t.dirty && t.fed }
 
-// feed gives the model the session's bytes.
+// feed gives the model the session's bytes, while it follows them.
 func (t *Term) feed(p []byte) {
-	if t.model != nil {
+	if t.model != nil && t.fed {
 		t.model.Write(p)
 		t.dirty = true
 	}

@@ -56,7 +56,12 @@ func TestTermAtTheSessionsSize(t *testing.T) {
 	term := screen.New(100, 30, screen.Options{}) // the outer terminal
 	session := screen.New(100, 30, screen.Options{})
 	ot := New(100, 30, false)
-	write := func(b []byte) { term.Write(b) }
+	write := func(b []byte) {
+		term.Write(b)
+		if ot.Redraw { // a snapshot is asked for, as attach reconnects for one
+			term.Write(ot.Snapshot(session.Snapshot(0)))
+		}
+	}
 	out := func(p string) {
 		session.Write([]byte(p))
 		write(ot.Output([]byte(p)))

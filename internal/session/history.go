@@ -71,9 +71,9 @@ func nextMark(off uint64) uint64 { return (off + markEvery - 1) / markEvery * ma
 
 // resyncSnapshot is Snapshot for a viewer that has drawn the output below
 // had (a multiple of markEvery, or else it gets the history it asks for):
-// a SnapshotKeep of the screen at an offset at least least, with the lines
+// a SnapshotKeep of the screen (and its size) at an offset at least least, with the lines
 // that scrolled away after had, at most limit of them.
-func (h *Host) resyncSnapshot(ctx context.Context, least, had uint64, limit int) (data []byte, off uint64, err error) {
+func (h *Host) resyncSnapshot(ctx context.Context, least, had uint64, limit int) (data []byte, off uint64, cols, rows uint16, err error) {
 	m := h.startModel()
 	err = m.at(ctx, least, func(scr *screen.Screen, at uint64) {
 		k := max(limit, 0)
@@ -81,6 +81,8 @@ func (h *Host) resyncSnapshot(ctx context.Context, least, had uint64, limit int)
 			k = int(min(uint64(k), m.marks.total-then))
 		}
 		data, off = scr.SnapshotKeep(k), at
+		c, r := scr.Size()
+		cols, rows = uint16(c), uint16(r)
 	})
-	return data, off, err
+	return data, off, cols, rows, err
 }

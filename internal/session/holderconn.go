@@ -128,6 +128,7 @@ func (h *Host) readHolder(up *holderConn) {
 			off, cols, rows, _ := wire.ParseResized(f.Payload)
 			h.mu.Lock()
 			h.cols, h.rows = cols, rows
+			h.sizeChangedLocked(off, cols, rows)
 			h.viewersChangedLocked()
 			m := h.model
 			h.mu.Unlock()

@@ -77,6 +77,8 @@ type Host struct {
 	sizeOwner   int           // the id of the viewer whose size the session follows (0: none)
 	policy      sizepolicy.Policy
 	fixed       sizepolicy.Size     // the size the Fixed policy keeps (zero: the one the session has)
+	sizes       []sizeChange        // the latest size changes, for viewers (sizing.go)
+	sizeSeq     uint64              // the number of the latest size change
 	sizeViewers []sizepolicy.Viewer // sizeViewersLocked's buffer
 	resyncs     atomic.Uint64       // viewers skipped to the present with a snapshot
 

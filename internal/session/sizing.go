@@ -127,3 +127,39 @@ func viewerName(s string) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// sizeChange is a size the holder reported at an offset, numbered in the
+// order they came (seq from 1).
+type sizeChange struct {
+	off        uint64
+	cols, rows uint16
+	seq        uint64
+}
+
+// recentSizes bounds the size changes the host keeps for its viewers: a
+// viewer further behind learns the size from its next snapshot.
+const recentSizes = 64
+
+// sizeChangedLocked records a size change at off, for viewers to be told
+// in order with the output (nextSize).
+func (h *Host) sizeChangedLocked(off uint64, cols, rows uint16) {
+	h.sizeSeq++
+	if len(h.sizes) == recentSizes {
+		h.sizes = append(h.sizes[:0], h.sizes[1:]...)
+	}
+	h.sizes = append(h.sizes, sizeChange{off: off, cols: cols, rows: rows, seq: h.sizeSeq})
+}
+
+// nextSize returns the first size change after seq (the last one a viewer
+// was told) at or after off: the viewer at off is to be told it before
+// any byte from its offset on.
+func (h *Host) nextSize(off, seq uint64) (sizeChange, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.sizes {
+		if c.seq > seq && c.off >= off {
+			return c, true
+		}
+	}
+	return sizeChange{}, false
+}

@@ -128,3 +128,44 @@ func TestViewerName(t *testing.T) {
 		}
 	}
 }
+
+// A size change reaches every viewer in order with the output: after the
+// bytes printed before it and before those printed after it, whether the
+// viewer is live or reads the past.
+func TestResizedInOrder(t *testing.T) {
+	vh := newViewerHost(t, outlog.Options{})
+	vh.live([]byte("old"))
+	vh.connected()
+	live := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd}, ViewerOptions{})
+	live.welcome()
+	vh.live([]byte("before"))
+	at := uint64(len(vh.out))
+	vh.h.mu.Lock()
+	vh.h.cols, vh.h.rows = 100, 30
+	vh.h.sizeChangedLocked(at, 100, 30)
+	vh.h.viewersChangedLocked()
+	vh.h.mu.Unlock()
+	vh.live([]byte("after"))
+	past := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: 0}, ViewerOptions{})
+	past.welcome()
+	for name, pv := range map[string]*pipeViewer{"live": live, "past": past} {
+		var got []string
+		for !strings.HasSuffix(strings.Join(got, ""), "after") {
+			f := pv.next()
+			switch f.Type {
+			case wire.TypeOutput:
+				_, data, _ := wire.ParseOutput(f.Payload)
+				got = append(got, string(data))
+			case wire.TypeResized:
+				off, c, r, _ := wire.ParseResized(f.Payload)
+				if off != at || c != 100 || r != 30 {
+					t.Fatalf("%s: resized %d %dx%d, want %d 100x30", name, off, c, r, at)
+				}
+				got = append(got, "|")
+			}
+		}
+		if s := strings.Join(got, ""); !strings.HasSuffix(s, "before|after") {
+			t.Errorf("%s viewer got %q, want the size between before and after", name, s)
+		}
+	}
+}

@@ -216,6 +216,7 @@ type viewer struct {
 	sentLogVer uint64            // log state version last sent to it (write loop only)
 	version    int               // the protocol version agreed in the Welcome
 	scrollback int               // lines of history its snapshots carry (its hello's)
+	sizeSeq    uint64            // the last size change it was told (write loop only; sizing.go)
 }
 
 func (v *viewer) send(fn func(*wire.Writer) error) error {

@@ -55,7 +55,20 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 			}
 		}
 		off := p.Next()
-		parts, end, exit, changed := v.h.window(off, viewerChunk)
+		// The session's size changes are told in order with the output:
+		// the bytes after one were printed at the new size.
+		chunk := viewerChunk
+		if c, ok := v.h.nextSize(off, v.sizeSeq); ok && !v.waiter {
+			if c.off == off {
+				if err := v.send(func(w *wire.Writer) error { return w.Resized(off, c.cols, c.rows) }); err != nil {
+					return err
+				}
+				v.sizeSeq = c.seq
+				continue
+			}
+			chunk = int(min(uint64(chunk), c.off-off))
+		}
+		parts, end, exit, changed := v.h.window(off, chunk)
 		a := p.Observe(time.Now(), flow.Observation{
 			End: end, Acking: v.acking.Load(), Acked: v.acked.Load(), Draining: draining,
 		})
@@ -106,7 +119,7 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 		} else if cur.Offset() != off {
 			cur.Seek(off)
 		}
-		n, err := cur.Read(buf[:min(uint64(len(buf)), end-off)])
+		n, err := cur.Read(buf[:min(uint64(chunk), end-off)])
 		var gap *outlog.GapError
 		switch {
 		case n > 0:
@@ -179,8 +192,13 @@ func (v *viewer) resync(l *outlog.Log, had, end uint64, why flow.Why) (uint64, e
 			had = to
 		}
 	}
-	data, at, err := v.h.resyncSnapshot(v.ctx, end, had, v.scrollback)
+	data, at, cols, rows, err := v.h.resyncSnapshot(v.ctx, end, had, v.scrollback)
 	if err != nil {
+		return 0, err
+	}
+	// The snapshot is drawn at the session's size then, which the
+	// viewer may not have been told yet.
+	if err := v.send(func(w *wire.Writer) error { return w.Resized(at, cols, rows) }); err != nil {
 		return 0, err
 	}
 	v.h.resyncs.Add(1)
