@@ -128,10 +128,13 @@ export class TabBar {
     main.append(top, el('span', 'tab-cwd'));
     const viewers = el('span', 'viewers');
     viewers.append(icon(['M1.5 8s2.4-4.5 6.5-4.5S14.5 8 14.5 8 12.1 12.5 8 12.5 1.5 8 1.5 8z'], [[8, 8, 2]]), el('span', 'count', '0'));
-    const close = el('button', 'tab-close');
-    close.type = 'button';
+    // A pointer's target only: a control inside a tab is one a screen
+    // reader cannot reach (the tab is the control), so the keyboard ends a
+    // session with Delete on its tab or Alt+Shift+W.
+    const close = el('span', 'tab-close');
     close.title = 'End this session (Alt+Shift+W)';
-    close.setAttribute('aria-label', 'End this session');
+    close.setAttribute('aria-hidden', 'true');
+    t.setAttribute('aria-keyshortcuts', 'Delete');
     close.append(icon(['M4.5 4.5l7 7M11.5 4.5l-7 7']));
     t.append(dot, main, viewers, close);
 
@@ -159,6 +162,9 @@ export class TabBar {
       if (e.key === 'Enter' || e.key === ' ') {
         e.preventDefault();
         this.host.activate(id);
+      } else if (e.key === 'Delete') {
+        e.preventDefault();
+        void this.host.closeSession(id);
       } else if (e.key === 'F2') {
         e.preventDefault();
         this.startRename(id);

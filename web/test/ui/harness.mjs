@@ -269,3 +269,36 @@ export async function captureEquals(page, server, id, { timeout = 15000 } = {}) 
 export function count(lines, re) {
   return lines.filter((l) => re.test(l)).length;
 }
+
+const AXE = join(here, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
+
+/**
+ * checkA11y runs axe-core on what the page shows now (WCAG 2.1 A and AA)
+ * and fails on any serious or critical violation, naming each rule and the
+ * elements it found; the whole report goes to TERMKEEP_ARTIFACTS as
+ * a11y-<label>.json. It returns the violations of lesser impact.
+ */
+export async function checkA11y(page, label, { include } = {}) {
+  // Evaluated through the DevTools protocol: the page's CSP (default-src
+  // 'self') refuses a script tag, rightly.
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(readFileSync(AXE, 'utf8'));
+  const result = await page.evaluate(async (include) => {
+    const r = await window.axe.run(include ? { include: [include] } : document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+      resultTypes: ['violations'],
+    });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target.join(' '), summary: n.failureSummary })),
+    }));
+  }, include ?? null);
+  writeArtifact(`a11y-${label}.json`, JSON.stringify(result, null, 2));
+  const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length) {
+    const lines = bad.flatMap((v) => [`${v.impact} ${v.id}: ${v.help}`, ...v.nodes.slice(0, 6).map((n) => `  ${n.target}: ${n.summary.replace(/\s+/g, ' ')}`)]);
+    throw new Error(`axe-core finds ${bad.length} serious or critical violation(s) on ${label}:\n${lines.join('\n')}`);
+  }
+  return result;
+}
