@@ -4,12 +4,15 @@
 // (tabs.ts), shortcuts (shortcuts.ts), the extra-keys row (keyrow.ts),
 // scrollback search (search.ts), the event stream (feed.ts), dialogs and
 // toasts (dialogs.ts), sign-ins (account.ts), the stage (stage.ts), the
-// replay (replay.ts); and the page lifecycle: back/forward cache, sleep,
-// network changes.
+// replay (replay.ts), the phone's tab switcher (switcher.ts), touch
+// gestures (touch.ts), settings (settings.ts), what a screen reader is told
+// (announce.ts); and the page lifecycle: back/forward cache, sleep, network
+// changes.
 
 import { api, ApiError, Session } from './api';
 import { credentialId, forget, signIn } from './auth';
 import { Account, askSwitch, signInAgain } from './account';
+import { announcement, Heard } from './announce';
 import { confirm, copy, fatal, toast } from './dialogs';
 import { $, readJSON, sleep, writeStorage } from './dom';
 import { EventFeed } from './feed';
@@ -18,11 +21,14 @@ import { applyPageTheme, clampFont, loadPrefs, Prefs, savePrefs } from './prefs'
 import { ReplayView } from './replay';
 import { ScrollbackSearch } from './search';
 import { SessionHooks, TermSession } from './session';
+import { Settings } from './settings';
 import { bindShortcuts, terminalKey } from './shortcuts';
 import { renderBanner, renderOverlay } from './stage';
 import { badge, commandName, label, quietSince } from './tabinfo';
 import { cycled, merged, moved, savedOrder } from './taborder';
 import { TabBar } from './tabs';
+import { TabSwitcher } from './switcher';
+import { TouchGestures } from './touch';
 
 const LAYOUT_KEY = 'termkeep.tabs';
 const ACTIVE_KEY = 'termkeep.active';
@@ -36,7 +42,7 @@ export class App {
   readonly sessions = new Map<string, TermSession>();
   private tabOrder: string[] = [];
   activeId: string | null = null;
-  private prefs: Prefs;
+  readonly prefs: Prefs;
   private refreshTimer = 0;
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
@@ -51,6 +57,10 @@ export class App {
   private readonly keyRow: KeyRow;
   private readonly feed: EventFeed;
   private readonly account: Account;
+  private readonly switcher: TabSwitcher;
+  private readonly settings: Settings;
+  /** heard is each session as the screen reader was last told of it (announce.ts). */
+  private readonly heard = new Map<string, Heard>();
 
   private readonly termsEl = $('terminals');
 
@@ -75,7 +85,14 @@ export class App {
     });
     this.tabs = new TabBar(this);
     this.search = new ScrollbackSearch({ active: () => this.active(), theme: () => this.prefs.theme });
-    this.keyRow = new KeyRow(() => this.active());
+    this.keyRow = new KeyRow(() => this.active(), this.prefs.extraKeys);
+    this.switcher = new TabSwitcher(this);
+    this.settings = new Settings({
+      prefs: this.prefs,
+      prefsChanged: () => this.prefsChanged(),
+      openAccount: () => void this.account.openBrowsers(),
+    });
+    new TouchGestures(this, this.termsEl);
     this.feed = new EventFeed({
       sessions: this.sessions,
       live: () => !this.suspended && this.booted,
@@ -199,6 +216,7 @@ export class App {
     for (const s of fresh) this.addSession(s);
     this.tabOrder = merged(this.tabOrder, [...this.sessions.keys()]);
     this.tabs.layout();
+    this.switcher.render();
     this.saveLayout();
     this.renderStage();
   }
@@ -235,8 +253,10 @@ export class App {
     if (!ts) return;
     const idx = this.tabOrder.indexOf(id);
     this.sessions.delete(id);
+    this.heard.delete(id);
     this.tabOrder = this.tabOrder.filter((x) => x !== id);
     this.tabs.remove(id);
+    this.switcher.render();
     ts.dispose();
     if (this.replay.id === id) this.replay.close();
     if (this.activeId === id) {
@@ -250,7 +270,22 @@ export class App {
 
   private sessionChanged(ts: TermSession): void {
     this.tabs.render(ts);
+    this.switcher.render();
+    this.announce(ts);
     if (ts.id === this.activeId) this.renderStage();
+  }
+
+  /** announce tells a screen reader what changed in a session that is news (announce.ts). */
+  private announce(ts: TermSession): void {
+    const b = badge(ts);
+    const ended = ts.exit || ts.info.state !== 'running' || ts.state === 'ended' || ts.state === 'gone';
+    const now: Heard = { conn: ts.state, ended: ended ? b.cls : '', text: b.text };
+    const say = announcement(label(ts), this.heard.get(ts.id), now, ts.id === this.activeId);
+    this.heard.set(ts.id, now);
+    if (!say) return;
+    const region = $('announce');
+    // The same words twice are spoken twice only if the text changes.
+    region.textContent = region.textContent === say ? `${say}\u00a0` : say;
   }
 
   /** refreshSoon re-reads the list (after an event, periodically): the list is the truth, events say when to look. */
@@ -380,6 +415,7 @@ export class App {
     this.activeId = id;
     ts.show();
     this.tabs.render(ts);
+    this.switcher.render();
     writeStorage(sessionStorage, ACTIVE_KEY, id);
     this.saveLayout();
     this.renderStage();
@@ -484,6 +520,7 @@ export class App {
     });
     $('btn-help').addEventListener('click', () => ($('help') as HTMLDialogElement).showModal());
     $('btn-account').addEventListener('click', () => void this.account.openBrowsers());
+    $('btn-settings').addEventListener('click', () => this.settings.open());
     $('sign-out').addEventListener('click', () => void this.account.signOutNow());
     $('overlay-retry').addEventListener('click', () => this.active()?.retryNow());
     $('banner-close').addEventListener('click', () => {
@@ -518,6 +555,13 @@ export class App {
     for (const ts of this.sessions.values()) ts.applyPrefs(this.prefs);
     this.replay.applyPrefs(this.prefs);
     toast(`Text size ${this.prefs.fontSize}px`);
+  }
+
+  /** prefsChanged keeps the preferences the settings dialog changed and applies them. */
+  private prefsChanged(): void {
+    savePrefs(this.prefs);
+    this.applyTheme();
+    this.keyRow.setKeys(this.prefs.extraKeys);
   }
 
   private applyTheme(): void {
@@ -623,6 +667,8 @@ export class App {
       renderer: (id?: string) => pick(id)?.renderer ?? null,
       drop: (id?: string) => pick(id)?.drop(),
       replayScreen: () => this.replay.visibleText(),
+      selection: () => this.active()?.term.getSelection() ?? '',
+      fontSize: () => this.prefs.fontSize,
       replaySize: () => (this.replay.isOpen ? this.replay.size() : null),
     };
   }

@@ -1,7 +1,9 @@
 // The page's preferences (text size, theme, copy on select, WebGL, the
-// extra-keys row), kept in the browser's storage.
+// extra-keys row and its keys, screen-reader mode, minimum contrast), kept
+// in the browser's storage.
 
 import { readJSON, writeStorage } from './dom';
+import { DEFAULT_EXTRA_KEYS, parseKeys } from './keys';
 import type { TermPrefs } from './session';
 import type { ThemeName } from './theme';
 
@@ -12,7 +14,14 @@ export const FONT_DEFAULT = 14;
 
 export interface Prefs extends TermPrefs {
   keys: 'auto' | 'on' | 'off';
+  /** extraKeys are the row's keys after the fixed ones (keys.ts names or characters). */
+  extraKeys: string[];
 }
+
+/** The minimum contrast ratios offered; 1 leaves the colors as programs ask. */
+export const CONTRASTS = [1, 3, 4.5, 7];
+/** As VS Code's terminal: text a program colors near its background (black on the dark theme) stays readable. */
+export const CONTRAST_DEFAULT = 4.5;
 
 /** loadPrefs reads the saved preferences; the theme defaults to the system's. */
 export function loadPrefs(): Prefs {
@@ -24,6 +33,10 @@ export function loadPrefs(): Prefs {
     copyOnSelect: saved.copyOnSelect ?? true,
     webgl: saved.webgl ?? true,
     keys: saved.keys ?? 'auto',
+    // Browsers do not tell a page that a screen reader runs: it is asked for.
+    screenReader: saved.screenReader === true,
+    minContrast: CONTRASTS.includes(saved.minContrast as number) ? (saved.minContrast as number) : CONTRAST_DEFAULT,
+    extraKeys: Array.isArray(saved.extraKeys) ? parseKeys(saved.extraKeys.filter((k) => typeof k === 'string').join(' ')).keys : [...DEFAULT_EXTRA_KEYS],
   };
 }
 

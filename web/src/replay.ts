@@ -58,6 +58,7 @@ interface At {
 export interface ReplayPrefs {
   fontSize: number;
   theme: ThemeName;
+  minContrast: number;
 }
 
 /** What the view tells the page around it. */
@@ -250,7 +251,10 @@ export class ReplayView {
 
   applyPrefs(p: ReplayPrefs): void {
     this.prefs = { ...p };
-    if (this.term) this.term.options.theme = themes[p.theme];
+    if (this.term) {
+      this.term.options.theme = themes[p.theme];
+      this.term.options.minimumContrastRatio = p.minContrast;
+    }
     this.fitSoon();
     this.timeline.drawActivity();
   }
@@ -267,6 +271,7 @@ export class ReplayView {
       fontFamily: '"JetBrains Mono", "Cascadia Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
       lineHeight: 1.15,
       theme: themes[this.prefs.theme],
+      minimumContrastRatio: this.prefs.minContrast,
       cursorBlink: false,
       cursorInactiveStyle: 'outline',
       rescaleOverlappingGlyphs: true,
