@@ -10,25 +10,38 @@ export interface Heard {
   ended: string;
   /** text is the badge's word ("exited 3", "interrupted"). */
   text: string;
+  /** lost says that a lost connection was said and its return is not yet. */
+  lost?: boolean;
 }
 
 /**
  * announcement is what to say when a session named name went from prev to
- * next, or null. The first sight of a session says nothing (a page that
- * opens is not news); the connection is spoken of for the active session
- * only (every tab drops together), an exit and a restore for any.
+ * next (or null), and the session as now heard. The first sight of a
+ * session says nothing (a page that opens is not news); a lost connection
+ * is spoken of for the active session only (every tab drops together),
+ * and only a connection that was live (a restored session connecting
+ * again has not lost one); its return only after its loss was said; an
+ * exit and a restore for any session.
  */
-export function announcement(name: string, prev: Heard | undefined, next: Heard, active: boolean): string | null {
-  if (!prev) return null;
+export function announcement(name: string, prev: Heard | undefined, next: Heard, active: boolean): { say: string | null; heard: Heard } {
+  const heard: Heard = { conn: next.conn, ended: next.ended, text: next.text, lost: !!prev?.lost && !next.ended };
+  const say = (s: string | null) => ({ say: s, heard });
+  if (!prev) return say(null);
   if (!prev.ended && next.ended) {
-    if (next.ended === 'interrupted') return `${name} was interrupted.`;
-    if (next.ended === 'closed') return `${name} ${next.text === 'paused' ? 'was paused' : 'ended'}.`;
+    if (next.ended === 'interrupted') return say(`${name} was interrupted.`);
+    if (next.ended === 'closed') return say(`${name} ${next.text === 'paused' ? 'was paused' : 'ended'}.`);
     const m = /^exited (-?\d+)$/.exec(next.text);
-    return m ? `${name} exited with status ${m[1]}.` : `${name} exited.`;
+    return say(m ? `${name} exited with status ${m[1]}.` : `${name} exited.`);
   }
-  if (prev.ended && !next.ended) return `${name} restored.`;
-  if (!active || next.ended) return null;
-  if (prev.conn !== 'reconnecting' && next.conn === 'reconnecting') return `Reconnecting to ${name}…`;
-  if (prev.conn === 'reconnecting' && next.conn === 'live') return `Reconnected to ${name}.`;
-  return null;
+  if (prev.ended && !next.ended) return say(`${name} restored.`);
+  if (next.ended) return say(null);
+  if (active && prev.conn === 'live' && next.conn === 'reconnecting') {
+    heard.lost = true;
+    return say(`Reconnecting to ${name}…`);
+  }
+  if (heard.lost && next.conn === 'live') {
+    heard.lost = false;
+    return say(`Reconnected to ${name}.`);
+  }
+  return say(null);
 }

@@ -14,7 +14,7 @@ import { credentialId, forget, signIn } from './auth';
 import { Account, askSwitch, signInAgain } from './account';
 import { announcement, Heard } from './announce';
 import { confirm, copy, fatal, toast } from './dialogs';
-import { $, readJSON, sleep, writeStorage } from './dom';
+import { $, el, readJSON, sleep, writeStorage } from './dom';
 import { EventFeed } from './feed';
 import { KeyRow } from './keyrow';
 import { applyPageTheme, clampFont, loadPrefs, Prefs, savePrefs } from './prefs';
@@ -280,12 +280,14 @@ export class App {
     const b = badge(ts);
     const ended = ts.exit || ts.info.state !== 'running' || ts.state === 'ended' || ts.state === 'gone';
     const now: Heard = { conn: ts.state, ended: ended ? b.cls : '', text: b.text };
-    const say = announcement(label(ts), this.heard.get(ts.id), now, ts.id === this.activeId);
-    this.heard.set(ts.id, now);
+    const { say, heard } = announcement(label(ts), this.heard.get(ts.id), now, ts.id === this.activeId);
+    this.heard.set(ts.id, heard);
     if (!say) return;
+    // A line of its own each, so that two in one moment are both read
+    // (a replaced text is read once, the last); the last few are kept.
     const region = $('announce');
-    // The same words twice are spoken twice only if the text changes.
-    region.textContent = region.textContent === say ? `${say}\u00a0` : say;
+    region.append(el('div', undefined, say));
+    while (region.childElementCount > 3) region.firstElementChild?.remove();
   }
 
   /** refreshSoon re-reads the list (after an event, periodically): the list is the truth, events say when to look. */

@@ -1,8 +1,12 @@
 // Accessibility: axe-core finds no serious or critical violation on the
 // main page (tabs in every state the bar draws: live, quiet, exited,
-// with viewers) and on the replay view, in both themes.
+// with viewers), the settings dialog and the replay view, in both themes;
+// screen-reader mode and a minimum contrast are settings this browser
+// keeps; a screen reader is told of a lost connection, an exit and a
+// restore.
 import { after, before, test } from 'node:test';
-import { Server, launch, open, waitFor, newSession, checkA11y } from './harness.mjs';
+import assert from 'node:assert/strict';
+import { Server, launch, open, ready, waitFor, waitText, newSession, checkA11y, typeLine } from './harness.mjs';
 
 let browser;
 let s;
@@ -31,6 +35,9 @@ for (const theme of ['dark', 'light']) {
       await waitFor(async () => (await p.evaluate(() => window.__termkeep.tabs())).some((t) => t.badge.startsWith('exited')), { what: 'the failed session to show as exited' });
       await p.locator('.tab .viewers:not([hidden])').first().waitFor();
       await checkA11y(p, `main-${theme}`);
+      await p.click('#btn-settings');
+      await checkA11y(p, `settings-${theme}`);
+      await p.click('#settings-close');
       await p.locator(`.tab[data-id="${ids.b}"]`).click();
       await p.locator('#banner').waitFor({ state: 'visible' });
       await checkA11y(p, `ended-${theme}`);
@@ -42,3 +49,87 @@ for (const theme of ['dark', 'light']) {
     }
   });
 }
+
+/** contrastOf is the contrast ratio of the text color of the first row span holding word against the terminal's background. */
+const contrastOf = (p, word) =>
+  p.evaluate((word) => {
+    const lum = (css) => {
+      const [r, g, b] = css.match(/\d+(\.\d+)?/g).slice(0, 3).map((v) => {
+        const c = Number(v) / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const span = [...document.querySelectorAll('.term-host:not([hidden]) .xterm-rows span')].find((e) => e.textContent.includes(word));
+    if (!span) return null;
+    const fg = lum(getComputedStyle(span).color);
+    const bg = lum(getComputedStyle(document.querySelector('.term-host:not([hidden]) .xterm-viewport')).backgroundColor === 'rgba(0, 0, 0, 0)' ? getComputedStyle(document.body).backgroundColor : getComputedStyle(document.querySelector('.term-host:not([hidden]) .xterm-viewport')).backgroundColor);
+    return (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+  }, word);
+
+test('screen-reader mode and the minimum contrast: settings this browser keeps', async () => {
+  const s2 = await Server.start();
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 650 }, colorScheme: 'dark' });
+  try {
+    await newSession(s2, 'colors');
+    const p = await open(ctx, s2, { tabs: 1 });
+    await p.click('.term-host:not([hidden])');
+    // Colour 30 (black) on the dark theme: readable by default (4.5:1).
+    await typeLine(p, "clear; printf '\\e[30mBLACKTEXT\\e[0m\\n'");
+    await waitText(p, /^BLACKTEXT$/);
+    await waitFor(async () => (await contrastOf(p, 'BLACKTEXT')) >= 4.5, { what: 'black text at 4.5:1 or more' });
+    await p.click('#btn-settings');
+    await p.selectOption('#set-contrast', '1');
+    await waitFor(async () => (await contrastOf(p, 'BLACKTEXT')) < 2, { what: 'the colors as asked with the minimum off' });
+    await p.selectOption('#set-contrast', '7');
+    await waitFor(async () => (await contrastOf(p, 'BLACKTEXT')) >= 7, { what: 'black text at 7:1' });
+
+    // Screen-reader mode: xterm.js keeps the rows in an accessibility tree.
+    assert.equal(await p.locator('.term-host:not([hidden]) .xterm-accessibility-tree').count(), 0);
+    await p.check('#set-sr');
+    await p.click('#settings-close');
+    await waitFor(async () => /BLACKTEXT/.test((await p.locator('.term-host:not([hidden]) .xterm-accessibility-tree').textContent().catch(() => '')) ?? ''), { what: 'the rows in the accessibility tree' });
+
+    await p.reload();
+    await ready(p, 1);
+    await waitFor(async () => (await p.locator('.term-host:not([hidden]) .xterm-accessibility-tree').count()) === 1, { what: 'screen-reader mode after a reload' });
+    await waitFor(async () => (await contrastOf(p, 'BLACKTEXT')) >= 7, { what: 'the minimum contrast after a reload' });
+    await p.click('#btn-settings');
+    assert.equal(await p.isChecked('#set-sr'), true);
+    assert.equal(await p.inputValue('#set-contrast'), '7');
+  } finally {
+    await ctx.close();
+    await s2.stop();
+  }
+});
+
+test('a screen reader is told: reconnecting, an exit, a restore', async () => {
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 650 } });
+  try {
+    const made = await newSession(s, 'spoken');
+    const p = await open(ctx, s, { tabs: 4 });
+    await p.click(`.tab[data-id="${made.id}"]`);
+    await ready(p, 4);
+    await p.evaluate(() => {
+      window.__said = [];
+      const r = document.getElementById('announce');
+      new MutationObserver((ms) => ms.forEach((m) => m.addedNodes.forEach((n) => window.__said.push(n.textContent)))).observe(r, { childList: true });
+    });
+    const said = (re, what) => waitFor(async () => (await p.evaluate(() => window.__said)).some((t) => re.test(t)), { what });
+    assert.equal(await p.locator('#announce').getAttribute('aria-live'), 'polite');
+
+    await p.evaluate(() => window.__termkeep.drop());
+    await said(/^Reconnecting to spoken…/, 'Reconnecting to be said');
+    await said(/^Reconnected to spoken\./, 'Reconnected to be said');
+    await p.click('.term-host:not([hidden])');
+    await typeLine(p, 'exit 3');
+    await said(/^spoken exited with status 3\./, 'the exit to be said');
+    await p.click('#banner-restore');
+    await said(/^spoken restored\./, 'the restore to be said');
+    await ready(p, 4);
+    const all = await p.evaluate(() => window.__said);
+    assert.equal(all.filter((t) => /^Reconnecting/.test(t)).length, 1, `a restored session connecting is no lost connection: ${JSON.stringify(all)}`);
+  } finally {
+    await ctx.close();
+  }
+});
