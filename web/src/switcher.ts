@@ -47,7 +47,8 @@ export class TabSwitcher {
     (this.btn.querySelector('.dot') as HTMLElement).dataset.state = ts ? badge(ts).cls : '';
     const n = ts ? ids.indexOf(ts.id) + 1 : 0;
     (this.btn.querySelector('.switcher-count') as HTMLElement).textContent = ids.length ? `${n}/${ids.length}` : '';
-    this.btn.setAttribute('aria-label', ts ? `${name}, ${badge(ts).text}, session ${n} of ${ids.length}: all sessions` : 'Sessions');
+    // Its name is what it shows (and ": all sessions"), as a speech user says it.
+    this.btn.title = ts ? `${name}: ${badge(ts).title}` : '';
     if (this.dialog.open) this.fill();
   }
 

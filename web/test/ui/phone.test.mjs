@@ -7,7 +7,7 @@
 // row at the phone's size.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Server, launch, open, typeLine, waitText, waitFor, sleep, newSession, screenshot, cellPoint, screen, writeArtifact } from './harness.mjs';
+import { Server, launch, open, typeLine, waitText, waitFor, sleep, newSession, screenshot, cellPoint, screen, writeArtifact, checkA11y } from './harness.mjs';
 
 let browser;
 let s;
@@ -113,12 +113,14 @@ test('the bar on a phone: the active name readable, a list goes to any session',
     assert.ok(shown.fits && shown.width > 40, `the name "${name}" is shown whole (${shown.width} px)`);
     for (const b of await boxes(p, '#bar button')) assert.ok(b.height >= 44 || b.key === 'tab-list-close', `${b.key} in the bar is ${b.height} px tall`);
     await screenshot(p, 'phone-bar.png');
+    await checkA11y(p, 'phone');
     await p.tap('#switcher');
     await p.locator('#tab-list').waitFor({ state: 'visible' });
     const items = await p.locator('#tab-list [role="option"]').allTextContents();
     assert.equal(items.length, 3);
     for (const n of ['frontend', 'api-server', 'logs']) assert.ok(items.some((t) => t.includes(n)), `${n} is in the list`);
     await screenshot(p, 'phone-tab-list.png');
+    await checkA11y(p, 'phone-tab-list');
     const target = (await p.evaluate(() => window.__termkeep.tabs())).find((t) => t.id !== active);
     await p.tap(`#tab-list [data-id="${target.id}"]`);
     await p.locator('#tab-list').waitFor({ state: 'hidden' });
