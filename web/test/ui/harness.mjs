@@ -282,6 +282,9 @@ export async function checkA11y(page, label, { include } = {}) {
   // Evaluated through the DevTools protocol: the page's CSP (default-src
   // 'self') refuses a script tag, rightly.
   if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(readFileSync(AXE, 'utf8'));
+  // Colors are measured once the page is still: a view fading in has the
+  // contrast of its last frame only at the end (spinners never end).
+  await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getComputedTiming().iterations !== Infinity).map((a) => a.finished.catch(() => {}))));
   const result = await page.evaluate(async (include) => {
     const r = await window.axe.run(include ? { include: [include] } : document, {
       runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
