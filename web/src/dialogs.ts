@@ -21,7 +21,8 @@ export function confirm(title: string, text: string, ok: string, cancel = 'Cance
 
 /** dialogOpen says whether a modal dialog of the page is open (it has the keys then). */
 export function dialogOpen(): boolean {
-  return ($('dialog') as HTMLDialogElement).open || ($('help') as HTMLDialogElement).open;
+  // Any of them: a field in the settings takes keys that are shortcuts elsewhere.
+  return document.querySelector('dialog[open]') !== null;
 }
 
 let toastTimer = 0;

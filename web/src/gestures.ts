@@ -37,6 +37,20 @@ export function wordAt(line: string, col: number): [number, number] | null {
   return [s, e];
 }
 
+/** SWIPE_PX is how far a finger must travel sideways, more than up or down, to swipe. */
+export const SWIPE_PX = 40;
+
+/**
+ * swipeStep is where a swipe from (0, 0) to (dx, dy) goes among tabs: a
+ * swipe to the left is the next tab (+1), to the right the previous (-1),
+ * anything else (short, mostly vertical, not a number) no swipe (0).
+ */
+export function swipeStep(dx: number, dy: number): -1 | 0 | 1 {
+  if (!Number.isFinite(dx) || !Number.isFinite(dy)) return 0;
+  if (Math.abs(dx) < SWIPE_PX || Math.abs(dx) < 2 * Math.abs(dy)) return 0;
+  return dx < 0 ? 1 : -1;
+}
+
 /** Press is what a finger resting on the terminal has done so far. */
 export interface Press {
   x: number;

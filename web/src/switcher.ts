@@ -3,6 +3,7 @@
 // every session to go to. The page owns the sessions and their order.
 
 import { $, el } from './dom';
+import { swipeStep } from './gestures';
 import type { TermSession } from './session';
 import { badge, label, shortPath } from './tabinfo';
 
@@ -12,6 +13,7 @@ export interface SwitcherHost {
   readonly activeId: string | null;
   order(): readonly string[];
   activate(id: string): void;
+  cycle(delta: number): void;
 }
 
 export class TabSwitcher {
@@ -20,7 +22,24 @@ export class TabSwitcher {
   private readonly items = $('tab-list-items');
 
   constructor(private readonly host: SwitcherHost) {
-    this.btn.addEventListener('click', () => this.open());
+    // A swipe across the button goes to the next or previous session; a tap opens the list.
+    let from: { x: number; y: number } | null = null;
+    let swiped = false;
+    this.btn.addEventListener('pointerdown', (e) => {
+      from = { x: e.clientX, y: e.clientY };
+      swiped = false;
+    });
+    this.btn.addEventListener('pointerup', (e) => {
+      const step = from ? swipeStep(e.clientX - from.x, e.clientY - from.y) : 0;
+      from = null;
+      if (!step) return;
+      swiped = true;
+      host.cycle(step);
+    });
+    this.btn.addEventListener('click', () => {
+      if (swiped) swiped = false;
+      else this.open();
+    });
     this.items.addEventListener('click', (e) => this.choose(e.target));
     this.items.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' || e.key === ' ') {

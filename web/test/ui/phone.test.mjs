@@ -27,7 +27,8 @@ async function phone({ clipboard = false } = {}) {
   const p = await open(ctx, s, { tabs: 3 });
   const done = async () => {
     await ctx.close();
-    await s.stop();
+    // A holder still writing its exit must not hide the test's own failure.
+    await s.stop().catch((e) => console.error(`cleaning up: ${e.message}`));
   };
   return { ctx, p, done };
 }
@@ -126,6 +127,18 @@ test('the bar on a phone: the active name readable, a list goes to any session',
     await p.locator('#tab-list').waitFor({ state: 'hidden' });
     await waitFor(async () => (await p.evaluate(() => window.__termkeep.active())) === target.id, { what: 'the chosen session to be active' });
     assert.equal(await p.locator('#switcher .switcher-name').textContent(), target.label);
+
+    // A swipe to the left across the switcher goes to the next session.
+    const order = (await p.evaluate(() => window.__termkeep.tabs())).map((t) => t.id);
+    const next = order[(order.indexOf(target.id) + 1) % order.length];
+    const cdp = await ctx.newCDPSession(p);
+    const b = await sw.boundingBox();
+    const y = b.y + b.height / 2;
+    await touch(cdp, 'touchStart', [[b.x + b.width - 10, y]]);
+    for (let x = b.x + b.width - 20; x >= b.x + 10; x -= 15) await touch(cdp, 'touchMove', [[x, y]]);
+    await touch(cdp, 'touchEnd', []);
+    await waitFor(async () => (await p.evaluate(() => window.__termkeep.active())) === next, { what: 'a swipe to go to the next session' });
+    assert.equal(await p.locator('#tab-list').isVisible(), false, 'a swipe does not open the list');
   } finally {
     await done();
   }
@@ -135,6 +148,9 @@ test('the bar on a phone: the active name readable, a list goes to any session',
 async function touch(cdp, type, points) {
   await cdp.send('Input.dispatchTouchEvent', { type, touchPoints: points.map(([x, y], id) => ({ x, y, id })) });
 }
+
+/** held waits, the finger down, until the press is long enough to select (however slow the machine). */
+const held = (p) => waitFor(() => p.evaluate(() => window.__termkeep.selection() !== ''), { what: 'a long press to select' });
 
 test('touch: long-press selects a word and Copy copies it; a pinch changes the text size; OSC 52 copies', async () => {
   const { ctx, p, done } = await phone({ clipboard: true });
@@ -148,7 +164,7 @@ test('touch: long-press selects a word and Copy copies it; a pinch changes the t
     const row = rows.findIndex((l) => l.startsWith('alpha bravo'));
     const at = await cellPoint(p, row, 8);
     await touch(cdp, 'touchStart', [[at.x, at.y]]);
-    await sleep(700);
+    await held(p);
     await touch(cdp, 'touchEnd', []);
     const copyBtn = p.locator('#copy-selection');
     await copyBtn.waitFor({ state: 'visible' });
@@ -156,6 +172,16 @@ test('touch: long-press selects a word and Copy copies it; a pinch changes the t
     await p.tap('#copy-selection');
     await waitFor(async () => (await p.evaluate(() => navigator.clipboard.readText())) === 'bravo-charlie', { what: 'Copy to copy the selection' });
     await copyBtn.waitFor({ state: 'hidden' });
+
+    // Long-press, then drag on: the selection grows from the word to the finger.
+    const from = await cellPoint(p, row, 2);
+    const to = await cellPoint(p, row, 22);
+    await touch(cdp, 'touchStart', [[from.x, from.y]]);
+    await held(p);
+    for (let i = 1; i <= 5; i++) await touch(cdp, 'touchMove', [[from.x + ((to.x - from.x) * i) / 5, from.y]]);
+    await touch(cdp, 'touchEnd', []);
+    await copyBtn.waitFor({ state: 'visible' });
+    assert.equal(await p.evaluate(() => window.__termkeep.selection()), 'alpha bravo-charlie del');
 
     // Two fingers apart: larger text, fewer columns; together: smaller.
     const before = await p.evaluate(() => ({ ...window.__termkeep.size(), font: window.__termkeep.fontSize() }));

@@ -66,3 +66,20 @@ test('pressIs: still and long, still and short, or moved', () => {
   ];
   for (const [x, y, now, want] of cases) assert.equal(pressIs(p, x, y, now), want, JSON.stringify([x, y, now]));
 });
+
+test('swipeStep: sideways and far enough, or no swipe', async () => {
+  const { swipeStep, SWIPE_PX } = await load('gestures.ts');
+  const cases = [
+    [-SWIPE_PX, 0, 1], // to the left: the next tab
+    [SWIPE_PX, 0, -1],
+    [-(SWIPE_PX - 1), 0, 0], // too short: a tap
+    [-100, 50, 1],
+    [-100, 51, 0], // as much down as across: a scroll, not a swipe
+    [0, -200, 0],
+    [0, 0, 0],
+    [NaN, 0, 0],
+    [-Infinity, 0, 0],
+    [-100, NaN, 0],
+  ];
+  for (const [dx, dy, want] of cases) assert.equal(swipeStep(dx, dy), want, JSON.stringify([dx, dy]));
+});
