@@ -94,6 +94,7 @@ test('screen-reader mode and the minimum contrast: settings this browser keeps',
     await ready(p, 1);
     await waitFor(async () => (await p.locator('.term-host:not([hidden]) .xterm-accessibility-tree').count()) === 1, { what: 'screen-reader mode after a reload' });
     await waitFor(async () => (await contrastOf(p, 'BLACKTEXT')) >= 7, { what: 'the minimum contrast after a reload' });
+    await checkA11y(p, 'screen-reader-mode');
     await p.click('#btn-settings');
     assert.equal(await p.isChecked('#set-sr'), true);
     assert.equal(await p.inputValue('#set-contrast'), '7');

@@ -113,7 +113,10 @@ export class Server {
     try {
       if (this.proc && this.proc.exitCode === null) {
         await this.cli('shutdown', '--sessions').catch(() => {});
-        await Promise.race([this.exited, sleep(5000)]);
+        // A timer left pending would keep node (the test file) alive 5 s more.
+        let timer;
+        await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, 5000)))]);
+        clearTimeout(timer);
         await this.kill();
       }
     } finally {
