@@ -45,3 +45,21 @@ test('five tabs: each × is clickable, each name whole, reconnecting too', async
     await s.stop();
   }
 });
+
+test('a long name stays whole while its tab reconnects', async () => {
+  const s = await Server.start();
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 }, colorScheme: 'light' });
+  try {
+    await newSession(s, 'backend-api-server');
+    await newSession(s, 'db');
+    const p = await open(ctx, s, { tabs: 2 });
+    for (const n of await names(p)) assert.ok(n.whole, `${n.name} is shown whole (${n.width} px)`);
+    await s.kill('SIGKILL');
+    await waitFor(() => p.evaluate(() => window.__termkeep.tabs().find((t) => t.id === window.__termkeep.active())?.badge === 'reconnecting'), { what: 'the active tab to reconnect' });
+    await screenshot(p, 'bar-reconnecting-long.png');
+    for (const n of await names(p)) assert.ok(n.whole, `reconnecting, ${n.name} is shown whole (${n.width} px)`);
+  } finally {
+    await ctx.close();
+    await s.stop();
+  }
+});
