@@ -17,6 +17,16 @@ after(async () => {
 const names = (p) =>
   p.evaluate(() => [...document.querySelectorAll('.tab .tab-name')].map((n) => ({ name: n.textContent, width: n.clientWidth, whole: n.scrollWidth <= n.clientWidth })));
 
+/** wholeWhileReconnecting cuts the page's connections (the server dies) and checks every name is still whole. */
+async function wholeWhileReconnecting(p, s, shot) {
+  await s.kill('SIGKILL');
+  // Background tabs may still be connecting for the first time (never
+  // "reconnecting"): their dot says so as well.
+  await waitFor(() => p.evaluate(() => window.__termkeep.tabs().find((t) => t.id === window.__termkeep.active())?.badge === 'reconnecting'), { what: 'the active tab to reconnect' });
+  await screenshot(p, shot);
+  for (const n of await names(p)) assert.ok(n.whole, `reconnecting, ${n.name} is shown whole (${n.width} px)`);
+}
+
 test('five tabs: each × is clickable, each name whole, reconnecting too', async () => {
   const s = await Server.start();
   const ctx = await browser.newContext({ viewport: { width: 1200, height: 700 }, colorScheme: 'dark' });
@@ -34,12 +44,7 @@ test('five tabs: each × is clickable, each name whole, reconnecting too', async
     for (const c of closes) assert.ok(c.hit, `${c.name}'s × is not covered`);
     for (const n of await names(p)) assert.ok(n.whole, `${n.name} is shown whole (${n.width} px)`);
 
-    await s.kill('SIGKILL');
-    // Background tabs may still be connecting for the first time (never
-    // "reconnecting"): their dot says so as well.
-    await waitFor(() => p.evaluate(() => window.__termkeep.tabs().find((t) => t.id === window.__termkeep.active())?.badge === 'reconnecting'), { what: 'the active tab to reconnect' });
-    await screenshot(p, 'bar-reconnecting.png');
-    for (const n of await names(p)) assert.ok(n.whole, `reconnecting, ${n.name} is shown whole (${n.width} px)`);
+    await wholeWhileReconnecting(p, s, 'bar-reconnecting.png');
   } finally {
     await ctx.close();
     await s.stop();
@@ -54,10 +59,7 @@ test('a long name stays whole while its tab reconnects', async () => {
     await newSession(s, 'db');
     const p = await open(ctx, s, { tabs: 2 });
     for (const n of await names(p)) assert.ok(n.whole, `${n.name} is shown whole (${n.width} px)`);
-    await s.kill('SIGKILL');
-    await waitFor(() => p.evaluate(() => window.__termkeep.tabs().find((t) => t.id === window.__termkeep.active())?.badge === 'reconnecting'), { what: 'the active tab to reconnect' });
-    await screenshot(p, 'bar-reconnecting-long.png');
-    for (const n of await names(p)) assert.ok(n.whole, `reconnecting, ${n.name} is shown whole (${n.width} px)`);
+    await wholeWhileReconnecting(p, s, 'bar-reconnecting-long.png');
   } finally {
     await ctx.close();
     await s.stop();
