@@ -17,11 +17,15 @@ all: build
 # Go modules, and the npm packages of web/ (xterm.js and its addons,
 # esbuild, TypeScript, Playwright's driver; the screen model's tests also
 # run xterm.js under node as their reference). npm ci runs again only when
-# package.json or package-lock.json changed.
+# package.json or package-lock.json changed. A web/node_modules that is a
+# symbolic link (one install shared by several checkouts) is left alone:
+# npm ci would empty the directory it points to, under the other checkouts.
 deps:
 	$(GO) mod download
 	@if [ -f web/package-lock.json ]; then \
-		if command -v npm >/dev/null 2>&1; then \
+		if [ -L web/node_modules ]; then \
+			: ; \
+		elif command -v npm >/dev/null 2>&1; then \
 			if [ ! -f web/node_modules/.termkeep-ci ] || [ web/package-lock.json -nt web/node_modules/.termkeep-ci ] || [ web/package.json -nt web/node_modules/.termkeep-ci ]; then \
 				npm ci --prefix web --no-audit --no-fund && touch web/node_modules/.termkeep-ci; \
 			fi; \
@@ -70,6 +74,7 @@ install: build
 test: build chromium
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
 	@(command -v zsh && command -v fish) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || echo "zsh or fish is missing and could not be installed: their shell integration tests are skipped" >&2
+	@command -v dbus-daemon >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dbus-daemon >/dev/null) || echo "dbus-daemon is missing and could not be installed: the logind tests (a private bus with a fake logind) are skipped" >&2
 	@(command -v vim || command -v vim.tiny) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim-tiny >/dev/null) || echo "vim is missing and could not be installed: attach's vim case is skipped" >&2
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory tidy
@@ -121,10 +126,11 @@ FUZZ_TARGETS := wire:FuzzReadFrame outlog:FuzzOpen outlog:FuzzAppendRead outlog:
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
-	export:FuzzCast export:FuzzRedact mcp:FuzzClean mcp:FuzzIDFromPrefix server:FuzzQueryBool \
+	export:FuzzCast export:FuzzRedact export:FuzzGrepMatch mcp:FuzzClean mcp:FuzzIDFromPrefix server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
 	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
-	procinfo:FuzzParsePPid shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine
+	procinfo:FuzzParsePPid shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine mcp:FuzzScreenRef \
+	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

@@ -26,9 +26,12 @@ A line's text is what a terminal showed of it: escape sequences are left out
 and a carriage return overwrites (a progress bar's line is its last state); a
 full-screen program's rows count as lines.
 
-Each hit prints as OFFSET TIME  LINE: the offset of the line's first byte
-(termkeep export --from OFFSET starts there) and when it was logged, to the
-second. --json prints one object per line: {"offset", "time", "line"}.
+Each hit prints as OFFSET TIME  LINE: the offset of the first byte of the
+line's first match (termkeep export --from OFFSET starts there) and when the
+match was on the screen whole, to the second (a command typed at a prompt is
+timed when it was typed, not when its prompt was printed). --json prints one
+object per line: {"offset", "end", "time", "line"}, end being the offset
+after the match's last byte.
 Like grep, the exit code is 1 when nothing matches.`,
 		Args: exactArgs(2, "a SESSION (id or name) and a PATTERN"),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -35,6 +35,10 @@ func newLsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			health, err := c.Health(cmd.Context())
+			if err != nil {
+				return err
+			}
 			if cmd.Flags().Changed("workspace") {
 				list = slices.DeleteFunc(list, func(s api.Session) bool { return s.Workspace != workspace })
 			}
@@ -51,25 +55,7 @@ func newLsCmd(g *globals) *cobra.Command {
 			}
 			rows := [][]string{{"ID", "NAME", "WORKSPACE", "STATE", "PID", "SIZE", "CREATED", "CWD", "COMMAND"}}
 			for _, s := range list {
-				state := s.State
-				if s.ExitCode != nil {
-					state = fmt.Sprintf("%s(%d)", s.State, *s.ExitCode)
-				}
-				if s.CauseText != "" {
-					state += ": " + s.CauseText
-				}
-				if l := s.Lingering; l != nil {
-					state = fmt.Sprintf("exited(%d), output lingering", l.ExitCode)
-				}
-				if s.LogStopped != nil {
-					state += ", log stopped: " + s.LogStopped.Reason
-				}
-				if s.Unresponsive {
-					state += ", unresponsive: its holder does not answer"
-					if s.UnresponsiveSince != nil {
-						state += " (since " + ago(*s.UnresponsiveSince) + ")"
-					}
-				}
+				state := lsState(s, health.Protocol)
 				pid := "-"
 				if s.Pid != nil {
 					pid = fmt.Sprint(*s.Pid)
@@ -101,6 +87,35 @@ func newLsCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&wide, "wide", false, "print every column whole, however wide the rows get (a pipe always gets them whole)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "only the sessions of this workspace (\"\" for those of none)")
 	return cmd
+}
+
+// lsState is the STATE column: the state and what else a person should
+// know about the session, such as a holder of another protocol version
+// than the server's (serverProtocol; 0 from a server that does not say).
+func lsState(s api.Session, serverProtocol int) string {
+	state := s.State
+	if s.ExitCode != nil {
+		state = fmt.Sprintf("%s(%d)", s.State, *s.ExitCode)
+	}
+	if s.CauseText != "" {
+		state += ": " + s.CauseText
+	}
+	if l := s.Lingering; l != nil {
+		state = fmt.Sprintf("exited(%d), output lingering", l.ExitCode)
+	}
+	if s.LogStopped != nil {
+		state += ", log stopped: " + s.LogStopped.Reason
+	}
+	if s.Unresponsive {
+		state += ", unresponsive: its holder does not answer"
+		if s.UnresponsiveSince != nil {
+			state += " (since " + ago(*s.UnresponsiveSince) + ")"
+		}
+	}
+	if p := s.HolderProtocol; p != 0 && serverProtocol != 0 && p != serverProtocol && s.State == "running" {
+		state += fmt.Sprintf(", holder protocol %d (server %d)", p, serverProtocol)
+	}
+	return state
 }
 
 func orDash(s string) string {

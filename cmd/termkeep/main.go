@@ -121,7 +121,8 @@ func newRoot() *cobra.Command {
 		newCaptureCmd(g), newWaitCmd(g), newRunCmd(g), newKillCmd(g), newRmCmd(g), newShutdownCmd(g),
 		newURLCmd(g), newEventsCmd(g), newRestoreCmd(g), newWorkspaceCmd(g), newUserCmd(g), newTokenCmd(g), newDoctorCmd(g),
 		newStatsCmd(g), newExportCmd(g), newGrepCmd(g),
-		newMCPCmd(g), // mcp.go
+		newMCPCmd(g),     // mcp.go
+		newServiceCmd(g), // service.go
 	)
 	return root
 }
@@ -208,6 +209,7 @@ func (g *globals) connect(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find the termkeep binary: %w", err)
 	}
+	c.ServiceStart = serviceStarter(dir.String())
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := c.EnsureServer(sctx, []string{exe, "serve", "--state-dir", dir.String()}); err != nil {

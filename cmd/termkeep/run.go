@@ -2,22 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"termkeep/internal/api"
-	"termkeep/internal/runout"
-	"termkeep/internal/shellinit"
-	"termkeep/internal/shellmark"
+	"termkeep/internal/runcmd"
 	"termkeep/internal/wire"
 )
 
@@ -92,83 +85,27 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 	if err != nil {
 		return 0, err
 	}
-	sess, err := c.Get(ctx, ref)
-	if err != nil {
+	run, err := runcmd.Start(ctx, c, ref, line, runcmd.ShellStartWait)
+	var ended *runcmd.EndedError
+	var busy *runcmd.BusyError
+	switch {
+	case errors.As(err, &ended):
+		return 0, fmt.Errorf("%v; `termkeep restore %s` starts it again", err, ref)
+	case errors.As(err, &busy):
+		return 0, fmt.Errorf("%v; wait for it (termkeep wait %s --output ...) or stop it (termkeep send %s --key C-c)", err, ref, ref)
+	case err != nil:
 		return 0, apiErr(err)
 	}
-	if sess.State != "running" {
-		return 0, fmt.Errorf("session %s is %s; `termkeep restore %s` starts it again", ref, sess.State, ref)
-	}
-	// A shell made with integration marks its first prompt soon after it
-	// starts: a run right after `termkeep new` waits for it rather than
-	// taking the shell for one without.
-	integrated := sess.ShellIntegration && shellinit.Kind(sess.Command) != ""
-	for deadline := time.Now().Add(shellStartWait); integrated && sess.Shell != nil &&
-		sess.Shell.State == string(shellmark.Unknown) && time.Now().Before(deadline); {
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-		if sess, err = c.Get(ctx, ref); err != nil {
-			return 0, apiErr(err)
-		}
-	}
-	var r runout.Reader
-	typed := line
-	if sess.Shell != nil && sess.Shell.State == string(shellmark.Running) {
-		what := "a command"
-		if sess.Shell.Command != "" {
-			what = strconv.Quote(sess.Shell.Command)
-		}
-		return 0, fmt.Errorf("session %s is running %s, not at its prompt; wait for it (termkeep wait %s --output ...) or stop it (termkeep send %s --key C-c)", ref, what, ref, ref)
-	}
-	if sess.Shell != nil && sess.Shell.State == string(shellmark.AtPrompt) {
-		r = runout.NewMarked(sess.End, sess.Cols)
-	} else {
-		token := newToken()
-		typed = runout.Typed(line, token, statusVar(sess.Command))
-		r = runout.NewMarkers(token, sess.Cols)
+	if !run.Marked {
 		fmt.Fprintf(errOut, "termkeep: session %s shows no shell integration (OSC 133); ending the command with a marker instead\n", ref)
 	}
-	f := &follower{g: g, c: c, ref: ref, role: wire.RoleWaiter, off: int64(sess.End)}
-	if _, err := c.Send(ctx, ref, api.SendRequest{Text: typed, Enter: true}); err != nil {
-		return 0, apiErr(err)
-	}
+	f := &follower{g: g, c: c, ref: ref, role: wire.RoleWaiter, off: int64(run.From)}
 	return f.follow(ctx, func(fr wire.Frame) (bool, int, error) {
-		switch fr.Type {
-		case wire.TypeOutput:
-			off, data, _ := wire.ParseOutput(fr.Payload)
-			f.advance(off, len(data))
-			code, done, err := r.Write(off, data, out)
-			return err != nil || done, code, err
-		case wire.TypeGap:
-			_, to, _ := wire.ParseGap(fr.Payload)
-			f.off = int64(to)
-			return true, 0, fmt.Errorf("part of the command's output is lost from session %s's log; see `termkeep capture %s`", ref, ref)
-		case wire.TypeExit:
-			return true, 0, fmt.Errorf("session %s ended before the command did", ref)
+		done, code, err := run.Feed(fr, out)
+		f.off = int64(run.Next())
+		if err != nil && fr.Type == wire.TypeGap {
+			err = fmt.Errorf("%v; see `termkeep capture %s`", err, ref)
 		}
-		return false, 0, nil
+		return done, code, err
 	})
-}
-
-// newToken returns a token for the markers of one run: random, so that no
-// output but the run's own printf prints them.
-func newToken() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// shellStartWait bounds how long run waits for a new shell's first prompt.
-const shellStartWait = 10 * time.Second
-
-// statusVar is how the session's shell names the last status: fish has
-// $status, POSIX shells $?.
-func statusVar(command []string) string {
-	if len(command) > 0 && filepath.Base(command[0]) == "fish" {
-		return "$status"
-	}
-	return "$?"
 }

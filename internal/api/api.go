@@ -44,8 +44,9 @@ type Session struct {
 	ShellIntegration bool   `json:"shell_integration"`
 	// Cause is why an interrupted session ended, when the server knows:
 	// "machine_restarted" (it ran in an earlier boot of the machine),
-	// "holder_killed" (its holder died in this boot) or "stopped" (its
-	// holder was stopped from outside termkeep); CauseText says it in words.
+	// "holder_killed" (its holder died in this boot), "stopped" (its
+	// holder was stopped from outside termkeep) or "shutdown" (logind
+	// announced the machine's shutdown); CauseText says it in words.
 	Cause     string `json:"cause,omitempty"`
 	CauseText string `json:"cause_text,omitempty"`
 	// Agent is the AI agent the session was created for (`new --agent`);
@@ -79,10 +80,32 @@ type Session struct {
 	// printed nothing for the server's quiet threshold (2 s by default):
 	// it is likely waiting for input. Nil while output flows.
 	QuietSince *time.Time `json:"quiet_since"`
+	// Activity is what a running session is doing, in the words an agent
+	// acts on (package readiness); nil when it is not running here.
+	Activity *Activity `json:"activity,omitempty"`
 	// Shell is what the session's shell is doing, as its shell
 	// integration's OSC 133 marks tell; nil when the server has no view of
 	// it (the session is not running under this server).
 	Shell *Shell `json:"shell,omitempty"`
+	// HolderProtocol is the protocol version the running session's holder
+	// speaks (wire.Version of its build); 0 when not known. A server
+	// upgraded while sessions ran speaks their older version too: `ls`
+	// shows it when it is not the server's (api.Health's Protocol).
+	HolderProtocol int `json:"holder_protocol,omitempty"`
+}
+
+// Activity is a running session's readiness: State is "at_prompt" (its
+// shell has drawn its prompt), "running" (a command, or the session's
+// program, is at work: Command and Since say which and since when),
+// "waiting" (a full-screen or interactive program is quiet, most likely
+// waiting for input: LastLine is its prompt or question, Since when it
+// last printed) or "starting" (a shell with integration has not drawn its
+// first prompt yet).
+type Activity struct {
+	State    string     `json:"state"`
+	Since    *time.Time `json:"since,omitempty"`
+	Command  string     `json:"command,omitempty"`
+	LastLine string     `json:"last_line,omitempty"`
 }
 
 // Shell is a session's shell as its marks tell it.
@@ -193,7 +216,17 @@ type Sent struct {
 // Error is the body of every non-2xx answer.
 type Error struct {
 	Error string `json:"error"`
+	// Code, on a 401, says why a credential that once worked stopped:
+	// CodeRevoked or CodeExpired. A secret that never worked gets none.
+	Code string `json:"code,omitempty"`
 }
+
+// Codes of a 401 for a credential that once worked: a client stops
+// retrying and says its access ended.
+const (
+	CodeRevoked = "revoked"
+	CodeExpired = "expired"
+)
 
 // Health answers GET /v1/health.
 type Health struct {

@@ -38,9 +38,14 @@ func ParseProgress(h string) (done, total uint64, ok bool) {
 // GrepHit is one line `termkeep grep` found, as GET
 // /v1/sessions/{ref}/grep streams them (one JSON object per line) and
 // `termkeep grep --json` prints them.
+//
+// Offset and End bound the bytes that drew the line's first match, and
+// Time is when the last of them was logged: a screen at End shows the
+// match whole (its line may have begun long before, at a prompt).
 type GrepHit struct {
-	Offset uint64     `json:"offset"`      // of the line's first byte
-	Time   *time.Time `json:"time"`        // when it was logged; null when the log does not say
+	Offset uint64     `json:"offset"`      // of the match's first byte
+	End    uint64     `json:"end"`         // after the match's last byte
+	Time   *time.Time `json:"time"`        // when the match's last byte was logged; null when the log does not say
 	T      *int64     `json:"t,omitempty"` // the same in Unix ms, absent when the log does not say
-	Line   string     `json:"line"`        // its text, escape sequences left out
+	Line   string     `json:"line"`        // the whole line's text, escape sequences left out
 }

@@ -20,7 +20,9 @@ import (
 // server.log. A lock file serialises concurrent callers, so two clients
 // starting at once start one server. A server that exits at start is
 // reported by the sentence it printed last in server.log during this
-// attempt (why it could not start), then the log's path.
+// attempt (why it could not start), then the log's path. Where the
+// installed service runs this state directory's server (ServiceStart),
+// the service manager starts it instead.
 func (c *Client) EnsureServer(ctx context.Context, argv []string) error {
 	if _, err := c.Health(ctx); err == nil {
 		return nil
@@ -43,11 +45,20 @@ func (c *Client) EnsureServer(ctx context.Context, argv []string) error {
 	if _, err := c.Health(ctx); err == nil {
 		return nil
 	}
+	var serviceErr error
+	if c.ServiceStart != nil {
+		if serviceErr = c.ServiceStart(ctx); serviceErr == nil {
+			return c.awaitService(ctx)
+		}
+	}
 	logf, err := os.OpenFile(c.dir.ServerLog(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("client: open server log: %w", err)
 	}
 	defer logf.Close()
+	if serviceErr != nil {
+		fmt.Fprintf(logf, "the service could not be asked to start the server (%v): a client starts it outside the service\n", serviceErr)
+	}
 	// What this start writes is what follows: why it failed, if it does.
 	var logStart int64
 	if st, err := logf.Stat(); err == nil {
@@ -62,6 +73,7 @@ func (c *Client) EnsureServer(ctx context.Context, argv []string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("client: start server: %w", err)
 	}
+
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(15 * time.Second)
@@ -81,6 +93,30 @@ func (c *Client) EnsureServer(ctx context.Context, argv []string) error {
 		}
 	}
 	return fmt.Errorf("the termkeep server did not answer within 15s; see %s", c.dir.ServerLog())
+}
+
+// awaitService waits for the server the service manager started: a
+// second server started here would only hold the state directory's lock
+// against it.
+func (c *Client) awaitService(ctx context.Context) error {
+	wait := c.serviceWait
+	if wait == 0 {
+		wait = 15 * time.Second
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		if _, err := c.Health(ctx); err == nil {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("the termkeep service started but its server did not answer within %v: `termkeep service status` and the service's log (journalctl --user -u termkeep) say why", wait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // fatalPrefix starts the line `termkeep serve` prints on stderr when it

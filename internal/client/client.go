@@ -29,6 +29,13 @@ import (
 type Client struct {
 	dir  statedir.Dir
 	http *http.Client
+	// ServiceStart, when set, is how the installed service starts the
+	// server of this state directory: EnsureServer asks it first, and
+	// starts a server of its own only when the service manager cannot be
+	// asked (service.Systemd.Starter).
+	ServiceStart func(context.Context) error
+	// serviceWait is how long a server the service started has to answer.
+	serviceWait time.Duration
 }
 
 // New returns a client for the server of state directory dir.

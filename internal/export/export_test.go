@@ -544,10 +544,11 @@ func TestGrep(t *testing.T) {
 			t.Errorf("hit %d: %q, want %q", i, h.Line, want[i])
 		}
 	}
-	if hits[0].Offset != 0 || !hits[0].Time.Equal(t0) {
-		t.Errorf("first hit at %d %v", hits[0].Offset, hits[0].Time)
+	// Each hit is where its match was drawn (TestGrepTimesTheMatch).
+	if off := uint64(bytes.Index(all, []byte("needle"))); hits[0].Offset != off || hits[0].End != off+6 || !hits[0].Time.Equal(t0) {
+		t.Errorf("first hit at [%d, %d) %v, want %d", hits[0].Offset, hits[0].End, hits[0].Time, off)
 	}
-	if off := uint64(bytes.Index(all, []byte("progress 10%"))); hits[1].Offset != off || !hits[1].Time.Equal(t0.Add(3*time.Second)) {
+	if off := uint64(bytes.Index(all, []byte("done needle")) + 5); hits[1].Offset != off || !hits[1].Time.Equal(t0.Add(3*time.Second)) {
 		t.Errorf("second hit at %d %v, want %d", hits[1].Offset, hits[1].Time, off)
 	}
 	// A full-screen program's rows are lines; -i is the caller's (?i).
@@ -760,5 +761,80 @@ func TestCastSteppedClock(t *testing.T) {
 				t.Errorf("%d lines and %d markers, want %d and 1", line, markers, s.Lines)
 			}
 		})
+	}
+}
+
+// A hit is the match itself: its offset and end are the bytes that drew
+// the matching text, and its time is when the last of them was logged, not
+// when its line began (a prompt printed minutes before a command was typed
+// at it). Text drawn over, moved over or drawn in pieces counts where each
+// character was drawn.
+func TestGrepTimesTheMatch(t *testing.T) {
+	typed := []step{{data: "user@host:~$ "}}
+	for i, c := range "echo replay-marker-one" {
+		after := 200 * time.Millisecond
+		if i == 0 {
+			after = 6 * time.Minute // the command is typed long after its prompt
+		}
+		typed = append(typed, step{after: after, data: string(c)})
+	}
+	typed = append(typed,
+		step{after: time.Second, data: "\r\nreplay-marker-one\r\n"},
+		// Drawn over: "needXX", back two, "le"; and a character of two bytes.
+		step{after: time.Second, data: "needXX"}, step{after: time.Second, data: "\b\ble\r\n"},
+		step{after: time.Second, data: "caf\xc3"}, step{after: time.Second, data: "\xa9 ok\r\n"},
+		// Moved over with the cursor: the gap is padding, drawn by nothing.
+		step{after: time.Second, data: "left\x1b[4Cright\r\n"},
+	)
+	dir, all := writeLog(t, outlog.Options{TimeEvery: 1}, typed...)
+	l := openRO(t, dir)
+	grep := func(pat string) []Hit {
+		t.Helper()
+		var hits []Hit
+		if err := Grep(l, regexp.MustCompile(pat), l.First(), l.End(), func(h Hit) error {
+			hits = append(hits, h)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	at := func(s string, n int) uint64 { // offset of the nth (from 0) s in the log
+		t.Helper()
+		off := 0
+		for range n + 1 {
+			i := bytes.Index(all[off:], []byte(s))
+			if i < 0 {
+				t.Fatalf("%q is not in the log %d times", s, n+1)
+			}
+			off += i + len(s)
+		}
+		return uint64(off - len(s))
+	}
+	typedAt := t0.Add(6*time.Minute + 21*200*time.Millisecond)
+	for _, c := range []struct {
+		pat      string
+		hit      int // which hit
+		off, end uint64
+		time     time.Time
+		line     string
+	}{
+		{"replay-marker-one", 0, at("r", 1), at("e", 4) + 1, typedAt, "user@host:~$ echo replay-marker-one"},
+		{"replay-marker-one", 1, at("replay-marker-one", 1), at("replay-marker-one", 1) + 17, typedAt.Add(time.Second), "replay-marker-one"},
+		{"needle", 0, at("needXX", 0), at("\b\ble", 0) + 4, typedAt.Add(3 * time.Second), "needle"},
+		{"café", 0, at("caf", 0), at("\xa9", 0) + 1, typedAt.Add(5 * time.Second), "café ok"},
+		{"ft +ri", 0, at("left", 0) + 2, at("right", 0) + 2, typedAt.Add(6 * time.Second), "left    right"},
+		{"^user@", 0, 0, 5, t0, "user@host:~$ echo replay-marker-one"},
+	} {
+		hits := grep(c.pat)
+		if len(hits) <= c.hit {
+			t.Errorf("%q: %d hits, want hit %d", c.pat, len(hits), c.hit)
+			continue
+		}
+		h := hits[c.hit]
+		if h.Line != c.line || h.Offset != c.off || h.End != c.end || !h.Time.Equal(c.time) {
+			t.Errorf("%q hit %d: %q at [%d, %d) %v; want %q at [%d, %d) %v", c.pat, c.hit, h.Line, h.Offset, h.End, h.Time.Sub(t0),
+				c.line, c.off, c.end, c.time.Sub(t0))
+		}
 	}
 }

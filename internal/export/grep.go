@@ -10,11 +10,17 @@ import (
 	"termkeep/internal/vtscan"
 )
 
-// Hit is a line Grep found.
+// Hit is a line Grep found, and where in the log its first match was drawn.
 type Hit struct {
-	Offset uint64    // of the line's first byte
-	Time   time.Time // when that byte was logged (zero when the log does not say)
-	Line   string    // its text
+	// Offset and End bound the bytes that drew the match's characters
+	// [Offset, End): a screen after End shows the whole match. For a
+	// match of blanks only, drawn by no byte, the line's first byte.
+	Offset, End uint64
+	// Time is when the last of those bytes was logged (zero when the log
+	// does not say): when the match was on the screen whole, not when its
+	// line began (a prompt may precede its command by hours).
+	Time time.Time
+	Line string // the whole line's text
 }
 
 // maxLineCols bounds a line Grep puts together: a longer one is cut.
@@ -29,11 +35,15 @@ const maxLineCols = 16 << 10
 // program's rows each count as a line), and at a gap. An error from fn
 // stops the search and is returned.
 func Grep(l Log, re *regexp.Regexp, from, to uint64, fn func(Hit) error) error {
-	g := &lineText{emit: func(h Hit) error {
-		if h.Line != "" && re.MatchString(h.Line) {
-			return fn(h)
+	g := &lineText{emit: func(line string, cells []drawnCell, start uint64, at time.Time) error {
+		if line == "" {
+			return nil
 		}
-		return nil
+		m := re.FindStringIndex(line)
+		if m == nil {
+			return nil
+		}
+		return fn(matchHit(line, cells, m[0], m[1], start, at))
 	}}
 	err := l.Chunks(from, to, func(c outlog.Chunk) error {
 		switch c.Kind {
@@ -51,10 +61,44 @@ func Grep(l Log, re *regexp.Regexp, from, to uint64, fn func(Hit) error) error {
 	return g.end()
 }
 
+// matchHit is the hit for the match line[lo:hi] (byte indexes) of a line
+// whose characters are cells (one a character), begun at start at time
+// at: the bytes that drew its characters, and when the last of them came.
+func matchHit(line string, cells []drawnCell, lo, hi int, start uint64, at time.Time) Hit {
+	h := Hit{Line: line, Offset: start, End: start, Time: at}
+	found := false
+	i := 0 // cell index of the character at byte b
+	for b := range line {
+		if b >= hi {
+			break
+		}
+		if b >= lo && i < len(cells) && cells[i].end > 0 {
+			c := cells[i]
+			if !found || c.off < h.Offset {
+				h.Offset = c.off
+			}
+			if !found || c.end > h.End {
+				h.End, h.Time = c.end, c.at
+			}
+			found = true
+		}
+		i++
+	}
+	return h
+}
+
+// drawnCell is a character of a line and the bytes that drew it, [off, end),
+// logged at at; end 0: drawn by none (padding, an erased character).
+type drawnCell struct {
+	r        rune
+	off, end uint64
+	at       time.Time
+}
+
 // lineText renders a byte stream into lines of text.
 type lineText struct {
-	emit  func(Hit) error
-	cells []rune
+	emit  func(line string, cells []drawnCell, start uint64, at time.Time) error
+	cells []drawnCell
 	col   int
 	open  bool // a line has begun
 	start uint64
@@ -62,12 +106,18 @@ type lineText struct {
 	seq   vtscan.Scanner
 	u     [utf8.UTFMax]byte // an incomplete UTF-8 character
 	un    int
+	// The byte being read (its offset and time), and where the
+	// character in u began.
+	off, uoff uint64
+	now       time.Time
 }
 
 func (g *lineText) feed(off uint64, at time.Time, p []byte) error {
+	g.now = at
 	for i, b := range p {
+		g.off = off + uint64(i)
 		if !g.open {
-			g.open, g.start, g.at = true, off+uint64(i), at
+			g.open, g.start, g.at = true, g.off, at
 		}
 		var err error
 		switch g.seq.Step(b) {
@@ -93,12 +143,16 @@ func (g *lineText) text(b byte) error {
 		if g.un > 0 && utf8.RuneStart(b) {
 			g.flushRune(true) // cut short by a new character
 		}
+		if g.un == 0 {
+			g.uoff = g.off
+		}
 		g.u[g.un] = b
 		g.un++
 		g.flushRune(false)
 		return nil
 	}
 	g.flushRune(true)
+	g.uoff = g.off
 	switch b {
 	case '\n', '\v', '\f':
 		return g.end()
@@ -110,7 +164,7 @@ func (g *lineText) text(b byte) error {
 		g.col = min((g.col/8+1)*8, maxLineCols)
 	default:
 		if b >= 0x20 && b < 0x7f {
-			g.put(rune(b))
+			g.put(rune(b), g.off, g.off+1)
 		}
 	}
 	return nil
@@ -123,19 +177,22 @@ func (g *lineText) flushRune(force bool) {
 		r, n := utf8.DecodeRune(g.u[:g.un])
 		copy(g.u[:], g.u[n:g.un])
 		g.un -= n
-		g.put(r)
+		off := g.uoff
+		g.uoff += uint64(n)
+		g.put(r, off, g.uoff)
 	}
 }
 
-// put writes r at the cursor; past maxLineCols, nothing is kept.
-func (g *lineText) put(r rune) {
+// put writes r, drawn by the bytes [off, end), at the cursor; past
+// maxLineCols, nothing is kept.
+func (g *lineText) put(r rune, off, end uint64) {
 	if g.col >= maxLineCols {
 		return
 	}
 	for len(g.cells) <= g.col {
-		g.cells = append(g.cells, ' ')
+		g.cells = append(g.cells, drawnCell{r: ' '})
 	}
-	g.cells[g.col] = r
+	g.cells[g.col] = drawnCell{r: r, off: off, end: end, at: g.now}
 	g.col++
 }
 
@@ -148,14 +205,14 @@ func (g *lineText) csi() error {
 			g.cells = g.cells[:min(g.col, len(g.cells))]
 		case 1:
 			for i := 0; i <= g.col && i < len(g.cells); i++ {
-				g.cells[i] = ' '
+				g.cells[i] = drawnCell{r: ' '}
 			}
 		case 2:
 			g.cells = g.cells[:0]
 		}
 	case 'X': // erase characters
 		for i := g.col; i < g.col+s.Param(0, 1) && i < len(g.cells); i++ {
-			g.cells[i] = ' '
+			g.cells[i] = drawnCell{r: ' '}
 		}
 	case 'P': // delete characters
 		if g.col < len(g.cells) {
@@ -192,10 +249,19 @@ func (g *lineText) csi() error {
 // end reports the line so far and starts another.
 func (g *lineText) end() error {
 	open := g.open
-	line := strings.TrimRight(string(g.cells), " ")
-	g.cells, g.col, g.open = g.cells[:0], 0, false
-	if !open || line == "" {
+	n := len(g.cells)
+	for n > 0 && g.cells[n-1].r == ' ' {
+		n--
+	}
+	var b strings.Builder
+	for _, c := range g.cells[:n] {
+		b.WriteRune(c.r)
+	}
+	cells := g.cells[:n]
+	g.col, g.open = 0, false
+	defer func() { g.cells = g.cells[:0] }()
+	if !open || n == 0 {
 		return nil
 	}
-	return g.emit(Hit{Offset: g.start, Time: g.at, Line: line})
+	return g.emit(b.String(), cells, g.start, g.at)
 }

@@ -17,8 +17,12 @@ import (
 const stopWindow = 2 * time.Second
 
 // stopReason is what an interrupted session says when its holder was
-// stopped by SIGTERM.
-const stopReason = "stopped by SIGTERM: the machine or service stopping"
+// stopped by SIGTERM; shutdownReason, when the server had said the
+// machine is shutting down (a shutdown frame).
+const (
+	stopReason     = "stopped by SIGTERM: the machine or service stopping"
+	shutdownReason = "stopped by SIGTERM: the machine shutting down"
+)
 
 // endFacts is what the holder knows when its child has ended.
 type endFacts struct {
@@ -27,6 +31,9 @@ type endFacts struct {
 	died    time.Time // when the child was reaped
 	code    int       // its status as a shell reports it (128+N: signal N)
 	sig     int       // the signal that killed it; 0: it exited
+	// shutdown: the server said the machine is shutting down (meta.json's
+	// shutdown_at); it changes only the reason an interrupted end gives.
+	shutdown bool
 }
 
 // judgeEnd decides, at now, how the session ended: "closed", "exited", or
@@ -45,6 +52,10 @@ type endFacts struct {
 // SIGTERM died of the same stop. Any other end is the child's own:
 // "exited".
 func judgeEnd(f endFacts, now time.Time) (state, reason string, wait time.Duration) {
+	stopReason := stopReason
+	if f.shutdown {
+		stopReason = shutdownReason
+	}
 	switch {
 	case f.closing:
 		return "closed", "", 0

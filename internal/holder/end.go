@@ -85,7 +85,7 @@ func (h *holder) serve() {
 	for {
 		h.mu.Lock()
 		var wait time.Duration
-		state, reason, wait = judgeEnd(endFacts{closing: h.closing, stopAt: h.stopAt, died: died, code: code, sig: sig}, time.Now())
+		state, reason, wait = judgeEnd(endFacts{closing: h.closing, stopAt: h.stopAt, died: died, code: code, sig: sig, shutdown: h.meta.ShutdownAt != nil}, time.Now())
 		h.mu.Unlock()
 		if wait == 0 {
 			break
@@ -171,8 +171,10 @@ func ended(m sessiondir.Meta, state, reason string, code, sig int, end uint64, n
 	if state != "interrupted" {
 		m.ExitCode, m.Signal = &code, sig
 		e.ExitCode, e.Signal = &code, sig
+	} else if m.ShutdownAt != nil {
+		e.Cause = wire.CauseShutdown // a SIGTERM after the server said the machine is shutting down
 	} else {
-		e.Cause = wire.CauseStopped // the holder's one interrupted end: a SIGTERM from outside
+		e.Cause = wire.CauseStopped // a SIGTERM from outside
 	}
 	return m, e
 }
@@ -396,6 +398,11 @@ func (h *holder) recordEnd(meta sessiondir.Meta) {
 func (h *holder) writeRecords(meta sessiondir.Meta) (statusErr, metaErr error) {
 	h.metaMu.Lock()
 	defer h.metaMu.Unlock()
+	return h.writeRecordsLocked(meta)
+}
+
+// writeRecordsLocked is writeRecords for a caller that holds metaMu.
+func (h *holder) writeRecordsLocked(meta sessiondir.Meta) (statusErr, metaErr error) {
 	statusErr = errNoStatus
 	if h.status != nil {
 		statusErr = h.status.Write(sessiondir.StatusOf(meta))

@@ -190,6 +190,10 @@ func (u *upstream) serve() {
 			h.setCwd(string(f.Payload))
 		case wire.TypeName:
 			h.setName(string(f.Payload)) // name.go
+		case wire.TypeShutdown:
+			on, _ := wire.ParseShutdown(f.Payload)
+			h.prepareShutdown(on) // shutdown.go
+			u.send(func(w *wire.Writer) error { return w.Shutdown(wire.TypePrepared, on) })
 		case wire.TypeAck:
 		default:
 			u.fail(wire.CodeMalformed, fmt.Sprintf("a holder does not accept %s frames", f.Type))

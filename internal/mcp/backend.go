@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"time"
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
@@ -21,6 +22,16 @@ type Backend interface {
 	Send(ctx context.Context, ref string, req api.SendRequest) (api.Sent, error)
 	Screen(ctx context.Context, ref string, ansi bool, scrollback int) (string, error)
 	Kill(ctx context.Context, ref string) (api.Session, error)
+	// Restore starts an ended session's command again, with env under the
+	// variables it saved.
+	Restore(ctx context.Context, ref string, env []string) (api.Restored, error)
+	// Grep calls fn with each line of the session's whole log that
+	// matches, oldest first.
+	Grep(ctx context.Context, ref, pattern string, opt client.GrepOptions, fn func(api.GrepHit) error) error
+	// Resize asks for the session to be cols x rows, as a viewer of that
+	// size arriving does, and returns the session once it is (or after a
+	// few seconds, as it is then).
+	Resize(ctx context.Context, ref string, cols, rows int) (api.Session, error)
 	// Follow opens a read-only stream of the session's output from offset
 	// from (wire.FromEnd: from now on), as `termkeep wait` reads it:
 	// output and gap frames carrying their offsets, then an exit frame.
@@ -49,6 +60,31 @@ func (b clientBackend) Follow(ctx context.Context, ref string, from int64) (Stre
 		return nil, err
 	}
 	return clientStream{s}, nil
+}
+
+// resizeWait bounds how long Resize waits for the session to take its size.
+const resizeWait = 3 * time.Second
+
+func (b clientBackend) Resize(ctx context.Context, ref string, cols, rows int) (api.Session, error) {
+	s, err := b.Attach(ctx, ref, wire.Hello{Role: wire.RoleViewer, From: wire.FromEnd, Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		return api.Session{}, err
+	}
+	// The viewer stays until the size is taken: a viewer that left at once
+	// would have no say in it.
+	defer s.Close()
+	deadline := time.Now().Add(resizeWait)
+	for {
+		got, err := b.Get(ctx, ref)
+		if err != nil || (got.Cols == cols && got.Rows == rows) || time.Now().After(deadline) {
+			return got, err
+		}
+		select {
+		case <-ctx.Done():
+			return got, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 type clientStream struct{ *client.Stream }

@@ -253,14 +253,7 @@ func TestWaitSurvivesCut(t *testing.T) {
 	c := startServer(t, fake)
 	c.send(`{"jsonrpc":"2.0","id":301,"method":"tools/call","params":{"name":"wait_for","arguments":{"session":"web","exit":true,"timeout_ms":20000}}}`)
 	time.Sleep(300 * time.Millisecond)
-	fake.mu.Lock()
-	fake.noServer = true
-	fake.mu.Unlock()
-	fake.cutStreams()
-	time.Sleep(500 * time.Millisecond)
-	fake.mu.Lock()
-	fake.noServer = false
-	fake.mu.Unlock()
+	fake.restart(500 * time.Millisecond)
 	time.Sleep(300 * time.Millisecond)
 	fake.Kill(t.Context(), "web")
 	m := c.recv()
@@ -278,9 +271,7 @@ func TestWaitCutNoServer(t *testing.T) {
 	c := startServer(t, fake)
 	c.send(`{"jsonrpc":"2.0","id":302,"method":"tools/call","params":{"name":"wait_for","arguments":{"session":"web","text":"never","timeout_ms":1500}}}`)
 	time.Sleep(300 * time.Millisecond)
-	fake.mu.Lock()
-	fake.noServer = true
-	fake.mu.Unlock()
+	fake.setServer(false)
 	fake.cutStreams()
 	m := c.recv()
 	r, _ := m["result"].(map[string]any)

@@ -71,6 +71,21 @@ func (f *fakeBackend) cutStreams() {
 	f.streamCut = make(chan struct{})
 }
 
+// restart takes the server away for d, as a server killed and started
+// again does: the open streams end, and no connection is made meanwhile.
+func (f *fakeBackend) restart(d time.Duration) {
+	f.setServer(false)
+	f.cutStreams()
+	time.Sleep(d)
+	f.setServer(true)
+}
+
+func (f *fakeBackend) setServer(up bool) {
+	f.mu.Lock()
+	f.noServer = !up
+	f.mu.Unlock()
+}
+
 func (f *fakeBackend) connect(context.Context) (Backend, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -183,6 +198,54 @@ func (f *fakeBackend) Kill(_ context.Context, ref string) (api.Session, error) {
 		f.wake()
 	}
 	return *s, nil
+}
+
+func (f *fakeBackend) Restore(_ context.Context, ref string, env []string) (api.Restored, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, err := f.find(ref)
+	if err != nil {
+		return api.Restored{}, err
+	}
+	s := &f.sessions[i]
+	if s.State == "running" {
+		return api.Restored{}, &client.Error{Status: 409, Message: "session " + ref + " is running; only an ended session can be restored"}
+	}
+	s.State, s.ExitCode = "running", nil
+	delete(f.exit, s.ID)
+	return api.Restored{Session: *s}, nil
+}
+
+func (f *fakeBackend) Grep(_ context.Context, ref, pattern string, opt client.GrepOptions, fn func(api.GrepHit) error) error {
+	f.mu.Lock()
+	i, err := f.find(ref)
+	if err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	out := string(f.output[f.sessions[i].ID])
+	f.mu.Unlock()
+	off := 0
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if strings.Contains(l, pattern) {
+			if err := fn(api.GrepHit{Offset: uint64(off), Line: strings.TrimRight(l, "\r\n")}); err != nil {
+				return err
+			}
+		}
+		off += len(l)
+	}
+	return nil
+}
+
+func (f *fakeBackend) Resize(_ context.Context, ref string, cols, rows int) (api.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	i, err := f.find(ref)
+	if err != nil {
+		return api.Session{}, err
+	}
+	f.sessions[i].Cols, f.sessions[i].Rows = cols, rows
+	return f.sessions[i], nil
 }
 
 // print appends to a session's output, as its program would.

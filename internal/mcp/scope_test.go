@@ -173,6 +173,10 @@ func TestScopedTools(t *testing.T) {
 		"send_input":   {"session": "s2", "text": "x"},
 		"wait_for":     {"session": "s2", "exit": true},
 		"kill_session": {"session": "s2"},
+		"run_command":  {"session": "s2", "command": "ls"},
+		"grep":         {"session": "s2", "pattern": "x"},
+		"resize":       {"session": "s2", "cols": 80, "rows": 24},
+		"restore":      {"session": "s2"},
 	} {
 		if _, text, isErr := c.tool(tl, args); !isErr || !strings.Contains(text, `no session "s2" in workspace app`) {
 			t.Errorf("%s s2: %v %q", tl, isErr, text)
@@ -194,6 +198,18 @@ func TestScopedTools(t *testing.T) {
 	}
 	if _, text, isErr := ro.tool("send_input", map[string]any{"session": "web", "text": "x"}); !isErr || !strings.Contains(text, "--read-only") || len(fake.inputs) != 0 {
 		t.Fatalf("send_input under --read-only: %v %q %q", isErr, text, fake.inputs)
+	}
+	for tl, args := range map[string]map[string]any{
+		"run_command": {"session": "web", "command": "ls"},
+		"resize":      {"session": "web", "cols": 80, "rows": 24},
+		"restore":     {"session": "s2"},
+	} {
+		if _, text, isErr := ro.tool(tl, args); !isErr || !strings.Contains(text, "--read-only") {
+			t.Errorf("%s under --read-only: %v %q", tl, isErr, text)
+		}
+	}
+	if r, text, isErr := ro.tool("grep", map[string]any{"session": "web", "pattern": "echo"}); isErr || len(r["hits"].([]any)) != 1 {
+		t.Errorf("grep under --read-only: %v %q", r, text)
 	}
 	if v := ro.call("tools/call", map[string]any{"name": "format_disk"}); v["error"] == nil {
 		t.Fatalf("an unknown tool under --read-only: %v", v)

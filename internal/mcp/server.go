@@ -63,7 +63,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := newServer(opts, log)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the watches of subscribed screens
+	srv := newServer(ctx, opts, log)
 	err := srv.Run(ctx, &lineTransport{r: r, w: w, log: log})
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
@@ -71,19 +73,26 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	return err
 }
 
-func newServer(opts Options, log *slog.Logger) *sdk.Server {
+// newServer makes the server; ctx bounds the work it does on its own
+// (watching the screens a client subscribed to).
+func newServer(ctx context.Context, opts Options, log *slog.Logger) *sdk.Server {
 	opts.Log = log
 	if opts.Env == nil {
 		opts.Env = os.Environ()
 	}
 	opts.Env = opts.Scope.ChildEnv(opts.Env)
+	t := &tools{opts: opts}
+	res := &resources{t: t, ctx: ctx}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "termkeep", Title: "termkeep terminal sessions", Version: opts.Version}, &sdk.ServerOptions{
 		Logger:                    log,
+		SubscribeHandler:          res.subscribe,
+		UnsubscribeHandler:        res.unsubscribe,
 		Instructions:              instructions + opts.Scope.note(),
 		Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		SupportedProtocolVersions: protocolVersions,
 	})
-	t := &tools{opts: opts}
+	res.srv = srv
+	srv.AddResourceTemplate(res.template(), res.read)
 	refused := map[string]error{}
 	for _, tool := range t.list() {
 		// A tool writes unless its annotations say otherwise.
@@ -94,6 +103,7 @@ func newServer(opts Options, log *slog.Logger) *sdk.Server {
 		}
 		srv.AddTool(tool.def, tool.handler)
 	}
+	srv.AddReceivingMiddleware(res.listScreens)
 	if len(refused) > 0 {
 		srv.AddReceivingMiddleware(refuseTools(refused))
 	}
@@ -119,6 +129,8 @@ func refuseTools(refused map[string]error) sdk.Middleware {
 
 // instructions tell a model what the server is for.
 const instructions = `termkeep runs programs in terminal sessions that outlive this conversation, its client and the termkeep server itself.
-Start one with create_session (a shell by default, or a command; agent starts an AI coding agent), type into it with send_input,
-look at it with read_screen (what a person would see) or read_output (everything it printed, by byte offset), and block until
-something happens with wait_for (text on the screen or in the output, the process's exit, or quiet). Sessions are named by id or name.`
+Start one with create_session (a shell by default, or a command; agent starts an AI coding agent). In a shell, run_command types a
+command line and returns its exit code, its output and the directory after it. For anything else type with send_input, look with
+read_screen (what a person would see) or read_output (everything printed, by byte offset), search the whole log with grep, and block
+until something happens with wait_for (text on the screen or in the output, the process's exit, or quiet). list_sessions says what
+each session is doing (activity: at_prompt, running, waiting for input, starting). Sessions are named by id or name.`

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,7 +34,8 @@ const (
 // tools are the server's tools; each reaches termkeep through
 // opts.Connect.
 type tools struct {
-	opts Options
+	opts    Options
+	running busy // sessions a run_command runs in
 }
 
 type tool struct {
@@ -53,11 +53,11 @@ func (t *tools) list() []tool {
 	yes, no := true, false
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}
 	runs := &sdk.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes}
-	return []tool{
-		t.tool("list_sessions", "List termkeep's sessions", `List every termkeep session: its id, name, state (running, exited, closed, interrupted, paused), exit_code once ended, workspace, working directory, command, end_offset (bytes printed so far) and quiet_since (when a running session last printed, once it has printed nothing for 2 seconds: it is probably waiting for input; null while output flows).`,
+	return append([]tool{
+		t.tool("list_sessions", "List termkeep's sessions", `List every termkeep session: its id, name, state (running, exited, closed, interrupted, paused), exit_code once ended, workspace, working directory, command, end_offset (bytes printed so far), quiet_since (when a running session last printed, once it has printed nothing for 2 seconds; null while output flows) and, for a running session, activity: what it is doing. activity.state is at_prompt (its shell waits for a command: run_command or send_input), running (a command is at work: activity.command and activity.since say which and since when; a quiet one may just be slow, as sleep is), waiting (a full-screen or interactive program is quiet with a prompt or a question: activity.last_line shows it; it most likely waits for input) or starting (a shell has not drawn its first prompt yet).`,
 			`{"type":"object","properties":{"workspace":{"type":"string","description":"only the sessions of this workspace"}},"additionalProperties":false}`,
 			readOnly, t.listSessions),
-		t.tool("create_session", "Start a terminal session", `Start a program in a new terminal session (a pty) that keeps running on its own, and return its id. Without command or agent it runs the user's shell. Read it with read_screen or read_output, type with send_input, wait with wait_for.`,
+		t.tool("create_session", "Start a terminal session", `Start a program in a new terminal session (a pty) that keeps running on its own, and return its id. Without command or agent it runs the user's shell: run commands in it with run_command. Read a session with read_screen or read_output, type with send_input, wait with wait_for; list_sessions says when a new shell is at its prompt.`,
 			`{"type":"object","properties":{
 "command":{"description":"what to run: a shell command line (string), or a program and its arguments (array). Default: the user's shell","anyOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1}]},
 "agent":{"type":"string","enum":`+jsonList(agents.Names())+`,"description":"start this AI coding agent's CLI instead of a command; a restore of the session resumes its last conversation"},
@@ -67,7 +67,7 @@ func (t *tools) list() []tool {
 "cols":{"type":"integer","minimum":1,"maximum":1000,"description":"terminal width (default 80)"},
 "rows":{"type":"integer","minimum":1,"maximum":1000,"description":"terminal height (default 24)"}},"additionalProperties":false}`,
 			runs, t.createSession),
-		t.tool("send_input", "Type into a session", `Type into a session as at its keyboard: text, then the named keys, then Enter if enter is true. Returns offset, the session's output end before this input: wait_for or read_output with that offset sees only what the input caused.`,
+		t.tool("send_input", "Type into a session", `Type into a session as at its keyboard: text, then the named keys, then Enter if enter is true (for a command line in a shell, run_command also waits for its end and returns its output and status). Returns offset, the session's output end before this input: wait_for or read_output with that offset sees only what the input caused.`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "text":{"type":"string","description":"text to type, as is (a newline in it is a newline, not Enter: use enter)"},
@@ -105,7 +105,7 @@ func (t *tools) list() []tool {
 		t.tool("kill_session", "End a session", `End a session: its processes get SIGHUP, then SIGKILL after a grace period. Returns once it has ended. Its output stays readable until it is removed with the termkeep CLI.`,
 			`{"type":"object","properties":{"session":{"type":"string","description":"session id or name"}},"required":["session"],"additionalProperties":false}`,
 			&sdk.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true, OpenWorldHint: &yes}, t.killSession),
-	}
+	}, t.sessionTools(readOnly, runs)...)
 }
 
 func jsonList(items []string) string {
@@ -124,7 +124,7 @@ func (t *tools) tool(name, title, desc, schema string, ann *sdk.ToolAnnotations,
 		if a := strings.TrimSpace(string(args)); a != "" && a != "null" && a[0] != '{' {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: the arguments of tools/call must be a JSON object"}
 		}
-		out, err := run(ctx, args)
+		out, err := run(withProgress(ctx, req), args)
 		if err != nil {
 			return errorResult(err), nil
 		}
@@ -164,6 +164,9 @@ func errorResult(err error) *sdk.CallToolResult {
 		msg = "no termkeep server is running (start one with `termkeep serve`)"
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "the termkeep server did not answer in time"
+	case errors.Is(err, context.Canceled):
+		// The client cancelled the call; the SDK answers it all the same.
+		msg = "the call was cancelled; what runs in the session goes on"
 	}
 	// The server's sentences name the CLI; a model has the tool.
 	msg = strings.ReplaceAll(msg, "see `termkeep ls`", "see list_sessions")
@@ -200,6 +203,31 @@ func (t *tools) inScope(ctx context.Context, b Backend, ref string) (string, err
 	return s.ID, nil
 }
 
+// resolve is what a tool that names a session does first: ref must be
+// given, a server must answer, and the session must be in the scope. It
+// returns the backend and the reference to act on (inScope).
+func (t *tools) resolve(ctx context.Context, ref string) (Backend, string, error) {
+	if err := needSession(ref); err != nil {
+		return nil, "", err
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := t.inScope(ctx, b, ref)
+	return b, id, err
+}
+
+// lookup is resolve, then the session as the server has it now.
+func (t *tools) lookup(ctx context.Context, ref string) (Backend, api.Session, error) {
+	b, id, err := t.resolve(ctx, ref)
+	if err != nil {
+		return nil, api.Session{}, err
+	}
+	s, err := b.Get(ctx, id)
+	return b, s, err
+}
+
 func needSession(ref string) error {
 	if strings.TrimSpace(ref) == "" {
 		return argErr("argument \"session\" is required: a session's id or name (see list_sessions)")
@@ -220,11 +248,13 @@ type sessionView struct {
 	Command    []string   `json:"command"`
 	EndOffset  uint64     `json:"end_offset"`
 	QuietSince *time.Time `json:"quiet_since"`
+	// Activity says what a running session is doing (package readiness).
+	Activity *api.Activity `json:"activity,omitempty"`
 }
 
 func view(s api.Session) sessionView {
 	return sessionView{ID: s.ID, Name: s.Name, State: s.State, ExitCode: s.ExitCode, Workspace: s.Workspace,
-		Cwd: s.Cwd, Command: s.Command, EndOffset: s.End, QuietSince: s.QuietSince}
+		Cwd: s.Cwd, Command: s.Command, EndOffset: s.End, QuietSince: s.QuietSince, Activity: s.Activity}
 }
 
 func (t *tools) listSessions(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -377,15 +407,7 @@ func (t *tools) sendInput(ctx context.Context, raw json.RawMessage) (any, error)
 	if a.Text == "" && len(presses) == 0 {
 		return nil, argErr("nothing to send: give text, keys or enter")
 	}
-	b, err := t.backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := t.inScope(ctx, b, a.Session)
-	if err != nil {
-		return nil, err
-	}
-	s, err := b.Get(ctx, ref)
+	b, s, err := t.lookup(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -426,265 +448,6 @@ func exitNote(s api.Session) string {
 	return ""
 }
 
-// ---- read_screen ------------------------------------------------------
-
-func (t *tools) readScreen(ctx context.Context, raw json.RawMessage) (any, error) {
-	var a struct {
-		Session    string `json:"session"`
-		Scrollback int    `json:"scrollback"`
-	}
-	if err := decodeArgs(raw, &a); err != nil {
-		return nil, err
-	}
-	if err := needSession(a.Session); err != nil {
-		return nil, err
-	}
-	if a.Scrollback < 0 || a.Scrollback > maxScrollback {
-		return nil, argErr("scrollback must be 0..%d lines", maxScrollback)
-	}
-	// A server that has just restarted may still be rebuilding the
-	// screen from the log: ask again, within this call's own deadline.
-	rctx, cancel := context.WithTimeout(ctx, defaultTimeout)
-	defer cancel()
-	var text string
-	var rows int
-	err := t.again(rctx, func(b Backend) error {
-		ref, err := t.inScope(rctx, b, a.Session)
-		if err != nil {
-			return err
-		}
-		if a.Scrollback > 0 {
-			s, err := b.Get(rctx, ref)
-			if err != nil {
-				return err
-			}
-			rows = s.Rows
-		}
-		text, err = b.Screen(rctx, ref, false, a.Scrollback)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.TrimRight(text, " \n")}}}
-	if note := scrollbackNote(text, rows, a.Scrollback); note != "" {
-		res.Content = append(res.Content, &sdk.TextContent{Text: note})
-	}
-	return res, nil
-}
-
-// scrollbackNote says, when the history above the screen is shorter than
-// the scrollback asked for, how much there was: the screen model keeps a
-// bounded history (10,000 lines unless configured), and a short answer
-// must not pass for all there is. rows is the screen's height (0: unknown,
-// no note).
-func scrollbackNote(text string, rows, asked int) string {
-	if rows <= 0 || asked <= 0 {
-		return ""
-	}
-	history := strings.Count(text, "\n") - rows
-	if history < 0 || history >= asked {
-		return ""
-	}
-	return fmt.Sprintf("[scrollback: %d lines asked; the session's screen keeps %d lines of history above it. read_output has all output still logged.]", asked, history)
-}
-
-// ---- read_output ------------------------------------------------------
-
-type gapView struct {
-	From uint64 `json:"from"`
-	To   uint64 `json:"to"`
-}
-
-func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error) {
-	var a struct {
-		Session   string  `json:"session"`
-		Offset    *uint64 `json:"offset"`
-		MaxBytes  *int    `json:"max_bytes"`
-		Raw       bool    `json:"raw"`
-		TailLines *int    `json:"tail_lines"`
-		TailBytes *int    `json:"tail_bytes"`
-	}
-	if err := decodeArgs(raw, &a); err != nil {
-		return nil, err
-	}
-	if err := needSession(a.Session); err != nil {
-		return nil, err
-	}
-	limit := defaultMaxBytes
-	if a.MaxBytes != nil {
-		if *a.MaxBytes < 1 || *a.MaxBytes > maxMaxBytes {
-			return nil, argErr("max_bytes must be 1..%d", maxMaxBytes)
-		}
-		limit = *a.MaxBytes
-	}
-	if a.Offset != nil && *a.Offset > 1<<62 {
-		return nil, argErr("offset %d is not a byte offset", *a.Offset)
-	}
-	tailing := a.TailLines != nil || a.TailBytes != nil
-	switch {
-	case a.TailLines != nil && a.TailBytes != nil:
-		return nil, argErr("give tail_lines or tail_bytes, not both")
-	case tailing && a.Offset != nil:
-		return nil, argErr("give offset (read on from there) or a tail (read the end), not both")
-	case a.TailLines != nil && (*a.TailLines < 1 || *a.TailLines > maxTailLines):
-		return nil, argErr("tail_lines must be 1..%d", maxTailLines)
-	case a.TailBytes != nil && (*a.TailBytes < 1 || *a.TailBytes > maxMaxBytes):
-		return nil, argErr("tail_bytes must be 1..%d", maxMaxBytes)
-	case a.TailBytes != nil:
-		limit = *a.TailBytes
-	}
-	b, err := t.backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := t.inScope(ctx, b, a.Session)
-	if err != nil {
-		return nil, err
-	}
-	// Without an offset, from the oldest byte kept: the stream starts at 0
-	// and skips what retention dropped, which is then no news.
-	from := uint64(0)
-	if a.Offset != nil {
-		from = *a.Offset
-	}
-	if tailing {
-		// The last limit bytes: tail_bytes, or the window tail_lines are
-		// looked for in (max_bytes).
-		s, err := b.Get(ctx, ref)
-		if err != nil {
-			return nil, err
-		}
-		from = s.End - min(s.End, uint64(limit))
-	}
-	st, err := b.Follow(ctx, ref, int64(from))
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	stop := context.AfterFunc(ctx, func() { st.Close() })
-	defer stop()
-	w := st.Welcome()
-	end := w.End // what was there when the stream began: read no further
-	var data []byte
-	var gaps []gapView
-	off, start := from, from
-	ended := w.Exited
-	for off < end && len(data) < limit {
-		f, err := st.Next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("read the output of %s: %w", a.Session, err)
-		}
-		switch f.Type {
-		case wire.TypeOutput:
-			o, p, err := wire.ParseOutput(f.Payload)
-			if err != nil {
-				return nil, err
-			}
-			if o != off {
-				if len(data) > 0 {
-					end = off // a jump: stop before it, the next read reports it
-					continue
-				}
-				if a.Offset != nil || o > w.First {
-					gaps = append(gaps, gapView{From: off, To: o})
-				}
-				off, start = o, o
-			}
-			p = p[:min(len(p), limit-len(data), int(end-off))]
-			data = append(data, p...)
-			off += uint64(len(p))
-		case wire.TypeGap:
-			g0, g1, err := wire.ParseGap(f.Payload)
-			if err != nil {
-				return nil, err
-			}
-			if len(data) > 0 {
-				end = off // report it on the next read, where it starts
-				continue
-			}
-			if a.Offset != nil || g1 > w.First {
-				gaps = append(gaps, gapView{From: g0, To: g1})
-			}
-			off, start = g1, g1
-		case wire.TypeExit:
-			ended = true
-			end = off
-		case wire.TypeError:
-			_, msg, _ := wire.ParseError(f.Payload)
-			return nil, errors.New(msg)
-		}
-	}
-	// Bytes of a character or a sequence cut at the end wait for the next
-	// read, unless nothing can follow them.
-	final := ended && off >= w.End && len(data) < limit
-	skip := 0
-	if tailing && start > w.First {
-		skip = tornStart(data) // the window may begin inside a character
-	}
-	var offs []uint64
-	c := cleaner{raw: a.Raw, collapse: true, src: &offs, base: start + uint64(skip)}
-	text, used := c.clean(nil, data[skip:], final)
-	if used == 0 && len(data) > skip && len(data) >= limit {
-		offs = offs[:0]
-		c = cleaner{raw: a.Raw, collapse: true, src: &offs, base: start + uint64(skip)}
-		text, used = c.clean(nil, data[skip:], true) // a sequence longer than max_bytes: no way around it
-	}
-	used += skip
-	next := start + uint64(used)
-	truncated := tailing && start > w.First
-	if a.TailLines != nil {
-		if i := lastLines(text, *a.TailLines); i > 0 {
-			start, text, truncated = offs[i], text[i:], true
-		}
-	}
-	out := map[string]any{
-		"text":        string(text),
-		"offset":      start,
-		"next_offset": next,
-		"end_offset":  max(w.End, off),
-		"more":        next < w.End,
-	}
-	if tailing {
-		out["truncated"] = truncated
-	}
-	if len(gaps) > 0 {
-		out["gap"] = gaps[0]
-	}
-	return out, nil
-}
-
-// lastLines returns where the last n lines of text start (0: text has n
-// lines or fewer). A line is ended by "\n"; text after the last "\n" (a
-// prompt) is a line of its own.
-func lastLines(text []byte, n int) int {
-	end := len(text)
-	if end > 0 && text[end-1] == '\n' {
-		end--
-	}
-	for i := end - 1; i >= 0; i-- {
-		if text[i] == '\n' {
-			if n--; n == 0 {
-				return i + 1
-			}
-		}
-	}
-	return 0
-}
-
-// tornStart is how many bytes at the start of p continue a UTF-8
-// character that began before it.
-func tornStart(p []byte) int {
-	n := 0
-	for n < len(p) && n < utf8.UTFMax-1 && !utf8.RuneStart(p[n]) {
-		n++
-	}
-	return n
-}
-
 // ---- kill_session -----------------------------------------------------
 
 func (t *tools) killSession(ctx context.Context, raw json.RawMessage) (any, error) {
@@ -694,14 +457,7 @@ func (t *tools) killSession(ctx context.Context, raw json.RawMessage) (any, erro
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
-	if err := needSession(a.Session); err != nil {
-		return nil, err
-	}
-	b, err := t.backend(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := t.inScope(ctx, b, a.Session)
+	b, ref, err := t.resolve(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,9 @@ func (t *tools) waitFor(ctx context.Context, raw json.RawMessage) (any, error) {
 	// included: the wait carries on against the new one.
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer reportProgress(ctx, timeout, func(waited time.Duration) string {
+		return fmt.Sprintf("waiting in session %s for %s", a.Session, fmtDuration(waited))
+	})()
 	seen := false // a server answered: its going away is then a restart
 	for {
 		out, err := t.waitOnce(ctx, wctx, a, match, quiet, &seen)

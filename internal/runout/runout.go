@@ -89,6 +89,10 @@ func (r *Marked) Write(off uint64, p []byte, out io.Writer) (int, bool, error) {
 	return statusCode(*r.ended.Status), true, nil
 }
 
+// Range returns the command's output in the log, [start, end): ok once
+// its start mark was read; end is max until its end mark is.
+func (r *Marked) Range() (start, end uint64, ok bool) { return r.start, r.end, r.started }
+
 // statusCode is the exit code that passes a command's status on.
 func statusCode(st int) int {
 	if st < 0 || st > 255 {

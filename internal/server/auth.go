@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 
+	"termkeep/internal/api"
 	"termkeep/internal/atomicfile"
 	"termkeep/internal/statedir"
 )
@@ -95,10 +96,12 @@ type guard struct {
 	owner principal
 	// lookup finds an active registry token by its secret (nil: the owner
 	// token only); conns ends a token's requests when it is revoked.
-	lookup func(ctx context.Context, secret string) (principal, bool)
+	// Both lookups also say why a credential that once worked is refused
+	// now (ended: api.CodeRevoked or api.CodeExpired; "" when unknown).
+	lookup func(ctx context.Context, secret string) (p principal, ok bool, ended string)
 	// lookupBrowser finds an active browser credential by its secret
 	// (browser.go; nil: none are taken).
-	lookupBrowser func(ctx context.Context, secret string) (principal, bool)
+	lookupBrowser func(ctx context.Context, secret string) (p principal, ok bool, ended string)
 	conns         *tokenConns
 	// paths are the server's own, hidden from anyone but the owner
 	// (pathhide.go).
@@ -176,9 +179,9 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(withPrincipal(r.Context(), principal{})))
 			return
 		}
-		p, ok := g.check(r, upgrade)
+		p, ok, ended := g.check(r, upgrade)
 		if !ok {
-			g.deny(w, r)
+			g.deny(w, r, ended)
 			return
 		}
 		if p.readOnly && !safeMethod(r.Method) && !strings.HasPrefix(r.URL.Path, "/api/browser-sessions") {
@@ -208,12 +211,12 @@ func isPage(r *http.Request, upgrade bool) bool {
 // Authorization: Bearer, or for a WebSocket handshake a browser credential
 // among its subprotocols (wsAuth). A malformed or wrong Authorization
 // header fails whatever else the request carries: the client meant the
-// header.
-func (g *guard) check(r *http.Request, upgrade bool) (principal, bool) {
+// header. ended says why a credential that once worked is refused.
+func (g *guard) check(r *http.Request, upgrade bool) (p principal, ok bool, ended string) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, tok, found := strings.Cut(h, " ")
 		if !found || !strings.EqualFold(scheme, "Bearer") {
-			return principal{}, false
+			return principal{}, false, ""
 		}
 		return g.authenticate(r.Context(), strings.TrimSpace(tok))
 	}
@@ -222,7 +225,7 @@ func (g *guard) check(r *http.Request, upgrade bool) (principal, bool) {
 			return g.authenticate(r.Context(), cred)
 		}
 	}
-	return principal{}, false
+	return principal{}, false, ""
 }
 
 func (g *guard) match(tok string) bool {
@@ -247,8 +250,22 @@ func tokenToFragment(w http.ResponseWriter, r *http.Request, q url.Values) {
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-// refuse answers a request without a valid token.
-func (g *guard) refuse(w http.ResponseWriter, r *http.Request) {
+// refuse answers a request without a valid token. A credential that once
+// worked (ended: revoked or expired) is told so with a code a page stops
+// on; the way to the owner's token is for the owner's tools, not for a
+// guest whose link ended. Only the holder of the secret can receive this
+// answer (a secret is 256 random bits), so it tells no one else anything.
+func (g *guard) refuse(w http.ResponseWriter, r *http.Request, ended string) {
+	switch ended {
+	case api.CodeRevoked:
+		writeJSON(w, http.StatusUnauthorized, api.Error{Code: ended,
+			Error: "this access token was revoked: it reaches nothing now; ask whoever shared it for a new link (the owner signs in again at the address `termkeep url` prints)"})
+		return
+	case api.CodeExpired:
+		writeJSON(w, http.StatusUnauthorized, api.Error{Code: ended,
+			Error: "this access token expired: it reaches nothing now; ask whoever shared it for a new link (the owner signs in again at the address `termkeep url` prints)"})
+		return
+	}
 	writeError(w, http.StatusUnauthorized, "missing or wrong access token: open the address `termkeep url` prints (%s#token=…), "+
 		"or send Authorization: Bearer <token> (the token is in the state directory's token file)", g.home)
 }

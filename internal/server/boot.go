@@ -47,16 +47,29 @@ func (s *Server) restoreRecord(sess store.Session, workspaceAuto bool) restorepo
 // record with it: a session of an earlier boot was ended by the machine's
 // restart.
 func (s *Server) endCause(id string, e wire.Exit) (restorepolicy.Cause, string) {
-	cause := restorepolicy.CauseOf(restorepolicy.Cause(e.Cause), s.sessionMeta(id).BootID, s.boot)
+	sessionBoot := s.sessionMeta(id).BootID
+	cause := restorepolicy.CauseOf(restorepolicy.Cause(e.Cause), sessionBoot, s.boot)
 	reason := e.Reason
-	if cause == restorepolicy.MachineRestarted {
-		reason = restartedReason(e.End)
+	if r := rebootReason(cause, e.End); r != "" && sessionBoot != "" && s.boot != "" && sessionBoot != s.boot {
+		reason = r
 	}
 	return cause, reason
 }
 
 func restartedReason(end uint64) string {
 	return fmt.Sprintf("the machine restarted while it ran; output up to byte %d is kept", end)
+}
+
+// rebootReason is the reason of a session of an earlier boot whose cause
+// is cause, "" when the cause says nothing of the restart.
+func rebootReason(cause restorepolicy.Cause, end uint64) string {
+	switch cause {
+	case restorepolicy.MachineRestarted:
+		return restartedReason(end)
+	case restorepolicy.Shutdown:
+		return fmt.Sprintf("the machine shut down and restarted while it ran; output up to byte %d is kept", end)
+	}
+	return ""
 }
 
 // noticeRestart is the end of recover: it gives every interrupted session
@@ -93,12 +106,18 @@ func (s *Server) noticeRestart(ctx context.Context, ended map[string]bool) {
 					end = max(end, e.End)
 				}
 			}
-			changed, err := s.store.SetCause(ctx, sess.ID, string(restorepolicy.MachineRestarted), restartedReason(end))
+			// A shutdown logind announced keeps its cause; the reason
+			// says the machine came back, once (SetCause's changed).
+			cause := restorepolicy.MachineRestarted
+			if restorepolicy.Cause(sess.Cause) == restorepolicy.Shutdown {
+				cause = restorepolicy.Shutdown
+			}
+			changed, err := s.store.SetCause(ctx, sess.ID, string(cause), rebootReason(cause, end))
 			if err != nil {
 				s.log.Warn("record a session's cause", "session", sess.ID, "err", err)
 				continue
 			}
-			if !changed {
+			if !changed && !ended[sess.ID] {
 				continue
 			}
 		}

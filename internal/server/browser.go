@@ -87,30 +87,37 @@ func isTokenChars(s string) bool {
 // lookupBrowser is the guard's way to browser credentials: the principal
 // of the token an active credential was made from, as that token is now,
 // and its use recorded at most once a minute.
-func (s *Server) lookupBrowser(ctx context.Context, secret string) (principal, bool) {
+func (s *Server) lookupBrowser(ctx context.Context, secret string) (p principal, ok bool, ended string) {
 	c, err := s.store.BrowserCredBySecret(ctx, secret)
 	if err != nil {
 		if !errors.Is(err, store.ErrBrowserCredNotFound) && ctx.Err() == nil {
 			s.log.Warn("look up a browser credential", "err", err)
 		}
-		return principal{}, false
+		return principal{}, false, ""
 	}
 	now := s.cfg.Now()
-	if !c.Active(now) {
-		return principal{}, false
+	switch {
+	case c.RevokedAt != nil:
+		return principal{}, false, api.CodeRevoked
+	case !c.Active(now):
+		return principal{}, false, api.CodeExpired
 	}
-	var p principal
 	if c.Owner {
 		// Made from an owner token that has since been replaced (the
 		// token file removed, so a new one was made): no one's.
 		if s.gw == nil || c.OwnerHash != store.SecretHash(s.gw.token) {
-			return principal{}, false
+			return principal{}, false, api.CodeRevoked
 		}
 		p = ownerPrincipal()
 	} else {
 		t, err := s.store.Token(ctx, c.Token)
-		if err != nil || !t.Active(now) || t.User != c.User {
-			return principal{}, false
+		switch {
+		case errors.Is(err, store.ErrTokenNotFound) || err == nil && t.User != c.User:
+			return principal{}, false, api.CodeRevoked
+		case err != nil:
+			return principal{}, false, ""
+		case !t.Active(now):
+			return principal{}, false, tokenEnded(t)
 		}
 		p = tokenPrincipal(t)
 	}
@@ -120,7 +127,7 @@ func (s *Server) lookupBrowser(ctx context.Context, secret string) (principal, b
 			s.log.Warn("record a browser credential's use", "browser", c.ID, "err", err)
 		}
 	}
-	return p, true
+	return p, true, ""
 }
 
 func (s *Server) browserView(c store.BrowserCred, now time.Time, names map[string]string) api.BrowserSession {

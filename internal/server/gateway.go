@@ -154,6 +154,7 @@ func (g *gateway) routes() http.Handler {
 	mux.HandleFunc("GET /api/sessions/{ref}/replay/screen", s.withSession(s.handleReplayScreen))
 	mux.HandleFunc("GET /api/sessions/{ref}/replay/output", s.withSession(s.handleReplayOutput))
 	mux.HandleFunc("GET /api/workspaces", g.handleWorkspaces)
+	g.shareRoutes(mux) // share.go
 	mux.HandleFunc("GET /api/events", s.handleEvents)
 	mux.HandleFunc("GET /api/stats", s.handleStats) // stats.go
 	mux.HandleFunc("GET /metrics", s.handleMetrics) // metrics.go: a token that sees every session
@@ -327,7 +328,9 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	defer detached()
 	// The host pings the viewer with wire frames (ViewerOptions), so a
 	// browser that vanished is noticed here as on the unix socket.
-	h.ServeViewer(nc, hello, g.s.viewerOptions(sess, "web", readOnly))
+	opts := g.s.viewerOptions(sess, "web", readOnly)
+	opts.Party = g.s.webParty(r) // share.go
+	h.ServeViewer(nc, hello, opts)
 }
 
 // rawHijack gives the WebSocket library the browser's connection with raw

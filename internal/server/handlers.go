@@ -187,13 +187,15 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		}
 		if sess.State == store.StateRunning {
 			out.Shell = shellView(h.Shell())
+			out.HolderProtocol = info.HolderProtocol
 		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.
 	if first, err := outlog.FirstOffset(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir)); err == nil {
 		out.First = min(first, out.End)
 	}
-	out.QuietSince = s.quietSince(sess, h) // quiet.go
+	out.QuietSince = s.quietSince(sess, h)                   // quiet.go
+	out.Activity = s.activity(context.Background(), sess, h) // readiness.go
 	if sess.State == store.StateInterrupted {
 		// Read from meta.json: only for interrupted sessions, which are few.
 		d := restorepolicy.Decide(s.restoreRecord(sess, false), s.boot, restorepolicy.All) // boot.go

@@ -112,9 +112,11 @@ func presentsToken(r *http.Request) bool {
 }
 
 // deny answers a request whose token is missing or wrong: 401 as refuse
-// does, or 429 when its address has guessed too often this minute.
-func (g *guard) deny(w http.ResponseWriter, r *http.Request) {
-	if g.limiter != nil && presentsToken(r) {
+// does, or 429 when its address has guessed too often this minute. A
+// credential that once worked (ended) is no guess: a page whose link was
+// revoked is told so, not limited.
+func (g *guard) deny(w http.ResponseWriter, r *http.Request, ended string) {
+	if g.limiter != nil && ended == "" && presentsToken(r) {
 		if blocked, retry := g.limiter.fail(r.RemoteAddr); blocked {
 			secs := int(retry.Round(time.Second) / time.Second)
 			w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
@@ -124,5 +126,5 @@ func (g *guard) deny(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	g.refuse(w, r)
+	g.refuse(w, r, ended)
 }

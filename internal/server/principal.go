@@ -113,21 +113,21 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request) {
 // authenticate returns who the secret tok stands for: the owner when it is
 // the owner token (compared in constant time), else the active browser
 // credential's or registry token's principal. A revoked, expired or
-// unknown secret is no one.
-func (g *guard) authenticate(ctx context.Context, tok string) (principal, bool) {
+// unknown secret is no one; ended says which of the first two it is.
+func (g *guard) authenticate(ctx context.Context, tok string) (p principal, ok bool, ended string) {
 	if g.match(tok) {
-		return g.owner, true
+		return g.owner, true, ""
 	}
 	if tok == "" {
-		return principal{}, false
+		return principal{}, false, ""
 	}
 	if strings.HasPrefix(tok, browserSecretPrefix) && g.lookupBrowser != nil {
-		if p, ok := g.lookupBrowser(ctx, tok); ok {
-			return p, true
+		if p, ok, ended := g.lookupBrowser(ctx, tok); ok || ended != "" {
+			return p, ok, ended
 		}
 	}
 	if g.lookup == nil {
-		return principal{}, false
+		return principal{}, false, ""
 	}
 	return g.lookup(ctx, tok)
 }
@@ -163,24 +163,32 @@ func (g *guard) serveAs(w http.ResponseWriter, r *http.Request, p principal, nex
 // active token with secret, and when it was last used is recorded (at most
 // once a minute, so a busy browser does not write the registry on every
 // request). Neither the secret nor its hash is ever logged.
-func (s *Server) lookupToken(ctx context.Context, secret string) (principal, bool) {
+func (s *Server) lookupToken(ctx context.Context, secret string) (p principal, ok bool, ended string) {
 	t, err := s.store.TokenBySecret(ctx, secret)
 	if err != nil {
 		if !errors.Is(err, store.ErrTokenNotFound) && ctx.Err() == nil {
 			s.log.Warn("look up an access token", "err", err)
 		}
-		return principal{}, false
+		return principal{}, false, ""
 	}
 	now := s.cfg.Now()
 	if !t.Active(now) {
-		return principal{}, false
+		return principal{}, false, tokenEnded(t)
 	}
 	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) >= time.Minute {
 		if err := s.store.TouchToken(ctx, t.ID); err != nil && ctx.Err() == nil {
 			s.log.Warn("record an access token's use", "token", t.ID, "err", err)
 		}
 	}
-	return tokenPrincipal(t), true
+	return tokenPrincipal(t), true, ""
+}
+
+// tokenEnded is why an inactive token is refused: revoked, else expired.
+func tokenEnded(t store.Token) string {
+	if t.RevokedAt != nil {
+		return api.CodeRevoked
+	}
+	return api.CodeExpired
 }
 
 // tokenConns tracks the requests in flight per registry token, so revoking

@@ -28,9 +28,10 @@ func (s *Server) quietAfter() time.Duration {
 
 // quietSince is what the API shows as a session's quiet_since: when it
 // last printed, once it has printed nothing for the threshold; nil while
-// output flows, when it is not running, and with the rule off.
+// output flows, before it has printed anything (a blank screen says
+// nothing of waiting), when it is not running, and with the rule off.
 func (s *Server) quietSince(sess store.Session, h *session.Host) *time.Time {
-	if h == nil || sess.State != store.StateRunning {
+	if h == nil || sess.State != store.StateRunning || h.Info().End == 0 {
 		return nil
 	}
 	q := h.Quiet(time.Now(), s.quietAfter())
@@ -101,7 +102,7 @@ func (s *Server) watchQuiet(ctx context.Context, after time.Duration, known map[
 				st = &quietState{}
 				known[h] = st
 			}
-			if q.Since.IsZero() || q.LastOutput.Equal(st.reported) {
+			if q.Since.IsZero() || q.LastOutput.Equal(st.reported) || h.Info().End == 0 {
 				continue
 			}
 			st.reported = q.LastOutput

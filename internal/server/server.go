@@ -428,6 +428,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.log.Info("server started", "version", s.cfg.Version, "pid", os.Getpid(), "state_dir", s.cfg.StateDir.String(),
 		"socket", s.cfg.StateDir.Socket(), "listen", listen, "listen_from", s.cfg.ListenFrom)
 	stopPolicies := s.startPolicies()
+	stopLogind := s.watchShutdown()
 	stopPruner := s.runPruner(ctx) // prune.go
 	// Sessions that asked for it come back by themselves after a reboot;
 	// the server answers meanwhile, not ready (/readyz) until they have.
@@ -444,6 +445,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		if !errors.Is(err, http.ErrServerClosed) {
 			stopPolicies()
 			stopPruner()
+			stopLogind()
 			<-restored
 			s.close()
 			return fmt.Errorf("server: serve: %w", err)
@@ -453,6 +455,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	stopPolicies()
 	<-restored
 	stopPruner()
+	stopLogind()
 	if s.endSess {
 		s.killAll()
 	}

@@ -286,46 +286,51 @@ func (s *Server) handleTokens(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleTokenCreate makes a token. A session-scoped token reaches the
-// session by id, so it follows the session through renames; its user is
-// the session's owner unless given, and must be.
+// handleTokenCreate makes a token (createToken).
 func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
 	var req api.TokenRequest
 	if err := decodeJSON(r, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	if err := checkTokenLabel(req.Name); err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+	out, status, err := s.createToken(r.Context(), req)
+	if err != nil {
+		writeError(w, status, "%v", err)
 		return
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// createToken makes the token req asks for, or says why not and the
+// status to answer. A session-scoped token reaches the session by id, so
+// it follows the session through renames; its user is the session's
+// owner unless given, and must be.
+func (s *Server) createToken(ctx context.Context, req api.TokenRequest) (api.TokenCreated, int, error) {
+	var none api.TokenCreated
+	if err := checkTokenLabel(req.Name); err != nil {
+		return none, http.StatusBadRequest, err
 	}
 	if req.Session != "" && req.Workspace != "" {
-		writeError(w, http.StatusBadRequest, "a token reaches one session or one workspace, not both: give --session or --workspace")
-		return
+		return none, http.StatusBadRequest, errors.New("a token reaches one session or one workspace, not both: give --session or --workspace")
 	}
 	if req.ExpiresIn < 0 || time.Duration(req.ExpiresIn) > maxTokenLife/time.Second {
-		writeError(w, http.StatusBadRequest, "expires_in %d is not a lifetime in seconds (0 = never, at most %d)", req.ExpiresIn, int64(maxTokenLife/time.Second))
-		return
+		return none, http.StatusBadRequest, fmt.Errorf("expires_in %d is not a lifetime in seconds (0 = never, at most %d)", req.ExpiresIn, int64(maxTokenLife/time.Second))
 	}
 	t := store.Token{ID: newID(), Name: req.Name, User: req.User, Workspace: req.Workspace, ReadOnly: req.ReadOnly}
 	if req.Session != "" {
 		sess, err := s.store.Resolve(ctx, req.Session)
 		if errors.Is(err, store.ErrNotFound) {
-			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", req.Session)
-			return
+			return none, http.StatusNotFound, fmt.Errorf("no session %q (see `termkeep ls`)", req.Session)
 		}
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "%v", err)
-			return
+			return none, http.StatusInternalServerError, err
 		}
 		if t.User == "" {
 			t.User = sess.Owner
 		}
 		if sess.Owner != t.User {
-			writeError(w, http.StatusBadRequest, "session %s belongs to %s, so a token of %s cannot reach it; leave out --user to make one of %s",
+			return none, http.StatusBadRequest, fmt.Errorf("session %s belongs to %s, so a token of %s cannot reach it; leave out --user to make one of %s",
 				ref(sess), sess.Owner, t.User, sess.Owner)
-			return
 		}
 		t.Session = sess.ID
 	}
@@ -333,19 +338,15 @@ func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
 		t.User = currentUser()
 	}
 	if ok, err := s.userExists(ctx, t.User); err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
+		return none, http.StatusInternalServerError, err
 	} else if !ok {
-		writeError(w, http.StatusNotFound, "no user %q: add one with `termkeep user add %s`", t.User, t.User)
-		return
+		return none, http.StatusNotFound, fmt.Errorf("no user %q: add one with `termkeep user add %s`", t.User, t.User)
 	}
 	if t.Workspace != "" {
 		if _, err := s.store.Workspace(ctx, t.Workspace); errors.Is(err, store.ErrWorkspaceNotFound) {
-			writeError(w, http.StatusNotFound, "no workspace %q (see `termkeep workspace ls`)", t.Workspace)
-			return
+			return none, http.StatusNotFound, fmt.Errorf("no workspace %q (see `termkeep workspace ls`)", t.Workspace)
 		} else if err != nil {
-			writeError(w, http.StatusInternalServerError, "%v", err)
-			return
+			return none, http.StatusInternalServerError, err
 		}
 	}
 	now := s.cfg.Now()
@@ -356,13 +357,11 @@ func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
 	t.CreatedAt = now
 	secret, err := newSecret()
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
+		return none, http.StatusInternalServerError, err
 	}
 	got, err := s.store.CreateToken(ctx, t, secret)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
+		return none, http.StatusInternalServerError, err
 	}
 	s.log.Info("access token created", "token", got.ID, "user", got.User, "session", got.Session,
 		"workspace", got.Workspace, "read_only", got.ReadOnly)
@@ -376,18 +375,13 @@ func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
 	if s.gw != nil {
 		out.URL = BrowserLink(s.gw.url, secret)
 	}
-	writeJSON(w, http.StatusCreated, out)
+	return out, 0, nil
 }
 
-// handleTokenRevoke revokes a token and ends its requests in flight: its
-// viewers are disconnected and its event streams end. Revoking a revoked
-// token changes nothing and records no event.
+// handleTokenRevoke revokes a token (revokeToken).
 func (s *Server) handleTokenRevoke(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	was, err := s.store.Token(r.Context(), id)
-	if err == nil {
-		err = s.store.RevokeToken(r.Context(), id)
-	}
+	t, err := s.revokeToken(r.Context(), id)
 	if errors.Is(err, store.ErrTokenNotFound) {
 		writeError(w, http.StatusNotFound, "no token %q (see `termkeep token ls`)", id)
 		return
@@ -396,19 +390,33 @@ func (s *Server) handleTokenRevoke(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
+	writeJSON(w, http.StatusOK, s.tokenView(r.Context(), t, s.cfg.Now()))
+}
+
+// revokeToken revokes token id and ends its requests in flight: its
+// viewers are disconnected and its event streams end. Revoking a revoked
+// token changes nothing and records no event. It returns the token as it
+// is now (store.ErrTokenNotFound when there is none).
+func (s *Server) revokeToken(ctx context.Context, id string) (store.Token, error) {
+	was, err := s.store.Token(ctx, id)
+	if err == nil {
+		err = s.store.RevokeToken(ctx, id)
+	}
+	if err != nil {
+		return store.Token{}, err
+	}
 	if s.gw != nil {
 		s.gw.conns.cut(id)
 	}
-	t, err := s.store.Token(r.Context(), id)
+	t, err := s.store.Token(ctx, id)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
+		return store.Token{}, err
 	}
 	if was.RevokedAt == nil {
 		s.log.Info("access token revoked", "token", id, "user", t.User)
 		s.events.emit(store.EventTokenRevoked, "", map[string]any{"token": id, "user": t.User, "name": t.Name})
 	}
-	writeJSON(w, http.StatusOK, s.tokenView(r.Context(), t, s.cfg.Now()))
+	return t, nil
 }
 
 // credState is how a token or a browser credential is shown: revoked,

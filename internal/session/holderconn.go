@@ -74,7 +74,7 @@ func (h *Host) connect(from int64, again bool) error {
 	h.up = up
 	h.end = uint64(from)
 	h.win.Reset(h.end)
-	h.cols, h.rows, h.pid = welcome.Cols, welcome.Rows, welcome.Pid
+	h.cols, h.rows, h.pid, h.holderVersion = welcome.Cols, welcome.Rows, welcome.Pid, welcome.Version
 	// It welcomed us: whatever held it up before is over.
 	h.unresponsive = time.Time{}
 	h.viewersVer++ // the viewers frame says whether it answers
@@ -181,6 +181,12 @@ func (h *Host) readHolder(up *holderConn) {
 			} else {
 				h.log.Info("the session's output log resumed")
 			}
+		case wire.TypePrepared:
+			v, _ := wire.ParseShutdown(f.Payload)
+			select {
+			case up.prepared <- v:
+			default:
+			}
 		case wire.TypeError:
 			_, msg, _ := wire.ParseError(f.Payload)
 			h.log.Warn("holder reported an error", "msg", msg)
@@ -259,6 +265,14 @@ func (h *Host) interrupted() wire.Exit {
 			Reason: fmt.Sprintf("its process exited (status %d); its holder process (pid %d) died while it read what the processes left behind printed; output up to byte %d is kept", code, m.HolderPid, end),
 		}
 	}
+	if m.ShutdownAt != nil {
+		// Told the machine was shutting down, it was killed before it
+		// recorded the end: the shutdown's last SIGKILL.
+		return wire.Exit{
+			State: "interrupted", End: end, Cause: wire.CauseShutdown,
+			Reason: fmt.Sprintf("the machine shut down; its holder process (pid %d) was killed before it recorded an end; output up to byte %d is kept", m.HolderPid, end),
+		}
+	}
 	return wire.Exit{
 		State: "interrupted", End: end,
 		Reason: fmt.Sprintf("its holder process (pid %d) died without recording an exit status; output up to byte %d is kept", m.HolderPid, end),
@@ -285,10 +299,14 @@ func processAlive(pid int) bool {
 
 // ExitFromMeta is the end meta.json records (m.EndedAt set): how the
 // session ended, its status and its last offset. An interrupted end in
-// meta.json is the holder's own, stopped by a SIGTERM from outside.
+// meta.json is the holder's own, stopped by a SIGTERM from outside: the
+// shutdown's when the server had told it one was coming.
 func ExitFromMeta(m sessiondir.Meta) wire.Exit {
 	e := wire.Exit{State: m.State(), ExitCode: m.ExitCode, Signal: m.Signal, End: m.End, Reason: m.Reason}
-	if m.Interrupted {
+	switch {
+	case m.Interrupted && m.ShutdownAt != nil:
+		e.Cause = wire.CauseShutdown
+	case m.Interrupted:
 		e.Cause = wire.CauseStopped
 	}
 	return e

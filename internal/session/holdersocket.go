@@ -37,6 +37,9 @@ type holderConn struct {
 	sw    *stallWriter
 	heard atomic.Uint64 // frames read from the holder, for its watch
 	done  chan struct{} // closed when the holder's stream has been read to its end
+	// prepared takes the holder's answers to shutdown frames
+	// (PrepareShutdown); one that nobody waits for is dropped.
+	prepared chan bool
 }
 
 func newHolderConn(c net.Conn, timeout time.Duration) *holderConn {
@@ -45,7 +48,7 @@ func newHolderConn(c net.Conn, timeout time.Duration) *holderConn {
 	// monitor thread (internal/rawio), once per keystroke.
 	sw := &stallWriter{conn: rawio.NewConn(c)}
 	return &holderConn{
-		c: c, timeout: timeout, slot: make(chan struct{}, 1), done: make(chan struct{}),
+		c: c, timeout: timeout, slot: make(chan struct{}, 1), done: make(chan struct{}), prepared: make(chan bool, 1),
 		w: wire.NewWriter(sw), sw: sw,
 	}
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -151,6 +152,12 @@ func TestOldHolderGetsOnlyFramesItKnows(t *testing.T) {
 	}
 	if h.SetName("renamed") {
 		t.Error("SetName told a holder that does not know the name frame")
+	}
+	if v := h.Info().HolderProtocol; v != 1 {
+		t.Errorf("Info().HolderProtocol = %d, want the holder's 1 (ls shows it)", v)
+	}
+	if err := h.PrepareShutdown(context.Background(), true); err == nil {
+		t.Error("PrepareShutdown told a holder that does not know the shutdown frame")
 	}
 	// Input is a frame the holder knows, sent after all of the above: once
 	// it arrives, whatever the server sent before it has arrived too.

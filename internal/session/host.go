@@ -52,10 +52,13 @@ type Host struct {
 	cols    uint16
 	rows    uint16
 	pid     int
-	exit    *wire.Exit    // set once the session has ended
-	up      *holderConn   // nil while disconnected
-	ended   chan struct{} // closed when exit is set
-	closing bool          // a Close was sent: the end is on purpose
+	// holderVersion is the protocol version the holder last welcomed
+	// with: a holder of an older build, left running by an upgrade.
+	holderVersion int
+	exit          *wire.Exit    // set once the session has ended
+	up            *holderConn   // nil while disconnected
+	ended         chan struct{} // closed when exit is set
+	closing       bool          // a Close was sent: the end is on purpose
 	// unresponsive is when the holder was judged not to answer (zero
 	// while it answers; watchHolder).
 	unresponsive  time.Time
@@ -176,13 +179,16 @@ type Info struct {
 	// UnresponsiveSince is set while the session runs and its holder does
 	// not answer: when it was judged so.
 	UnresponsiveSince time.Time
+	// HolderProtocol is the protocol version of the holder (0 before one
+	// welcomed the host).
+	HolderProtocol int
 }
 
 // Info returns the host's current view.
 func (h *Host) Info() Info {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	info := Info{End: h.end, Cols: h.cols, Rows: h.rows, Pid: h.pid, Connected: h.up != nil}
+	info := Info{End: h.end, Cols: h.cols, Rows: h.rows, Pid: h.pid, Connected: h.up != nil, HolderProtocol: h.holderVersion}
 	if h.logState.Stopped && h.exit == nil {
 		st := h.logState
 		info.LogStopped = &st

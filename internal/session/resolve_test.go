@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/sessiondir"
+	"termkeep/internal/wire"
 )
 
 // A session whose holder is gone is resolved from what the holder left on
@@ -70,6 +72,56 @@ func TestResolveFromDisk(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Fatalf("resolved %s (%+v), want %s", got, e, tc.want)
+			}
+		})
+	}
+}
+
+// A holder told the machine is shutting down leaves the mark in
+// meta.json: its end, or its death without one (systemd's last SIGKILL),
+// is the shutdown's.
+func TestResolveShutdown(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	zero := 0
+	base := sessiondir.Meta{ID: "s", HolderPid: gone.Process.Pid, Pid: gone.Process.Pid, StartedAt: at, Cols: 80, Rows: 24}
+	for _, tc := range []struct {
+		name  string
+		meta  func(m *sessiondir.Meta)
+		state string
+		cause string
+	}{
+		{"killed after the shutdown frame", func(m *sessiondir.Meta) { m.ShutdownAt = &at }, "interrupted", wire.CauseShutdown},
+		{"killed with no shutdown frame", nil, "interrupted", ""},
+		{"ended by the shutdown's SIGTERM", func(m *sessiondir.Meta) {
+			m.ShutdownAt, m.EndedAt, m.Interrupted, m.Reason = &at, &at, true, "stopped by SIGTERM: the machine shutting down"
+		}, "interrupted", wire.CauseShutdown},
+		{"stopped by SIGTERM, no shutdown frame", func(m *sessiondir.Meta) { m.EndedAt, m.Interrupted = &at, true }, "interrupted", wire.CauseStopped},
+		{"exited 0 as the machine shut down", func(m *sessiondir.Meta) { m.ShutdownAt, m.EndedAt, m.ExitCode = &at, &at, &zero }, "exited", ""},
+		{"the child's exit recorded, then killed", func(m *sessiondir.Meta) {
+			m.ShutdownAt, m.Child = &at, &sessiondir.ChildExit{At: at, ExitCode: 3}
+		}, "exited", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			m := base
+			if tc.meta != nil {
+				tc.meta(&m)
+			}
+			if err := sessiondir.WriteMeta(dir, m); err != nil {
+				t.Fatal(err)
+			}
+			h := New(Config{ID: "s", Dir: dir})
+			defer h.Close()
+			e := h.Resolve()
+			if e.State != tc.state || e.Cause != tc.cause {
+				t.Fatalf("resolved %+v, want %s with cause %q", e, tc.state, tc.cause)
+			}
+			if tc.cause == wire.CauseShutdown && !strings.Contains(e.Reason, "shut") {
+				t.Fatalf("reason %q does not say the machine shut down", e.Reason)
 			}
 		})
 	}

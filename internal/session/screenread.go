@@ -51,6 +51,18 @@ func (h *Host) AltScreen(ctx context.Context) bool {
 	return alt
 }
 
+// Look returns, once the model has caught up with everything the server
+// has received, whether the screen is the alternate one, its text and the
+// cursor's row: what tells a quiet program waiting for input from one
+// still at work (package readiness).
+func (h *Host) Look(ctx context.Context) (alt bool, text string, cursorRow int, err error) {
+	err = h.current(ctx, func(scr *screen.Screen) {
+		alt, text = scr.AltScreen(), scr.Text(0)
+		_, cursorRow = scr.CursorPosition()
+	})
+	return alt, text, cursorRow, err
+}
+
 // InputModes returns the modes the session's program has set for its
 // input (cursor keys, keypad, bracketed paste), once the model has caught
 // up with everything the server has received: what named keys and pastes

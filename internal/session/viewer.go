@@ -38,6 +38,9 @@ type ViewerOptions struct {
 	// interval; a viewer silent for interval+timeout while the server ran
 	// on time is dropped (liveness.Pinger).
 	PingInterval, PongTimeout time.Duration
+	// Party is who the viewer is, for the server's list of who watches
+	// (Host.Parties); the host only keeps it.
+	Party Party
 }
 
 // ServeViewer streams the session to one viewer over rw, a connection that

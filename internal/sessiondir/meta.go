@@ -56,6 +56,12 @@ type Meta struct {
 	// holder that dies meanwhile leaves the child's own exit known.
 	Child *ChildExit `json:"child_exited,omitempty"`
 
+	// ShutdownAt is set when the server told the holder the machine is
+	// shutting down (logind's PrepareForShutdown), and cleared when the
+	// shutdown is cancelled: the end that follows, or a holder killed
+	// without recording one, is the shutdown's (cause "shutdown").
+	ShutdownAt *time.Time `json:"shutdown_at,omitempty"`
+
 	// Set once the session has ended.
 	EndedAt  *time.Time `json:"ended_at,omitempty"`
 	ExitCode *int       `json:"exit_code,omitempty"` // status, or 128+N for signal N

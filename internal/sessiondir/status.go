@@ -42,6 +42,7 @@ type Status struct {
 	HolderPid   int        `json:"holder_pid"`
 	StartedAt   time.Time  `json:"started_at"`
 	Child       *ChildExit `json:"child,omitempty"`
+	ShutdownAt  *time.Time `json:"shutdown_at,omitempty"` // Meta.ShutdownAt
 	EndedAt     *time.Time `json:"ended_at,omitempty"`
 	ExitCode    *int       `json:"exit_code,omitempty"`
 	Signal      int        `json:"signal,omitempty"`
@@ -54,7 +55,7 @@ type Status struct {
 // StatusOf is m's status record.
 func StatusOf(m Meta) Status {
 	return Status{
-		HolderPid: m.HolderPid, StartedAt: m.StartedAt, Child: m.Child,
+		HolderPid: m.HolderPid, StartedAt: m.StartedAt, Child: m.Child, ShutdownAt: m.ShutdownAt,
 		EndedAt: m.EndedAt, ExitCode: m.ExitCode, Signal: m.Signal, Closed: m.Closed,
 		Interrupted: m.Interrupted, Reason: m.Reason, End: m.End,
 	}
@@ -69,6 +70,9 @@ func (s Status) complete(m *Meta) {
 	}
 	if m.Child == nil {
 		m.Child = s.Child
+	}
+	if m.ShutdownAt == nil {
+		m.ShutdownAt = s.ShutdownAt
 	}
 	if m.EndedAt == nil && s.EndedAt != nil {
 		m.EndedAt, m.ExitCode, m.Signal, m.Closed = s.EndedAt, s.ExitCode, s.Signal, s.Closed

@@ -18,7 +18,7 @@ func TestStatusRecord(t *testing.T) {
 	code := 7
 	full := Status{
 		HolderPid: 12, StartedAt: at.Add(-time.Hour), Child: &ChildExit{At: at, ExitCode: 7},
-		EndedAt: &at, ExitCode: &code, Signal: 0, Closed: true, Interrupted: true, Reason: "why", End: 1 << 40,
+		EndedAt: &at, ExitCode: &code, Signal: 0, Closed: true, Interrupted: true, Reason: "why", End: 1 << 40, ShutdownAt: &at,
 	}
 	for _, s := range []Status{{HolderPid: 1, StartedAt: at}, full, {Reason: strings.Repeat("é", 2000)}} {
 		rec, err := EncodeStatus(s)
@@ -195,4 +195,46 @@ func FuzzDecodeStatus(f *testing.F) {
 			t.Fatalf("re-encoded %q, %v; want %q", rec2, err, rec)
 		}
 	})
+}
+
+// The mark of a coming shutdown that only the status record could take
+// (a full disk refused meta.json's new copy) is read as if meta.json had
+// it; another run's is not.
+func TestReadMetaShutdownMark(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := Meta{ID: "s", HolderPid: 10, Pid: 11, StartedAt: at}
+	marked := run
+	marked.ShutdownAt = &at
+	otherRun := marked
+	otherRun.StartedAt = at.Add(time.Second)
+	for _, tc := range []struct {
+		name         string
+		meta, status Meta
+		want         bool
+	}{
+		{"in neither", run, run, false},
+		{"in both", marked, marked, true},
+		{"only in the record", run, marked, true},
+		{"only in meta.json", marked, run, true},
+		{"in another run's record", run, otherRun, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := WriteMeta(dir, tc.meta); err != nil {
+				t.Fatal(err)
+			}
+			w, err := CreateStatus(dir, StatusOf(tc.status), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			m, err := ReadMeta(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := m.ShutdownAt != nil; got != tc.want {
+				t.Fatalf("shutdown mark read %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -253,10 +253,10 @@ func (s *Store) Restart(ctx context.Context, id string, pid, holderPid int) erro
 // says it in words, when the server learns it after the end was recorded
 // (a session of an earlier boot found by the first server of this one).
 // It changes nothing and returns changed false unless the session is
-// interrupted with another cause.
+// interrupted with another cause or reason.
 func (s *Store) SetCause(ctx context.Context, id, cause, reason string) (changed bool, err error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE sessions SET cause = ?, reason = ?, updated_at = ?
-		WHERE id = ? AND state = ? AND cause != ?`, cause, reason, s.nowText(), id, string(StateInterrupted), cause)
+		WHERE id = ? AND state = ? AND (cause != ? OR reason != ?)`, cause, reason, s.nowText(), id, string(StateInterrupted), cause, reason)
 	if err != nil {
 		return false, wrap("set cause of session "+id, err)
 	}

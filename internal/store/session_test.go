@@ -633,13 +633,18 @@ func TestCause(t *testing.T) {
 	if changed, err := s.EndCause(ctx, "a", StateInterrupted, nil, "x", "other"); err != nil || changed {
 		t.Fatalf("second EndCause = %v, %v", changed, err)
 	}
+	// The same cause in other words is a change too (a shutdown's
+	// reason, once the machine is seen restarted after it).
 	for _, tc := range []struct {
-		cause   string
-		changed bool
-	}{{"machine_restarted", true}, {"machine_restarted", false}} {
-		changed, err := s.SetCause(ctx, "a", tc.cause, "the machine restarted")
+		cause, reason string
+		changed       bool
+	}{
+		{"machine_restarted", "restarted", true}, {"machine_restarted", "the machine restarted", true},
+		{"machine_restarted", "the machine restarted", false},
+	} {
+		changed, err := s.SetCause(ctx, "a", tc.cause, tc.reason)
 		if err != nil || changed != tc.changed {
-			t.Fatalf("SetCause(%q) = %v, %v; want changed %v", tc.cause, changed, err, tc.changed)
+			t.Fatalf("SetCause(%q, %q) = %v, %v; want changed %v", tc.cause, tc.reason, changed, err, tc.changed)
 		}
 	}
 	if got := mustGet(t, s, "a"); got.Cause != "machine_restarted" || got.Reason != "the machine restarted" {

@@ -39,9 +39,11 @@ import (
 // frame either (HolderAccepts). Version 3 adds no frame; its holders record
 // SIGTERM as "interrupted" (Exit's state) and close their session on
 // purpose on SIGUSR1 (holder.CloseSignal), where earlier ones close on
-// SIGTERM. Version 4 adds the linger frame (holder → server).
+// SIGTERM. Version 4 adds the linger frame (holder → server). Version 5
+// adds the shutdown frame (server → holder) and its answer, the prepared
+// frame (holder → server).
 const (
-	Version    = 4
+	Version    = 5
 	MinVersion = 1
 )
 
@@ -69,6 +71,11 @@ const (
 	TypeAnswer Type = 0x08 // the ServerPing's uint64: the client is alive
 	TypeCwd    Type = 0x09 // server → holder, version 2: the session's working directory, UTF-8, for meta.json
 	TypeName   Type = 0x0a // server → holder, version 2: the session's name, UTF-8 ("" = none), for meta.json
+	// TypeShutdown is one byte, server → holder, version 5: 1, the machine
+	// is shutting down (logind's PrepareForShutdown): sync the log and
+	// record in meta.json that the coming end is the shutdown's; 0, the
+	// shutdown was cancelled. The holder answers with TypePrepared.
+	TypeShutdown Type = 0x0b
 )
 
 // holderSince is the protocol version from which a holder accepts each
@@ -78,7 +85,7 @@ const (
 // holders, which all know it, are sent it.
 var holderSince = map[Type]int{
 	TypeInput: 1, TypeResize: 1, TypeSignal: 1, TypeClose: 1, TypeAck: 1, TypePing: 1,
-	TypeCwd: 2, TypeName: 2,
+	TypeCwd: 2, TypeName: 2, TypeShutdown: 5,
 }
 
 // HolderAccepts reports whether a holder that announced version (in its
@@ -116,6 +123,9 @@ const (
 	// while processes it left behind hold the terminal. Holder → server,
 	// version 4, once; the Exit frame follows when the holder is done.
 	TypeLinger Type = 0x4c
+	// TypePrepared answers a Shutdown frame with its byte, once the
+	// holder has done what it asked. Holder → server, version 5.
+	TypePrepared Type = 0x4d
 )
 
 var typeNames = map[Type]string{
@@ -125,6 +135,7 @@ var typeNames = map[Type]string{
 	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
 	TypeLog: "log", TypeName: "name", TypeLinger: "linger",
+	TypeShutdown: "shutdown", TypePrepared: "prepared",
 }
 
 func (t Type) String() string {
@@ -369,6 +380,16 @@ func (w *Writer) Uint64(t Type, v uint64) error {
 	return w.flush(binary.BigEndian.AppendUint64(w.begin(t, 8), v))
 }
 
+// Shutdown writes a Shutdown or Prepared frame (t): whether a shutdown
+// is coming (on) or was cancelled.
+func (w *Writer) Shutdown(t Type, on bool) error {
+	var v byte
+	if on {
+		v = 1
+	}
+	return w.flush(append(w.begin(t, 1), v))
+}
+
 // Gap writes a Gap frame: bytes [from, to) are no longer retained.
 func (w *Writer) Gap(from, to uint64) error {
 	b := w.begin(TypeGap, 16)
@@ -502,7 +523,8 @@ type Exit struct {
 	End    uint64 `json:"end"`
 	Reason string `json:"reason,omitempty"`
 	// Cause is why an interrupted session ended, when its holder knows
-	// ("stopped": a SIGTERM from outside termkeep); the server judges it
+	// ("stopped": a SIGTERM from outside termkeep; "shutdown": one after
+	// a shutdown frame); the server judges it
 	// with the boot the holder started in (server/restorepolicy).
 	Cause string `json:"cause,omitempty"`
 }
@@ -510,6 +532,10 @@ type Exit struct {
 // CauseStopped is the Cause of a holder stopped by a SIGTERM from outside
 // termkeep (the machine or the service stopping).
 const CauseStopped = "stopped"
+
+// CauseShutdown is the Cause of a holder stopped after the server told it
+// the machine is shutting down (a shutdown frame).
+const CauseShutdown = "shutdown"
 
 // Viewers tells a viewer who is attached to the session and who sets its
 // size. It is sent when a viewer arrives, leaves or the size changes.
@@ -549,6 +575,15 @@ func ParseJSON(p []byte, v any) error {
 
 func short(t Type, p []byte, want int) error {
 	return fmt.Errorf("%w: %s payload is %d bytes, want %d", ErrMalformed, t, len(p), want)
+}
+
+// ParseShutdown reads a Shutdown or Prepared payload: whether a shutdown
+// is coming (1) or was cancelled (0).
+func ParseShutdown(p []byte) (bool, error) {
+	if len(p) != 1 || p[0] > 1 {
+		return false, fmt.Errorf("%w: a shutdown payload is one byte, 0 or 1", ErrMalformed)
+	}
+	return p[0] == 1, nil
 }
 
 // ParseOutput splits an Output payload. data aliases p.
@@ -704,6 +739,8 @@ func Validate(f Frame) error {
 	case TypeLinger:
 		var l Linger
 		err = ParseJSON(f.Payload, &l)
+	case TypeShutdown, TypePrepared:
+		_, err = ParseShutdown(f.Payload)
 	default:
 		err = fmt.Errorf("%w 0x%02x", ErrUnknownType, uint8(f.Type))
 	}

@@ -132,6 +132,11 @@ func TestValidateRejects(t *testing.T) {
 		{TypeHello, []byte("\xff\xfe")},
 		{TypeAck, []byte{1}},
 		{Type(0x30), nil},
+		{TypeShutdown, nil},
+		{TypeShutdown, []byte{2}},
+		{TypeShutdown, []byte{1, 1}},
+		{TypePrepared, []byte{}},
+		{TypePrepared, []byte{0xff}},
 	}
 	for i, f := range cases {
 		if err := Validate(f); !errors.Is(err, ErrMalformed) {
@@ -252,9 +257,35 @@ func TestHolderAccepts(t *testing.T) {
 		{0, TypeInput, false}, {-1, TypeInput, false},
 		{2, TypeHello, false}, {2, TypeAnswer, false}, {2, TypeOutput, false}, {2, TypeLog, false},
 		{2, Type(0x3f), false}, {2, Type(0xff), false},
+		{4, TypeShutdown, false}, {5, TypeShutdown, true}, {5, TypePrepared, false},
 	} {
 		if got := HolderAccepts(tc.version, tc.typ); got != tc.want {
 			t.Errorf("HolderAccepts(%d, %s) = %v, want %v", tc.version, tc.typ, got, tc.want)
+		}
+	}
+}
+
+// The shutdown frame and its answer carry one byte: 1, a shutdown is
+// coming; 0, it was cancelled.
+func TestShutdownFrames(t *testing.T) {
+	for _, typ := range []Type{TypeShutdown, TypePrepared} {
+		for _, on := range []bool{true, false} {
+			var b bytes.Buffer
+			if err := NewWriter(&b).Shutdown(typ, on); err != nil {
+				t.Fatal(err)
+			}
+			var buf []byte
+			f, err := ReadFrame(&b, &buf)
+			if err != nil || f.Type != typ {
+				t.Fatalf("read %s: %v, %s", typ, err, f.Type)
+			}
+			if err := Validate(f); err != nil {
+				t.Fatalf("validate %s: %v", typ, err)
+			}
+			got, err := ParseShutdown(f.Payload)
+			if err != nil || got != on {
+				t.Fatalf("ParseShutdown(%s %v) = %v, %v", typ, on, got, err)
+			}
 		}
 	}
 }

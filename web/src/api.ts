@@ -11,7 +11,7 @@ export interface Session {
   pid: number | null;
   exit_code: number | null;
   reason?: string;
-  /** Why an interrupted session ended, when the server knows: machine_restarted, holder_killed or stopped; cause_text says it in words. */
+  /** Why an interrupted session ended, when the server knows: machine_restarted, holder_killed, stopped or shutdown; cause_text says it in words. */
   cause?: string;
   cause_text?: string;
   /** The restore policy brings it back (restore --all; auto-restore when asked for). */
@@ -27,6 +27,25 @@ export interface Session {
   viewers?: number;
   /** When a running session went quiet (likely waiting for input), RFC 3339; null while output flows. */
   quiet_since?: string | null;
+  /** What its shell is doing, as shell integration's marks tell (a running session's). */
+  shell?: Shell | null;
+  /** What a running session is doing, where the server says: at_prompt, running, waiting or starting. */
+  activity?: { state: string } | null;
+}
+
+/** Shell is a session's shell as its OSC 133 marks tell: prompt, running or unknown, and the last command that ended. */
+export interface Shell {
+  state: 'prompt' | 'running' | 'unknown' | string;
+  since?: string;
+  command?: string;
+  last?: {
+    command?: string;
+    status: number | null;
+    ended_at: string;
+    has_output: boolean;
+    output_start: number;
+    output_end: number;
+  } | null;
 }
 
 /** Me is GET /api/me: who this page's token acts as, and what it may do. */
@@ -49,9 +68,9 @@ export interface Event {
   detail: Record<string, unknown>;
 }
 
-/** ApiError is a non-2xx answer; message is the server's sentence. */
+/** ApiError is a non-2xx answer; message is the server's sentence, code its reason on a 401 ("revoked", "expired"). */
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(readonly status: number, message: string, readonly code?: string) {
     super(message);
   }
 }
@@ -80,8 +99,8 @@ async function call<V>(method: string, path: string, body?: unknown): Promise<V>
     // not JSON: keep the text for the message
   }
   if (!r.ok) {
-    const msg = (data as { error?: string } | undefined)?.error ?? (text || r.statusText);
-    throw new ApiError(r.status, msg);
+    const e = data as { error?: string; code?: string } | undefined;
+    throw new ApiError(r.status, e?.error ?? (text || r.statusText), typeof e?.code === 'string' ? e.code : undefined);
   }
   return data as V;
 }
@@ -155,9 +174,14 @@ export interface ReplayOutput {
   done: boolean;
 }
 
-/** GrepHit is a line of the log that matched: offset of its first byte, and when it was logged. */
+/**
+ * GrepHit is a line of the log that matched: the bytes that drew its first
+ * match, [offset, end), and when the last of them was logged.
+ */
 export interface GrepHit {
   offset: number;
+  /** After the match's last byte (absent from servers of before). */
+  end?: number;
   time: string | null;
   t?: number;
   line: string;
@@ -180,12 +204,15 @@ async function fetchOK(path: string, signal?: AbortSignal): Promise<Response> {
   if (r.ok) return r;
   const text = await r.text().catch(() => '');
   let msg = text || r.statusText;
+  let code: string | undefined;
   try {
-    msg = (JSON.parse(text) as { error?: string }).error ?? msg;
+    const e = JSON.parse(text) as { error?: string; code?: string };
+    msg = e.error ?? msg;
+    if (typeof e.code === 'string') code = e.code;
   } catch {
     // not JSON: keep the text
   }
-  throw new ApiError(r.status, msg);
+  throw new ApiError(r.status, msg, code);
 }
 
 /** ndjson reads an answer of JSON lines. */
@@ -290,4 +317,29 @@ export interface BrowserSession {
 export const browsers = {
   list: () => call<BrowserSession[]>('GET', '/api/browser-sessions'),
   revoke: (id: string) => call<BrowserSession>('DELETE', `/api/browser-sessions/${encodeURIComponent(id)}`),
+};
+
+/** ShareLink is a share link of one session (an access token), as made: its address is shown this once. */
+export interface ShareLink {
+  id: string;
+  name?: string;
+  read_only: boolean;
+  state: string;
+  expires_at: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  /** Only in the answer that made it. */
+  secret?: string;
+  url?: string;
+  warning?: string;
+}
+
+/** share makes, lists and revokes a session's share links (the owner only), and lists who watches it (anyone who sees it). */
+export const share = {
+  links: (id: string) => call<ShareLink[]>('GET', `/api/sessions/${encodeURIComponent(id)}/links`),
+  create: (id: string, req: { name?: string; writable?: boolean; expires_in?: number }) =>
+    call<ShareLink>('POST', `/api/sessions/${encodeURIComponent(id)}/links`, req),
+  revoke: (id: string, link: string) =>
+    call<ShareLink>('DELETE', `/api/sessions/${encodeURIComponent(id)}/links/${encodeURIComponent(link)}`),
+  viewers: (id: string) => call<import('./presence').Presence>('GET', `/api/sessions/${encodeURIComponent(id)}/viewers`),
 };

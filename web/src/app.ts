@@ -1,30 +1,38 @@
 // The page: a tab per session, the visible terminal, and everything around
 // them. App is the composition root: it owns the sessions, their order and
-// which one is active, and wires the modules that do the rest: the tab bar
-// (tabs.ts), shortcuts (shortcuts.ts), the extra-keys row (keyrow.ts),
-// scrollback search (search.ts), the event stream (feed.ts), dialogs and
-// toasts (dialogs.ts), sign-ins (account.ts), the stage (stage.ts), the
-// replay (replay.ts), the phone's tab switcher (switcher.ts), touch
-// gestures (touch.ts), settings (settings.ts), what a screen reader is told
-// (announce.ts); and the page lifecycle: back/forward cache, sleep, network
-// changes.
+// which one is active, and wires the modules that do the rest: creating,
+// ending and restoring sessions (actions.ts), the tab bar (tabs.ts),
+// shortcuts (shortcuts.ts), the extra-keys row (keyrow.ts), scrollback
+// search (search.ts), the event stream (feed.ts), dialogs and toasts
+// (dialogs.ts), sign-ins (account.ts), the stage (stage.ts), the replay
+// (replay.ts), sharing (share.ts), the phone's tab switcher (switcher.ts),
+// touch gestures (touch.ts), settings (settings.ts), what a screen reader
+// is told (announce.ts), the page lifecycle (lifecycle.ts: back/forward
+// cache, sleep, network changes).
 
 import { api, ApiError, Session } from './api';
-import { credentialId, forget, signIn } from './auth';
+import { createSession, endSession, restoreSession, showAccess } from './actions';
+import { forget, signIn } from './auth';
 import { Account, askSwitch, signInAgain } from './account';
 import { announcement, Heard } from './announce';
-import { confirm, copy, fatal, toast } from './dialogs';
+import { copy, dialogOpen, fatal, toast } from './dialogs';
 import { $, el, readJSON, sleep, writeStorage } from './dom';
+import { endedNotice, Holder } from './ended';
 import { EventFeed } from './feed';
 import { KeyRow } from './keyrow';
-import { applyPageTheme, clampFont, loadPrefs, Prefs, savePrefs } from './prefs';
+import { terminalGets } from './keys';
+import { bindLifecycle, testHook } from './lifecycle';
+import { Preferences, Prefs } from './prefs';
 import { ReplayView } from './replay';
 import { ScrollbackSearch } from './search';
+import { ShareDialog } from './share';
 import { SessionHooks, TermSession } from './session';
 import { Settings } from './settings';
-import { bindShortcuts, terminalKey } from './shortcuts';
+import { bindShortcuts } from './shortcuts';
 import { renderBanner, renderOverlay } from './stage';
-import { badge, commandName, label, quietSince } from './tabinfo';
+import type { QuietNote } from './quiet';
+import { QuietWatch } from './quietwatch';
+import { badge, label } from './tabinfo';
 import { cycled, merged, moved, savedOrder } from './taborder';
 import { TabBar } from './tabs';
 import { TabSwitcher } from './switcher';
@@ -42,21 +50,33 @@ export class App {
   readonly sessions = new Map<string, TermSession>();
   private tabOrder: string[] = [];
   activeId: string | null = null;
-  readonly prefs: Prefs;
+  private readonly looks: Preferences;
   private refreshTimer = 0;
   private refreshing: Promise<void> | null = null;
   private refreshAgain = false;
   private booted = false;
   private suspended = false;
+  /** What the user has seen of each session, for the quiet badge. */
+  private readonly quietWatch = new QuietWatch(
+    (ts) => ts.id === this.activeId && document.visibilityState === 'visible' && !this.suspended,
+  );
+  /** Who the page is signed in as (GET /api/me), for the notice when its access ends. */
+  private holder: Holder | null = null;
+  private ending = false;
   /** Whether this page's token may create sessions (GET /api/me): not a share link, not read-only. */
   canCreate = true;
+  /** Whether this page may change sessions (end, rename, restore): not a read-only link. */
+  canWrite = true;
+  /** Whether Tab moves the focus out of the terminal (Ctrl+Shift+M) instead of reaching the shell. */
+  private tabMoves = false;
   private readonly hooks: SessionHooks;
   readonly replay: ReplayView;
   private readonly tabs: TabBar;
   private readonly search: ScrollbackSearch;
   private readonly keyRow: KeyRow;
-  private readonly feed: EventFeed;
+  readonly feed: EventFeed;
   private readonly account: Account;
+  private readonly share: ShareDialog;
   private readonly switcher: TabSwitcher;
   private readonly settings: Settings;
   /** heard is each session as the screen reader was last told of it (announce.ts). */
@@ -65,11 +85,17 @@ export class App {
   private readonly termsEl = $('terminals');
 
   constructor() {
-    this.prefs = loadPrefs();
+    this.looks = new Preferences({
+      terminals: () => [...this.sessions.values(), this.replay],
+      showKeyRow: (on) => this.keyRow.show(on),
+      keyRowShown: () => this.keyRow.shown,
+      setKeys: (keys) => this.keyRow.setKeys(keys),
+      fitActive: () => this.fitActive(),
+    });
     this.hooks = {
       changed: (ts) => this.sessionChanged(ts),
       gone: (ts) => this.removeSession(ts.id),
-      authLost: () => this.signedOut('This browser is signed out', 'Its sign-in expired (14 days unused) or was revoked. Run `termkeep url` on the machine that runs termkeep and open the address it prints to sign in again.'),
+      authLost: (code) => void this.accessEnded(code),
       clipboard: (text, why) => copy(text, why),
       notice: (text) => toast(text),
       filterInput: (d) => this.keyRow.apply(d),
@@ -81,7 +107,7 @@ export class App {
         if (location.hash) history.replaceState(history.state, '', location.pathname + location.search);
         this.active()?.focus();
       },
-      authLost: () => this.hooks.authLost(),
+      authLost: (code) => this.hooks.authLost(code),
     });
     this.tabs = new TabBar(this);
     this.search = new ScrollbackSearch({ active: () => this.active(), theme: () => this.prefs.theme });
@@ -89,7 +115,7 @@ export class App {
     this.switcher = new TabSwitcher(this);
     this.settings = new Settings({
       prefs: this.prefs,
-      prefsChanged: () => this.prefsChanged(),
+      prefsChanged: () => this.looks.changed(),
       openAccount: () => void this.account.openBrowsers(),
     });
     new TouchGestures(this, this.termsEl);
@@ -105,6 +131,15 @@ export class App {
       },
     });
     this.account = new Account({ authLost: () => this.hooks.authLost(), signedOut: (title, text) => this.signedOut(title, text) });
+    this.share = new ShareDialog({
+      target: () => {
+        const ts = this.active();
+        return ts ? { id: ts.id, name: label(ts), you: ts.you } : null;
+      },
+      owner: () => this.holder?.owner ?? false,
+      authLost: (code) => this.hooks.authLost(code),
+    });
+    $('btn-account').before(this.share.button);
   }
 
   /** active is the session of the active tab. */
@@ -122,6 +157,10 @@ export class App {
     this.saveLayout();
   }
 
+  get prefs(): Prefs {
+    return this.looks.p;
+  }
+
   get fontSize(): number {
     return this.prefs.fontSize;
   }
@@ -129,11 +168,11 @@ export class App {
   // ---- start -------------------------------------------------------------
 
   async start(): Promise<void> {
-    this.applyTheme();
+    this.looks.applyTheme();
     this.bindChrome();
     bindShortcuts(this);
     this.bindLifecycle();
-    this.updateKeysRow();
+    this.looks.updateKeysRow();
     // A link for someone else never replaces this browser's sign-in
     // without asking: any site can send a browser to /#token=….
     const signed = await signIn(askSwitch);
@@ -154,7 +193,7 @@ export class App {
         list = await api.list();
       } catch (e) {
         if (e instanceof ApiError && e.status === 401) {
-          this.hooks.authLost();
+          this.hooks.authLost(e.code);
           return;
         }
         fatal('Connecting to termkeep…', 'The termkeep server is not answering. Sessions keep running meanwhile; this page tries again on its own.');
@@ -162,7 +201,9 @@ export class App {
       }
     }
     $('fatal').hidden = true;
-    this.setCanCreate((await me)?.can_create ?? true);
+    const m = await me;
+    this.holder = m ? { owner: m.owner } : null;
+    this.setAccess(m?.can_create ?? true, !(m?.read_only ?? false));
     this.reconcile(list);
     const first = wantActive && this.sessions.has(wantActive) ? wantActive : this.tabOrder[0] ?? null;
     if (first) this.activate(first);
@@ -183,8 +224,10 @@ export class App {
     window.setInterval(() => {
       for (const ts of this.sessions.values()) {
         ts.tick();
-        // Output after a quiet spell takes the tab's quiet badge away.
-        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (quietSince(ts) !== null)) this.tabs.render(ts);
+        // What the user is looking at is seen; output after a quiet spell
+        // takes the tab's quiet badge away.
+        if (ts.id === this.activeId && document.visibilityState === 'visible') this.quietWatch.look(ts);
+        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (this.quiet(ts) !== null)) this.tabs.render(ts);
       }
       renderOverlay(this.active());
     }, 1000);
@@ -230,8 +273,10 @@ export class App {
     ts.search.onDidChangeResults((r) => {
       if (ts.id === this.activeId) this.search.count(r.resultIndex, r.resultCount);
     });
-    ts.term.attachCustomKeyEventHandler(terminalKey);
+    ts.term.attachCustomKeyEventHandler((e) => terminalGets(e, this.tabMoves));
     ts.viewers = s.viewers ?? 0;
+    // What it printed before this page listed it is no news.
+    this.quietWatch.listed(s.id, s.end_offset);
     this.tabs.render(ts);
     // At start the active tab connects first, with its size (start()).
     if (this.booted) ts.connect();
@@ -251,6 +296,7 @@ export class App {
   private removeSession(id: string): void {
     const ts = this.sessions.get(id);
     if (!ts) return;
+    this.quietWatch.forget(id);
     const idx = this.tabOrder.indexOf(id);
     this.sessions.delete(id);
     this.heard.delete(id);
@@ -269,6 +315,8 @@ export class App {
   }
 
   private sessionChanged(ts: TermSession): void {
+    // The connection says a session was interrupted; the list says why.
+    if (ts.exit?.state === 'interrupted' && !ts.info.cause) this.refreshSoon(0);
     this.tabs.render(ts);
     this.switcher.render();
     this.announce(ts);
@@ -282,11 +330,15 @@ export class App {
     const now: Heard = { conn: ts.state, ended: ended ? b.cls : '', text: b.text };
     const { say, heard } = announcement(label(ts), this.heard.get(ts.id), now, ts.id === this.activeId);
     this.heard.set(ts.id, heard);
-    if (!say) return;
+    if (say) this.say(say);
+  }
+
+  /** say has a screen reader read text (the live region of index.html). */
+  private say(text: string): void {
     // A line of its own each, so that two in one moment are both read
     // (a replaced text is read once, the last); the last few are kept.
     const region = $('announce');
-    region.append(el('div', undefined, say));
+    region.append(el('div', undefined, text));
     while (region.childElementCount > 3) region.firstElementChild?.remove();
   }
 
@@ -309,7 +361,7 @@ export class App {
       try {
         this.reconcile(await api.list());
       } catch (e) {
-        if (e instanceof ApiError && e.status === 401) this.hooks.authLost();
+        if (e instanceof ApiError && e.status === 401) this.hooks.authLost(e.code);
       } finally {
         this.refreshing = null;
         if (this.refreshAgain) {
@@ -321,39 +373,21 @@ export class App {
     return this.refreshing;
   }
 
-  /**
-   * setCanCreate shows or hides what creates sessions: a share link or a
-   * read-only token would only be refused (403), so it is not offered.
-   */
-  private setCanCreate(can: boolean): void {
-    this.canCreate = can;
-    $('new-tab').hidden = !can;
-    $('empty-new').hidden = !can;
-    const hint = $('empty-new').nextElementSibling; // the shortcut, under the button
-    if (hint instanceof HTMLElement && hint.classList.contains('hint')) hint.hidden = !can;
+  /** setAccess takes what this page's token may do (GET /api/me) and shows only that. */
+  private setAccess(canCreate: boolean, canWrite: boolean): void {
+    this.canCreate = canCreate;
+    this.canWrite = canWrite;
+    showAccess(canCreate, canWrite);
+    for (const ts of this.sessions.values()) this.tabs.render(ts);
+    this.renderStage();
   }
 
   async newSession(): Promise<void> {
     if (!this.canCreate) return;
     const active = this.active();
     const cwd = active ? active.oscCwd || active.info.cwd : undefined;
-    const size = active ? { cols: active.term.cols, rows: active.term.rows } : this.guessSize();
-    let s: Session;
-    try {
-      s = await api.create({ ...size, cwd: cwd || undefined });
-    } catch (e) {
-      if (cwd && e instanceof ApiError && e.status === 400) {
-        try {
-          s = await api.create({ ...size });
-        } catch (e2) {
-          toast(`Could not create a session: ${(e2 as Error).message}`);
-          return;
-        }
-      } else {
-        toast(`Could not create a session: ${(e as Error).message}`);
-        return;
-      }
-    }
+    const s = await createSession(active ? { cols: active.term.cols, rows: active.term.rows } : this.guessSize(), cwd);
+    if (!s) return;
     this.addSession(s);
     this.tabs.layout();
     this.saveLayout();
@@ -369,47 +403,22 @@ export class App {
 
   async closeSession(id: string): Promise<void> {
     const ts = this.sessions.get(id);
-    if (!ts) return;
-    const running = !ts.exit && ts.info.state === 'running';
-    if (running) {
-      const name = label(ts);
-      const what = ts.info.pid ? `${commandName(ts.info)} (pid ${ts.info.pid})` : commandName(ts.info);
-      const ok = await confirm(
-        `End “${name}”?`,
-        `This stops ${what} and everything running in it, and removes its output. Closing the browser tab instead would keep it running.`,
-        'End session',
-      );
-      if (!ok) {
-        ts.focus();
-        return;
-      }
-    }
-    try {
-      // Ending and removing are two calls, as for `termkeep kill` and
-      // `termkeep rm`: a session this page saw ended is not ended again,
-      // so one restored elsewhere meanwhile is refused (409), not killed.
-      if (running) await api.kill(id);
-      await api.remove(id);
-    } catch (e) {
-      if (!(e instanceof ApiError && e.status === 404)) {
-        toast(`Could not close the session: ${(e as Error).message}`);
-        return;
-      }
-    }
-    this.removeSession(id);
+    if (ts && this.canWrite && (await endSession(ts))) this.removeSession(id);
   }
 
-  activate(id: string): void {
+  /** activate shows session id's tab; focusTerminal gives its terminal the keyboard. */
+  activate(id: string, focusTerminal = true): void {
     const ts = this.sessions.get(id);
     if (!ts) return;
     // Going to a tab is going to its live terminal.
     if (this.replay.isOpen) this.replay.close();
     if (this.activeId === id) {
-      ts.focus();
+      if (focusTerminal) ts.focus();
       return;
     }
     const prev = this.active();
     if (prev) {
+      this.quietWatch.look(prev);
       prev.search.clearDecorations();
       prev.hide();
     }
@@ -427,13 +436,32 @@ export class App {
       if (this.activeId !== id) return;
       ts.fitNow();
       const typing = document.activeElement?.tagName === 'INPUT' || ($('dialog') as HTMLDialogElement).open;
-      if (!this.tabs.renaming && !typing && !this.replay.isOpen) ts.focus();
+      if (focusTerminal && !this.tabs.renaming && !typing && !this.replay.isOpen) ts.focus();
     });
   }
 
-  cycle(delta: number): void {
+  cycle(delta: number, focusTerminal = true): void {
     const id = cycled(this.tabOrder, this.activeId, delta);
-    if (id) this.activate(id);
+    if (id) this.activate(id, focusTerminal);
+  }
+
+  toggleTabMoves(): void {
+    this.tabMoves = !this.tabMoves;
+    document.documentElement.dataset.tabMoves = this.tabMoves ? '1' : '';
+    toast(this.tabMoves ? 'Tab moves the focus through the page now; Ctrl+Shift+M gives Tab back to the terminal.' : 'Tab goes to the terminal again.');
+  }
+
+  /**
+   * refocus gives the keyboard back to the terminal (or the replay) after
+   * a button or a dialog had it, unless something else took it since.
+   */
+  private refocus(): void {
+    const a = document.activeElement;
+    if (a && a !== document.body && a.tagName !== 'BUTTON') return;
+    if (dialogOpen()) return;
+    if (this.tabs.renaming) return;
+    if (this.replay.isOpen) this.replay.focus();
+    else this.active()?.focus();
   }
 
   moveActive(delta: number): void {
@@ -456,25 +484,21 @@ export class App {
     writeStorage(localStorage, LAYOUT_KEY, JSON.stringify({ order: this.tabOrder, active: this.activeId } satisfies Layout));
   }
 
+  /** quiet is ts's tab's quiet badge (quietwatch.ts). */
+  quiet(ts: TermSession): QuietNote | null {
+    return this.quietWatch.note(ts);
+  }
+
   // ---- the stage: overlay, banner, empty state --------------------------
 
   /** restoreSession starts an ended session again and follows it. */
   private async restoreSession(id: string): Promise<void> {
     const ts = this.sessions.get(id);
     if (!ts) return;
-    const btn = $('banner-restore') as HTMLButtonElement;
-    btn.disabled = true;
-    try {
-      const r = await api.restore(id);
-      ts.revive(r.session);
-      this.tabs.render(ts);
-      if (r.notices?.length) toast(r.notices.join('\n'));
-    } catch (e) {
-      toast(`Could not restore: ${(e as Error).message}`);
-    } finally {
-      btn.disabled = false;
-      this.renderStage();
-    }
+    await restoreSession(ts, this.activeId === id);
+    this.tabs.render(ts);
+    this.renderStage();
+    this.refocus();
   }
 
   private renderStage(): void {
@@ -482,9 +506,37 @@ export class App {
     $('empty').hidden = !empty;
     const ts = this.active();
     renderOverlay(ts);
-    renderBanner(ts);
+    renderBanner(ts, this.canWrite);
     if (!ts) document.title = 'termkeep';
     ($('btn-replay') as HTMLButtonElement).disabled = !ts;
+    this.share.button.disabled = !ts;
+  }
+
+  /**
+   * accessEnded follows a refusal of the page's credential: once, with
+   * the server's reason (asked for when the refusal did not carry it, as
+   * an event stream's or a WebSocket's cannot), and not at all when the
+   * credential turns out to work.
+   */
+  private async accessEnded(code?: string): Promise<void> {
+    if (this.ending) return;
+    this.ending = true;
+    if (code === undefined) {
+      try {
+        await api.me();
+        this.ending = false;
+        return;
+      } catch (e) {
+        // Not a refusal (the server is out of reach): nothing ended.
+        if (!(e instanceof ApiError) || e.status !== 401) {
+          this.ending = false;
+          return;
+        }
+        code = e.code;
+      }
+    }
+    const n = endedNotice(code, this.holder);
+    this.signedOut(n.title, n.text);
   }
 
   /** signedOut drops the credential and everything it reached: the tabs and the event stream. */
@@ -494,10 +546,16 @@ export class App {
     this.booted = false;
     for (const id of [...this.sessions.keys()]) this.sessions.get(id)?.dispose();
     this.sessions.clear();
+    this.heard.clear();
     this.tabs.clear();
     this.activeId = null;
+    this.switcher.render();
     $('bar').dataset.signedOut = '1';
+    // Nothing is reconnecting any more: no card says so over the notice.
+    this.renderStage();
     fatal(title, text);
+    // The notice covers the page; a screen reader is told what it says.
+    this.say(`${title}. ${text}`);
   }
 
   // ---- chrome: buttons, preferences ----------------------------------------
@@ -510,16 +568,8 @@ export class App {
     $('banner-replay').addEventListener('click', () => this.openReplay(this.activeId));
     $('btn-font-up').addEventListener('click', () => this.setFont(this.prefs.fontSize + 1));
     $('btn-font-down').addEventListener('click', () => this.setFont(this.prefs.fontSize - 1));
-    $('btn-theme').addEventListener('click', () => {
-      this.prefs.theme = this.prefs.theme === 'dark' ? 'light' : 'dark';
-      savePrefs(this.prefs);
-      this.applyTheme();
-    });
-    $('btn-keys').addEventListener('click', () => {
-      this.prefs.keys = this.keyRow.shown ? 'off' : 'on';
-      savePrefs(this.prefs);
-      this.updateKeysRow();
-    });
+    $('btn-theme').addEventListener('click', () => this.looks.toggleTheme());
+    $('btn-keys').addEventListener('click', () => this.looks.toggleKeys());
     $('btn-help').addEventListener('click', () => ($('help') as HTMLDialogElement).showModal());
     $('btn-account').addEventListener('click', () => void this.account.openBrowsers());
     $('btn-settings').addEventListener('click', () => this.settings.open());
@@ -531,6 +581,12 @@ export class App {
     $('banner-restore').addEventListener('click', () => {
       if (this.activeId) void this.restoreSession(this.activeId);
     });
+
+    // After a button of the bar, the banner or the overlay, the keyboard
+    // goes back to the terminal (Space must not press the button again);
+    // after a dialog closes too. This runs after the button's own handler.
+    for (const id of ['bar', 'banner', 'overlay']) $(id).addEventListener('click', () => this.refocus());
+    for (const d of document.querySelectorAll('dialog')) d.addEventListener('close', () => this.refocus());
 
     const ro = new ResizeObserver(() => this.fitActive());
     ro.observe(this.termsEl);
@@ -552,32 +608,7 @@ export class App {
   }
 
   setFont(size: number): void {
-    this.prefs.fontSize = clampFont(size);
-    savePrefs(this.prefs);
-    for (const ts of this.sessions.values()) ts.applyPrefs(this.prefs);
-    this.replay.applyPrefs(this.prefs);
-    toast(`Text size ${this.prefs.fontSize}px`);
-  }
-
-  /** prefsChanged keeps the preferences the settings dialog changed and applies them. */
-  private prefsChanged(): void {
-    savePrefs(this.prefs);
-    this.applyTheme();
-    this.keyRow.setKeys(this.prefs.extraKeys);
-  }
-
-  private applyTheme(): void {
-    applyPageTheme(this.prefs.theme);
-    for (const ts of this.sessions.values()) ts.applyPrefs(this.prefs);
-    this.replay.applyPrefs(this.prefs);
-  }
-
-  private updateKeysRow(): void {
-    const coarse = window.matchMedia?.('(pointer: coarse)').matches ?? false;
-    const show = this.prefs.keys === 'on' || (this.prefs.keys === 'auto' && coarse);
-    this.keyRow.show(show);
-    $('btn-keys').classList.toggle('on', show);
-    this.fitActive();
+    this.looks.setFont(size);
   }
 
   // ---- the replay view -----------------------------------------------------
@@ -608,70 +639,30 @@ export class App {
     this.openReplay(ref, h.get('t') && Number.isFinite(t) && t > 0 ? t : null);
   }
 
-  // ---- page lifecycle ------------------------------------------------------
+  // ---- page lifecycle and the tests' view ------------------------------------
 
   private bindLifecycle(): void {
-    window.addEventListener('pagehide', () => {
-      // Closing the connections lets the browser keep the page in its
-      // back/forward cache; pageshow reconnects them.
-      this.suspended = true;
-      for (const ts of this.sessions.values()) ts.suspend();
-      this.feed.close();
-      this.saveLayout();
+    bindLifecycle({
+      sessions: this.sessions,
+      feed: this.feed,
+      booted: () => this.booted,
+      suspend: (on) => {
+        this.suspended = on;
+        if (on) this.saveLayout();
+      },
+      suspended: () => this.suspended,
+      refreshSoon: (delay) => this.refreshSoon(delay),
+      offline: () => renderOverlay(this.active()),
+      pointerChanged: () => this.looks.updateKeysRow(),
+      hidden: () => {
+        const a = this.active();
+        if (a) this.quietWatch.look(a);
+      },
     });
-    window.addEventListener('pageshow', (e) => {
-      if (!e.persisted && !this.suspended) return;
-      this.suspended = false;
-      for (const ts of this.sessions.values()) ts.resume();
-      this.feed.start();
-      this.refreshSoon(0);
-    });
-    const wake = () => {
-      if (this.suspended) return;
-      for (const ts of this.sessions.values()) ts.probe();
-      if (!this.feed.open && this.booted) this.feed.start();
-      this.refreshSoon(0);
-    };
-    document.addEventListener('visibilitychange', () => {
-      if (document.visibilityState === 'visible') wake();
-    });
-    document.addEventListener('resume', wake);
-    window.addEventListener('focus', wake);
-    window.addEventListener('online', () => {
-      for (const ts of this.sessions.values()) {
-        ts.retryNow();
-        ts.probe(true);
-      }
-      if (!this.feed.open && this.booted) this.feed.start();
-    });
-    window.addEventListener('offline', () => renderOverlay(this.active()));
-    window.matchMedia?.('(pointer: coarse)').addEventListener?.('change', () => this.updateKeysRow());
   }
-
-  // ---- test hook -------------------------------------------------------------
 
   /** hook is window.__termkeep: what the browser tests read. */
   hook(): object {
-    const pick = (id?: string) => this.sessions.get(id ?? this.activeId ?? '');
-    return {
-      active: () => this.activeId,
-      credential: () => credentialId(),
-      tabs: () => this.tabOrder.filter((id) => this.sessions.has(id)).map((id) => {
-        const ts = this.sessions.get(id)!;
-        return { id, label: label(ts), state: ts.state, badge: badge(ts).text, viewers: ts.viewers, written: ts.written };
-      }),
-      screen: (id?: string) => pick(id)?.visibleText() ?? null,
-      text: (id?: string) => pick(id)?.allText() ?? null,
-      size: (id?: string) => {
-        const ts = pick(id);
-        return ts ? { cols: ts.term.cols, rows: ts.term.rows } : null;
-      },
-      renderer: (id?: string) => pick(id)?.renderer ?? null,
-      drop: (id?: string) => pick(id)?.drop(),
-      replayScreen: () => this.replay.visibleText(),
-      selection: () => this.active()?.term.getSelection() ?? '',
-      fontSize: () => this.prefs.fontSize,
-      replaySize: () => (this.replay.isOpen ? this.replay.size() : null),
-    };
+    return testHook(this, this.replay);
   }
 }

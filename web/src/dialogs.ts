@@ -19,9 +19,8 @@ export function confirm(title: string, text: string, ok: string, cancel = 'Cance
   });
 }
 
-/** dialogOpen says whether a modal dialog of the page is open (it has the keys then). */
+/** dialogOpen says whether a modal dialog of the page is open (it has the keys then): any of them, the Share dialog's included. */
 export function dialogOpen(): boolean {
-  // Any of them: a field in the settings takes keys that are shortcuts elsewhere.
   return document.querySelector('dialog[open]') !== null;
 }
 

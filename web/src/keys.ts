@@ -133,3 +133,30 @@ export function tapMod(m: Mod, now: number): Mod {
 export function usedMod(m: Mod): Mod {
   return m.state === 'once' ? { state: 'off', at: m.at } : m;
 }
+
+/** The part of a KeyboardEvent that decides who gets the key. */
+export interface KeyLike {
+  key: string;
+  code: string;
+  ctrlKey: boolean;
+  shiftKey: boolean;
+  altKey: boolean;
+  metaKey: boolean;
+}
+
+/**
+ * terminalGets says whether the terminal takes key e (xterm.js's custom
+ * key handler), or leaves it to the browser: Ctrl+Shift+C/V copy and
+ * paste; and with tabMoves (Ctrl+Shift+M) Tab and Shift+Tab move the focus
+ * through the page, as in VS Code.
+ */
+export function terminalGets(e: KeyLike, tabMoves: boolean): boolean {
+  if (e.ctrlKey && e.shiftKey && !e.altKey && (e.code === 'KeyC' || e.code === 'KeyV')) return false;
+  if (tabMoves && e.key === 'Tab' && !e.ctrlKey && !e.altKey && !e.metaKey) return false;
+  return true;
+}
+
+/** isTabModeKey says whether e is Ctrl+Shift+M, which turns tabMoves on and off. */
+export function isTabModeKey(e: KeyLike): boolean {
+  return (e.ctrlKey || e.metaKey) && e.shiftKey && !e.altKey && e.code === 'KeyM';
+}

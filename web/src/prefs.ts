@@ -1,8 +1,9 @@
 // The page's preferences (text size, theme, copy on select, WebGL, the
 // extra-keys row and its keys, screen-reader mode, minimum contrast), kept
-// in the browser's storage.
+// in the browser's storage and applied to every terminal when they change.
 
-import { readJSON, writeStorage } from './dom';
+import { toast } from './dialogs';
+import { $, readJSON, writeStorage } from './dom';
 import { DEFAULT_EXTRA_KEYS, parseKeys } from './keys';
 import type { TermPrefs } from './session';
 import type { ThemeName } from './theme';
@@ -53,4 +54,60 @@ export function applyPageTheme(theme: ThemeName): void {
   document.documentElement.dataset.theme = theme;
   const meta = document.querySelector('meta[name="theme-color"]');
   meta?.setAttribute('content', theme === 'dark' ? '#101318' : '#f3f5f8');
+}
+
+/** What the preferences change: the terminals (live and replay), the extra-keys row and its keys, the active terminal's fit. */
+export interface PrefsHost {
+  terminals(): Iterable<{ applyPrefs(p: Prefs): void }>;
+  showKeyRow(on: boolean): void;
+  keyRowShown(): boolean;
+  setKeys(keys: string[]): void;
+  fitActive(): void;
+}
+
+/** Preferences holds the page's preferences and applies each change everywhere. */
+export class Preferences {
+  readonly p: Prefs = loadPrefs();
+
+  constructor(private readonly host: PrefsHost) {}
+
+  setFont(size: number): void {
+    this.p.fontSize = clampFont(size);
+    savePrefs(this.p);
+    for (const t of this.host.terminals()) t.applyPrefs(this.p);
+    toast(`Text size ${this.p.fontSize}px`);
+  }
+
+  toggleTheme(): void {
+    this.p.theme = this.p.theme === 'dark' ? 'light' : 'dark';
+    savePrefs(this.p);
+    this.applyTheme();
+  }
+
+  /** changed keeps what the settings dialog changed in p and applies it. */
+  changed(): void {
+    savePrefs(this.p);
+    this.applyTheme();
+    this.host.setKeys(this.p.extraKeys);
+  }
+
+  applyTheme(): void {
+    applyPageTheme(this.p.theme);
+    for (const t of this.host.terminals()) t.applyPrefs(this.p);
+  }
+
+  toggleKeys(): void {
+    this.p.keys = this.host.keyRowShown() ? 'off' : 'on';
+    savePrefs(this.p);
+    this.updateKeysRow();
+  }
+
+  /** updateKeysRow shows the extra-keys row when asked for, or on a touch screen unless asked not to. */
+  updateKeysRow(): void {
+    const coarse = window.matchMedia?.('(pointer: coarse)').matches ?? false;
+    const show = this.p.keys === 'on' || (this.p.keys === 'auto' && coarse);
+    this.host.showKeyRow(show);
+    $('btn-keys').classList.toggle('on', show);
+    this.host.fitActive();
+  }
 }

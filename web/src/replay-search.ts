@@ -2,17 +2,19 @@
 // scrollback; each hit is a line with the time it was printed, and a click
 // shows that moment.
 
+import type { Terminal } from '@xterm/xterm';
 import { GrepHit, replay as api } from './api';
 import { $ } from './dom';
 import { clockTime, hitTime } from './replay-clock';
+import { findMark } from './replay-mark';
 
 const HIT_LIMIT = 500;
 
 /** What the search needs of the view. */
 export interface ReplaySearchHost {
   id(): string | null;
-  /** show goes to the moment hit h was printed. */
-  show(h: GrepHit): void;
+  /** show goes to the moment hit h, a match of query, was drawn. */
+  show(h: GrepHit, query: string): void;
   /** hits: the hits changed (the timeline marks them). */
   hits(hits: GrepHit[]): void;
   /** failed says why a request failed. */
@@ -33,6 +35,8 @@ export class ReplaySearch {
   private gen = 0;
   private abort: AbortController | null = null;
   private hits: GrepHit[] = [];
+  /** The text the hits match. */
+  private query = '';
 
   constructor(private readonly host: ReplaySearchHost) {
     this.input.addEventListener('keydown', (e) => {
@@ -50,7 +54,7 @@ export class ReplaySearch {
       if (!b || !h) return;
       for (const x of this.hitsList.querySelectorAll('.replay-hit.current')) x.classList.remove('current');
       b.classList.add('current');
-      this.host.show(h);
+      this.host.show(h, this.query);
     });
     $('replay-hits-close').addEventListener('click', () => this.clear());
   }
@@ -97,6 +101,7 @@ export class ReplaySearch {
     }
     if (sgen !== this.gen) return;
     this.hits = hits;
+    this.query = q;
     this.hitsHead.textContent =
       hits.length === 0 ? `No line holds “${q}”.` : hits.length >= HIT_LIMIT ? `The first ${HIT_LIMIT} lines holding “${q}”` : `${hits.length} line${hits.length === 1 ? '' : 's'} holding “${q}”`;
     const lower = q.toLowerCase();
@@ -135,4 +140,44 @@ export class ReplaySearch {
     this.hitsList.textContent = '';
     this.host.hits([]);
   }
+}
+
+/**
+ * markMatch selects query's match on term's screen (findMark: the one the
+ * cursor has just drawn, else the nearest above), scrolled into view, and
+ * returns the text selected; null when it is not there.
+ */
+export function markMatch(term: Terminal, query: string): string | null {
+  const b = term.buffer.active;
+  // Each line's text, and for each of its characters the column it is in
+  // and its width (a wide character takes two columns).
+  const lines: string[] = [];
+  const cols: { x: number; w: number }[][] = [];
+  for (let y = 0; y < b.length; y++) {
+    const line = b.getLine(y);
+    let text = '';
+    const at: { x: number; w: number }[] = [];
+    for (let x = 0; line && x < line.length; x++) {
+      const c = line.getCell(x);
+      if (!c || c.getWidth() === 0) continue;
+      const ch = c.getChars() || ' ';
+      for (let i = 0; i < ch.length; i++) at.push({ x, w: c.getWidth() });
+      text += ch;
+    }
+    lines.push(text);
+    cols.push(at);
+  }
+  const cy = b.baseY + b.cursorY;
+  const cur = cols[cy] ?? [];
+  const ci = cur.findIndex((c) => c.x >= b.cursorX);
+  const m = findMark(lines, { line: cy, col: ci < 0 ? cur.length : ci }, query);
+  if (!m) {
+    term.clearSelection();
+    return null;
+  }
+  const first = cols[m.line][m.start];
+  const last = cols[m.line][m.end - 1];
+  term.select(first.x, m.line, last.x + last.w - first.x);
+  if (m.line < b.viewportY || m.line >= b.viewportY + term.rows) term.scrollToLine(Math.max(0, m.line - (term.rows >> 1)));
+  return term.getSelection();
 }

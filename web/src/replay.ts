@@ -1,5 +1,8 @@
 // The replay view: a session's recorded output played back on a read-only
 // terminal of its own, over the live one, with a timeline to seek on.
+// This file seeks and plays; the clock's arithmetic is replay-clock.ts,
+// the playback queue and its decisions replay-playback.ts, the timeline
+// replay-timeline.ts and the whole-log search replay-search.ts.
 //
 // Moments. The server renders the screen at any moment (replay/screen:
 // its newest checkpoint before it plus the log after it), so a seek is one
@@ -19,35 +22,27 @@
 // every byte below it) and data-t (its moment, Unix ms); data-state is
 // "paused" only once the terminal has parsed every byte of the moment.
 
-import { Terminal } from '@xterm/xterm';
-import { Unicode11Addon } from '@xterm/addon-unicode11';
-import { WebLinksAddon } from '@xterm/addon-web-links';
-import { ApiError, GrepHit, replay as api, ReplayItem, ReplayTimeline } from './api';
-import { advanceClock, dueAt, hitTime, offsetTime, SPEEDS } from './replay-clock';
-import { ReplaySearch } from './replay-search';
+import type { Terminal } from '@xterm/xterm';
+import { ApiError, GrepHit, replay as api, ReplayTimeline } from './api';
+import { offsetTime, SPEEDS } from './replay-clock';
+import { Item, Playback } from './replay-playback';
+import { markMatch, ReplaySearch } from './replay-search';
+import { Fitter, openTerm } from './replay-term';
 import { Timeline } from './replay-timeline';
 import { themes, ThemeName } from './theme';
 
 /** Lines of history above a sought screen (the server's at most is 10,000). */
 const SCROLLBACK = 1000;
-const TERM_SCROLLBACK = 10000;
 /** Bytes of output one replay/output request asks for. */
 const BATCH = 256 << 10;
-/** Fetch more while less than this much playing time (ms, at any speed) is buffered ahead of the clock. */
-const AHEAD_MS = 8000;
 /** Bytes handed to xterm.js and not yet parsed beyond which playback waits for it. */
 const MAX_INFLIGHT = 4 << 20;
-/** The playback loop wakes at least this often to move the playhead. */
-const TICK_MS = 100;
 /** A live session's playback at the end asks for new output this often. */
 const LIVE_POLL_MS = 1000;
 /** A live session's timeline is read again this often while the view is open. */
 const TIMELINE_POLL_MS = 5000;
 
 type State = 'closed' | 'loading' | 'paused' | 'playing' | 'error';
-
-/** Item is a line of replay/output with its time known: a line the log gave no time takes the one before's. */
-type Item = ReplayItem & { t: number };
 
 /** A moment to seek to: an offset, a time, or (neither) the end. */
 interface At {
@@ -66,7 +61,7 @@ export interface ReplayHooks {
   /** moved: the view shows another moment for a while (a seek, a pause): the page keeps its address in step. */
   moved(id: string, t: number): void;
   closed(id: string): void;
-  authLost(): void;
+  authLost(code?: string): void;
 }
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -104,6 +99,7 @@ export class ReplayView {
   private readonly skipEl = byId<HTMLInputElement>('replay-skip');
   private readonly timeline: Timeline;
   private readonly search: ReplaySearch;
+  private readonly fitter: Fitter;
 
   private term: Terminal | null = null;
   private prefs: ReplayPrefs;
@@ -123,31 +119,26 @@ export class ReplayView {
   private cols = 80;
   private rows = 24;
 
-  // Playback: the items fetched ahead and not yet written (queue from qi),
-  // where the next request starts, whether the last answer reached the end.
-  private queue: Item[] = [];
-  private qi = 0;
-  private queuedBytes = 0;
+  // Playback: the queue and the clock (pb), where the next request
+  // starts, whether the last answer reached the end; wall is the page
+  // time the clock was last moved at, inflight the bytes handed to the
+  // terminal and not yet parsed.
+  private readonly pb = new Playback();
   private next = 0;
   private outDone = false;
   private doneAt = 0;
   private fetching = false;
-  /** clock is the recording time being played; wall the page time it was last moved at. */
-  private clock = 0;
   private wall = 0;
-  /** lastT is the time of the last item written. */
-  private lastT = 0;
   private inflight = 0;
   private timer = 0;
-  private speed = 1;
-  private skipIdle = true;
 
   private tlTimer = 0;
   private tlFetching = false;
   private retry: (() => void) | null = null;
-  private fitRaf = 0;
   private scrubTarget: { t: number; play: boolean } | null = null;
   private scrubbing = false;
+  /** The search hit's text highlighted on the screen shown, if any. */
+  private marked: string | null = null;
 
   constructor(prefs: ReplayPrefs, private readonly hooks: ReplayHooks) {
     this.prefs = { ...prefs };
@@ -158,6 +149,7 @@ export class ReplayView {
       this.speedEl.appendChild(o);
     }
     this.speedEl.value = '1';
+    this.fitter = new Fitter(this.screenEl, this.termEl, () => this.term, () => !this.root.hidden, () => this.prefs.fontSize);
     this.timeline = new Timeline({
       isOpen: () => this.isOpen,
       grab: () => {
@@ -173,7 +165,7 @@ export class ReplayView {
     });
     this.search = new ReplaySearch({
       id: () => this.id,
-      show: (h) => this.seekHit(h),
+      show: (h, query) => void this.seekHit(h, query),
       hits: (hits) => this.timeline.setHits(hits),
       failed: errorText,
       left: () => this.timeline.el.focus(),
@@ -255,38 +247,12 @@ export class ReplayView {
       this.term.options.theme = themes[p.theme];
       this.term.options.minimumContrastRatio = p.minContrast;
     }
-    this.fitSoon();
+    this.fitter.soon();
     this.timeline.drawActivity();
   }
 
   private ensureTerm(): void {
-    if (this.term) return;
-    // The live terminals' look (session.ts), without input.
-    const term = new Terminal({
-      scrollback: TERM_SCROLLBACK,
-      allowProposedApi: true,
-      cols: 80,
-      rows: 24,
-      fontSize: this.prefs.fontSize,
-      fontFamily: '"JetBrains Mono", "Cascadia Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
-      lineHeight: 1.15,
-      theme: themes[this.prefs.theme],
-      minimumContrastRatio: this.prefs.minContrast,
-      cursorBlink: false,
-      cursorInactiveStyle: 'outline',
-      rescaleOverlappingGlyphs: true,
-      disableStdin: true,
-    });
-    term.loadAddon(new Unicode11Addon());
-    term.unicode.activeVersion = '11';
-    term.loadAddon(
-      new WebLinksAddon((ev, uri) => {
-        ev.preventDefault();
-        window.open(uri, '_blank', 'noopener,noreferrer');
-      }),
-    );
-    term.open(this.termEl);
-    this.term = term;
+    if (!this.term) this.term = openTerm(this.termEl, this.prefs);
   }
 
   /** newGen ends what the current generation does (its request, its timer) and starts the next. */
@@ -296,9 +262,10 @@ export class ReplayView {
     window.clearTimeout(this.timer);
     this.timer = 0;
     this.fetching = false;
-    this.queue = [];
-    this.qi = 0;
-    this.queuedBytes = 0;
+    this.pb.clear();
+    // Another moment: a search hit's highlight was for the one before.
+    this.marked = null;
+    this.term?.clearSelection();
     return ++this.gen;
   }
 
@@ -313,7 +280,7 @@ export class ReplayView {
   }
 
   private fail(e: unknown): void {
-    if (e instanceof ApiError && e.status === 401) this.hooks.authLost();
+    if (e instanceof ApiError && e.status === 401) this.hooks.authLost(e.code);
     this.newGen();
     this.showMessage(errorText(e), true);
     this.setState('error');
@@ -350,7 +317,7 @@ export class ReplayView {
   }
 
   /** render shows the moment: the playhead, the time, the test hooks. */
-  private render(t = this.state === 'playing' ? this.clock : this.t): void {
+  private render(t = this.state === 'playing' ? this.pb.clock : this.t): void {
     this.timeline.playhead(t, this.offset);
     this.root.dataset.offset = String(this.offset);
     this.root.dataset.t = String(Math.round(this.t));
@@ -428,7 +395,7 @@ export class ReplayView {
     this.cols = cols;
     this.rows = rows;
     if (term.cols !== cols || term.rows !== rows) term.resize(cols, rows);
-    this.fitSoon();
+    this.fitter.soon();
   }
 
   /** stepMarker seeks to the next (dir 1) or previous (-1) marker. */
@@ -465,8 +432,7 @@ export class ReplayView {
     const gen = this.newGen();
     this.next = this.offset;
     this.outDone = false;
-    this.clock = this.t;
-    this.lastT = this.t;
+    this.pb.start(this.t);
     this.wall = performance.now();
     this.atMarker = null;
     this.showMessage('');
@@ -476,10 +442,7 @@ export class ReplayView {
 
   pause(): void {
     if (this.state !== 'playing') return;
-    // The screen holds every item up to the clock unless one that is due
-    // waits for the terminal: then it is the moment of the last one written.
-    const head = this.queue[this.qi];
-    this.stop(head && head.t <= this.clock ? this.lastT : this.clock);
+    this.stop(this.pb.pausedAt());
   }
 
   /** stop ends playback at moment t: paused once the terminal has parsed what it was given. */
@@ -502,38 +465,17 @@ export class ReplayView {
     const now = performance.now();
     const elapsed = now - this.wall;
     this.wall = now;
-    const head = this.queue[this.qi];
-    if (this.inflight >= MAX_INFLIGHT) {
-      // The terminal is behind: the clock waits for it.
-    } else if (head) {
-      this.clock = advanceClock(this.clock, elapsed, this.speed, this.lastT, head.t, this.skipIdle);
-    } else if (this.outDone && !this.live && !this.fetching) {
+    const pb = this.pb;
+    const world = { blocked: this.inflight >= MAX_INFLIGHT, outDone: this.outDone, fetching: this.fetching, live: this.live, now: Date.now() };
+    if (pb.advance(elapsed, world) === 'ended') {
       // Every byte is written: the end of an ended session.
-      this.stop(Math.max(this.lastT, this.t));
+      this.stop(Math.max(pb.lastT, this.t));
       return;
-    } else if (this.outDone) {
-      // A live session's present: the clock runs, never past now.
-      this.clock = Math.min(Date.now(), advanceClock(this.clock, elapsed, this.speed, this.lastT, null, this.skipIdle));
     }
-    // (No item and a request on its way: the clock waits for it.)
-
-    while (this.qi < this.queue.length && this.queue[this.qi].t <= this.clock && this.inflight < MAX_INFLIGHT) {
-      this.apply(this.queue[this.qi++]);
-    }
-    if (this.qi > 1024) {
-      this.queue = this.queue.slice(this.qi);
-      this.qi = 0;
-    }
+    for (let it: Item | null; this.inflight < MAX_INFLIGHT && (it = pb.take()); ) this.apply(it);
     this.fill(gen);
-    this.render(this.clock);
-
-    let delay = TICK_MS;
-    const nh = this.queue[this.qi];
-    if (nh && this.inflight < MAX_INFLIGHT) {
-      const due = dueAt(nh.t, this.lastT, this.skipIdle);
-      delay = Math.min(TICK_MS, Math.max(0, (due - this.clock) / this.speed));
-    }
-    this.timer = window.setTimeout(() => this.tick(gen), delay);
+    this.render(pb.clock);
+    this.timer = window.setTimeout(() => this.tick(gen), pb.delay(this.inflight >= MAX_INFLIGHT));
   }
 
   /** apply writes one item of the log to the terminal. */
@@ -559,8 +501,6 @@ export class ReplayView {
     } else if (it.end !== undefined) {
       this.offset = Math.max(this.offset, it.end);
     }
-    this.queuedBytes -= it.data?.length ?? 0;
-    this.lastT = Math.max(this.lastT, it.t);
   }
 
   /** fill asks for the next batch of output when little is buffered ahead of the clock. */
@@ -569,10 +509,8 @@ export class ReplayView {
     if (!id || this.fetching) return;
     if (this.outDone) {
       if (!this.live || performance.now() - this.doneAt < LIVE_POLL_MS) return;
-    } else {
-      const last = this.queue[this.queue.length - 1];
-      const ahead = last && this.qi < this.queue.length ? last.t - this.clock : 0;
-      if (ahead > AHEAD_MS * this.speed && this.queuedBytes > BATCH / 2) return;
+    } else if (this.pb.enoughAhead(BATCH)) {
+      return;
     }
     this.fetching = true;
     const ac = (this.abort = new AbortController());
@@ -580,11 +518,7 @@ export class ReplayView {
       (out) => {
         if (gen !== this.gen) return;
         this.fetching = false;
-        for (const it of out.items) {
-          const t = it.t ?? this.queue[this.queue.length - 1]?.t ?? this.lastT;
-          this.queue.push({ ...it, t });
-          this.queuedBytes += it.data?.length ?? 0;
-        }
+        this.pb.add(out.items);
         this.next = Math.max(this.next, out.next);
         this.outDone = out.done;
         if (out.done) this.doneAt = performance.now();
@@ -599,7 +533,7 @@ export class ReplayView {
           this.doneAt = performance.now();
           return;
         }
-        this.t = this.lastT;
+        this.t = this.pb.lastT;
         this.render();
         this.fail(e);
         this.retry = () => void this.seek({ offset: this.offset }, true);
@@ -607,54 +541,26 @@ export class ReplayView {
     );
   }
 
-  /** seekHit shows the moment a line of the search was printed. */
-  private seekHit(h: GrepHit): void {
-    const t = hitTime(h);
-    const play = this.state === 'playing';
-    if (t !== null) {
-      // The hit's time is when the line's first byte was logged; a moment
-      // in ms covers its whole millisecond, so it has the chunk that
-      // printed the line.
-      void this.seek({ t }, play);
-    } else {
-      // No time in the log: the offset past the line's text, about where the line ends.
-      const end = this.tl ? this.tl.end_offset : Infinity;
-      void this.seek({ offset: Math.min(end, h.offset + utf8.encode(h.line).length) }, play);
-    }
-  }
-
-  // ---- fitting ----------------------------------------------------------------------
-
-  private fitSoon(): void {
-    if (this.fitRaf) return;
-    this.fitRaf = requestAnimationFrame(() => {
-      this.fitRaf = 0;
-      this.fit(2);
-    });
-  }
-
   /**
-   * fit shows the replayed screen whole at its own size: the text is made
-   * smaller (never larger than the page's text size) until it fits the
-   * pane, and the screen is centered in it.
+   * seekHit shows the screen just after a search hit's match was drawn
+   * (the server's end of its bytes), and highlights the match there.
+   * An offset, not the hit's time: a time is only as fine as the log's
+   * time index, and may fall before the match's last byte.
    */
-  private fit(tries: number): void {
-    const term = this.term;
-    if (!term || this.root.hidden) return;
-    const scr = this.termEl.querySelector('.xterm-screen') as HTMLElement | null;
-    if (!scr) return;
-    const availW = this.screenEl.clientWidth - 16;
-    const availH = this.screenEl.clientHeight - 16;
-    const w = scr.offsetWidth;
-    const h = scr.offsetHeight;
-    const size = term.options.fontSize ?? this.prefs.fontSize;
-    if (availW <= 0 || availH <= 0 || w <= 0 || h <= 0) return;
-    let want = Math.min(this.prefs.fontSize, (size * availW) / w, (size * availH) / h);
-    want = Math.max(5, Math.floor(want * 2) / 2);
-    if (want === size) return;
-    term.options.fontSize = want;
-    // Cell sizes round to pixels: check again once drawn.
-    if (tries > 1) requestAnimationFrame(() => this.fit(tries - 1));
+  private async seekHit(h: GrepHit, query: string): Promise<void> {
+    const play = this.state === 'playing';
+    const last = this.tl ? this.tl.end_offset : Infinity;
+    // A server of before sends no end: about where the line ends.
+    const end = typeof h.end === 'number' && h.end > h.offset ? h.end : h.offset + utf8.encode(h.line).length;
+    const done = this.seek({ offset: Math.min(last, end) }, play);
+    const gen = this.gen;
+    await done;
+    if (gen === this.gen && this.term && this.state === 'paused') this.marked = markMatch(this.term, query);
+  }
+
+  /** markedText is the search hit's text highlighted on the replayed screen (tests read it), or null. */
+  markedText(): string | null {
+    return this.isOpen ? this.marked : null;
   }
 
   // ---- input ---------------------------------------------------------------------------
@@ -664,13 +570,13 @@ export class ReplayView {
     byId('replay-close').addEventListener('click', () => this.close());
     byId('replay-retry').addEventListener('click', () => this.retry?.());
     this.speedEl.addEventListener('change', () => {
-      this.speed = Number(this.speedEl.value) || 1;
+      this.pb.speed = Number(this.speedEl.value) || 1;
     });
     this.skipEl.addEventListener('change', () => {
-      this.skipIdle = this.skipEl.checked;
+      this.pb.skipIdle = this.skipEl.checked;
     });
     new ResizeObserver(() => {
-      this.fitSoon();
+      this.fitter.soon();
       this.timeline.drawActivity();
     }).observe(this.screenEl);
   }

@@ -34,7 +34,8 @@ export type ConnState = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'gone
 export interface SessionHooks {
   changed(s: TermSession): void;
   gone(s: TermSession): void;
-  authLost(): void;
+  /** authLost: the server refused the page's credential (code: why, when it said). */
+  authLost(code?: string): void;
   clipboard(text: string, why: 'osc52' | 'select'): void;
   notice(text: string): void;
   /** filterInput lets the extra-keys row apply a latched Ctrl or Alt. */
@@ -92,6 +93,16 @@ export function offsetKey(id: string): string {
   return `termkeep.offset.${id}`;
 }
 
+/** At most this much typed input waits for a restore (a paste, a few lines typed ahead). */
+const MAX_HELD = 64 << 10;
+
+/** endedSentence says how a session ended, as the start of a sentence. */
+function endedSentence(e: wire.Exit): string {
+  if (e.state === 'interrupted') return 'This session was interrupted';
+  if (e.state === 'closed') return 'This session was closed';
+  return e.exit_code === null || e.exit_code === undefined ? 'This session has exited' : `This session has exited (status ${e.exit_code})`;
+}
+
 export class TermSession {
   readonly id: string;
   info: Session;
@@ -110,10 +121,15 @@ export class TermSession {
   title = '';
   oscCwd = '';
   viewers = 0;
+  /** This page's viewer id in the session's list of viewers (0: not known yet). */
+  you = 0;
   /** Why the session's output is not being saved right now, or null. */
   logStopped: string | null = null;
   /** The session's holder does not answer the server (as the last viewers frame said). */
   holderStuck = false;
+  /** Input typed while a restore is on its way (holdInput), and its size. */
+  private held: Uint8Array[] | null = null;
+  private heldBytes = 0;
   bell = false;
   exit: wire.Exit | null = null;
   lastError = '';
@@ -127,7 +143,8 @@ export class TermSession {
   private disposed = false;
 
   written: number | null = null;
-  private drawn = 0;
+  /** The offset after the last byte the terminal has parsed (behind written while it draws a backlog). */
+  drawn = 0;
   private acked = 0;
   private ackTimer = 0;
   private saveTimer = 0;
@@ -408,7 +425,18 @@ export class TermSession {
 
   private input(data: Uint8Array): void {
     if (data.length === 0) return;
-    if (this.exit) return;
+    if (this.held) {
+      // A restore is on its way: typed now, sent once the new process is live.
+      if (this.heldBytes + data.length <= MAX_HELD) {
+        this.held.push(data);
+        this.heldBytes += data.length;
+      }
+      return;
+    }
+    if (this.exit) {
+      this.hooks.notice(`${endedSentence(this.exit)}: what you typed was not sent. Restore starts it again.`);
+      return;
+    }
     if (this.state !== 'live') {
       this.hooks.notice('Not connected: what you typed was not sent.');
       return;
@@ -441,6 +469,7 @@ export class TermSession {
         this.setState('live');
         this.sendSize();
         this.scheduleAck();
+        this.sendHeld();
         break;
       }
       case wire.T.Snapshot: {
@@ -473,6 +502,7 @@ export class TermSession {
       case wire.T.Viewers: {
         const v = wire.json<wire.Viewers>(p);
         this.viewers = v.viewers.length;
+        this.you = v.you;
         this.holderStuck = !!v.holder_unresponsive;
         if (v.size_owner !== 0 && v.size_owner === v.you && this.active && this.want) {
           // The session follows this page's size: keep it, and ask again
@@ -497,6 +527,7 @@ export class TermSession {
       case wire.T.Exit: {
         this.exit = wire.json<wire.Exit>(p);
         this.info = { ...this.info, state: this.exit.state, exit_code: this.exit.exit_code, pid: null };
+        this.dropHeld();
         this.viewers = 0;
         this.logStopped = null;
         this.holderStuck = false;
@@ -580,6 +611,32 @@ export class TermSession {
   }
 
   /**
+   * holdInput keeps what is typed from now on (a restore was asked for)
+   * until the session is live again, then sends it; dropHeld gives up.
+   */
+  holdInput(): void {
+    if (!this.held) {
+      this.held = [];
+      this.heldBytes = 0;
+    }
+  }
+
+  dropHeld(): void {
+    const had = this.heldBytes > 0;
+    this.held = null;
+    this.heldBytes = 0;
+    if (had) this.hooks.notice('The session did not start again: what you typed was not sent.');
+  }
+
+  private sendHeld(): void {
+    const held = this.held;
+    if (!held) return;
+    this.held = null;
+    this.heldBytes = 0;
+    for (const d of held) this.input(d);
+  }
+
+  /**
    * revive follows a session that was restored after it ended: the output
    * goes on from where this terminal stopped (the restore line, then the new
    * process).
@@ -604,6 +661,8 @@ export class TermSession {
   private dropped(): void {
     window.clearTimeout(this.probeTimer);
     this.probeTimer = 0;
+    // This page was one of the viewers it was told of; it is not one now.
+    if (this.state === 'live' && this.viewers > 0) this.viewers--;
     if (this.disposed || this.suspended || this.state === 'gone') return;
     if (this.exit) {
       this.setState('ended');
@@ -636,7 +695,9 @@ export class TermSession {
         return;
       }
       if (e instanceof ApiError && e.status === 401) {
-        this.hooks.authLost();
+        // Refused: retrying would only be refused again.
+        this.hooks.authLost(e.code);
+        return;
       }
       this.lastError = e instanceof ApiError ? e.message : 'the termkeep server is not reachable';
       this.dropped();

@@ -2,6 +2,7 @@
 // before the terminal sees the key, so that they work wherever the focus is.
 
 import { copy, dialogOpen, toast } from './dialogs';
+import { isTabModeKey } from './keys';
 import { FONT_DEFAULT } from './prefs';
 import type { TermSession } from './session';
 import { numbered } from './taborder';
@@ -10,6 +11,8 @@ import { numbered } from './taborder';
 export interface ShortcutHost {
   readonly activeId: string | null;
   readonly canCreate: boolean;
+  /** Whether this page may change sessions (end, rename): not a read-only link. */
+  readonly canWrite: boolean;
   readonly fontSize: number;
   readonly replay: { readonly isOpen: boolean; key(e: KeyboardEvent): boolean; focusSearch(): void };
   active(): TermSession | undefined;
@@ -23,12 +26,8 @@ export interface ShortcutHost {
   cycle(delta: number): void;
   moveActive(delta: number): void;
   setFont(size: number): void;
-}
-
-/** terminalKey lets the browser handle Ctrl+Shift+C/V (copy, paste) instead of the terminal. */
-export function terminalKey(e: KeyboardEvent): boolean {
-  if (e.ctrlKey && e.shiftKey && !e.altKey && (e.code === 'KeyC' || e.code === 'KeyV')) return false;
-  return true;
+  /** toggleTabMoves turns on and off Tab moving the focus out of the terminal. */
+  toggleTabMoves(): void;
 }
 
 export function bindShortcuts(host: ShortcutHost): void {
@@ -57,6 +56,10 @@ function handleShortcut(host: ShortcutHost, e: KeyboardEvent): boolean {
     return true;
   }
   if (replay.isOpen && !dialog && replay.key(e)) return true;
+  if (isTabModeKey(e) && !dialog) {
+    host.toggleTabMoves();
+    return true;
+  }
   if (ctrl && e.shiftKey && !e.altKey && e.code === 'KeyF') {
     if (replay.isOpen) replay.focusSearch();
     else host.openSearch();
@@ -103,9 +106,11 @@ function handleShortcut(host: ShortcutHost, e: KeyboardEvent): boolean {
         void host.newSession();
         return true;
       case 'KeyW':
+        if (!host.canWrite) return false; // nothing to offer: the terminal gets the key
         if (id) void host.closeSession(id);
         return true;
       case 'KeyR':
+        if (!host.canWrite) return false;
         if (id) host.startRename(id);
         return true;
       case 'ArrowLeft':

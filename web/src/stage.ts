@@ -6,8 +6,8 @@ import { $ } from './dom';
 import type { TermSession } from './session';
 import { badge, interruptedWhy, sentence } from './tabinfo';
 
-/** renderBanner shows what is wrong with the active session, if anything. */
-export function renderBanner(ts: TermSession | undefined): void {
+/** renderBanner shows what is wrong with the active session, if anything; canWrite offers Restore and Close. */
+export function renderBanner(ts: TermSession | undefined, canWrite: boolean): void {
   const banner = $('banner');
   if (ts && (ts.exit || ts.info.state !== 'running')) {
     const b = badge(ts);
@@ -21,7 +21,7 @@ export function renderBanner(ts: TermSession | undefined): void {
     else text = code === null || code === undefined ? 'The process exited.' : `The process exited with status ${code}.`;
     $('banner-text').textContent = text;
     banner.dataset.kind = b.cls;
-    $('banner-restore').hidden = $('banner-close').hidden = false;
+    $('banner-restore').hidden = $('banner-close').hidden = !canWrite;
     banner.hidden = false;
   } else if (ts?.holderStuck) {
     $('banner-text').textContent = 'This session does not answer: its holder process is stopped or stuck. What you type waits, and may fail, until it answers; killing the session ends it by force.';

@@ -33,13 +33,31 @@ export function shortPath(p: string): string {
   return '…/' + parts.slice(-2).join('/');
 }
 
+/** The causes of an interrupted end the server records (Session.cause), in words. */
+const CAUSES = new Map([
+  ['machine_restarted', 'the machine restarted'],
+  ['holder_killed', 'its holder was killed'],
+  ['stopped', 'its holder was stopped (the machine or the service stopping)'],
+]);
+
+/** plainReason is a reason the server gave, without the byte offsets it counts in. */
+export function plainReason(reason: string): string {
+  return reason
+    .replace(/[;,]?\s*(?:its )?output up to (?:byte|offset) \d+ (?:is|was) kept/gi, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 /**
  * interruptedWhy says why an interrupted session ended: the cause the server
- * knows ("the machine restarted", "its holder was killed"), else its reason.
+ * recorded ("the machine restarted", "its holder was killed"), else its reason.
  */
 export function interruptedWhy(ts: TabSubject): string {
-  if (ts.info.state === 'interrupted' && ts.info.cause_text) return ts.info.cause_text;
-  return ts.exit?.reason || ts.info.reason || '';
+  if (ts.info.state === 'interrupted') {
+    const c = CAUSES.get(ts.info.cause ?? '') ?? ts.info.cause_text;
+    if (c) return c;
+  }
+  return plainReason(ts.exit?.reason || ts.info.reason || '');
 }
 
 /** badge is a tab's state as a word and a class. */
@@ -62,18 +80,6 @@ export function badge(ts: TabSubject): Badge {
     gone: { cls: 'closed', text: 'removed', title: 'the session was removed' },
   };
   return map[ts.state];
-}
-
-/**
- * quietSince is when a running session went quiet (it printed nothing for
- * the server's threshold: it is likely waiting for input), or null: the
- * server's word from the last list, until this page draws output past it.
- */
-export function quietSince(ts: TabSubject): string | null {
-  const q = ts.info.quiet_since;
-  if (!q || ts.info.state !== 'running' || ts.exit) return null;
-  if (ts.written !== null && ts.written > ts.info.end_offset) return null;
-  return q;
 }
 
 /** sentence capitalizes a message and ends it with a period. */

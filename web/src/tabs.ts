@@ -6,18 +6,24 @@
 import { api } from './api';
 import { toast } from './dialogs';
 import { $, el, icon } from './dom';
+import type { QuietNote } from './quiet';
 import type { TermSession } from './session';
-import { badge, label, quietSince, shortPath } from './tabinfo';
+import { badge, label, shortPath } from './tabinfo';
 
 /** What the tab bar needs of the page. */
 export interface TabHost {
   readonly sessions: ReadonlyMap<string, TermSession>;
   readonly activeId: string | null;
+  /** Whether this page may end and rename sessions (not a read-only link). */
+  readonly canWrite: boolean;
   order(): readonly string[];
   setOrder(order: string[]): void;
   activate(id: string): void;
   closeSession(id: string): Promise<void>;
-  cycle(delta: number): void;
+  /** cycle goes delta tabs along; focusTerminal: the terminal takes the keyboard (else it stays where it is). */
+  cycle(delta: number, focusTerminal?: boolean): void;
+  /** quiet is the tab's quiet badge, if it has news (quiet.ts). */
+  quiet(ts: TermSession): QuietNote | null;
 }
 
 export class TabBar {
@@ -87,19 +93,22 @@ export class TabBar {
     t.dataset.state = b.cls;
     t.setAttribute('aria-selected', String(active));
     t.setAttribute('tabindex', active ? '0' : '-1');
+    // Delete ends the session only where the page may end it.
+    if (this.host.canWrite) t.setAttribute('aria-keyshortcuts', 'Delete');
+    else t.removeAttribute('aria-keyshortcuts');
     const lines = [name];
     if (ts.title && ts.title !== name) lines.push(ts.title);
     if (cwd) lines.push(cwd);
     lines.push(`${b.title}${ts.info.pid ? ` · pid ${ts.info.pid}` : ''}`);
     lines.push(`${ts.viewers} viewer${ts.viewers === 1 ? '' : 's'} attached`);
-    const quiet = quietSince(ts);
-    const quietText = quiet ? `quiet since ${new Date(quiet).toLocaleTimeString()}: waiting for input?` : '';
-    if (quiet) lines.push(quietText);
+    const quiet = this.host.quiet(ts);
+    if (quiet) lines.push(quiet.title);
     t.title = lines.join('\n');
     t.dataset.quiet = quiet ? '1' : '';
     const qb = t.querySelector('.quiet') as HTMLElement;
     qb.hidden = !quiet;
-    qb.title = quietText;
+    qb.title = quiet?.title ?? '';
+    qb.textContent = quiet?.text ?? '';
 
     (t.querySelector('.tab-name') as HTMLElement).textContent = name;
     const sub = t.querySelector('.tab-cwd') as HTMLElement;
@@ -130,11 +139,10 @@ export class TabBar {
     viewers.append(icon(['M1.5 8s2.4-4.5 6.5-4.5S14.5 8 14.5 8 12.1 12.5 8 12.5 1.5 8 1.5 8z'], [[8, 8, 2]]), el('span', 'count', '0'));
     // A pointer's target only: a control inside a tab is one a screen
     // reader cannot reach (the tab is the control), so the keyboard ends a
-    // session with Delete on its tab or Alt+Shift+W.
+    // session with Delete on its tab or Alt+Shift+W (render says so).
     const close = el('span', 'tab-close');
-    close.title = 'End this session (Alt+Shift+W)';
+    close.title = 'End this session (Alt+Shift+W, or Delete on the tab)';
     close.setAttribute('aria-hidden', 'true');
-    t.setAttribute('aria-keyshortcuts', 'Delete');
     close.append(icon(['M4.5 4.5l7 7M11.5 4.5l-7 7']));
     t.append(dot, main, viewers, close);
 
@@ -162,15 +170,16 @@ export class TabBar {
       if (e.key === 'Enter' || e.key === ' ') {
         e.preventDefault();
         this.host.activate(id);
-      } else if (e.key === 'Delete') {
-        e.preventDefault();
-        void this.host.closeSession(id);
       } else if (e.key === 'F2') {
         e.preventDefault();
         this.startRename(id);
+      } else if (e.key === 'Delete' && !e.ctrlKey && !e.altKey && !e.shiftKey && !e.metaKey) {
+        e.preventDefault();
+        void this.host.closeSession(id);
       } else if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
         e.preventDefault();
-        this.host.cycle(e.key === 'ArrowRight' ? 1 : -1);
+        // Arrowing along the tabs keeps the keyboard on them.
+        this.host.cycle(e.key === 'ArrowRight' ? 1 : -1, false);
         if (this.host.activeId) this.tabEls.get(this.host.activeId)?.focus();
       }
     });
@@ -255,7 +264,7 @@ export class TabBar {
   startRename(id: string): void {
     const ts = this.host.sessions.get(id);
     const t = this.tabEls.get(id);
-    if (!ts || !t || this.renaming) return;
+    if (!ts || !t || this.renaming || !this.host.canWrite) return;
     this.renaming = id;
     const nameEl = t.querySelector('.tab-name') as HTMLElement;
     const input = el('input', 'tab-rename');

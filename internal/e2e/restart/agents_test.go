@@ -12,40 +12,6 @@ import (
 	"termkeep/internal/e2e"
 )
 
-// standInClaude writes a program named claude that records each start's
-// arguments in log and behaves as claude does with conversations: a
-// conversation is recorded under the config directory once a message is
-// typed, --resume of one it lacks fails with "No conversation found".
-func standInClaude(t *testing.T, log string) string {
-	t.Helper()
-	dir := t.TempDir()
-	script := `#!/bin/sh
-echo "$*" >> '` + log + `'
-mode=new id=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--session-id) id=$2; shift ;;
-	--resume) mode=resume; id=$2; shift ;;
-	esac
-	shift
-done
-store="${CLAUDE_CONFIG_DIR:-$HOME/.claude}/projects/$(pwd | tr -c 'a-zA-Z0-9\n' '-')"
-if [ $mode = resume ] && [ ! -f "$store/$id.jsonl" ]; then
-	echo "No conversation found with session ID: $id"
-	exit 1
-fi
-echo "claude-standin $mode $id ready"
-while read line; do
-	mkdir -p "$store" && echo "$line" >> "$store/$id.jsonl"
-	echo "claude-standin $id heard: $line"
-done
-`
-	if err := os.WriteFile(filepath.Join(dir, "claude"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 // TestAgentsResumeTheirOwn: two claude sessions in one directory, each
 // pinned to its own conversation; after every process is killed (as a
 // reboot does), a restore resumes each its own, and a third that never had
@@ -57,7 +23,7 @@ func TestAgentsResumeTheirOwn(t *testing.T) {
 	e := e2e.NewEnv(t)
 	log := filepath.Join(t.TempDir(), "claude-args")
 	env := []string{
-		"PATH=" + standInClaude(t, log) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PATH=" + e2e.StandInClaude(t, log) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + t.TempDir(), "CLAUDE_CONFIG_DIR=",
 	}
 	e.ServerEnv = env

@@ -91,8 +91,10 @@ func expectRunning(w *e2e.WebEnv, want ...string) {
 	}
 }
 
-// No token, a wrong one, an expired one and a revoked one are all the same
-// 401, on every kind of request, and change nothing.
+// No token, a wrong one, an expired one and a revoked one are all 401, on
+// every kind of request, and change nothing. A token that once worked says
+// why it stopped (a code for its page to stop on); every other refusal is
+// the same as a wrong token's.
 func TestAuthRefusals(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
 	w := e2e.NewWebEnv(t)
@@ -134,15 +136,25 @@ func TestAuthRefusals(t *testing.T) {
 		{"a revoked token", e2e.Bearer(revoked.Secret)},
 		{"a malformed header", "Basic " + live.Secret},
 	}
-	// Each is the same 401 as a wrong token. (Fewer wrong tokens than the
-	// per-address limit; past it, they are 429.)
+	// Each is the same 401 as a wrong token, but for the expired and the
+	// revoked one, which say so. (Fewer wrong tokens than the per-address
+	// limit; past it, they are 429.)
 	var want []byte
 	for _, c := range refusals[1:] {
 		code, b := w.Do("GET", "/api/sessions", c.auth, nil)
+		var e api.Error
+		json.Unmarshal(b, &e)
+		switch c.what {
+		case "an expired token", "a revoked token":
+			if code != http.StatusUnauthorized || e.Code != strings.Fields(c.what)[1] {
+				t.Errorf("%s: answered %d %s, want 401 with its code", c.what, code, b)
+			}
+			continue
+		}
 		if want == nil {
 			want = b
 		}
-		if code != http.StatusUnauthorized || !bytes.Equal(b, want) {
+		if code != http.StatusUnauthorized || !bytes.Equal(b, want) || e.Code != "" {
 			t.Errorf("%s: answered %d %s, want 401 %s", c.what, code, b, want)
 		}
 	}

@@ -267,7 +267,8 @@ func TestGrepScrolledOut(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &hit); err != nil || strings.Count(out, "\n") != 1 {
 		t.Fatalf("grep --json: %q %v", out, err)
 	}
-	if hit.Offset != 0 || hit.Line != "the needle line" || hit.Time == nil || time.Since(*hit.Time) > time.Minute {
+	// The hit is the match's bytes, after "the \033[1m".
+	if hit.Offset != 8 || hit.End != 14 || hit.Line != "the needle line" || hit.Time == nil || time.Since(*hit.Time) > time.Minute {
 		t.Fatalf("hit %+v", hit)
 	}
 	if out := e.MustTk("grep", "g", `^4999$`); !strings.HasSuffix(out, "  4999\n") {

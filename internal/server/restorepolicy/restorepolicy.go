@@ -28,6 +28,10 @@ const (
 	// (the machine or the service stopping), and the machine has not been
 	// seen restarting since.
 	Stopped Cause = "stopped"
+	// Shutdown: logind announced the machine's shutdown and the server
+	// told the holder before the signals came (its meta.json's
+	// shutdown_at); kept after the restart, which it says more of.
+	Shutdown Cause = "shutdown"
 )
 
 // Text is the cause in words, to complete "interrupted: …" or "restored
@@ -40,6 +44,8 @@ func (c Cause) Text() string {
 		return "its holder was killed"
 	case Stopped:
 		return "its holder was stopped (the machine or the service stopping)"
+	case Shutdown:
+		return "the machine shut down"
 	}
 	return ""
 }
@@ -47,7 +53,7 @@ func (c Cause) Text() string {
 // Known reports whether c is one of the causes above, Unknown included.
 func (c Cause) Known() bool {
 	switch c {
-	case Unknown, MachineRestarted, HolderKilled, Stopped:
+	case Unknown, MachineRestarted, HolderKilled, Stopped, Shutdown:
 		return true
 	}
 	return false

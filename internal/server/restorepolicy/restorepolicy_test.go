@@ -26,6 +26,13 @@ func TestDecide(t *testing.T) {
 		{"holder killed, --all", Record{State: "interrupted", BootID: boot}, All, true, HolderKilled, ""},
 		{"holder killed, then reboot", Record{State: "interrupted", AutoRestore: true, BootID: old, Cause: HolderKilled}, Auto, true, HolderKilled, ""},
 		{"service stopped, same boot", Record{State: "interrupted", AutoRestore: true, BootID: boot, Cause: Stopped}, Auto, true, Stopped, ""},
+		// logind announced the shutdown: said so, before the reboot and after.
+		{"shutdown, then reboot, auto", Record{State: "interrupted", AutoRestore: true, BootID: old, Cause: Shutdown}, Auto, true, Shutdown, ""},
+		{"shutdown, then reboot, --all", Record{State: "interrupted", BootID: old, Cause: Shutdown}, All, true, Shutdown, ""},
+		{"shutdown, not asked", Record{State: "interrupted", BootID: old, Cause: Shutdown}, Auto, false, Shutdown, "--auto-restore"},
+		{"shutdown, same boot (cancelled too late)", Record{State: "interrupted", BootID: boot, Cause: Shutdown}, All, true, Shutdown, ""},
+		{"shutdown, but its child exited", Record{State: "interrupted", AutoRestore: true, ChildExited: true, BootID: old, Cause: Shutdown}, All, false, Shutdown, "exited on its own"},
+		{"shutdown, but closed", Record{State: "closed", AutoRestore: true, BootID: old, Cause: Shutdown}, All, false, Unknown, "closed"},
 		// Ended by the user or by itself: never.
 		{"closed", Record{State: "closed", AutoRestore: true, BootID: old}, Auto, false, Unknown, "closed"},
 		{"closed, --all", Record{State: "closed", BootID: old}, All, false, Unknown, "closed"},
@@ -42,6 +49,7 @@ func TestDecide(t *testing.T) {
 		{"a cause from the future", Record{State: "interrupted", AutoRestore: true, BootID: boot, Cause: "eaten_by_grue"}, Auto, true, HolderKilled, ""},
 		{"no boot recorded", Record{State: "interrupted", AutoRestore: true}, Auto, true, Unknown, ""},
 		{"no boot recorded, a cause", Record{State: "interrupted", AutoRestore: true, Cause: Stopped}, Auto, true, Stopped, ""},
+		{"no boot recorded, shutdown", Record{State: "interrupted", AutoRestore: true, Cause: Shutdown}, Auto, true, Shutdown, ""},
 		{"the case of the state", Record{State: "Interrupted", AutoRestore: true, BootID: old}, Auto, false, Unknown, "Interrupted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +70,7 @@ func TestAllCoversAuto(t *testing.T) {
 		for _, auto := range []bool{false, true} {
 			for _, exited := range []bool{false, true} {
 				for _, sb := range []string{"", "b1", "b2"} {
-					for _, cause := range []Cause{Unknown, MachineRestarted, HolderKilled, Stopped} {
+					for _, cause := range []Cause{Unknown, MachineRestarted, HolderKilled, Stopped, Shutdown} {
 						for _, boot := range []string{"", "b1"} {
 							r := Record{State: state, AutoRestore: auto, ChildExited: exited, BootID: sb, Cause: cause}
 							a, all := Decide(r, boot, Auto), Decide(r, boot, All)
@@ -96,6 +104,9 @@ func TestCauseOf(t *testing.T) {
 		{Unknown, "a", "", Unknown},
 		{Unknown, "", "", Unknown},
 		{HolderKilled, "", "", HolderKilled},
+		{Shutdown, "a", "b", Shutdown}, // announced: more than a restart says
+		{Shutdown, "a", "a", Shutdown},
+		{Shutdown, "", "", Shutdown},
 		{"garbage", "a", "a", HolderKilled},
 		{"garbage", "", "", Unknown},
 	} {
@@ -103,7 +114,7 @@ func TestCauseOf(t *testing.T) {
 			t.Errorf("CauseOf(%q, %q, %q) = %q, want %q", tc.recorded, tc.sessionBoot, tc.boot, got, tc.want)
 		}
 	}
-	for _, c := range []Cause{MachineRestarted, HolderKilled, Stopped} {
+	for _, c := range []Cause{MachineRestarted, HolderKilled, Stopped, Shutdown} {
 		if c.Text() == "" || !c.Known() {
 			t.Errorf("%q has no words", c)
 		}

@@ -308,3 +308,19 @@ export async function checkA11y(page, label, { include } = {}) {
   }
   return result;
 }
+
+/** gone ends and removes a session (kill, then rm), so that on a server shared by several tests the next one sees only its own. */
+export async function gone(server, made) {
+  await server.cli('kill', made.id).catch(() => {});
+  await server.cli('rm', made.id).catch(() => {});
+}
+
+/** openLive opens a page in a new context on a server that has exactly n sessions, and waits until every tab is live. */
+export async function openLive(browser, server, n) {
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 } });
+  const p = await open(ctx, server, { tabs: n });
+  const shown = (await tabs(p)).length;
+  if (shown !== n) throw new Error(`the page shows ${shown} tabs, not ${n}: a session of an earlier test is left`);
+  await waitFor(async () => (await tabs(p)).every((t) => t.state === 'live'), { what: 'live tabs' });
+  return { ctx, p };
+}

@@ -1,9 +1,10 @@
-// Quiet: a tab whose session has printed nothing for a while (the server's
-// quiet_since, announced by a session.quiet event) wears a small "quiet"
-// badge, and loses it as soon as output flows again.
+// Quiet: a tab wears a small badge only when it has news: a command that
+// finished while the user was on another tab (shell integration's marks),
+// not a blank new session, not an idle shell the user has seen, not the
+// tab being watched. Looking at the tab takes the badge away.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Server, launch, open, ready, typeLine, waitFor, waitText, screen, newSession, screenshot } from './harness.mjs';
+import { Server, launch, open, typeLine, waitFor, waitText, sleep, newSession, screenshot, tabs } from './harness.mjs';
 
 let browser;
 before(async () => {
@@ -13,38 +14,53 @@ after(async () => {
   await browser?.close();
 });
 
-async function quietBadge(page) {
-  return page.evaluate(() => {
-    const b = document.querySelector('.tab .quiet');
-    return b ? { shown: !b.hidden && b.offsetParent !== null, title: b.title } : null;
-  });
+/** badges is each tab's quiet badge as shown: its word, or null when hidden. */
+async function badges(page) {
+  return page.evaluate(() =>
+    Object.fromEntries(
+      [...document.querySelectorAll('.tab')].map((t) => {
+        const b = t.querySelector('.quiet');
+        const shown = b && !b.hidden && b.offsetParent !== null;
+        return [t.querySelector('.tab-name').textContent, shown ? { text: b.textContent, title: b.title } : null];
+      }),
+    ),
+  );
 }
 
-test('a quiet session wears a badge until it prints again', async () => {
+test('the quiet badge shows a command finished while away, and nothing else', async () => {
   const s = await Server.start();
   const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 }, colorScheme: 'dark' });
   try {
-    await newSession(s, 'asker');
-    const p = await open(ctx, s, { tabs: 1 });
-    await ready(p, 1);
-    // The prompt, then nothing: quiet after 2 s, shown within a few more.
-    const b = await waitFor(async () => (await quietBadge(p))?.shown && quietBadge(p), { timeout: 10000, what: 'the quiet badge' }).catch(async (e) => {
-      const page = await p.evaluate(() => window.__termkeep.tabs());
-      throw new Error(`${e.message}\nthe page's tabs: ${JSON.stringify(page)}\nthe server's sessions: ${JSON.stringify(await s.api('GET', '/api/sessions'))}`);
+    await newSession(s, 'blank', { command: ['sleep', '120'] });
+    // The server's shell, with its shell integration (OSC 133 marks).
+    await newSession(s, 'work', { command: undefined });
+    const p = await open(ctx, s, { tabs: 2 });
+    await waitFor(async () => (await tabs(p)).every((t) => t.state === 'live'), { what: 'both tabs live' });
+    // Past the server's quiet threshold (2 s): a blank screen and an idle
+    // prompt the page has shown are no news.
+    await sleep(2800);
+    assert.deepEqual(await badges(p), { blank: null, work: null }, 'a quiet badge without news');
+
+    // A command in work, then the user goes to another tab before it ends.
+    await p.click('.tab[data-id] >> text=work');
+    await waitText(p, /\S/);
+    await p.locator('.term-host:not([hidden]) .xterm-helper-textarea').focus();
+    await typeLine(p, 'sleep 1; echo finished-now');
+    await p.click('.tab[data-id] >> text=blank');
+    const b = await waitFor(async () => (await badges(p)).work, { timeout: 15000, what: 'work\'s badge' }).catch(async (e) => {
+      throw new Error(`${e.message}\nsessions: ${JSON.stringify(await s.api('GET', '/api/sessions'))}`);
     });
-    assert.match(b.title, /quiet since .*waiting for input/);
+    assert.equal(b.text, 'done');
+    assert.match(b.title, /finished \(status 0\) while you were away/);
+    assert.equal((await badges(p)).blank, null);
     await screenshot(p, 'quiet.png');
-    // Output flows: the badge goes.
-    await p.locator('.xterm-helper-textarea').first().focus();
-    await typeLine(p, 'while :; do echo tick; sleep 0.2; done');
-    await waitFor(async () => (await quietBadge(p))?.shown === false, { timeout: 5000, what: 'the badge to go' });
-    // Interrupt the loop once it runs: a Ctrl-C that reaches bash between
-    // reading the line and starting the loop is not the loop's to see.
-    await waitText(p, /^tick$/);
-    await p.keyboard.press('Control+C');
-    await waitFor(async () => (await quietBadge(p))?.shown, { timeout: 10000, what: 'the badge after Ctrl-C' }).catch(async (e) => {
-      throw new Error(`${e.message}\nthe screen:\n${(await screen(p)).join('\n')}`);
-    });
+
+    // Looking at it is seeing it: the badge goes, and stays gone.
+    await p.click('.tab[data-id] >> text=work');
+    await waitFor(async () => (await badges(p)).work === null, { timeout: 3000, what: 'the badge to go' });
+    await p.click('.tab[data-id] >> text=blank');
+    await sleep(1200);
+    assert.equal((await badges(p)).work, null, 'the badge came back for a command already seen');
   } finally {
     await ctx.close();
     await s.stop();

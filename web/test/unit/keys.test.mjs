@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { load } from './load.mjs';
 
-const { encodeKey, latched, parseKeys, keyLabel, tapMod, usedMod, DOUBLE_TAP_MS, MAX_EXTRA_KEYS } = await load('keys.ts');
+const { encodeKey, latched, parseKeys, keyLabel, tapMod, usedMod, DOUBLE_TAP_MS, MAX_EXTRA_KEYS, terminalGets, isTabModeKey } = await load('keys.ts');
 
 const none = { ctrl: false, alt: false };
 const ctrl = { ctrl: true, alt: false };
@@ -141,4 +141,33 @@ test('tapMod: a tap is once, a quick second tap locks, the next tap releases', (
   assert.deepEqual(usedMod({ state: 'once', at: 5 }), { state: 'off', at: 5 });
   assert.deepEqual(usedMod({ state: 'locked', at: 5 }), { state: 'locked', at: 5 });
   assert.deepEqual(usedMod(off), off);
+});
+
+const key = (over) => ({ key: 'a', code: 'KeyA', ctrlKey: false, shiftKey: false, altKey: false, metaKey: false, ...over });
+
+test('terminalGets: copy, paste and (with Ctrl+Shift+M) Tab go to the browser', () => {
+  const tab = key({ key: 'Tab', code: 'Tab' });
+  const cases = [
+    ['a letter', key(), false, true],
+    ['Ctrl+Shift+C', key({ key: 'C', code: 'KeyC', ctrlKey: true, shiftKey: true }), false, false],
+    ['Ctrl+Shift+V', key({ key: 'V', code: 'KeyV', ctrlKey: true, shiftKey: true }), false, false],
+    ['Ctrl+C', key({ key: 'c', code: 'KeyC', ctrlKey: true }), false, true],
+    ['Ctrl+Alt+Shift+C', key({ key: 'C', code: 'KeyC', ctrlKey: true, shiftKey: true, altKey: true }), false, true],
+    ['Tab', tab, false, true],
+    ['Tab, Tab moves', tab, true, false],
+    ['Shift+Tab, Tab moves', { ...tab, shiftKey: true }, true, false],
+    ['Ctrl+Tab, Tab moves', { ...tab, ctrlKey: true }, true, true],
+    ['Alt+Tab, Tab moves', { ...tab, altKey: true }, true, true],
+    ['a letter, Tab moves', key(), true, true],
+    ['a layout whose Tab key has another name', key({ key: 'Unidentified', code: 'Tab' }), true, true],
+  ];
+  for (const [name, e, moves, want] of cases) assert.equal(terminalGets(e, moves), want, name);
+});
+
+test('isTabModeKey is Ctrl+Shift+M (Cmd on a Mac) and nothing else', () => {
+  assert.equal(isTabModeKey(key({ key: 'M', code: 'KeyM', ctrlKey: true, shiftKey: true })), true);
+  assert.equal(isTabModeKey(key({ key: 'M', code: 'KeyM', metaKey: true, shiftKey: true })), true);
+  assert.equal(isTabModeKey(key({ key: 'm', code: 'KeyM', ctrlKey: true })), false); // Ctrl+M is Enter to the shell
+  assert.equal(isTabModeKey(key({ key: 'M', code: 'KeyM', ctrlKey: true, shiftKey: true, altKey: true })), false);
+  assert.equal(isTabModeKey(key({ key: 'M', code: 'KeyM', shiftKey: true })), false);
 });

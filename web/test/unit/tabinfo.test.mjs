@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { load } from './load.mjs';
 
-const { badge, label, shortPath, quietSince, commandName, sentence } = await load('tabinfo.ts');
+const { badge, label, shortPath, commandName, sentence, interruptedWhy, plainReason } = await load('tabinfo.ts');
 
 function session(over = {}) {
   return {
@@ -54,18 +54,34 @@ test('shortPath keeps the last two parts', () => {
   for (const [p, want] of cases) assert.equal(shortPath(p), want, p);
 });
 
-test('quietSince: the server\'s word until output past it is drawn', () => {
-  const q = '2026-01-01T00:00:00Z';
-  assert.equal(quietSince(session({ info: { quiet_since: q, end_offset: 10 } })), q);
-  assert.equal(quietSince(session({ info: { quiet_since: q, end_offset: 10 }, written: 10 })), q);
-  assert.equal(quietSince(session({ info: { quiet_since: q, end_offset: 10 }, written: 11 })), null);
-  assert.equal(quietSince(session({ info: { quiet_since: q, state: 'exited' } })), null);
-  assert.equal(quietSince(session({ info: { quiet_since: q }, exit: { state: 'exited' } })), null);
-  assert.equal(quietSince(session()), null);
-});
-
 test('sentence', () => {
   assert.equal(sentence(' connection refused '), 'Connection refused.');
   assert.equal(sentence('done!'), 'Done!');
   assert.equal(sentence(''), '.');
+});
+
+test('interruptedWhy names the cause the server recorded, in words, never in bytes', () => {
+  const jargon = 'its holder process (pid 6168) died without recording an exit status; output up to byte 367 is kept';
+  const cases = [
+    ['holder killed', { state: 'interrupted', cause: 'holder_killed', cause_text: 'its holder was killed' }, null, 'its holder was killed'],
+    ['machine restarted', { state: 'interrupted', cause: 'machine_restarted' }, null, 'the machine restarted'],
+    ['stopped', { state: 'interrupted', cause: 'stopped' }, null, 'its holder was stopped (the machine or the service stopping)'],
+    ['a cause this page does not know: the server\'s words', { state: 'interrupted', cause: 'oom', cause_text: 'out of memory' }, null, 'out of memory'],
+    ['hostile cause names', { state: 'interrupted', cause: 'constructor' }, null, ''],
+    ['__proto__', { state: 'interrupted', cause: '__proto__', reason: jargon }, null, 'its holder process (pid 6168) died without recording an exit status'],
+    ['only the connection has said so yet', { state: 'interrupted' }, { state: 'interrupted', reason: jargon }, 'its holder process (pid 6168) died without recording an exit status'],
+    ['no cause, no reason', { state: 'interrupted' }, null, ''],
+  ];
+  for (const [name, info, exit, want] of cases) assert.equal(interruptedWhy(session({ info, exit })), want, name);
+});
+
+test('plainReason drops byte offsets and nothing else', () => {
+  const cases = [
+    ['its process exited (status 0); its holder process (pid 9) died while it read what the processes left behind printed; output up to byte 12 is kept', 'its process exited (status 0); its holder process (pid 9) died while it read what the processes left behind printed'],
+    ['the machine restarted while it ran; output up to byte 4096 is kept', 'the machine restarted while it ran'],
+    ['closed by the user', 'closed by the user'],
+    ['', ''],
+    ['output up to byte 1 is kept', ''],
+  ];
+  for (const [r, want] of cases) assert.equal(plainReason(r), want, r);
 });

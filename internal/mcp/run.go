@@ -1,0 +1,200 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"termkeep/internal/runcmd"
+)
+
+// promptWait bounds how long run_command reads on after a command's end
+// for the prompt that follows it, before the directory it reports.
+const promptWait = time.Second
+
+// busy is the sessions a run_command of this server is running in: a
+// second one is refused, not typed into the first one's command (the
+// shell's marks tell it too, but only once the first has started).
+type busy struct {
+	mu  sync.Mutex
+	ids map[string]string // session id => the command line
+}
+
+// take marks id busy with line; ok false (and the line running) when it is.
+func (b *busy) take(id, line string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cur, ok := b.ids[id]; ok {
+		return cur, false
+	}
+	if b.ids == nil {
+		b.ids = map[string]string{}
+	}
+	b.ids[id] = line
+	return "", true
+}
+
+func (b *busy) release(id string) {
+	b.mu.Lock()
+	delete(b.ids, id)
+	b.mu.Unlock()
+}
+
+func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Session   string `json:"session"`
+		Command   string `json:"command"`
+		TimeoutMs *int64 `json:"timeout_ms"`
+		MaxBytes  *int   `json:"max_bytes"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(a.Command) == "" || strings.ContainsAny(a.Command, "\r\n") {
+		return nil, argErr("command must be one non-empty line of shell (join several with ; or &&)")
+	}
+	limit := defaultMaxBytes
+	if a.MaxBytes != nil {
+		if *a.MaxBytes < 1 || *a.MaxBytes > maxMaxBytes {
+			return nil, argErr("max_bytes must be 1..%d", maxMaxBytes)
+		}
+		limit = *a.MaxBytes
+	}
+	timeout := defaultTimeout
+	if a.TimeoutMs != nil {
+		if *a.TimeoutMs < 1 || time.Duration(*a.TimeoutMs)*time.Millisecond > maxTimeout {
+			return nil, argErr("timeout_ms must be 1..%d (10 minutes)", maxTimeout.Milliseconds())
+		}
+		timeout = time.Duration(*a.TimeoutMs) * time.Millisecond
+	}
+	if err := t.opts.Scope.CommandLine(a.Command); err != nil {
+		return nil, err
+	}
+	b, s, err := t.lookup(ctx, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	if cur, ok := t.running.take(s.ID, a.Command); !ok {
+		return nil, fmt.Errorf("session %s is already running %q for another run_command; wait for that call, or stop the command with send_input keys [\"C-c\"]", a.Session, cur)
+	}
+	defer t.running.release(s.ID)
+
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	run, err := runcmd.Start(wctx, b, s.ID, a.Command, runcmd.ShellStartWait)
+	var ended *runcmd.EndedError
+	var busy *runcmd.BusyError
+	switch {
+	case errors.As(err, &ended):
+		return nil, fmt.Errorf("session %s is %s%s; restore starts it again", a.Session, ended.State, exitNote(s))
+	case errors.As(err, &busy):
+		return nil, fmt.Errorf("%v; wait for it (wait_for, or list_sessions until activity.state is at_prompt) or stop it with send_input keys [\"C-c\"]", err)
+	case err != nil:
+		return nil, err
+	}
+	tail := &runcmd.Tail{Max: limit}
+	var read atomic.Uint64 // bytes of output read so far, for the progress reports' goroutine
+	defer reportProgress(ctx, timeout, func(waited time.Duration) string {
+		return fmt.Sprintf("%s: running for %s, %d bytes of output", a.Command, fmtDuration(waited), read.Load())
+	})()
+	code, err := t.follow(ctx, wctx, b, run, tail, &read)
+	start, end := run.Output()
+	text, cut := tail.Text()
+	out := map[string]any{"session": s.ID, "output": text, "truncated": cut, "output_start": start, "output_end": end,
+		"shell_integration": run.Marked}
+	if !run.Marked {
+		out["note"] = "the shell showed no termkeep shell integration (OSC 133 marks): the line was typed between printfs of markers, and its status read from the end marker"
+	}
+	switch {
+	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		out["timed_out"], out["waited_ms"] = true, timeout.Milliseconds()
+		out["note"] = "the command goes on in the session: read_output from output_end reads on; list_sessions shows activity.state at_prompt once it has ended"
+		return out, nil
+	case err != nil:
+		return nil, err
+	}
+	out["exit_code"] = code
+	// As the shell reported it after the command; else as the server
+	// last saw it (from /proc, at most a second old).
+	out["cwd"] = run.Cwd()
+	if out["cwd"] == "" {
+		if after, err := b.Get(ctx, s.ID); err == nil {
+			out["cwd"] = after.Cwd
+		}
+	}
+	return out, nil
+}
+
+// follow reads the session's stream into run until the command ends (and
+// with shell integration, its prompt is back, within promptWait), over a
+// restart of the server too; wctx is the call's deadline.
+func (t *tools) follow(ctx, wctx context.Context, b Backend, run *runcmd.Run, out *runcmd.Tail, read *atomic.Uint64) (int, error) {
+	code, done := 0, false
+	fctx := wctx // after the command's end: the wait for its prompt
+	for {
+		st, err := b.Follow(fctx, run.Session.ID, int64(run.Next()))
+		if err == nil {
+			var fin bool
+			fin, code, done, err = t.feed(ctx, wctx, &fctx, st, run, out, read, code, done)
+			if fin {
+				return code, err
+			}
+		}
+		switch {
+		case done:
+			return code, nil // the prompt did not come in time: answer without it
+		case ctx.Err() != nil:
+			return 0, ctx.Err()
+		case wctx.Err() != nil:
+			return 0, wctx.Err()
+		case err != nil && !transient(err):
+			return 0, err
+		}
+		// The server went away: read on from run.Next() once it is back.
+		if err := t.reconnect(wctx, run.Ref); err != nil {
+			return 0, err
+		}
+		if b, err = t.backend(wctx); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// feed hands st's frames to run until the answer is known (fin) or the
+// stream fails (err, to reconnect after unless final).
+func (t *tools) feed(ctx, wctx context.Context, fctx *context.Context, st Stream, run *runcmd.Run, out *runcmd.Tail, read *atomic.Uint64, code int, done bool) (fin bool, _ int, _ bool, err error) {
+	defer st.Close()
+	stop := context.AfterFunc(*fctx, func() { st.Close() })
+	defer func() { stop() }()
+	for {
+		f, err := st.Next()
+		if err != nil {
+			return false, code, done, fmt.Errorf("%w: %w", errStreamEnded, err)
+		}
+		ended, c, ferr := run.Feed(f, out)
+		start, end := run.Output()
+		read.Store(end - start)
+		if ferr != nil {
+			return true, 0, done, ferr
+		}
+		if ended && !done {
+			done, code = true, c
+			if !run.Marked {
+				return true, code, done, nil
+			}
+			pctx, cancel := context.WithTimeout(wctx, promptWait)
+			context.AfterFunc(ctx, cancel) // or released with wctx, at the call's end
+			*fctx = pctx
+			stop()
+			stop = context.AfterFunc(pctx, func() { st.Close() })
+		}
+		if done && run.PromptBack() {
+			return true, code, done, nil
+		}
+	}
+}

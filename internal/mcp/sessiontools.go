@@ -1,0 +1,185 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"termkeep/internal/api"
+	"termkeep/internal/client"
+	"termkeep/internal/wire"
+)
+
+// Bounds of grep's answer.
+const (
+	defaultMaxHits = 100
+	maxMaxHits     = 10000
+)
+
+// errEnough stops a grep once it has the hits it answers with.
+var errEnough = errors.New("enough hits")
+
+// sessionTools are run_command, grep, resize and restore, with the
+// annotations of the table in list.
+func (t *tools) sessionTools(readOnly, runs *sdk.ToolAnnotations) []tool {
+	no := false
+	// A resize destroys nothing, and twice is once.
+	resizes := &sdk.ToolAnnotations{DestructiveHint: &no, IdempotentHint: true, OpenWorldHint: &no}
+	return []tool{
+		t.tool("run_command", "Run a command in a session's shell", `Type one command line into a shell session at its prompt, wait for that command to end, and return its exit_code, its own output as text (no echo of the line, no prompt; the last max_bytes of it, truncated: true when earlier output was left out; read_output from output_start reads all of it) and cwd, the shell's directory afterwards. The end and the status come from termkeep's shell integration (bash, zsh, fish sessions have it); in another shell the line is wrapped in printfs of markers instead (shell_integration: false). Refused when the shell is running a command (see list_sessions' activity). A command that stops to ask for input waits for it: list_sessions shows its activity as waiting, and send_input answers. If timeout_ms passes first, returns timed_out: true and the output so far; the command goes on.`,
+			`{"type":"object","properties":{
+"session":{"type":"string","description":"id or name of a session running a shell"},
+"command":{"type":"string","description":"one line of shell, as typed at the prompt (join several commands with ; or &&)"},
+"timeout_ms":{"type":"integer","minimum":1,"maximum":600000,"default":30000,"description":"stop waiting after this long; the command goes on"},
+"max_bytes":{"type":"integer","minimum":1,"maximum":1048576,"default":65536,"description":"at most this many bytes of the output's text, from its end"}},
+"required":["session","command"],"additionalProperties":false}`,
+			runs, t.runCommand),
+		t.tool("grep", "Search a session's whole output", `Find the lines of a session's output log that match pattern (RE2 syntax, or plain text with literal), however long ago they scrolled off the screen: each hit's offset (pass it to read_output to read around it), time and line as the terminal showed it. At most max_hits, the newest (earlier_left_out: true when older ones were left out).`,
+			`{"type":"object","properties":{
+"session":{"type":"string","description":"session id or name"},
+"pattern":{"type":"string","description":"RE2 regular expression (or text with literal) matched against each line"},
+"ignore_case":{"type":"boolean","default":false,"description":"letters match in either case"},
+"literal":{"type":"boolean","default":false,"description":"pattern is plain text"},
+"max_hits":{"type":"integer","minimum":1,"maximum":10000,"default":100,"description":"return at most this many hits, the newest"}},
+"required":["session","pattern"],"additionalProperties":false}`,
+			readOnly, t.grep),
+		t.tool("resize", "Resize a session's terminal", `Set a running session's terminal size in characters, as a person resizing their window does: full-screen programs redraw for it. A person's terminal attached to the session may take it back to its own size.`,
+			`{"type":"object","properties":{
+"session":{"type":"string","description":"session id or name"},
+"cols":{"type":"integer","minimum":1,"maximum":1000,"description":"width"},
+"rows":{"type":"integer","minimum":1,"maximum":1000,"description":"height"}},
+"required":["session","cols","rows"],"additionalProperties":false}`,
+			resizes, t.resize),
+		t.tool("restore", "Start an ended session again", `Start an ended session (exited, closed, interrupted by a reboot) again in its last directory, at its size, below its old screen, with the same id: an agent session (created with agent) resumes its own conversation. Returns the session as it runs now, and notices of what had to differ.`,
+			`{"type":"object","properties":{
+"session":{"type":"string","description":"session id or name"}},
+"required":["session"],"additionalProperties":false}`,
+			runs, t.restore),
+	}
+}
+
+// ---- grep ---------------------------------------------------------------
+
+type hitView struct {
+	Offset uint64     `json:"offset"`
+	Time   *time.Time `json:"time,omitempty"`
+	Line   string     `json:"line"`
+}
+
+func (t *tools) grep(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Session    string `json:"session"`
+		Pattern    string `json:"pattern"`
+		IgnoreCase bool   `json:"ignore_case"`
+		Literal    bool   `json:"literal"`
+		MaxHits    *int   `json:"max_hits"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Pattern == "" {
+		return nil, argErr("argument \"pattern\" is required: the text or RE2 regular expression to look for")
+	}
+	limit := defaultMaxHits
+	if a.MaxHits != nil {
+		if *a.MaxHits < 1 || *a.MaxHits > maxMaxHits {
+			return nil, argErr("max_hits must be 1..%d", maxMaxHits)
+		}
+		limit = *a.MaxHits
+	}
+	b, ref, err := t.resolve(ctx, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	hits := []hitView{}
+	more := false
+	// The newest hits matter most (the last error): keep a window of the
+	// last limit, and say that earlier ones were left out.
+	err = b.Grep(ctx, ref, a.Pattern, client.GrepOptions{IgnoreCase: a.IgnoreCase, Literal: a.Literal}, func(h api.GrepHit) error {
+		if len(hits) == limit {
+			hits, more = append(hits[:0], hits[1:]...), true
+		}
+		hits = append(hits, hitView{Offset: h.Offset, Time: h.Time, Line: h.Line})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"hits": hits, "earlier_left_out": more}, nil
+}
+
+// ---- resize -------------------------------------------------------------
+
+func (t *tools) resize(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Session string `json:"session"`
+		Cols    int    `json:"cols"`
+		Rows    int    `json:"rows"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Cols < 1 || a.Rows < 1 || a.Cols > wire.MaxDim || a.Rows > wire.MaxDim {
+		return nil, argErr("cols and rows must both be 1..%d", wire.MaxDim)
+	}
+	b, s, err := t.lookup(ctx, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	if s.State != "running" {
+		return nil, fmt.Errorf("session %s is %s%s; only a running session has a size to change", a.Session, s.State, exitNote(s))
+	}
+	s, err = b.Resize(ctx, s.ID, a.Cols, a.Rows)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"session": s.ID, "cols": s.Cols, "rows": s.Rows}
+	if s.Cols != a.Cols || s.Rows != a.Rows {
+		out["note"] = "the session kept another size: a person's terminal attached to it has the say (the server's size policy)"
+	}
+	return out, nil
+}
+
+// ---- restore ------------------------------------------------------------
+
+func (t *tools) restore(ctx context.Context, raw json.RawMessage) (any, error) {
+	var a struct {
+		Session string `json:"session"`
+	}
+	if err := decodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	b, s, err := t.lookup(ctx, a.Session)
+	if err != nil {
+		return nil, err
+	}
+	if s.State == "running" {
+		return nil, fmt.Errorf("session %s is running; restore starts only an ended one", a.Session)
+	}
+	// What a restore runs is held to the command rules as a new session is.
+	if s.RestoreCommand != "" {
+		err = t.opts.Scope.CommandLine(s.RestoreCommand)
+	} else {
+		err = t.opts.Scope.Command(s.Command, t.opts.Env)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.Restore(ctx, s.ID, t.opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"id": r.Session.ID, "name": r.Session.Name, "state": r.Session.State, "cwd": r.Session.Cwd,
+		"command": r.Session.Command}
+	if r.Session.RestoreCommand != "" {
+		out["restore_command"] = r.Session.RestoreCommand
+	}
+	if len(r.Notices) > 0 {
+		out["notices"] = r.Notices
+	}
+	return out, nil
+}

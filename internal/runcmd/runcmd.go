@@ -1,0 +1,228 @@
+// Package runcmd runs one command line in a session's shell, as `termkeep
+// run` and the MCP tool run_command do: it types the line at the shell's
+// prompt and reads that command's own output, up to its end mark and exit
+// status (OSC 133, from termkeep's shell integration), or, in a shell
+// that shows no marks, between markers the typed line prints itself.
+//
+// Start does the talking to the server (Server); the caller follows the
+// session's stream from Run.From and hands each frame to Run.Feed, which
+// does no I/O but writing the command's text to the writer given.
+package runcmd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"termkeep/internal/api"
+	"termkeep/internal/runout"
+	"termkeep/internal/screen"
+	"termkeep/internal/shellinit"
+	"termkeep/internal/shellmark"
+	"termkeep/internal/wire"
+)
+
+// ShellStartWait bounds how long Start waits for a new shell's first
+// prompt.
+const ShellStartWait = 10 * time.Second
+
+// Server is what a run needs of a termkeep server.
+type Server interface {
+	Get(ctx context.Context, ref string) (api.Session, error)
+	Send(ctx context.Context, ref string, req api.SendRequest) (api.Sent, error)
+}
+
+// EndedError is a session that is not running: no command can be typed.
+type EndedError struct{ Ref, State string }
+
+func (e *EndedError) Error() string { return fmt.Sprintf("session %s is %s", e.Ref, e.State) }
+
+// BusyError is a session whose shell is running a command, not at its
+// prompt: a command typed now would go to that command.
+type BusyError struct {
+	Ref     string
+	Command string // the running command's line, when the shell marked it
+}
+
+func (e *BusyError) Error() string {
+	what := "a command"
+	if e.Command != "" {
+		what = strconv.Quote(e.Command)
+	}
+	return fmt.Sprintf("session %s is running %s, not at its prompt", e.Ref, what)
+}
+
+// Run is one command typed into a session.
+type Run struct {
+	Ref     string
+	Session api.Session // as it was before the line was typed
+	// Marked says that the shell's marks bound the command; without them
+	// the typed line prints markers around it.
+	Marked bool
+	// From is the session's output end before the line was typed: follow
+	// the stream from there.
+	From uint64
+	r    runout.Reader
+	next uint64 // the offset after the last byte fed
+	// marks watches for the prompt after the command's end: the shell
+	// reports its directory (OSC 7) just before it.
+	marks      shellmark.Scanner
+	ended      bool
+	endAt      uint64 // r.next when the end was read
+	promptBack bool
+	// after reads what the shell prints between the command's end and its
+	// prompt, for the directory it reports (OSC 7), with the screen
+	// model's own parser.
+	after *screen.Screen
+}
+
+// Start types line into session ref's shell at its prompt. A shell just
+// made with integration is given up to wait for its first prompt rather
+// than taken for one without; a session that is not running, or whose
+// shell runs a command, is refused (EndedError, BusyError) before
+// anything is typed.
+func Start(ctx context.Context, srv Server, ref, line string, wait time.Duration) (*Run, error) {
+	sess, err := srv.Get(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if sess.State != "running" {
+		return nil, &EndedError{Ref: ref, State: sess.State}
+	}
+	integrated := sess.ShellIntegration && shellinit.Kind(sess.Command) != ""
+	for deadline := time.Now().Add(wait); integrated && sess.Shell != nil &&
+		sess.Shell.State == string(shellmark.Unknown) && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if sess, err = srv.Get(ctx, ref); err != nil {
+			return nil, err
+		}
+	}
+	if sess.Shell != nil && sess.Shell.State == string(shellmark.Running) {
+		return nil, &BusyError{Ref: ref, Command: sess.Shell.Command}
+	}
+	run := &Run{Ref: ref, Session: sess, From: sess.End, next: sess.End}
+	run.marks.Emit = func(m shellmark.Mark) {
+		if _, end := run.Output(); run.ended && m.Kind == shellmark.Prompt && m.At >= end {
+			run.promptBack = true
+		}
+	}
+	typed := line
+	if sess.Shell != nil && sess.Shell.State == string(shellmark.AtPrompt) {
+		run.Marked, run.r = true, runout.NewMarked(sess.End, sess.Cols)
+	} else {
+		token := newToken()
+		typed = runout.Typed(line, token, statusVar(sess.Command))
+		run.r = runout.NewMarkers(token, sess.Cols)
+	}
+	if _, err := srv.Send(ctx, sess.ID, api.SendRequest{Text: typed, Enter: true}); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// PromptBack reports whether the shell's prompt after the command has
+// been fed: by then the server knows the directory the command left.
+func (r *Run) PromptBack() bool { return r.promptBack }
+
+// Cwd is the directory the shell reported after the command (OSC 7), ""
+// when it reported none.
+func (r *Run) Cwd() string {
+	if r.after == nil {
+		return ""
+	}
+	return r.after.Cwd()
+}
+
+// Next is the offset to follow the stream from after a reconnection.
+func (r *Run) Next() uint64 { return r.next }
+
+// Feed takes the next frame of the session's stream and writes the
+// command's output in it to out as text. done is set once the command
+// ended (code is its status) or the run cannot go on (err).
+func (r *Run) Feed(fr wire.Frame, out io.Writer) (done bool, code int, err error) {
+	switch fr.Type {
+	case wire.TypeOutput:
+		off, data, perr := wire.ParseOutput(fr.Payload)
+		if perr != nil {
+			return true, 0, perr
+		}
+		if off+uint64(len(data)) <= r.next && len(data) > 0 {
+			return false, 0, nil // seen already (a stream reopened)
+		}
+		if off < r.next {
+			data, off = data[r.next-off:], r.next
+		}
+		r.next = off + uint64(len(data))
+		var code int
+		var err error
+		if !r.ended {
+			code, r.ended, err = r.r.Write(off, data, out)
+			r.endAt = r.next
+		}
+		if r.ended && !r.promptBack {
+			if r.after == nil {
+				r.after = screen.New(80, 2, screen.Options{})
+			}
+			tail := data
+			if _, end := r.Output(); end > off { // the end is in this chunk: only what follows it
+				tail = data[min(end-off, uint64(len(data))):]
+			}
+			r.after.Write(tail)
+		}
+		r.marks.Write(off, time.Time{}, data)
+		return err != nil || r.ended, code, err
+	case wire.TypeGap:
+		_, to, _ := wire.ParseGap(fr.Payload)
+		r.next = max(r.next, to)
+		return true, 0, fmt.Errorf("part of the command's output is lost from session %s's log", r.Ref)
+	case wire.TypeExit:
+		return true, 0, fmt.Errorf("session %s ended before the command did", r.Ref)
+	case wire.TypeError:
+		_, msg, _ := wire.ParseError(fr.Payload)
+		return true, 0, fmt.Errorf("session %s: %s", r.Ref, msg)
+	}
+	return false, 0, nil
+}
+
+// Output is the command's output in the session's log, [start, end):
+// between its marks, or with markers from where the line was typed to
+// the end marker (the echo of the typed line included). It is whole once
+// Feed said done; before that end is the output read so far.
+func (r *Run) Output() (start, end uint64) {
+	if m, ok := r.r.(*runout.Marked); ok {
+		if s, e, ok := m.Range(); ok {
+			return s, min(e, r.next)
+		}
+		return r.next, r.next
+	}
+	if r.ended {
+		return r.From, r.endAt
+	}
+	return r.From, r.next
+}
+
+// newToken returns a token for the markers of one run: random, so that no
+// output but the run's own printf prints them.
+func newToken() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// statusVar is how the session's shell names the last status: fish has
+// $status, POSIX shells $?.
+func statusVar(command []string) string {
+	if len(command) > 0 && filepath.Base(command[0]) == "fish" {
+		return "$status"
+	}
+	return "$?"
+}
