@@ -7,7 +7,7 @@
 // TERMKEEP_ARTIFACTS (screenshots; default ../../test-artifacts/ui).
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,6 +110,8 @@ export class Server {
 
   /** stop ends every session and the server, and removes the state directory. */
   async stop() {
+    // A server killed before (kill) ended no session: its holders are ended here.
+    const orphans = !this.proc || this.proc.exitCode !== null;
     try {
       if (this.proc && this.proc.exitCode === null) {
         await this.cli('shutdown', '--sessions').catch(() => {});
@@ -120,12 +122,75 @@ export class Server {
         await this.kill();
       }
     } finally {
-      // The sessions' holders may still be recording their exit in the
-      // directory a moment after the server has gone: retry a directory
-      // that is not empty yet.
+      // The sessions' holders may still be recording their end in the
+      // directory after the server has gone: under load, longer than
+      // rmSync's retries. Their going first makes the removal final.
+      await holdersGone(this.dir, { timeout: 10000, term: orphans });
       rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     }
   }
+}
+
+/** holderPids is the holder pid of each session under state directory dir (meta.json). */
+function holderPids(dir) {
+  const sessions = join(dir, 'sessions');
+  let ids = [];
+  try {
+    ids = readdirSync(sessions);
+  } catch {
+    return [];
+  }
+  const pids = [];
+  for (const id of ids) {
+    try {
+      const pid = JSON.parse(readFileSync(join(sessions, id, 'meta.json'), 'utf8')).holder_pid;
+      if (Number.isInteger(pid) && pid > 1) pids.push(pid);
+    } catch {
+      // No meta.json (yet) or one being rewritten: nothing to wait for there.
+    }
+  }
+  return pids;
+}
+
+/** running says whether process pid is alive; a zombie (ended, not yet reaped) is not. */
+function running(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+  try {
+    // The state is the field after the command's closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * holdersGone waits, at most timeout ms, until no holder of a session under
+ * dir runs (at once when none does); term: it sends them SIGTERM first.
+ * Holders still running then are killed: none outlives its test.
+ */
+export async function holdersGone(dir, { timeout, term = false }) {
+  const end = Date.now() + timeout;
+  let pids = holderPids(dir).filter(running);
+  const signal = (sig) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  };
+  if (term) signal('SIGTERM');
+  while (pids.length && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 50));
+    pids = pids.filter(running);
+  }
+  if (pids.length) signal('SIGKILL');
 }
 
 /**
