@@ -554,7 +554,9 @@ export class App {
     // Nothing is reconnecting any more: no card says so over the notice.
     this.renderStage();
     fatal(title, text);
-    // The notice covers the page; a screen reader is told what it says.
+    // The notice covers the page; a screen reader is told what it says,
+    // and no longer what the sessions it replaces did (reconnecting…).
+    $('announce').replaceChildren();
     this.say(`${title}. ${text}`);
   }
 
