@@ -227,7 +227,10 @@ export class App {
         // What the user is looking at is seen; output after a quiet spell
         // takes the tab's quiet badge away.
         if (ts.id === this.activeId && document.visibilityState === 'visible') this.quietWatch.look(ts);
-        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (this.quiet(ts) !== null)) this.tabs.render(ts);
+        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (this.quiet(ts) !== null)) {
+          this.tabs.render(ts);
+          this.switcher.render();
+        }
       }
       renderOverlay(this.active());
     }, 1000);

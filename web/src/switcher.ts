@@ -4,6 +4,7 @@
 
 import { $, el } from './dom';
 import { swipeStep } from './gestures';
+import type { QuietNote } from './quiet';
 import type { TermSession } from './session';
 import { badge, label, shortPath } from './tabinfo';
 
@@ -14,6 +15,8 @@ export interface SwitcherHost {
   order(): readonly string[];
   activate(id: string): void;
   cycle(delta: number): void;
+  /** quiet is a session's quiet badge, if it has news (quiet.ts): the tabs' own, which a phone does not show. */
+  quiet(ts: TermSession): QuietNote | null;
 }
 
 export class TabSwitcher {
@@ -91,7 +94,14 @@ export class TabSwitcher {
       main.append(el('span', 'tab-list-name', label(ts)));
       const cwd = ts.oscCwd || ts.info.cwd || '';
       if (cwd) main.append(el('span', 'tab-list-cwd', shortPath(cwd)));
-      row.append(el('span', 'dot'), main, el('span', `badge ${b.cls}`, b.text));
+      row.append(el('span', 'dot'), main);
+      const q = this.host.quiet(ts);
+      if (q) {
+        const qb = el('span', 'quiet', q.text);
+        qb.title = q.title;
+        row.append(qb);
+      }
+      row.append(el('span', `badge ${b.cls}`, b.text));
       return row;
     });
     this.items.replaceChildren(...rows);
