@@ -89,6 +89,7 @@ export class Preferences {
     savePrefs(this.p);
     this.applyTheme();
     this.host.setKeys(this.p.extraKeys);
+    this.updateKeysRow();
   }
 
   applyTheme(): void {

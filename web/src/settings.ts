@@ -1,6 +1,6 @@
-// The settings dialog: the theme (a phone's bar has no room for its
-// button), screen-reader mode, minimum contrast and the
-// extra-keys row's own keys, each kept in this browser (prefs.ts) and
+// The settings dialog: the theme and the extra-keys row (a phone's bar
+// has no room for their buttons), screen-reader mode, minimum contrast and
+// the extra-keys row's own keys, each kept in this browser (prefs.ts) and
 // applied at once. A list of keys that does not read is said, and the
 // row keeps the keys it had.
 
@@ -21,6 +21,7 @@ export class Settings {
   private readonly theme = $('set-theme') as HTMLSelectElement;
   private readonly sr = $('set-sr') as HTMLInputElement;
   private readonly contrast = $('set-contrast') as HTMLSelectElement;
+  private readonly keysRow = $('set-keys-row') as HTMLSelectElement;
   private readonly keys = $('set-keys') as HTMLInputElement;
   private readonly keysError = $('set-keys-error');
 
@@ -44,6 +45,11 @@ export class Settings {
       if (CONTRASTS.includes(v)) host.prefs.minContrast = v;
       host.prefsChanged();
     });
+    this.keysRow.addEventListener('change', () => {
+      const v = this.keysRow.value;
+      if (v === 'auto' || v === 'on' || v === 'off') host.prefs.keys = v;
+      host.prefsChanged();
+    });
     this.keys.addEventListener('input', () => this.readKeys());
     $('set-account').addEventListener('click', () => {
       this.dialog.close();
@@ -56,6 +62,7 @@ export class Settings {
     this.theme.value = p.theme;
     this.sr.checked = p.screenReader;
     this.contrast.value = String(p.minContrast);
+    this.keysRow.value = p.keys;
     this.keys.value = p.extraKeys.join(' ');
     this.showError([]);
     this.dialog.showModal();

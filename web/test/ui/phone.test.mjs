@@ -79,6 +79,11 @@ test('the extra-keys row: every key fits, 44 px tall, modifiers once or locked, 
     await p.fill('#set-keys', 'PgUp F5 @ Bogus');
     assert.match(await p.locator('#set-keys-error').textContent(), /Bogus/);
     await p.fill('#set-keys', 'PgUp F5 @');
+    // The row itself: hidden, then shown again (automatic: a touch screen).
+    await p.selectOption('#set-keys-row', 'off');
+    await p.locator('#keys').waitFor({ state: 'hidden' });
+    await p.selectOption('#set-keys-row', 'auto');
+    await p.locator('#keys').waitFor({ state: 'visible' });
     await p.tap('#settings-close');
     await p.reload();
     await waitFor(() => p.evaluate(() => window.__termkeep?.tabs().length === 3), { what: 'the page again' });
@@ -112,7 +117,10 @@ test('the bar on a phone: the active name readable, a list goes to any session',
     });
     assert.equal(shown.text, name);
     assert.ok(shown.fits && shown.width > 40, `the name "${name}" is shown whole (${shown.width} px)`);
-    for (const b of await boxes(p, '#bar button')) assert.ok(b.height >= 44 || b.key === 'tab-list-close', `${b.key} in the bar is ${b.height} px tall`);
+    const bar = await boxes(p, '#bar button');
+    for (const b of bar) assert.ok(b.height >= 44 || b.key === 'tab-list-close', `${b.key} in the bar is ${b.height} px tall`);
+    // Sharing stays a tap away; the row's own toggle is in the settings.
+    assert.ok(bar.some((b) => b.key === 'btn-share' && b.right <= 390), 'the Share button is in the bar');
     await screenshot(p, 'phone-bar.png');
     await checkA11y(p, 'phone');
     await p.tap('#switcher');
