@@ -7,16 +7,15 @@
 // (dialogs.ts), sign-ins (account.ts), the stage (stage.ts), the replay
 // (replay.ts), sharing (share.ts), the phone's tab switcher (switcher.ts),
 // touch gestures (touch.ts), settings (settings.ts), what a screen reader
-// is told (announce.ts), the page lifecycle (lifecycle.ts: back/forward
-// cache, sleep, network changes).
+// is told (announce.ts, speaker.ts), the page lifecycle (lifecycle.ts:
+// back/forward cache, sleep, network changes).
 
 import { api, ApiError, Session } from './api';
 import { createSession, endSession, restoreSession, showAccess } from './actions';
 import { forget, signIn } from './auth';
 import { Account, askSwitch, signInAgain } from './account';
-import { announcement, Heard } from './announce';
 import { copy, dialogOpen, fatal, toast } from './dialogs';
-import { $, el, readJSON, sleep, writeStorage } from './dom';
+import { $, readJSON, sleep, writeStorage } from './dom';
 import { endedNotice, Holder } from './ended';
 import { EventFeed } from './feed';
 import { KeyRow } from './keyrow';
@@ -28,11 +27,12 @@ import { ScrollbackSearch } from './search';
 import { ShareDialog } from './share';
 import { SessionHooks, TermSession } from './session';
 import { Settings } from './settings';
+import { Speaker } from './speaker';
 import { bindShortcuts } from './shortcuts';
 import { renderBanner, renderOverlay } from './stage';
 import type { QuietNote } from './quiet';
 import { QuietWatch } from './quietwatch';
-import { badge, label } from './tabinfo';
+import { label } from './tabinfo';
 import { cycled, merged, moved, savedOrder } from './taborder';
 import { TabBar } from './tabs';
 import { TabSwitcher } from './switcher';
@@ -79,8 +79,7 @@ export class App {
   private readonly share: ShareDialog;
   private readonly switcher: TabSwitcher;
   private readonly settings: Settings;
-  /** heard is each session as the screen reader was last told of it (announce.ts). */
-  private readonly heard = new Map<string, Heard>();
+  private readonly speaker = new Speaker();
 
   private readonly termsEl = $('terminals');
 
@@ -302,7 +301,7 @@ export class App {
     this.quietWatch.forget(id);
     const idx = this.tabOrder.indexOf(id);
     this.sessions.delete(id);
-    this.heard.delete(id);
+    this.speaker.forget(id);
     this.tabOrder = this.tabOrder.filter((x) => x !== id);
     this.tabs.remove(id);
     this.switcher.render();
@@ -322,27 +321,8 @@ export class App {
     if (ts.exit?.state === 'interrupted' && !ts.info.cause) this.refreshSoon(0);
     this.tabs.render(ts);
     this.switcher.render();
-    this.announce(ts);
+    this.speaker.changed(ts, ts.id === this.activeId);
     if (ts.id === this.activeId) this.renderStage();
-  }
-
-  /** announce tells a screen reader what changed in a session that is news (announce.ts). */
-  private announce(ts: TermSession): void {
-    const b = badge(ts);
-    const ended = ts.exit || ts.info.state !== 'running' || ts.state === 'ended' || ts.state === 'gone';
-    const now: Heard = { conn: ts.state, ended: ended ? b.cls : '', text: b.text };
-    const { say, heard } = announcement(label(ts), this.heard.get(ts.id), now, ts.id === this.activeId);
-    this.heard.set(ts.id, heard);
-    if (say) this.say(say);
-  }
-
-  /** say has a screen reader read text (the live region of index.html). */
-  private say(text: string): void {
-    // A line of its own each, so that two in one moment are both read
-    // (a replaced text is read once, the last); the last few are kept.
-    const region = $('announce');
-    region.append(el('div', undefined, text));
-    while (region.childElementCount > 3) region.firstElementChild?.remove();
   }
 
   /** refreshSoon re-reads the list (after an event, periodically): the list is the truth, events say when to look. */
@@ -549,7 +529,6 @@ export class App {
     this.booted = false;
     for (const id of [...this.sessions.keys()]) this.sessions.get(id)?.dispose();
     this.sessions.clear();
-    this.heard.clear();
     this.tabs.clear();
     this.activeId = null;
     this.switcher.render();
@@ -559,8 +538,7 @@ export class App {
     fatal(title, text);
     // The notice covers the page; a screen reader is told what it says,
     // and no longer what the sessions it replaces did (reconnecting…).
-    $('announce').replaceChildren();
-    this.say(`${title}. ${text}`);
+    this.speaker.notice(`${title}. ${text}`);
   }
 
   // ---- chrome: buttons, preferences ----------------------------------------
