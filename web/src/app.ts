@@ -5,14 +5,16 @@
 // shortcuts (shortcuts.ts), the extra-keys row (keyrow.ts), scrollback
 // search (search.ts), the event stream (feed.ts), dialogs and toasts
 // (dialogs.ts), sign-ins (account.ts), the stage (stage.ts), the replay
-// (replay.ts), the page lifecycle (lifecycle.ts: back/forward cache,
-// sleep, network changes).
+// (replay.ts), sharing (share.ts), the phone's tab switcher (switcher.ts),
+// touch gestures (touch.ts), settings (settings.ts), what a screen reader
+// is told (announce.ts, speaker.ts), the page lifecycle (lifecycle.ts:
+// back/forward cache, sleep, network changes).
 
 import { api, ApiError, Session } from './api';
 import { createSession, endSession, restoreSession, showAccess } from './actions';
 import { forget, signIn } from './auth';
 import { Account, askSwitch, signInAgain } from './account';
-import { copy, fatal, toast } from './dialogs';
+import { copy, dialogOpen, fatal, toast } from './dialogs';
 import { $, readJSON, sleep, writeStorage } from './dom';
 import { endedNotice, Holder } from './ended';
 import { EventFeed } from './feed';
@@ -24,6 +26,8 @@ import { ReplayView } from './replay';
 import { ScrollbackSearch } from './search';
 import { ShareDialog } from './share';
 import { SessionHooks, TermSession } from './session';
+import { Settings } from './settings';
+import { Speaker } from './speaker';
 import { bindShortcuts } from './shortcuts';
 import { renderBanner, renderOverlay } from './stage';
 import type { QuietNote } from './quiet';
@@ -31,6 +35,8 @@ import { QuietWatch } from './quietwatch';
 import { label } from './tabinfo';
 import { cycled, merged, moved, savedOrder } from './taborder';
 import { TabBar } from './tabs';
+import { TabSwitcher } from './switcher';
+import { TouchGestures } from './touch';
 
 const LAYOUT_KEY = 'termkeep.tabs';
 const ACTIVE_KEY = 'termkeep.active';
@@ -71,6 +77,9 @@ export class App {
   readonly feed: EventFeed;
   private readonly account: Account;
   private readonly share: ShareDialog;
+  private readonly switcher: TabSwitcher;
+  private readonly settings: Settings;
+  private readonly speaker = new Speaker();
 
   private readonly termsEl = $('terminals');
 
@@ -79,6 +88,7 @@ export class App {
       terminals: () => [...this.sessions.values(), this.replay],
       showKeyRow: (on) => this.keyRow.show(on),
       keyRowShown: () => this.keyRow.shown,
+      setKeys: (keys) => this.keyRow.setKeys(keys),
       fitActive: () => this.fitActive(),
     });
     this.hooks = {
@@ -100,7 +110,14 @@ export class App {
     });
     this.tabs = new TabBar(this);
     this.search = new ScrollbackSearch({ active: () => this.active(), theme: () => this.prefs.theme });
-    this.keyRow = new KeyRow(() => this.active());
+    this.keyRow = new KeyRow(() => this.active(), this.prefs.extraKeys);
+    this.switcher = new TabSwitcher(this);
+    this.settings = new Settings({
+      prefs: this.prefs,
+      prefsChanged: () => this.looks.changed(),
+      openAccount: () => void this.account.openBrowsers(),
+    });
+    new TouchGestures(this, this.termsEl);
     this.feed = new EventFeed({
       sessions: this.sessions,
       live: () => !this.suspended && this.booted,
@@ -139,7 +156,7 @@ export class App {
     this.saveLayout();
   }
 
-  private get prefs(): Prefs {
+  get prefs(): Prefs {
     return this.looks.p;
   }
 
@@ -209,7 +226,10 @@ export class App {
         // What the user is looking at is seen; output after a quiet spell
         // takes the tab's quiet badge away.
         if (ts.id === this.activeId && document.visibilityState === 'visible') this.quietWatch.look(ts);
-        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (this.quiet(ts) !== null)) this.tabs.render(ts);
+        if ((this.tabs.tab(ts.id)?.dataset.quiet === '1') !== (this.quiet(ts) !== null)) {
+          this.tabs.render(ts);
+          this.switcher.render();
+        }
       }
       renderOverlay(this.active());
     }, 1000);
@@ -241,6 +261,7 @@ export class App {
     for (const s of fresh) this.addSession(s);
     this.tabOrder = merged(this.tabOrder, [...this.sessions.keys()]);
     this.tabs.layout();
+    this.switcher.render();
     this.saveLayout();
     this.renderStage();
   }
@@ -280,8 +301,10 @@ export class App {
     this.quietWatch.forget(id);
     const idx = this.tabOrder.indexOf(id);
     this.sessions.delete(id);
+    this.speaker.forget(id);
     this.tabOrder = this.tabOrder.filter((x) => x !== id);
     this.tabs.remove(id);
+    this.switcher.render();
     ts.dispose();
     if (this.replay.id === id) this.replay.close();
     if (this.activeId === id) {
@@ -297,6 +320,8 @@ export class App {
     // The connection says a session was interrupted; the list says why.
     if (ts.exit?.state === 'interrupted' && !ts.info.cause) this.refreshSoon(0);
     this.tabs.render(ts);
+    this.switcher.render();
+    this.speaker.changed(ts, ts.id === this.activeId);
     if (ts.id === this.activeId) this.renderStage();
   }
 
@@ -336,6 +361,7 @@ export class App {
     this.canCreate = canCreate;
     this.canWrite = canWrite;
     showAccess(canCreate, canWrite);
+    for (const ts of this.sessions.values()) this.tabs.render(ts);
     this.renderStage();
   }
 
@@ -383,6 +409,7 @@ export class App {
     this.activeId = id;
     ts.show();
     this.tabs.render(ts);
+    this.switcher.render();
     writeStorage(sessionStorage, ACTIVE_KEY, id);
     this.saveLayout();
     this.renderStage();
@@ -414,7 +441,7 @@ export class App {
   private refocus(): void {
     const a = document.activeElement;
     if (a && a !== document.body && a.tagName !== 'BUTTON') return;
-    if (($('dialog') as HTMLDialogElement).open || ($('help') as HTMLDialogElement).open || ($('browsers') as HTMLDialogElement).open) return;
+    if (dialogOpen()) return;
     if (this.tabs.renaming) return;
     if (this.replay.isOpen) this.replay.focus();
     else this.active()?.focus();
@@ -504,10 +531,14 @@ export class App {
     this.sessions.clear();
     this.tabs.clear();
     this.activeId = null;
+    this.switcher.render();
     $('bar').dataset.signedOut = '1';
     // Nothing is reconnecting any more: no card says so over the notice.
     this.renderStage();
     fatal(title, text);
+    // The notice covers the page; a screen reader is told what it says,
+    // and no longer what the sessions it replaces did (reconnecting…).
+    this.speaker.notice(`${title}. ${text}`);
   }
 
   // ---- chrome: buttons, preferences ----------------------------------------
@@ -524,6 +555,7 @@ export class App {
     $('btn-keys').addEventListener('click', () => this.looks.toggleKeys());
     $('btn-help').addEventListener('click', () => ($('help') as HTMLDialogElement).showModal());
     $('btn-account').addEventListener('click', () => void this.account.openBrowsers());
+    $('btn-settings').addEventListener('click', () => this.settings.open());
     $('sign-out').addEventListener('click', () => void this.account.signOutNow());
     $('overlay-retry').addEventListener('click', () => this.active()?.retryNow());
     $('banner-close').addEventListener('click', () => {
@@ -537,7 +569,7 @@ export class App {
     // goes back to the terminal (Space must not press the button again);
     // after a dialog closes too. This runs after the button's own handler.
     for (const id of ['bar', 'banner', 'overlay']) $(id).addEventListener('click', () => this.refocus());
-    for (const id of ['dialog', 'help', 'browsers']) $(id).addEventListener('close', () => this.refocus());
+    for (const d of document.querySelectorAll('dialog')) d.addEventListener('close', () => this.refocus());
 
     const ro = new ResizeObserver(() => this.fitActive());
     ro.observe(this.termsEl);

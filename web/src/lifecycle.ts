@@ -66,7 +66,9 @@ export function bindLifecycle(host: LifecycleHost): void {
 export interface Inspectable {
   readonly sessions: ReadonlyMap<string, TermSession>;
   readonly activeId: string | null;
+  readonly fontSize: number;
   order(): readonly string[];
+  active(): TermSession | undefined;
 }
 
 /** testHook is window.__termkeep: what the browser tests read. */
@@ -91,5 +93,7 @@ export function testHook(app: Inspectable, replay: ReplayView): object {
     replayScreen: () => replay.visibleText(),
     replayMarked: () => replay.markedText(),
     replaySize: () => (replay.isOpen ? replay.size() : null),
+    selection: () => app.active()?.term.getSelection() ?? '',
+    fontSize: () => app.fontSize,
   };
 }

@@ -2,6 +2,7 @@
 // /assets/app.js (and the styles into /assets/app.css).
 import '@xterm/xterm/css/xterm.css';
 import './app.css';
+import './controls.css';
 import { App } from './app';
 
 const app = new App();

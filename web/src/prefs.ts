@@ -1,9 +1,10 @@
 // The page's preferences (text size, theme, copy on select, WebGL, the
-// extra-keys row), kept in the browser's storage and applied to every
-// terminal when they change.
+// extra-keys row and its keys, screen-reader mode, minimum contrast), kept
+// in the browser's storage and applied to every terminal when they change.
 
 import { toast } from './dialogs';
 import { $, readJSON, writeStorage } from './dom';
+import { DEFAULT_EXTRA_KEYS, parseKeys } from './keys';
 import type { TermPrefs } from './session';
 import type { ThemeName } from './theme';
 
@@ -14,7 +15,14 @@ export const FONT_DEFAULT = 14;
 
 export interface Prefs extends TermPrefs {
   keys: 'auto' | 'on' | 'off';
+  /** extraKeys are the row's keys after the fixed ones (keys.ts names or characters). */
+  extraKeys: string[];
 }
+
+/** The minimum contrast ratios offered; 1 leaves the colors as programs ask. */
+export const CONTRASTS = [1, 3, 4.5, 7];
+/** As VS Code's terminal: text a program colors near its background (black on the dark theme) stays readable. */
+export const CONTRAST_DEFAULT = 4.5;
 
 /** loadPrefs reads the saved preferences; the theme defaults to the system's. */
 export function loadPrefs(): Prefs {
@@ -26,6 +34,10 @@ export function loadPrefs(): Prefs {
     copyOnSelect: saved.copyOnSelect ?? true,
     webgl: saved.webgl ?? true,
     keys: saved.keys ?? 'auto',
+    // Browsers do not tell a page that a screen reader runs: it is asked for.
+    screenReader: saved.screenReader === true,
+    minContrast: CONTRASTS.includes(saved.minContrast as number) ? (saved.minContrast as number) : CONTRAST_DEFAULT,
+    extraKeys: Array.isArray(saved.extraKeys) ? parseKeys(saved.extraKeys.filter((k) => typeof k === 'string').join(' ')).keys : [...DEFAULT_EXTRA_KEYS],
   };
 }
 
@@ -44,11 +56,12 @@ export function applyPageTheme(theme: ThemeName): void {
   meta?.setAttribute('content', theme === 'dark' ? '#101318' : '#f3f5f8');
 }
 
-/** What the preferences change: the terminals (live and replay), the extra-keys row, the active terminal's fit. */
+/** What the preferences change: the terminals (live and replay), the extra-keys row and its keys, the active terminal's fit. */
 export interface PrefsHost {
   terminals(): Iterable<{ applyPrefs(p: Prefs): void }>;
   showKeyRow(on: boolean): void;
   keyRowShown(): boolean;
+  setKeys(keys: string[]): void;
   fitActive(): void;
 }
 
@@ -69,6 +82,14 @@ export class Preferences {
     this.p.theme = this.p.theme === 'dark' ? 'light' : 'dark';
     savePrefs(this.p);
     this.applyTheme();
+  }
+
+  /** changed keeps what the settings dialog changed in p and applies it. */
+  changed(): void {
+    savePrefs(this.p);
+    this.applyTheme();
+    this.host.setKeys(this.p.extraKeys);
+    this.updateKeysRow();
   }
 
   applyTheme(): void {

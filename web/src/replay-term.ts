@@ -9,8 +9,8 @@ import { themes, ThemeName } from './theme';
 
 const TERM_SCROLLBACK = 10000;
 
-/** openTerm opens a read-only terminal in el with the page's text size and theme. */
-export function openTerm(el: HTMLElement, prefs: { fontSize: number; theme: ThemeName }): Terminal {
+/** openTerm opens a read-only terminal in el with the page's text size, theme and minimum contrast. */
+export function openTerm(el: HTMLElement, prefs: { fontSize: number; theme: ThemeName; minContrast: number }): Terminal {
   // The live terminals' look (session.ts), without input.
   const term = new Terminal({
     scrollback: TERM_SCROLLBACK,
@@ -21,6 +21,7 @@ export function openTerm(el: HTMLElement, prefs: { fontSize: number; theme: Them
     fontFamily: '"JetBrains Mono", "Cascadia Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
     lineHeight: 1.15,
     theme: themes[prefs.theme],
+    minimumContrastRatio: prefs.minContrast,
     cursorBlink: false,
     cursorInactiveStyle: 'outline',
     rescaleOverlappingGlyphs: true,

@@ -53,6 +53,7 @@ interface At {
 export interface ReplayPrefs {
   fontSize: number;
   theme: ThemeName;
+  minContrast: number;
 }
 
 /** What the view tells the page around it. */
@@ -242,7 +243,10 @@ export class ReplayView {
 
   applyPrefs(p: ReplayPrefs): void {
     this.prefs = { ...p };
-    if (this.term) this.term.options.theme = themes[p.theme];
+    if (this.term) {
+      this.term.options.theme = themes[p.theme];
+      this.term.options.minimumContrastRatio = p.minContrast;
+    }
     this.fitter.soon();
     this.timeline.drawActivity();
   }

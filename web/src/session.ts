@@ -48,6 +48,10 @@ export interface TermPrefs {
   copyOnSelect: boolean;
   /** webgl: false keeps the default (DOM) renderer. */
   webgl: boolean;
+  /** screenReader keeps an accessible copy of the rows for screen readers (xterm.js screenReaderMode). */
+  screenReader: boolean;
+  /** minContrast is xterm.js's minimumContrastRatio: 1 changes no color. */
+  minContrast: number;
 }
 
 const ACK_BYTES = 64 << 10;
@@ -168,6 +172,8 @@ export class TermSession {
       fontFamily: '"JetBrains Mono", "Cascadia Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
       lineHeight: 1.15,
       theme: themes[prefs.theme],
+      screenReaderMode: prefs.screenReader,
+      minimumContrastRatio: prefs.minContrast,
       cursorBlink: true,
       cursorInactiveStyle: 'outline',
       macOptionIsMeta: true,
@@ -247,6 +253,8 @@ export class TermSession {
     this.copyOnSelect = p.copyOnSelect;
     if (this.term.options.fontSize !== p.fontSize) this.term.options.fontSize = p.fontSize;
     this.term.options.theme = themes[p.theme];
+    if (this.term.options.screenReaderMode !== p.screenReader) this.term.options.screenReaderMode = p.screenReader;
+    if (this.term.options.minimumContrastRatio !== p.minContrast) this.term.options.minimumContrastRatio = p.minContrast;
     if (this.active) this.fitNow();
   }
 

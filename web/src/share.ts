@@ -9,7 +9,7 @@
 import qrcode from 'qrcode-generator';
 import { ApiError, share, ShareLink } from './api';
 import { copy, toast } from './dialogs';
-import { el } from './dom';
+import { el, icon } from './dom';
 import { linkLine, Presence, sizeLine, viewerLine } from './presence';
 import './share.css';
 
@@ -57,8 +57,9 @@ export class ShareDialog {
     this.button.type = 'button';
     this.button.title = 'Share this session, see who is watching';
     this.button.setAttribute('aria-label', 'Share and presence');
-    this.button.textContent = 'Share';
-    this.button.classList.add('text-btn', 'share-btn');
+    // An icon as the bar's other tools: the word took a phone's room for
+    // the session's name.
+    this.button.append(icon(['M5.6 7.2l4.8-2.4M5.6 8.8l4.8 2.4'], [[12, 4, 1.75], [4, 8, 1.75], [12, 12, 1.75]]));
     this.button.addEventListener('click', () => void this.open());
 
     this.d = el('dialog');

@@ -93,6 +93,9 @@ export class TabBar {
     t.dataset.state = b.cls;
     t.setAttribute('aria-selected', String(active));
     t.setAttribute('tabindex', active ? '0' : '-1');
+    // Delete ends the session only where the page may end it.
+    if (this.host.canWrite) t.setAttribute('aria-keyshortcuts', 'Delete');
+    else t.removeAttribute('aria-keyshortcuts');
     const lines = [name];
     if (ts.title && ts.title !== name) lines.push(ts.title);
     if (cwd) lines.push(cwd);
@@ -134,12 +137,12 @@ export class TabBar {
     main.append(top, el('span', 'tab-cwd'));
     const viewers = el('span', 'viewers');
     viewers.append(icon(['M1.5 8s2.4-4.5 6.5-4.5S14.5 8 14.5 8 12.1 12.5 8 12.5 1.5 8 1.5 8z'], [[8, 8, 2]]), el('span', 'count', '0'));
-    const close = el('button', 'tab-close');
-    close.type = 'button';
+    // A pointer's target only: a control inside a tab is one a screen
+    // reader cannot reach (the tab is the control), so the keyboard ends a
+    // session with Delete on its tab or Alt+Shift+W (render says so).
+    const close = el('span', 'tab-close');
     close.title = 'End this session (Alt+Shift+W, or Delete on the tab)';
-    // Out of the Tab order: Tab goes from the tabs to the page; Delete on a tab does what × does.
-    close.tabIndex = -1;
-    close.setAttribute('aria-label', 'End this session');
+    close.setAttribute('aria-hidden', 'true');
     close.append(icon(['M4.5 4.5l7 7M11.5 4.5l-7 7']));
     t.append(dot, main, viewers, close);
 

@@ -7,7 +7,7 @@
 // TERMKEEP_ARTIFACTS (screenshots; default ../../test-artifacts/ui).
 
 import { spawn, execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,19 +110,87 @@ export class Server {
 
   /** stop ends every session and the server, and removes the state directory. */
   async stop() {
+    // A server killed before (kill) ended no session: its holders are ended here.
+    const orphans = !this.proc || this.proc.exitCode !== null;
     try {
       if (this.proc && this.proc.exitCode === null) {
         await this.cli('shutdown', '--sessions').catch(() => {});
-        await Promise.race([this.exited, sleep(5000)]);
+        // A timer left pending would keep node (the test file) alive 5 s more.
+        let timer;
+        await Promise.race([this.exited, new Promise((r) => (timer = setTimeout(r, 5000)))]);
+        clearTimeout(timer);
         await this.kill();
       }
     } finally {
-      // The sessions' holders may still be recording their exit in the
-      // directory a moment after the server has gone: retry a directory
-      // that is not empty yet.
+      // The sessions' holders may still be recording their end in the
+      // directory after the server has gone: under load, longer than
+      // rmSync's retries. Their going first makes the removal final.
+      await holdersGone(this.dir, { timeout: 10000, term: orphans });
       rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     }
   }
+}
+
+/** holderPids is the holder pid of each session under state directory dir (meta.json). */
+function holderPids(dir) {
+  const sessions = join(dir, 'sessions');
+  let ids = [];
+  try {
+    ids = readdirSync(sessions);
+  } catch {
+    return [];
+  }
+  const pids = [];
+  for (const id of ids) {
+    try {
+      const pid = JSON.parse(readFileSync(join(sessions, id, 'meta.json'), 'utf8')).holder_pid;
+      if (Number.isInteger(pid) && pid > 1) pids.push(pid);
+    } catch {
+      // No meta.json (yet) or one being rewritten: nothing to wait for there.
+    }
+  }
+  return pids;
+}
+
+/** running says whether process pid is alive; a zombie (ended, not yet reaped) is not. */
+function running(pid) {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    return e.code === 'EPERM';
+  }
+  try {
+    // The state is the field after the command's closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * holdersGone waits, at most timeout ms, until no holder of a session under
+ * dir runs (at once when none does); term: it sends them SIGTERM first.
+ * Holders still running then are killed: none outlives its test.
+ */
+export async function holdersGone(dir, { timeout, term = false }) {
+  const end = Date.now() + timeout;
+  let pids = holderPids(dir).filter(running);
+  const signal = (sig) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  };
+  if (term) signal('SIGTERM');
+  while (pids.length && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 50));
+    pids = pids.filter(running);
+  }
+  if (pids.length) signal('SIGKILL');
 }
 
 /**
@@ -268,6 +336,42 @@ export async function captureEquals(page, server, id, { timeout = 15000 } = {}) 
 /** count is how many lines of lines match re. */
 export function count(lines, re) {
   return lines.filter((l) => re.test(l)).length;
+}
+
+const AXE = join(here, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
+
+/**
+ * checkA11y runs axe-core on what the page shows now (WCAG 2.1 A and AA)
+ * and fails on any serious or critical violation, naming each rule and the
+ * elements it found; the whole report goes to TERMKEEP_ARTIFACTS as
+ * a11y-<label>.json. It returns the violations of lesser impact.
+ */
+export async function checkA11y(page, label, { include } = {}) {
+  // Evaluated through the DevTools protocol: the page's CSP (default-src
+  // 'self') refuses a script tag, rightly.
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(readFileSync(AXE, 'utf8'));
+  // Colors are measured once the page is still: a view fading in has the
+  // contrast of its last frame only at the end (spinners never end).
+  await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getComputedTiming().iterations !== Infinity).map((a) => a.finished.catch(() => {}))));
+  const result = await page.evaluate(async (include) => {
+    const r = await window.axe.run(include ? { include: [include] } : document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+      resultTypes: ['violations'],
+    });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target.join(' '), summary: n.failureSummary })),
+    }));
+  }, include ?? null);
+  writeArtifact(`a11y-${label}.json`, JSON.stringify(result, null, 2));
+  const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length) {
+    const lines = bad.flatMap((v) => [`${v.impact} ${v.id}: ${v.help}`, ...v.nodes.slice(0, 6).map((n) => `  ${n.target}: ${n.summary.replace(/\s+/g, ' ')}`)]);
+    throw new Error(`axe-core finds ${bad.length} serious or critical violation(s) on ${label}:\n${lines.join('\n')}`);
+  }
+  return result;
 }
 
 /** gone ends and removes a session (kill, then rm), so that on a server shared by several tests the next one sees only its own. */

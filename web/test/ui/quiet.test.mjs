@@ -1,7 +1,8 @@
 // Quiet: a tab wears a small badge only when it has news: a command that
 // finished while the user was on another tab (shell integration's marks),
 // not a blank new session, not an idle shell the user has seen, not the
-// tab being watched. Looking at the tab takes the badge away.
+// tab being watched; a phone's list of sessions shows it too. Looking at
+// the tab takes the badge away.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Server, launch, open, typeLine, waitFor, waitText, sleep, newSession, screenshot, tabs } from './harness.mjs';
@@ -54,6 +55,18 @@ test('the quiet badge shows a command finished while away, and nothing else', as
     assert.match(b.title, /finished \(status 0\) while you were away/);
     assert.equal((await badges(p)).blank, null);
     await screenshot(p, 'quiet.png');
+
+    // A phone has no tabs: its list of sessions wears the same badge.
+    await p.setViewportSize({ width: 390, height: 700 });
+    await p.click('#switcher');
+    const row = p.locator('#tab-list [role="option"]', { hasText: 'work' });
+    await row.waitFor();
+    assert.equal(await row.locator('.quiet').textContent(), 'done');
+    assert.match(await row.locator('.quiet').getAttribute('title'), /finished \(status 0\) while you were away/);
+    assert.equal(await p.locator('#tab-list [role="option"]', { hasText: 'blank' }).locator('.quiet').count(), 0);
+    await p.keyboard.press('Escape');
+    await p.locator('#tab-list').waitFor({ state: 'hidden' });
+    await p.setViewportSize({ width: 1000, height: 600 });
 
     // Looking at it is seeing it: the badge goes, and stays gone.
     await p.click('.tab[data-id] >> text=work');

@@ -3,10 +3,11 @@
 // that a writable one gives full shell access, lists who watches (the
 // owner, the named link, each one's size and who sets the size) and
 // revokes the link, which ends the guest's page. A guest is offered no
-// links. Screenshots at phone size (390×844) for a person to read.
+// links. Screenshots at phone size (390×844) for a person to read; axe-core
+// checks the owner's dialog in both themes and the guest's.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Server, launch, open, ready, waitFor, newSession, screenshot } from './harness.mjs';
+import { Server, launch, open, ready, waitFor, newSession, screenshot, checkA11y } from './harness.mjs';
 
 let browser;
 before(async () => {
@@ -77,6 +78,13 @@ test('the owner shares a session from the page; the guest watches until revoked'
     assert.match(line, /watching · \d+×\d+/);
     assert.match(await p.textContent('#share .hint'), /the size of this page/);
     await screenshot(p, 'share-presence-phone.png');
+    // The dialog at its fullest (presence, a link, its QR code) in each
+    // theme: the page's colors follow data-theme.
+    for (const theme of ['dark', 'light']) {
+      await p.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+      await checkA11y(p, `share-${theme}`);
+    }
+    await checkA11y(g, 'share-guest');
 
     // Revoked from the list: the guest's page says so.
     await p.click('#share .share-links li[data-id] button');
