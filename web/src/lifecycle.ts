@@ -87,6 +87,7 @@ export function testHook(app: Inspectable, replay: ReplayView): object {
       return ts ? { cols: ts.term.cols, rows: ts.term.rows } : null;
     },
     renderer: (id?: string) => pick(id)?.renderer ?? null,
+    sizing: (id?: string) => pick(id)?.sizing() ?? null,
     drop: (id?: string) => pick(id)?.drop(),
     replayScreen: () => replay.visibleText(),
     replayMarked: () => replay.markedText(),
