@@ -84,7 +84,8 @@ test('a desktop and a phone: whoever types or fits has the size; both show the s
     assert.ok(small.cols < 60, `the phone's size is ${small.cols} columns`);
     await atSession(ph, made.id);
     await waitFor(async () => (await sizing(ph)).holder === `${small.cols}×${small.rows} · this tab`, { what: 'the phone holding the size' });
-    await typeLine(ph, `clear; tput cols; printf '%0149d\\n' 0 | tr 0 =`);
+    await typeLine(ph, `clear; tput cols; printf '%0149d\\n' 0 | tr 0 =; echo phone-$((40+2))`);
+    await waitFor(async () => (await s.cli('capture', made.id)).includes('phone-42'), { what: 'the phone\'s line' });
     for (const p of [d, ph]) await captureEquals(p, s, made.id);
     const dd = await drawnWhole(d);
     assert.equal(dd.font, 14, 'the desktop shows the phone size at its own text size');
@@ -95,7 +96,8 @@ test('a desktop and a phone: whoever types or fits has the size; both show the s
     await atSession(ph, made.id, { avoid: small });
     await atSession(d, made.id);
     await d.click('.term-host:not([hidden])');
-    await typeLine(d, `clear; tput cols; printf '%0149d\\n' 0 | tr 0 =`);
+    await typeLine(d, `clear; tput cols; printf '%0149d\\n' 0 | tr 0 =; echo desk-$((40+2))`);
+    await waitFor(async () => (await s.cli('capture', made.id)).includes('desk-42'), { what: 'the desktop\'s line' });
     for (const p of [d, ph]) {
       const rows = await captureEquals(p, s, made.id);
       assert.ok(rows.includes(LINE), `the 149-column line is one row:\n${rows.join('\n')}`);
