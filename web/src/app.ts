@@ -345,7 +345,7 @@ export class App {
     const active = this.active();
     const cwd = active ? active.oscCwd || active.info.cwd : undefined;
     // A new session starts at this window's size, whatever the active one's is.
-    const s = await createSession(active?.want ?? this.guessSize(), cwd);
+    const s = await createSession(active?.size.want ?? this.guessSize(), cwd);
     if (!s) return;
     this.addSession(s);
     this.tabs.layout();

@@ -31,9 +31,10 @@ import { WebLinksAddon } from '@xterm/addon-web-links';
 import { WebglAddon } from '@xterm/addon-webgl';
 import { api, ApiError, Session } from './api';
 import { wsProtocols } from './auth';
-import { claim, followsWindow, Holder, holder, SizeState } from './sizeinfo';
+import type { Holder } from './sizeinfo';
 import { SCROLLBAR, TermFrame } from './termframe';
 import { themes, ThemeName } from './theme';
+import { ViewerSize } from './viewersize';
 import * as wire from './wire';
 
 export type ConnState = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'gone';
@@ -156,17 +157,12 @@ export class TermSession {
   private saveTimer = 0;
   private lastHeard = 0;
   private probeTimer = 0;
-  private sentSize = '';
-  /** want is the size this page's window would give the session. */
-  want: { cols: number; rows: number } | null = null;
-  /** The size part of the last viewers frame (null before the first). */
-  private sizes: SizeState | null = null;
-  /** This page's viewer is read-only (as the viewers frame says). */
-  readOnly = false;
-  /** This connection has fit since the size was last held (claim). */
-  private claimed = false;
-  /** The size of this page's last fit, so a window that keeps its size does not fit again. */
-  private fitKey = '';
+  /** What this page says of the session's size (viewersize.ts). */
+  readonly size = new ViewerSize({
+    send: (b) => this.send(b),
+    live: () => this.state === 'live' && !!this.ws && !this.exit,
+    active: () => this.active,
+  });
 
   constructor(info: Session, private readonly hooks: SessionHooks, prefs: TermPrefs, parent: HTMLElement, private readonly name = '') {
     this.id = info.id;
@@ -340,55 +336,25 @@ export class TermSession {
 
   /**
    * fitNow lays the terminal out in its window and reports the window's
-   * size: the size this page takes when it types or fits. A desktop tab
-   * that holds the size takes it again when its window changes; a phone
-   * does not (sizeinfo.ts).
+   * size: the size this page takes when it types or fits (viewersize.ts).
    */
   fitNow(): void {
     if (!this.opened || this.el.hidden) return;
     const want = this.frame.windowGrid();
-    if (want) {
-      this.want = want;
-      this.sendSize();
-      const coarse = window.matchMedia?.('(pointer: coarse)').matches ?? false;
-      if (this.sizes && followsWindow(this.sizes, this.readOnly, coarse) && `${want.cols}x${want.rows}` !== this.fitKey) this.sendFit();
-      this.maybeClaim();
-    }
+    if (want) this.size.window(want, window.matchMedia?.('(pointer: coarse)').matches ?? false);
     this.frame.apply();
-  }
-
-  private sendSize(): void {
-    if (!this.want || this.state !== 'live' || !this.ws || this.exit) return;
-    const key = `${this.want.cols}x${this.want.rows}`;
-    if (key === this.sentSize) return;
-    this.sentSize = key;
-    this.send(wire.resize(this.want.cols, this.want.rows));
   }
 
   /** fitToWindow takes the session's size at this window ("fit to this window"); false when it cannot. */
   fitToWindow(): boolean {
-    if (this.readOnly || !this.active) return false;
+    if (!this.active) return false;
     this.fitNow();
-    return this.sendFit();
-  }
-
-  private sendFit(): boolean {
-    if (!this.want || this.readOnly || this.state !== 'live' || this.exit) return false;
-    if (!this.send(wire.fit(this.want.cols, this.want.rows))) return false;
-    this.fitKey = this.sentSize = `${this.want.cols}x${this.want.rows}`;
-    return true;
-  }
-
-  /** maybeClaim takes the size when nobody holds it (sizeinfo.claim). */
-  private maybeClaim(): void {
-    const v = this.sizes;
-    if (!v) return;
-    if (claim({ policy: v.size_policy, owner: v.size_owner, you: v.you, readOnly: this.readOnly, active: this.active, asked: this.claimed }) && this.sendFit()) this.claimed = true;
+    return this.size.fit();
   }
 
   /** sizeHolder says whose size the session has, for the indicator (null before the viewers frame). */
   sizeHolder(): Holder | null {
-    return this.sizes ? holder({ ...this.sizes, cols: this.term.cols, rows: this.term.rows }) : null;
+    return this.size.holder(this.term.cols, this.term.rows);
   }
 
   /** sizing is how the terminal is drawn (the tests read it). */
@@ -441,9 +407,10 @@ export class TermSession {
     q.set('scrollback', String(SCROLLBACK));
     q.set('version', String(VERSION));
     if (this.name) q.set('name', this.name);
-    if (this.active && this.want) {
-      q.set('cols', String(this.want.cols));
-      q.set('rows', String(this.want.rows));
+    const want = this.size.want;
+    if (this.active && want) {
+      q.set('cols', String(want.cols));
+      q.set('rows', String(want.rows));
     }
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     let ws: WebSocket;
@@ -457,9 +424,7 @@ export class TermSession {
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     this.acked = 0;
-    this.sentSize = '';
-    this.claimed = false;
-    this.sizes = null;
+    this.size.connected();
     this.setState(this.ever ? 'reconnecting' : 'connecting');
     ws.onmessage = (ev) => {
       if (gen !== this.gen) return;
@@ -530,7 +495,7 @@ export class TermSession {
         if (w.resume === 'live') this.written = w.start;
         this.sessionResized(w.cols, w.rows);
         this.setState('live');
-        this.sendSize();
+        this.size.report();
         this.scheduleAck();
         this.sendHeld();
         break;
@@ -569,11 +534,8 @@ export class TermSession {
         this.viewers = v.viewers.length;
         this.you = v.you;
         this.holderStuck = !!v.holder_unresponsive;
-        this.readOnly = !!v.viewers.find((x) => x.id === v.you)?.read_only;
-        this.sizes = v;
-        if (v.size_owner !== 0) this.claimed = false;
         this.sessionResized(v.cols, v.rows);
-        this.maybeClaim();
+        this.size.viewers(v);
         this.hooks.changed(this);
         break;
       }

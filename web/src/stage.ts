@@ -70,7 +70,7 @@ export function renderSize(ts: TermSession | undefined, canWrite: boolean): void
     el.dataset.mine = h.mine ? '1' : '';
   }
   const fit = $('btn-fit');
-  fit.hidden = !h || !canWrite || ts!.readOnly;
+  fit.hidden = !h || !canWrite || ts!.size.readOnly;
   // On a narrow screen the indicator is hidden: the button's tooltip says it.
   fit.title = `Fit the session to this window (Alt+Shift+F)${h ? `\n${h.long}` : ''}`;
 }

@@ -29,6 +29,12 @@ export class TermFrame {
     this.frame.className = 'term-frame';
     host.appendChild(this.frame);
     this.bindDrag();
+    // A click beside a centred terminal is a click on it: it takes the keyboard.
+    host.addEventListener('mousedown', (e) => {
+      if (e.target !== host || host.dataset.fit === 'pan') return; // the scrollbars are the host's too
+      e.preventDefault();
+      term.focus();
+    });
   }
 
   /** box is the room the host gives, scrollbars included (so that panning does not shrink it). */

@@ -64,7 +64,7 @@ test('a desktop and a phone: whoever types or fits has the size; both show the s
     const d = await open(ctxD, s, { tabs: 1 });
     // Nobody held the size: the desktop, the first to come, takes it.
     await waitFor(async () => /· this tab$/.test((await sizing(d)).holder), { what: 'the desktop holding the size' });
-    const big = await atSession(d, made.id);
+    const big = await atSession(d, made.id, { avoid: { cols: made.cols, rows: made.rows } });
     assert.ok(big.cols >= 149, `the desktop's window holds ${big.cols} columns`);
     assert.equal((await sizing(d)).holder, `${big.cols}×${big.rows} · this tab`);
 
