@@ -368,7 +368,7 @@ export class TermSession {
       pan: p?.pan ?? null,
       holder: this.sizeHolder()?.short ?? null,
       box: { width: this.el.clientWidth, height: this.el.clientHeight },
-      scroll: { width: this.el.scrollWidth, height: this.el.scrollHeight },
+      scroll: { width: this.el.scrollWidth, height: this.el.scrollHeight, left: this.el.scrollLeft, top: this.el.scrollTop },
       frame: { width: f.offsetWidth, height: f.offsetHeight },
     };
   }

@@ -76,6 +76,13 @@ test('a desktop and a phone: whoever types or fits has the size; both show the s
     const pd = await drawnWhole(ph);
     assert.ok(pd.pan && pd.font === 9, `the phone pans at 9 px: ${JSON.stringify(pd)}`);
     assert.match((await sizing(ph)).holder, /· Chrome on Linux$/);
+    // A one-finger drag pans it.
+    const cdp = await ctxP.newCDPSession(ph);
+    const touch = (type, x) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: type === 'touchEnd' ? [] : [{ x, y: 300 }] });
+    await touch('touchStart', 300);
+    for (const x of [250, 200, 150, 100]) await touch('touchMove', x);
+    await touch('touchEnd');
+    await waitFor(async () => (await sizing(ph)).scroll.left >= 150, { what: 'the drag to pan the phone' });
 
     // The phone types: the session takes the phone's size, the desktop follows.
     await ph.click('.term-host:not([hidden])');
@@ -90,6 +97,7 @@ test('a desktop and a phone: whoever types or fits has the size; both show the s
     const dd = await drawnWhole(d);
     assert.equal(dd.font, 14, 'the desktop shows the phone size at its own text size');
     assert.equal(dd.pan, false);
+    await screenshot(d, 'size-desktop-at-phone.png');
 
     // The desktop's "fit to this window" takes the size back, and it types.
     await d.click('#btn-fit');
