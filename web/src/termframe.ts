@@ -31,7 +31,8 @@ export class TermFrame {
     this.bindDrag();
     // A click beside a centred terminal is a click on it: it takes the keyboard.
     host.addEventListener('mousedown', (e) => {
-      if (e.target !== host || host.dataset.fit === 'pan') return; // the scrollbars are the host's too
+      // The host's scrollbars are outside its client box: they keep their drag.
+      if (e.target !== host || e.offsetX >= host.clientWidth || e.offsetY >= host.clientHeight) return;
       e.preventDefault();
       term.focus();
     });

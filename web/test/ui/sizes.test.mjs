@@ -35,7 +35,7 @@ async function sessionSize(id) {
 /** atSession waits until the page's terminal has the session's size, and the session is not at avoid. */
 async function atSession(p, id, { avoid } = {}) {
   let last;
-  await waitFor(
+  await (async () => waitFor(
     async () => {
       const want = await sessionSize(id);
       const got = await sizing(p);
@@ -43,8 +43,11 @@ async function atSession(p, id, { avoid } = {}) {
       if (avoid && want.cols === avoid.cols && want.rows === avoid.rows) return false;
       return got.cols === want.cols && got.rows === want.rows;
     },
-    { what: `the page's terminal at the session's size (${JSON.stringify(last)})` },
-  );
+    { what: "the page's terminal at the session's size" },
+  ))().catch((e) => {
+    e.message += `: ${JSON.stringify(last)}, avoiding ${JSON.stringify(avoid)}`;
+    throw e;
+  });
   return last.want;
 }
 
@@ -158,6 +161,36 @@ test('a read-only link draws at the session size and never takes it or complains
     await drawnWhole(p);
   } finally {
     await ctx.close();
+    await gone(s, made);
+  }
+});
+
+test('the tab holding the size follows its window on a desktop; a phone rotating takes nothing', async () => {
+  const made = await newSession(s, 'resized');
+  const ctxD = await browser.newContext({ viewport: { width: 1000, height: 600 } });
+  const ctxP = await browser.newContext(PHONE);
+  try {
+    const d = await open(ctxD, s, { tabs: 1 });
+    await waitFor(async () => /· this tab$/.test((await sizing(d)).holder), { what: 'the desktop holding the size' });
+    const before = await atSession(d, made.id, { avoid: { cols: made.cols, rows: made.rows } });
+    await d.setViewportSize({ width: 800, height: 500 });
+    const after = await atSession(d, made.id, { avoid: before });
+    assert.ok(after.cols < before.cols && after.rows < before.rows, `${JSON.stringify(before)} then ${JSON.stringify(after)}`);
+    assert.equal((await sizing(d)).font, 14, 'the holder draws at its own text size');
+
+    const ph = await open(ctxP, s, { tabs: 1 });
+    await ph.click('.term-host:not([hidden])');
+    await typeLine(ph, 'true');
+    const upright = await atSession(d, made.id, { avoid: after });
+    await atSession(ph, made.id);
+    await ph.setViewportSize({ width: 844, height: 390 });
+    await sleep(500);
+    assert.deepEqual(await sessionSize(made.id), upright, 'the phone took the size by rotating');
+    await atSession(ph, made.id);
+    await drawnWhole(ph);
+  } finally {
+    await ctxD.close();
+    await ctxP.close();
     await gone(s, made);
   }
 });
