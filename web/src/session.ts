@@ -4,7 +4,8 @@
 // terminal; `drawn` the offset after the last byte the terminal has parsed
 // (term.write's callback). A reconnect of a terminal that is still on the
 // page asks for `?from=written`: the server sends exactly the bytes from
-// there (or a snapshot when it no longer has them), so nothing is shown twice and nothing is missed. A new page has an
+// there (or a snapshot when it no longer has them), so nothing is shown
+// twice and nothing is missed. A new page has an
 // empty terminal, for which bytes from an old offset would mean nothing: it
 // connects without `from` and gets a snapshot of the screen with its
 // scrollback, then live output from the snapshot's offset. `written` is
@@ -17,7 +18,7 @@
 // would hold (resize frames, version 6: a report takes nothing) and takes
 // the session's size only by typing, by "fit to this window", when nobody
 // holds it, or on a desktop when it holds it and its window changes
-// (sizeinfo.ts).
+// (viewersize.ts, sizeinfo.ts).
 //
 // Flow control. The page acks `drawn` (at most every 50 ms or 64 KiB). The
 // server sends at most its viewer queue beyond the last ack and skips a
