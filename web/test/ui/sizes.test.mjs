@@ -159,6 +159,14 @@ test('a read-only link draws at the session size and never takes it or complains
     assert.deepEqual((await sizing(p)).cols, 149);
     assert.equal(await p.isVisible('#toast'), false, `a toast: ${await p.textContent('#toast')}`);
     await drawnWhole(p);
+    // A window a little too small shows the whole session at a smaller text size.
+    await p.setViewportSize({ width: 1000, height: 700 });
+    await waitFor(async () => {
+      const d = await sizing(p);
+      return !d.pan && d.font > 9 && d.font < 14 && d.cols === 149;
+    }, { what: 'the session scaled down to fit' });
+    await drawnWhole(p);
+    await screenshot(p, 'size-readonly-scaled.png');
   } finally {
     await ctx.close();
     await gone(s, made);
