@@ -29,7 +29,8 @@ import { SessionHooks, TermSession } from './session';
 import { Settings } from './settings';
 import { Speaker } from './speaker';
 import { bindShortcuts } from './shortcuts';
-import { renderBanner, renderOverlay } from './stage';
+import { browserName } from './sizeinfo';
+import { renderBanner, renderOverlay, renderSize } from './stage';
 import type { QuietNote } from './quiet';
 import { QuietWatch } from './quietwatch';
 import { label } from './tabinfo';
@@ -269,7 +270,7 @@ export class App {
   private addSession(s: Session): TermSession {
     const existing = this.sessions.get(s.id);
     if (existing) return existing;
-    const ts = new TermSession(s, this.hooks, this.prefs, this.termsEl);
+    const ts = new TermSession(s, this.hooks, this.prefs, this.termsEl, browserName(navigator.userAgent));
     this.sessions.set(s.id, ts);
     if (!this.tabOrder.includes(s.id)) this.tabOrder.push(s.id);
     ts.search.onDidChangeResults((r) => {
@@ -369,7 +370,8 @@ export class App {
     if (!this.canCreate) return;
     const active = this.active();
     const cwd = active ? active.oscCwd || active.info.cwd : undefined;
-    const s = await createSession(active ? { cols: active.term.cols, rows: active.term.rows } : this.guessSize(), cwd);
+    // A new session starts at this window's size, whatever the active one's is.
+    const s = await createSession(active?.size.want ?? this.guessSize(), cwd);
     if (!s) return;
     this.addSession(s);
     this.tabs.layout();
@@ -490,6 +492,7 @@ export class App {
     const ts = this.active();
     renderOverlay(ts);
     renderBanner(ts, this.canWrite);
+    renderSize(ts, this.canWrite);
     if (!ts) document.title = 'termkeep';
     ($('btn-replay') as HTMLButtonElement).disabled = !ts;
     this.share.button.disabled = !ts;
@@ -553,6 +556,7 @@ export class App {
     $('btn-font-down').addEventListener('click', () => this.setFont(this.prefs.fontSize - 1));
     $('btn-theme').addEventListener('click', () => this.looks.toggleTheme());
     $('btn-keys').addEventListener('click', () => this.looks.toggleKeys());
+    $('btn-fit').addEventListener('click', () => this.fitToWindow());
     $('btn-help').addEventListener('click', () => ($('help') as HTMLDialogElement).showModal());
     $('btn-account').addEventListener('click', () => void this.account.openBrowsers());
     $('btn-settings').addEventListener('click', () => this.settings.open());
@@ -588,6 +592,11 @@ export class App {
       this.fitRaf = 0;
       this.active()?.fitNow();
     });
+  }
+
+  /** fitToWindow gives the active session this window's size ("fit to this window"). */
+  fitToWindow(): void {
+    if (this.canWrite) this.active()?.fitToWindow();
   }
 
   setFont(size: number): void {

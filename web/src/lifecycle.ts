@@ -89,6 +89,17 @@ export function testHook(app: Inspectable, replay: ReplayView): object {
       return ts ? { cols: ts.term.cols, rows: ts.term.rows } : null;
     },
     renderer: (id?: string) => pick(id)?.renderer ?? null,
+    sizing: (id?: string) => pick(id)?.sizing() ?? null,
+    /** scrollTop scrolls the terminal to the top of its history and returns the rows it shows. */
+    scrollTop: (id?: string) => {
+      const ts = pick(id);
+      if (!ts) return null;
+      ts.term.scrollToTop();
+      const b = ts.term.buffer.active;
+      const rows: string[] = [];
+      for (let y = 0; y < ts.term.rows; y++) rows.push(b.getLine(b.viewportY + y)?.translateToString(true) ?? '');
+      return rows;
+    },
     drop: (id?: string) => pick(id)?.drop(),
     replayScreen: () => replay.visibleText(),
     replayMarked: () => replay.markedText(),

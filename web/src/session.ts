@@ -4,13 +4,21 @@
 // terminal; `drawn` the offset after the last byte the terminal has parsed
 // (term.write's callback). A reconnect of a terminal that is still on the
 // page asks for `?from=written`: the server sends exactly the bytes from
-// there (or a snapshot, which starts with a reset, when it no longer has
-// them), so nothing is shown twice and nothing is missed. A new page has an
+// there (or a snapshot when it no longer has them), so nothing is shown
+// twice and nothing is missed. A new page has an
 // empty terminal, for which bytes from an old offset would mean nothing: it
 // connects without `from` and gets a snapshot of the screen with its
 // scrollback, then live output from the snapshot's offset. `written` is
 // also kept in sessionStorage (termkeep.offset.<id>), so a reloaded page
 // knows where it was; see README "Browser UI".
+//
+// Size. The terminal always has the session's columns and rows (welcome,
+// resized and viewers frames), never the window's: termframe.ts draws it
+// in the window, shrunk or panning. The page reports what its window
+// would hold (resize frames, version 6: a report takes nothing) and takes
+// the session's size only by typing, by "fit to this window", when nobody
+// holds it, or on a desktop when it holds it and its window changes
+// (viewersize.ts, sizeinfo.ts).
 //
 // Flow control. The page acks `drawn` (at most every 50 ms or 64 KiB). The
 // server sends at most its viewer queue beyond the last ack and skips a
@@ -18,14 +26,16 @@
 // flood never piles up in the page.
 
 import { Terminal } from '@xterm/xterm';
-import { FitAddon } from '@xterm/addon-fit';
 import { SearchAddon } from '@xterm/addon-search';
 import { Unicode11Addon } from '@xterm/addon-unicode11';
 import { WebLinksAddon } from '@xterm/addon-web-links';
 import { WebglAddon } from '@xterm/addon-webgl';
 import { api, ApiError, Session } from './api';
 import { wsProtocols } from './auth';
+import type { Holder } from './sizeinfo';
+import { SCROLLBAR, TermFrame } from './termframe';
 import { themes, ThemeName } from './theme';
+import { ViewerSize } from './viewersize';
 import * as wire from './wire';
 
 export type ConnState = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'gone';
@@ -61,6 +71,8 @@ const MAX_INPUT = 1 << 20;
 const WRITE_SLICE = 16 << 10;
 const PROBE_MS = 3000;
 const IDLE_PROBE_MS = 45000; // the server pings every 30 s by default
+/** The protocol version the page speaks: 6 reports its size without taking it (docs/protocol.md). */
+const VERSION = 6;
 
 const encoder = new TextEncoder();
 
@@ -108,7 +120,7 @@ export class TermSession {
   info: Session;
   readonly term: Terminal;
   readonly el: HTMLDivElement;
-  private readonly fit = new FitAddon();
+  private readonly frame: TermFrame;
   readonly search = new SearchAddon({ highlightLimit: 2000 });
   private webgl: WebglAddon | null = null;
   renderer: 'webgl' | 'dom' = 'dom';
@@ -150,11 +162,14 @@ export class TermSession {
   private saveTimer = 0;
   private lastHeard = 0;
   private probeTimer = 0;
-  private sentSize = '';
-  /** want is the size this page would give the session (its fit). */
-  private want: { cols: number; rows: number } | null = null;
+  /** What this page says of the session's size (viewersize.ts). */
+  readonly size = new ViewerSize({
+    send: (b) => this.send(b),
+    live: () => this.state === 'live' && !!this.ws && !this.exit,
+    active: () => this.active,
+  });
 
-  constructor(info: Session, private readonly hooks: SessionHooks, prefs: TermPrefs, parent: HTMLElement) {
+  constructor(info: Session, private readonly hooks: SessionHooks, prefs: TermPrefs, parent: HTMLElement, private readonly name = '') {
     this.id = info.id;
     this.info = info;
     this.el = document.createElement('div');
@@ -178,9 +193,9 @@ export class TermSession {
       cursorInactiveStyle: 'outline',
       macOptionIsMeta: true,
       rescaleOverlappingGlyphs: true,
-      overviewRuler: { width: 8 },
+      overviewRuler: { width: SCROLLBAR },
     });
-    this.term.loadAddon(this.fit);
+    this.frame = new TermFrame(this.el, this.term, prefs.fontSize);
     this.term.loadAddon(this.search);
     this.term.loadAddon(new Unicode11Addon());
     this.term.unicode.activeVersion = '11';
@@ -251,7 +266,7 @@ export class TermSession {
 
   applyPrefs(p: TermPrefs): void {
     this.copyOnSelect = p.copyOnSelect;
-    if (this.term.options.fontSize !== p.fontSize) this.term.options.fontSize = p.fontSize;
+    this.frame.pref = p.fontSize;
     this.term.options.theme = themes[p.theme];
     if (this.term.options.screenReaderMode !== p.screenReader) this.term.options.screenReaderMode = p.screenReader;
     if (this.term.options.minimumContrastRatio !== p.minContrast) this.term.options.minimumContrastRatio = p.minContrast;
@@ -264,7 +279,7 @@ export class TermSession {
     this.bell = false;
     this.el.hidden = false;
     if (!this.opened) {
-      this.term.open(this.el);
+      this.term.open(this.frame.frame);
       this.opened = true;
     }
     this.loadWebgl();
@@ -281,7 +296,7 @@ export class TermSession {
     if (this.opened || this.disposed) return;
     this.el.style.visibility = 'hidden';
     this.el.hidden = false;
-    this.term.open(this.el);
+    this.term.open(this.frame.frame);
     this.opened = true;
     this.el.hidden = !this.active;
     this.el.style.visibility = '';
@@ -329,27 +344,42 @@ export class TermSession {
   }
 
   /**
-   * fitNow sizes the terminal to its box and tells the session: a viewer
-   * that resizes takes the session's size (the server's size policy).
+   * fitNow lays the terminal out in its window and reports the window's
+   * size: the size this page takes when it types or fits (viewersize.ts).
    */
   fitNow(): void {
     if (!this.opened || this.el.hidden) return;
-    const d = this.fit.proposeDimensions();
-    if (!d || !Number.isFinite(d.cols) || !Number.isFinite(d.rows) || d.cols < 2 || d.rows < 1) return;
-    // The server accepts 1..1000 each (wire.MaxDim).
-    const cols = Math.min(d.cols, 1000);
-    const rows = Math.min(d.rows, 1000);
-    this.want = { cols, rows };
-    if (this.term.cols !== cols || this.term.rows !== rows) this.term.resize(cols, rows);
-    this.sendSize();
+    const want = this.frame.windowGrid();
+    if (want) this.size.window(want, window.matchMedia?.('(pointer: coarse)').matches ?? false);
+    this.frame.apply();
   }
 
-  private sendSize(): void {
-    if (!this.want || this.state !== 'live' || !this.ws || this.exit) return;
-    const key = `${this.want.cols}x${this.want.rows}`;
-    if (key === this.sentSize) return;
-    this.sentSize = key;
-    this.send(wire.resize(this.want.cols, this.want.rows));
+  /** fitToWindow takes the session's size at this window ("fit to this window"); false when it cannot. */
+  fitToWindow(): boolean {
+    if (!this.active) return false;
+    this.fitNow();
+    return this.size.fit();
+  }
+
+  /** sizeHolder says whose size the session has, for the indicator (null before the viewers frame). */
+  sizeHolder(): Holder | null {
+    return this.size.holder(this.term.cols, this.term.rows);
+  }
+
+  /** sizing is how the terminal is drawn (the tests read it). */
+  sizing(): object {
+    const p = this.frame.last;
+    const f = this.frame.frame;
+    return {
+      cols: this.term.cols,
+      rows: this.term.rows,
+      font: p?.font ?? null,
+      pan: p?.pan ?? null,
+      holder: this.sizeHolder()?.short ?? null,
+      box: { width: this.el.clientWidth, height: this.el.clientHeight },
+      scroll: { width: this.el.scrollWidth, height: this.el.scrollHeight, left: this.el.scrollLeft, top: this.el.scrollTop },
+      frame: { width: f.offsetWidth, height: f.offsetHeight },
+    };
   }
 
   /**
@@ -360,7 +390,11 @@ export class TermSession {
     if (cols < 1 || rows < 1) return;
     this.term.write('', () => {
       if (this.disposed) return;
-      if (this.term.cols !== cols || this.term.rows !== rows) this.term.resize(Math.max(2, cols), rows);
+      if (this.term.cols !== cols || this.term.rows !== rows) {
+        this.term.resize(Math.max(2, cols), rows);
+        if (this.opened && !this.el.hidden) this.frame.apply();
+        this.hooks.changed(this);
+      }
     });
   }
 
@@ -380,9 +414,12 @@ export class TermSession {
     const q = new URLSearchParams();
     if (this.written !== null) q.set('from', String(this.written));
     q.set('scrollback', String(SCROLLBACK));
-    if (this.active && this.want) {
-      q.set('cols', String(this.want.cols));
-      q.set('rows', String(this.want.rows));
+    q.set('version', String(VERSION));
+    if (this.name) q.set('name', this.name);
+    const want = this.size.want;
+    if (this.active && want) {
+      q.set('cols', String(want.cols));
+      q.set('rows', String(want.rows));
     }
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     let ws: WebSocket;
@@ -396,7 +433,7 @@ export class TermSession {
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     this.acked = 0;
-    this.sentSize = '';
+    this.size.connected();
     this.setState(this.ever ? 'reconnecting' : 'connecting');
     ws.onmessage = (ev) => {
       if (gen !== this.gen) return;
@@ -467,14 +504,16 @@ export class TermSession {
         if (w.resume === 'live') this.written = w.start;
         this.sessionResized(w.cols, w.rows);
         this.setState('live');
-        this.sendSize();
+        this.size.report();
         this.scheduleAck();
         this.sendHeld();
         break;
       }
       case wire.T.Snapshot: {
-        // A snapshot starts with a terminal reset and redraws the screen
-        // (and scrollback); output continues from its offset.
+        // A fresh terminal's snapshot starts with a reset and redraws the
+        // screen and scrollback; a resync's (this page fell behind) keeps
+        // the history drawn and adds the lines it missed. Output continues
+        // from its offset.
         const off = wire.readU64(p);
         this.writeData(p.subarray(8), off);
         break;
@@ -504,17 +543,8 @@ export class TermSession {
         this.viewers = v.viewers.length;
         this.you = v.you;
         this.holderStuck = !!v.holder_unresponsive;
-        if (v.size_owner !== 0 && v.size_owner === v.you && this.active && this.want) {
-          // The session follows this page's size: keep it, and ask again
-          // if the session is not there yet (a quick run of resizes can
-          // leave it at an intermediate one).
-          if (v.cols !== this.want.cols || v.rows !== this.want.rows) {
-            this.sentSize = '';
-            this.sendSize();
-          }
-        } else {
-          this.sessionResized(v.cols, v.rows);
-        }
+        this.sessionResized(v.cols, v.rows);
+        this.size.viewers(v);
         this.hooks.changed(this);
         break;
       }

@@ -26,6 +26,8 @@ export interface ShortcutHost {
   cycle(delta: number): void;
   moveActive(delta: number): void;
   setFont(size: number): void;
+  /** fitToWindow gives the active session this window's size. */
+  fitToWindow(): void;
   /** toggleTabMoves turns on and off Tab moving the focus out of the terminal. */
   toggleTabMoves(): void;
 }
@@ -112,6 +114,11 @@ function handleShortcut(host: ShortcutHost, e: KeyboardEvent): boolean {
       case 'KeyR':
         if (!host.canWrite) return false;
         if (id) host.startRename(id);
+        return true;
+      case 'KeyF':
+        // Taken even where it does nothing (a read-only page): the key
+        // would otherwise reach the terminal as typing and be refused.
+        host.fitToWindow();
         return true;
       case 'ArrowLeft':
         host.cycle(-1);

@@ -1,6 +1,6 @@
 // The stage around the active terminal: the banner of an ended, stuck or
-// unlogged session (with Restore and Close), the reconnecting overlay, and
-// the empty page.
+// unlogged session (with Restore and Close), the reconnecting overlay, the
+// size's holder and "fit to this window", and the empty page.
 
 import { $ } from './dom';
 import type { TermSession } from './session';
@@ -57,4 +57,20 @@ export function renderOverlay(ts: TermSession | undefined): void {
   parts.push('The session keeps running.');
   $('overlay-detail').textContent = parts.join(' ');
   overlay.hidden = false;
+}
+
+/** renderSize shows who holds the active session's size, and "fit to this window" where this page may take it. */
+export function renderSize(ts: TermSession | undefined, canWrite: boolean): void {
+  const el = $('size-holder');
+  const h = ts && !ts.exit ? ts.sizeHolder() : null;
+  el.hidden = !h;
+  if (h) {
+    if (el.textContent !== h.short) el.textContent = h.short;
+    el.title = h.long;
+    el.dataset.mine = h.mine ? '1' : '';
+  }
+  const fit = $('btn-fit');
+  fit.hidden = !h || !canWrite || ts!.size.readOnly;
+  // On a narrow screen the indicator is hidden: the button's tooltip says it.
+  fit.title = `Fit the session to this window (Alt+Shift+F)${h ? `\n${h.long}` : ''}`;
 }

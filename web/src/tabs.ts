@@ -103,6 +103,8 @@ export class TabBar {
     lines.push(`${ts.viewers} viewer${ts.viewers === 1 ? '' : 's'} attached`);
     const quiet = this.host.quiet(ts);
     if (quiet) lines.push(quiet.title);
+    const size = ts.exit ? null : ts.sizeHolder();
+    if (size) lines.push(size.long);
     t.title = lines.join('\n');
     t.dataset.quiet = quiet ? '1' : '';
     const qb = t.querySelector('.quiet') as HTMLElement;

@@ -12,6 +12,7 @@ export const T = {
   Ack: 0x06,
   Ping: 0x07,
   Answer: 0x08,
+  Fit: 0x0c,
   // away from it
   Welcome: 0x41,
   Output: 0x42,
@@ -55,15 +56,22 @@ export interface Exit {
 
 export interface ViewerInfo {
   id: number;
+  /** cli, web or share (a share link's page). */
   kind: string;
+  /** What it calls itself: "attach /dev/pts/3", "Chrome on Linux", a share link's name. */
+  name?: string;
   read_only?: boolean;
+  ignore_size?: boolean;
   cols?: number;
   rows?: number;
 }
 
 export interface Viewers {
   viewers: ViewerInfo[];
+  /** The viewer whose size the session has (0: none; the policies other than latest have none). */
   size_owner: number;
+  size_policy?: 'latest' | 'smallest' | 'largest' | 'fixed';
+  /** The session's size: every viewer draws at it. */
   cols: number;
   rows: number;
   you: number;
@@ -107,12 +115,22 @@ export function readU64(p: Uint8Array, at = 0): number {
   return dv.getUint32(at) * 2 ** 32 + dv.getUint32(at + 4);
 }
 
+/** resize reports this page's window size (version 6: it takes nothing). */
 export function resize(cols: number, rows: number): Uint8Array {
+  return sized(T.Resize, cols, rows);
+}
+
+/** fit asks for the session to take this page's window size ("fit to this window"). */
+export function fit(cols: number, rows: number): Uint8Array {
+  return sized(T.Fit, cols, rows);
+}
+
+function sized(type: number, cols: number, rows: number): Uint8Array {
   const p = new Uint8Array(4);
   const dv = new DataView(p.buffer);
   dv.setUint16(0, cols);
   dv.setUint16(2, rows);
-  return frame(T.Resize, p);
+  return frame(type, p);
 }
 
 /** parse decodes one WebSocket message; null when it is not a whole frame. */

@@ -50,8 +50,10 @@ export class Server {
     this.log = '';
   }
 
-  static async start({ port = 0, dir } = {}) {
+  /** start starts a server; args are more flags of `termkeep serve` (kept for a restart). */
+  static async start({ port = 0, dir, args = [] } = {}) {
     const s = new Server(dir ?? mkdtempSync(join(tmpdir(), 'termkeep-ui-')));
+    s.args = args;
     await s.start(port);
     return s;
   }
@@ -60,7 +62,7 @@ export class Server {
     rmSync(join(this.dir, 'url'), { force: true });
     const env = { ...process.env, TERMKEEP_STATE_DIR: this.dir, SHELL: '/bin/bash', HOME: process.env.HOME || '/root' };
     delete env.TERMKEEP_LISTEN;
-    this.proc = spawn(join(BIN, 'termkeep'), ['serve', '--state-dir', this.dir, '--listen', `127.0.0.1:${port}`, '--holder', join(BIN, 'termkeep-holder')], {
+    this.proc = spawn(join(BIN, 'termkeep'), ['serve', '--state-dir', this.dir, '--listen', `127.0.0.1:${port}`, '--holder', join(BIN, 'termkeep-holder'), ...(this.args ?? [])], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
