@@ -42,6 +42,7 @@ func latContenders() []latContender {
 	return []latContender{
 		{"raw pty", "cat in a pty; the bench writes the key to the master and reads the echo there", latRaw},
 		{"tmux", "tmux attach in a pty, the pane running cat; the bench types into the attach pty and reads what tmux draws there", latTmux},
+		{"dtach", "`dtach -a` in a pty, its master running cat: the minimal relay (no log, no screen); the bench types into the attach pty", latDtach},
 		{"termkeep attach", "termkeep attach in a pty; the bench types into the attach pty and reads its output there", latAttach},
 		{"termkeep WebSocket viewer", "an Input frame over a WebSocket; the echo is the first Output frame containing the key", latWS},
 		{"termkeep wire client", "the same over the unix socket (internal/client), for comparison with the WebSocket", latWire},
@@ -51,8 +52,8 @@ func latContenders() []latContender {
 
 // latSample is one round of one contender: the distribution of its keys.
 type latSample struct {
-	p50, p99, max time.Duration
-	keys          int
+	p50, p99, p999, max time.Duration
+	keys                int
 }
 
 type latResult struct {
@@ -185,7 +186,7 @@ func measureEcho(ctx context.Context, src source, send func([]byte) error, keys 
 		i := int(p*float64(len(lat))+0.999999) - 1
 		return lat[min(max(i, 0), len(lat)-1)]
 	}
-	return latSample{p50: rank(0.50), p99: rank(0.99), max: lat[len(lat)-1], keys: len(lat)}, nil
+	return latSample{p50: rank(0.50), p99: rank(0.99), p999: rank(0.999), max: lat[len(lat)-1], keys: len(lat)}, nil
 }
 
 // escFilter finds printable bytes outside escape sequences, across chunks.
@@ -447,8 +448,8 @@ func runLatencies(ctx context.Context, e *env, cfg config) []*latResult {
 				logf("round %d/%d latency %-26s FAILED: %v", round, cfg.rounds, r.c.name, err)
 			default:
 				r.samples = append(r.samples, s)
-				logf("round %d/%d latency %-26s p50 %v  p99 %v  max %v", round, cfg.rounds, r.c.name,
-					s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond), s.max.Round(time.Microsecond))
+				logf("round %d/%d latency %-26s p50 %v  p99 %v  p99.9 %v  max %v", round, cfg.rounds, r.c.name,
+					s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond), s.p999.Round(time.Microsecond), s.max.Round(time.Microsecond))
 			}
 		}
 	}

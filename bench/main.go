@@ -255,6 +255,13 @@ func bench(cfg config) int {
 		if err != nil {
 			return fail(fmt.Errorf("fan-out: %w", err))
 		}
+		rep.attachFan, err = runAttachFans(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+		if err != nil {
+			return fail(fmt.Errorf("fan-out to attached terminals: %w", err))
+		}
 	}
 
 	if cfg.runs("latency", latContenderNames()...) {
@@ -428,6 +435,9 @@ func latContenderNames() []string {
 func fanCaseNames(cfg config) []string {
 	var out []string
 	for _, c := range fanCases(cfg) {
+		out = append(out, c.name)
+	}
+	for _, c := range attachFanCases() {
 		out = append(out, c.name)
 	}
 	return out

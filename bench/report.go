@@ -23,10 +23,12 @@ type report struct {
 	size    int64
 	results []*result
 	fan     []*fanResult
-	lat     []*latResult
-	screen  *screenResult
-	idle    idleResult
-	ran     []string // the sections measured, in order
+	// attachFan is the fan-out to attached terminals (fanattach.go).
+	attachFan []*attachFanResult
+	lat       []*latResult
+	screen    *screenResult
+	idle      idleResult
+	ran       []string // the sections measured, in order
 
 	reattach *reattachReport
 	restart  *restartReport
@@ -279,6 +281,10 @@ func (rep *report) text() string {
 		textTable(&b, stallHead, rep.stallRows())
 		b.WriteString(rep.stallVerdict() + "\n")
 	}
+	if len(rep.attachFan) > 0 {
+		b.WriteString("\nFan-out to attached terminals (time until every client has drawn the end marker):\n")
+		textTable(&b, attachFanHead, rep.attachFanRows())
+	}
 	if len(rep.lat) > 0 {
 		fmt.Fprintf(&b, "\nKeystroke echo latency (%d keys per round, median over rounds):\n", rep.cfg.keys)
 		textTable(&b, latHead, rep.latRows())
@@ -304,6 +310,10 @@ func (rep *report) text() string {
 		}
 	}
 	rep.sessionsText(&b)
+	b.WriteString("\nEcho goal and targets (this run, side by side):\n")
+	for _, l := range rep.goalLines() {
+		b.WriteString("  " + l + "\n")
+	}
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\nFailed runs:\n")
 		for _, l := range f {
@@ -445,6 +455,7 @@ func (rep *report) markdown() string {
 		mdTable(&b, stallHead, rep.stallRows())
 		b.WriteString("\n" + rep.stallVerdict() + "\n")
 	}
+	rep.attachFanMarkdown(&b)
 
 	if len(rep.lat) > 0 {
 		b.WriteString("\n## Keystroke echo latency\n\n")
@@ -530,6 +541,7 @@ func (rep *report) markdown() string {
 	}
 
 	rep.sessionsMarkdown(&b)
+	rep.goalsMarkdown(&b)
 
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\n## Failed runs\n\n")
