@@ -51,7 +51,9 @@ func (h *holder) readPty() {
 // logOutput logs a chunk read from the pty and wakes the forwarder. The caller
 // holds ptyMu from the read on, so chunks are logged in the order read.
 func (h *holder) logOutput(p []byte) {
-	_, aerr := h.out.Append(p)
+	off, aerr := h.out.Append(p)
+	// Bytes the log refused have no offset: the lane ends before them.
+	h.laneWrite(off, p, aerr == nil || errors.Is(aerr, outlog.ErrStopped))
 	if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
 		// The bytes have their offsets and reach the server from
 		// memory; the log retries by itself.

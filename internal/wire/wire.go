@@ -41,9 +41,10 @@ import (
 // purpose on SIGUSR1 (holder.CloseSignal), where earlier ones close on
 // SIGTERM. Version 4 adds the linger frame (holder → server). Version 5
 // adds the shutdown frame (server → holder) and its answer, the prepared
-// frame (holder → server).
+// frame (holder → server). Version 6 adds the lane frames: lane and
+// lane-off (server → holder), lane-end (holder → server).
 const (
-	Version    = 5
+	Version    = 6
 	MinVersion = 1
 )
 
@@ -76,6 +77,14 @@ const (
 	// record in meta.json that the coming end is the shutdown's; 0, the
 	// shutdown was cancelled. The holder answers with TypePrepared.
 	TypeShutdown Type = 0x0b
+	// TypeLane is an offset uint64, server → holder, version 6, sent
+	// with one file descriptor (SCM_RIGHTS) of a non-blocking terminal:
+	// from that offset on, the holder writes the output it logs to that
+	// terminal too (docs/architecture.md, Echo through attach). Every lane
+	// is answered by exactly one TypeLaneEnd.
+	TypeLane Type = 0x0c
+	// TypeLaneOff (no payload), server → holder, version 6: end the lane.
+	TypeLaneOff Type = 0x0d
 )
 
 // holderSince is the protocol version from which a holder accepts each
@@ -85,7 +94,7 @@ const (
 // holders, which all know it, are sent it.
 var holderSince = map[Type]int{
 	TypeInput: 1, TypeResize: 1, TypeSignal: 1, TypeClose: 1, TypeAck: 1, TypePing: 1,
-	TypeCwd: 2, TypeName: 2, TypeShutdown: 5,
+	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 6, TypeLaneOff: 6,
 }
 
 // HolderAccepts reports whether a holder that announced version (in its
@@ -126,6 +135,11 @@ const (
 	// TypePrepared answers a Shutdown frame with its byte, once the
 	// holder has done what it asked. Holder → server, version 5.
 	TypePrepared Type = 0x4d
+	// TypeLaneEnd is an offset uint64, holder → server, version 6: the
+	// lane opened last has ended, having written to its terminal every
+	// byte from its start below this offset and none at or above it. It
+	// is sent only once the output before it has been.
+	TypeLaneEnd Type = 0x4e
 )
 
 var typeNames = map[Type]string{
@@ -136,6 +150,7 @@ var typeNames = map[Type]string{
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
 	TypeLog: "log", TypeName: "name", TypeLinger: "linger",
 	TypeShutdown: "shutdown", TypePrepared: "prepared",
+	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end",
 }
 
 func (t Type) String() string {
@@ -709,8 +724,12 @@ func Validate(f Frame) error {
 		_, err = ParseSignal(f.Payload)
 	case TypeClose:
 		_, err = ParseClose(f.Payload)
-	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer:
+	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer, TypeLane, TypeLaneEnd:
 		_, err = ParseUint64(f.Type, f.Payload)
+	case TypeLaneOff:
+		if len(f.Payload) != 0 {
+			err = short(f.Type, f.Payload, 0)
+		}
 	case TypeOutput:
 		_, _, err = ParseOutput(f.Payload)
 	case TypeResized:
