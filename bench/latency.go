@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
-	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -47,6 +43,7 @@ func latContenders() []latContender {
 		{"termkeep WebSocket viewer", "an Input frame over a WebSocket; the echo is the first Output frame containing the key", latWS},
 		{"termkeep wire client", "the same over the unix socket (internal/client), for comparison with the WebSocket", latWire},
 		{"termkeep holder socket", "no server: the bench speaks to the session's holder as the server would (the server was killed after creating the session), to show the holder's share of the path", latHolder},
+		{"termkeep holder lane", "as the holder socket, but the bench hands the holder a terminal (a pty) as an output lane and reads the echo from that pty: the holder's half of the lane (docs/architecture.md, Echo through attach)", latHolderLane},
 	}
 }
 
@@ -375,24 +372,12 @@ func latWire(ctx context.Context, e *env, keys int) (latSample, error) {
 }
 
 func latHolder(ctx context.Context, e *env, keys int) (latSample, error) {
-	srv, sess, err := catSession(ctx, e)
+	srv, c, w, r, err := holderAsServer(ctx, e)
 	if err != nil {
 		return latSample{}, err
 	}
 	defer srv.close()
-	if _, err := srv.stop(syscall.SIGKILL, 5*time.Second); err != nil {
-		return latSample{}, err
-	}
-	c, err := net.Dial("unix", filepath.Join(string(srv.dir), "sessions", sess.ID, sessiondir.SocketFile))
-	if err != nil {
-		return latSample{}, fmt.Errorf("dial the holder: %w", err)
-	}
 	defer c.Close()
-	w := wire.NewWriter(c)
-	if err := w.JSON(wire.TypeHello, wire.Hello{Version: wire.Version, Role: wire.RoleServer, From: wire.FromEnd}); err != nil {
-		return latSample{}, err
-	}
-	r := bufio.NewReaderSize(c, 64<<10)
 	var buf []byte
 	src := sourceFunc(func() ([]byte, error) {
 		for {
