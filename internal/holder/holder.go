@@ -196,6 +196,10 @@ type holder struct {
 	lane         lane
 	laneFile     laneFile
 	laneDisabled bool
+	// spin decides whether awaitEcho looks (echospin.go); spinMu guards
+	// it (an old and a new server connection may both be writing input).
+	spinMu sync.Mutex
+	spin   spinPolicy
 }
 
 type resizeAt struct {

@@ -77,14 +77,28 @@ func (h *holder) logOutput(p []byte) {
 // pty, when no more input is waiting: rather than sleep until the pty's echo
 // wakes it (on a virtual machine, waking an idle process costs tens of
 // microseconds, each hop of the echo's path once), it looks for the echo for
-// up to echoSpin, yielding the CPU between looks, and forwards it at once.
+// up to echoSpin, yielding the CPU between looks, and forwards it at once,
+// as long as looks find echoes (spinPolicy, echospin.go).
 // Output that takes longer is read by readPty as always. Once the child
 // has exited it does nothing: what the pty still gives then is drain's.
 func (h *holder) awaitEcho() {
 	if h.relay.free.Load() {
 		return
 	}
-	deadline := time.Now().Add(echoSpin)
+	now := time.Now()
+	h.spinMu.Lock()
+	look := h.spin.look(now)
+	h.spinMu.Unlock()
+	if !look {
+		return
+	}
+	found := false
+	defer func() {
+		h.spinMu.Lock()
+		h.spin.looked(time.Now(), found)
+		h.spinMu.Unlock()
+	}()
+	deadline := now.Add(echoSpin)
 	for time.Now().Before(deadline) {
 		if h.ptyMu.TryLock() {
 			n, err := rawio.TryRead(h.ptmxRC, h.echoBuf[:])
@@ -93,6 +107,7 @@ func (h *holder) awaitEcho() {
 			}
 			h.ptyMu.Unlock()
 			if n > 0 || err != syscall.EAGAIN {
+				found = true
 				return
 			}
 		}
