@@ -1,6 +1,7 @@
 // Command bench measures termkeep against the raw pty (the physical limit
-// on this machine) and tmux: output throughput, fan-out to WebSocket viewers
-// (and a stalled one), keystroke echo latency, the screen model's own Go
+// on this machine), tmux and dtach: output throughput, fan-out to WebSocket
+// viewers (and a stalled one) and to attached terminals, keystroke echo
+// latency (with each echo goal met or missed), the screen model's own Go
 // benchmarks, and the memory of idle holders. `make bench` runs it and
 // writes docs/PERFORMANCE.md; `make bench-quick` is a smaller run that prints
 // only.
