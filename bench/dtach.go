@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,9 +39,12 @@ func dtachSession(e *env, command ...string) (sock string, master *exec.Cmd, sto
 		master.Wait()
 		os.Remove(sock)
 	}
+	// The socket file exists from its bind, before the master listens: a
+	// client that came then would be refused and exit.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, err := os.Stat(sock); err == nil {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
 			return sock, master, stop, nil
 		}
 		if time.Now().After(deadline) {
@@ -62,7 +66,9 @@ func dtachAttach(sock string) (*exec.Cmd, *os.File, func(), error) {
 // runDtach is the throughput contender: the workload through a dtach
 // master and `dtach -a` in a pty.
 func runDtach(ctx context.Context, e *env) (sample, error) {
-	sock, master, stopMaster, err := dtachSession(e, "sh", "-c", e.m.childScript(e.file))
+	// dtach keeps nothing a client missed: the child waits for a first
+	// key, typed once the client is attached, before its ready line.
+	sock, master, stopMaster, err := dtachSession(e, "sh", "-c", "read y; "+e.m.childScript(e.file))
 	if err != nil {
 		return sample{}, err
 	}
@@ -72,6 +78,12 @@ func runDtach(ctx context.Context, e *env) (sample, error) {
 		return sample{}, err
 	}
 	defer stop()
+	if err := waitRaw(ctx, ptmx); err != nil {
+		return sample{}, fmt.Errorf("dtach -a: %w", err)
+	}
+	if _, err := ptmx.Write([]byte("\r")); err != nil {
+		return sample{}, err
+	}
 	return timeRun(ctx, run{
 		src:       newPtySource(ptmx),
 		sendGo:    func() error { _, err := ptmx.Write([]byte("\r")); return err },
