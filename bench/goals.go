@@ -174,13 +174,21 @@ func (rep *report) goals() []goal {
 	}
 }
 
-// goalLines are the goals as the text report prints them.
-func (rep *report) goalLines() []string {
-	var out []string
+// goalsText writes the goals as the text report prints them.
+func (rep *report) goalsText(b *strings.Builder) {
+	b.WriteString("\nEcho goal and targets (this run, side by side):\n")
 	for _, g := range rep.goals() {
-		out = append(out, g.line())
+		b.WriteString("  " + g.line() + "\n")
 	}
-	return out
+}
+
+// attachFanText writes the fan-out to attached terminals for the text
+// report.
+func (rep *report) attachFanText(b *strings.Builder) {
+	if len(rep.attachFan) > 0 {
+		b.WriteString("\nFan-out to attached terminals (time until every client has drawn the end marker):\n")
+		textTable(b, attachFanHead, rep.attachFanRows())
+	}
 }
 
 // goalsMarkdown writes the goals as a table, for docs/PERFORMANCE.md.

@@ -281,10 +281,7 @@ func (rep *report) text() string {
 		textTable(&b, stallHead, rep.stallRows())
 		b.WriteString(rep.stallVerdict() + "\n")
 	}
-	if len(rep.attachFan) > 0 {
-		b.WriteString("\nFan-out to attached terminals (time until every client has drawn the end marker):\n")
-		textTable(&b, attachFanHead, rep.attachFanRows())
-	}
+	rep.attachFanText(&b)
 	if len(rep.lat) > 0 {
 		fmt.Fprintf(&b, "\nKeystroke echo latency (%d keys per round, median over rounds):\n", rep.cfg.keys)
 		textTable(&b, latHead, rep.latRows())
@@ -310,10 +307,7 @@ func (rep *report) text() string {
 		}
 	}
 	rep.sessionsText(&b)
-	b.WriteString("\nEcho goal and targets (this run, side by side):\n")
-	for _, l := range rep.goalLines() {
-		b.WriteString("  " + l + "\n")
-	}
+	rep.goalsText(&b)
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\nFailed runs:\n")
 		for _, l := range f {
