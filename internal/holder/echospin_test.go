@@ -1,8 +1,12 @@
 package holder
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 	"time"
+
+	"termkeep/internal/wire"
 )
 
 // The look for an echo is skipped for a while after one that found
@@ -58,5 +62,33 @@ func TestSpinPolicy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Keys whose answer comes late (a program that reads a line, then
+// prints) make the looks miss and pause; every byte still reaches the
+// log and the server, in order.
+func TestSpinPausedLosesNothing(t *testing.T) {
+	th := startHolder(t, `printf ready; while read -r l; do sleep 0.001; printf "<%s>" "$l"; done`, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	var want []byte
+	st := stream{from: wel.End}
+	for i := range 50 {
+		s.w.Input([]byte(fmt.Sprintf("%d\n", i)))
+		want = fmt.Appendf(want, "<%d>", i)
+		s.readTo(&st, wel.End+uint64(len(want)))
+	}
+	if !bytes.Equal(st.data, want) {
+		t.Fatalf("got %q, want %q", st.data, want)
+	}
+	if got := th.logged(wel.End, wel.End+uint64(len(want))); !bytes.Equal(got, want) {
+		t.Fatalf("the log holds %q, want %q", got, want)
+	}
+	th.h.spinMu.Lock()
+	paused := !th.h.spin.look(time.Now())
+	th.h.spinMu.Unlock()
+	if !paused {
+		t.Fatal("the looks are not paused after keys whose answer came late")
 	}
 }
