@@ -64,6 +64,7 @@ func contenders() []contender {
 		{"raw pty", "cat in a pty; the bench reads the master", runRaw},
 		{"two ptys (script)", "reference: `script` relays a pty running cat into a second pty the bench reads; the best any viewer that is itself in a terminal, such as termkeep attach, can do", runScript},
 		{"tmux", "tmux attach in a pty; the session runs cat", runTmux},
+		{"dtach", "`dtach -a` in a pty, its master running cat: the minimal relay, with no log", runDtach},
 		{"termkeep attach", "termkeep attach in a pty; the session runs cat", runTermkeepAttach},
 		{"termkeep wire client", "internal/client viewer, no second pty", runTermkeepWire},
 	}

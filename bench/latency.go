@@ -1,23 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
-	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
 
@@ -42,17 +38,19 @@ func latContenders() []latContender {
 	return []latContender{
 		{"raw pty", "cat in a pty; the bench writes the key to the master and reads the echo there", latRaw},
 		{"tmux", "tmux attach in a pty, the pane running cat; the bench types into the attach pty and reads what tmux draws there", latTmux},
+		{"dtach", "`dtach -a` in a pty, its master running cat: the minimal relay (no log, no screen); the bench types into the attach pty", latDtach},
 		{"termkeep attach", "termkeep attach in a pty; the bench types into the attach pty and reads its output there", latAttach},
 		{"termkeep WebSocket viewer", "an Input frame over a WebSocket; the echo is the first Output frame containing the key", latWS},
 		{"termkeep wire client", "the same over the unix socket (internal/client), for comparison with the WebSocket", latWire},
 		{"termkeep holder socket", "no server: the bench speaks to the session's holder as the server would (the server was killed after creating the session), to show the holder's share of the path", latHolder},
+		{"termkeep holder lane", "as the holder socket, but the bench hands the holder a terminal (a pty) as an output lane and reads the echo from that pty: the holder's half of the lane (docs/architecture.md, Echo through attach)", latHolderLane},
 	}
 }
 
 // latSample is one round of one contender: the distribution of its keys.
 type latSample struct {
-	p50, p99, max time.Duration
-	keys          int
+	p50, p99, p999, max time.Duration
+	keys                int
 }
 
 type latResult struct {
@@ -185,7 +183,7 @@ func measureEcho(ctx context.Context, src source, send func([]byte) error, keys 
 		i := int(p*float64(len(lat))+0.999999) - 1
 		return lat[min(max(i, 0), len(lat)-1)]
 	}
-	return latSample{p50: rank(0.50), p99: rank(0.99), max: lat[len(lat)-1], keys: len(lat)}, nil
+	return latSample{p50: rank(0.50), p99: rank(0.99), p999: rank(0.999), max: lat[len(lat)-1], keys: len(lat)}, nil
 }
 
 // escFilter finds printable bytes outside escape sequences, across chunks.
@@ -374,24 +372,12 @@ func latWire(ctx context.Context, e *env, keys int) (latSample, error) {
 }
 
 func latHolder(ctx context.Context, e *env, keys int) (latSample, error) {
-	srv, sess, err := catSession(ctx, e)
+	srv, c, w, r, err := holderAsServer(ctx, e)
 	if err != nil {
 		return latSample{}, err
 	}
 	defer srv.close()
-	if _, err := srv.stop(syscall.SIGKILL, 5*time.Second); err != nil {
-		return latSample{}, err
-	}
-	c, err := net.Dial("unix", filepath.Join(string(srv.dir), "sessions", sess.ID, sessiondir.SocketFile))
-	if err != nil {
-		return latSample{}, fmt.Errorf("dial the holder: %w", err)
-	}
 	defer c.Close()
-	w := wire.NewWriter(c)
-	if err := w.JSON(wire.TypeHello, wire.Hello{Version: wire.Version, Role: wire.RoleServer, From: wire.FromEnd}); err != nil {
-		return latSample{}, err
-	}
-	r := bufio.NewReaderSize(c, 64<<10)
 	var buf []byte
 	src := sourceFunc(func() ([]byte, error) {
 		for {
@@ -447,8 +433,8 @@ func runLatencies(ctx context.Context, e *env, cfg config) []*latResult {
 				logf("round %d/%d latency %-26s FAILED: %v", round, cfg.rounds, r.c.name, err)
 			default:
 				r.samples = append(r.samples, s)
-				logf("round %d/%d latency %-26s p50 %v  p99 %v  max %v", round, cfg.rounds, r.c.name,
-					s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond), s.max.Round(time.Microsecond))
+				logf("round %d/%d latency %-26s p50 %v  p99 %v  p99.9 %v  max %v", round, cfg.rounds, r.c.name,
+					s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond), s.p999.Round(time.Microsecond), s.max.Round(time.Microsecond))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 // Command bench measures termkeep against the raw pty (the physical limit
-// on this machine) and tmux: output throughput, fan-out to WebSocket viewers
-// (and a stalled one), keystroke echo latency, the screen model's own Go
+// on this machine), tmux and dtach: output throughput, fan-out to WebSocket
+// viewers (and a stalled one) and to attached terminals, keystroke echo
+// latency (with each echo goal met or missed), the screen model's own Go
 // benchmarks, and the memory of idle holders. `make bench` runs it and
 // writes docs/PERFORMANCE.md; `make bench-quick` is a smaller run that prints
 // only.
@@ -255,6 +256,13 @@ func bench(cfg config) int {
 		if err != nil {
 			return fail(fmt.Errorf("fan-out: %w", err))
 		}
+		rep.attachFan, err = runAttachFans(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+		if err != nil {
+			return fail(fmt.Errorf("fan-out to attached terminals: %w", err))
+		}
 	}
 
 	if cfg.runs("latency", latContenderNames()...) {
@@ -428,6 +436,9 @@ func latContenderNames() []string {
 func fanCaseNames(cfg config) []string {
 	var out []string
 	for _, c := range fanCases(cfg) {
+		out = append(out, c.name)
+	}
+	for _, c := range attachFanCases() {
 		out = append(out, c.name)
 	}
 	return out

@@ -23,10 +23,12 @@ type report struct {
 	size    int64
 	results []*result
 	fan     []*fanResult
-	lat     []*latResult
-	screen  *screenResult
-	idle    idleResult
-	ran     []string // the sections measured, in order
+	// attachFan is the fan-out to attached terminals (fanattach.go).
+	attachFan []*attachFanResult
+	lat       []*latResult
+	screen    *screenResult
+	idle      idleResult
+	ran       []string // the sections measured, in order
 
 	reattach *reattachReport
 	restart  *restartReport
@@ -279,6 +281,7 @@ func (rep *report) text() string {
 		textTable(&b, stallHead, rep.stallRows())
 		b.WriteString(rep.stallVerdict() + "\n")
 	}
+	rep.attachFanText(&b)
 	if len(rep.lat) > 0 {
 		fmt.Fprintf(&b, "\nKeystroke echo latency (%d keys per round, median over rounds):\n", rep.cfg.keys)
 		textTable(&b, latHead, rep.latRows())
@@ -304,6 +307,7 @@ func (rep *report) text() string {
 		}
 	}
 	rep.sessionsText(&b)
+	rep.goalsText(&b)
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\nFailed runs:\n")
 		for _, l := range f {
@@ -445,6 +449,7 @@ func (rep *report) markdown() string {
 		mdTable(&b, stallHead, rep.stallRows())
 		b.WriteString("\n" + rep.stallVerdict() + "\n")
 	}
+	rep.attachFanMarkdown(&b)
 
 	if len(rep.lat) > 0 {
 		b.WriteString("\n## Keystroke echo latency\n\n")
@@ -471,8 +476,9 @@ func (rep *report) markdown() string {
 		b.WriteString("client and its server twice (tmux's server writes to the client's terminal\n")
 		b.WriteString("itself). Through a WebSocket it wakes the server, the holder and the server\n")
 		b.WriteString("again, where ttyd has no holder. The holder, a process of its own so that the\n")
-		b.WriteString("session outlives the server, is the hop the others lack; it already looks for\n")
-		b.WriteString("the echo for 200 µs instead of sleeping. Fewer wake-ups would take more of\n")
+		b.WriteString("session outlives the server, is the hop the others lack; it looks for the echo\n")
+		b.WriteString("for 200 µs instead of sleeping, as long as its looks find echoes (on a busy\n")
+		b.WriteString("machine they did not, and cost each key 200 µs). Fewer wake-ups would take more of\n")
 		b.WriteString("that (each process spinning a core for every key typed), or termkeep attach\n")
 		b.WriteString("speaking to the holder directly, past the server's arbitration of terminal\n")
 		b.WriteString("answers, its input limits and its size policy. The WebSocket goal was set from\n")
@@ -530,6 +536,7 @@ func (rep *report) markdown() string {
 	}
 
 	rep.sessionsMarkdown(&b)
+	rep.goalsMarkdown(&b)
 
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\n## Failed runs\n\n")

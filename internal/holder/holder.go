@@ -191,6 +191,15 @@ type holder struct {
 	// by readPty and by awaitEcho; echoBuf is awaitEcho's.
 	ptyMu   sync.Mutex
 	echoBuf [256]byte
+	// lane and laneFile are the output lane (lane.go), guarded by ptyMu;
+	// laneDisabled is TERMKEEP_ECHO_LANE=off, read at start.
+	lane         lane
+	laneFile     laneFile
+	laneDisabled bool
+	// spin decides whether awaitEcho looks (echospin.go); spinMu guards
+	// it (an old and a new server connection may both be writing input).
+	spinMu sync.Mutex
+	spin   spinPolicy
 }
 
 type resizeAt struct {
@@ -221,6 +230,8 @@ func start(spec Spec, disk sessiondir.Through) (*holder, error) {
 		stopped:    make(chan struct{}),
 		closeBegun: make(chan struct{}),
 		log:        slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
+		// Read from the holder's own environment, not the child's.
+		laneDisabled: os.Getenv(laneEnv) == "off",
 	}
 	if h.lock, err = lockDir(spec.Dir); err != nil {
 		h.log.Error("not started", "err", err)

@@ -51,7 +51,9 @@ func (h *holder) readPty() {
 // logOutput logs a chunk read from the pty and wakes the forwarder. The caller
 // holds ptyMu from the read on, so chunks are logged in the order read.
 func (h *holder) logOutput(p []byte) {
-	_, aerr := h.out.Append(p)
+	off, aerr := h.out.Append(p)
+	// Bytes the log refused have no offset: the lane ends before them.
+	h.laneWrite(off, p, aerr == nil || errors.Is(aerr, outlog.ErrStopped))
 	if errors.Is(aerr, outlog.ErrStopped) || h.logStopped.Load() {
 		// The bytes have their offsets and reach the server from
 		// memory; the log retries by itself.
@@ -75,14 +77,28 @@ func (h *holder) logOutput(p []byte) {
 // pty, when no more input is waiting: rather than sleep until the pty's echo
 // wakes it (on a virtual machine, waking an idle process costs tens of
 // microseconds, each hop of the echo's path once), it looks for the echo for
-// up to echoSpin, yielding the CPU between looks, and forwards it at once.
+// up to echoSpin, yielding the CPU between looks, and forwards it at once,
+// as long as looks find echoes (spinPolicy, echospin.go).
 // Output that takes longer is read by readPty as always. Once the child
 // has exited it does nothing: what the pty still gives then is drain's.
 func (h *holder) awaitEcho() {
 	if h.relay.free.Load() {
 		return
 	}
-	deadline := time.Now().Add(echoSpin)
+	now := time.Now()
+	h.spinMu.Lock()
+	look := h.spin.look(now)
+	h.spinMu.Unlock()
+	if !look {
+		return
+	}
+	found := false
+	defer func() {
+		h.spinMu.Lock()
+		h.spin.looked(time.Now(), found)
+		h.spinMu.Unlock()
+	}()
+	deadline := now.Add(echoSpin)
 	for time.Now().Before(deadline) {
 		if h.ptyMu.TryLock() {
 			n, err := rawio.TryRead(h.ptmxRC, h.echoBuf[:])
@@ -91,6 +107,7 @@ func (h *holder) awaitEcho() {
 			}
 			h.ptyMu.Unlock()
 			if n > 0 || err != syscall.EAGAIN {
+				found = true
 				return
 			}
 		}

@@ -67,6 +67,9 @@ type upstream struct {
 	// version is the protocol version agreed with the server (set before
 	// the forwarder starts).
 	version int
+	// ends are the lane ends the forwarder has yet to send (lane.go),
+	// guarded by h.mu.
+	ends []uint64
 }
 
 func (u *upstream) send(fn func(w *wire.Writer) error) error {
@@ -79,6 +82,7 @@ func (u *upstream) serve() {
 	h := u.h
 	defer func() {
 		u.c.Close()
+		h.closeLane(u, false) // nobody to tell
 		close(u.gone)
 		h.mu.Lock()
 		if h.conn == u {
@@ -97,7 +101,10 @@ func (u *upstream) serve() {
 	u.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	// One read per burst of frames rather than two per frame (header, then
 	// payload): keystrokes arrive here one frame at a time.
-	br := bufio.NewReaderSize(rawio.NewReadWriter(rc), 16<<10)
+	// The reader keeps the terminals that come with lane frames.
+	fr := newFDReader(rc)
+	defer fr.close()
+	br := bufio.NewReaderSize(fr, 16<<10)
 	f, err := wire.ReadFrame(br, &buf)
 	if err != nil || f.Type != wire.TypeHello {
 		u.fail(wire.CodeMalformed, "expected a hello frame")
@@ -194,12 +201,36 @@ func (u *upstream) serve() {
 			on, _ := wire.ParseShutdown(f.Payload)
 			h.prepareShutdown(on) // shutdown.go
 			u.send(func(w *wire.Writer) error { return w.Shutdown(wire.TypePrepared, on) })
+		case wire.TypeLane:
+			at, _ := wire.ParseUint64(f.Type, f.Payload)
+			fd := fr.take()
+			if at > h.out.End() {
+				if fd >= 0 {
+					syscall.Close(fd)
+				}
+				u.fail(wire.CodeMalformed, fmt.Sprintf("a lane at %d, past the end of the log (%d)", at, h.out.End()))
+				return
+			}
+			h.openLane(u, at, fd)
+		case wire.TypeLaneOff:
+			h.closeLane(u, true)
 		case wire.TypeAck:
 		default:
 			u.fail(wire.CodeMalformed, fmt.Sprintf("a holder does not accept %s frames", f.Type))
 			return
 		}
 	}
+}
+
+// sendLaneEnds sends the lane ends due once the output below sent has
+// gone; it reports false when the connection failed.
+func (u *upstream) sendLaneEnds(sent uint64) bool {
+	for _, end := range u.dueLaneEnds(sent) {
+		if u.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneEnd, end) }) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (u *upstream) fail(code uint16, msg string) {
@@ -304,6 +335,9 @@ func (u *upstream) forward(from uint64) {
 			}
 			continue
 		}
+		if !u.sendLaneEnds(off) {
+			return
+		}
 
 		n, err := cur.Read(buf[:limit])
 		var gap *outlog.GapError
@@ -335,6 +369,12 @@ func (u *upstream) forward(from uint64) {
 			cur.Seek(next)
 		case err == io.EOF || err == nil:
 			if exited && off >= exitFrame.End {
+				// The lane's end goes before the Exit, the stream's
+				// last frame.
+				h.closeLane(u, true)
+				if !u.sendLaneEnds(off) {
+					return
+				}
 				u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, exitFrame) })
 				return
 			}

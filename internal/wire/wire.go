@@ -45,8 +45,10 @@ import (
 // and Hello's fit, ignore_size and name: a viewer of version 6 takes the
 // session's size only by typing or fitting, and its resize frames report
 // its window's size; an older viewer's resizes still take the size.
+// Version 7 adds the lane frames: lane and lane-off (server → holder),
+// lane-end (holder → server).
 const (
-	Version    = 6
+	Version    = 7
 	MinVersion = 1
 )
 
@@ -83,6 +85,14 @@ const (
 	// the session's size at this one (the policy permitting). A resize
 	// frame from a version 6 viewer only reports its window's size.
 	TypeFit Type = 0x0c
+	// TypeLane is an offset uint64, server → holder, version 7, sent
+	// with one file descriptor (SCM_RIGHTS) of a non-blocking terminal:
+	// from that offset on, the holder writes the output it logs to that
+	// terminal too (docs/architecture.md, Echo through attach). Every lane
+	// is answered by exactly one TypeLaneEnd.
+	TypeLane Type = 0x0d
+	// TypeLaneOff (no payload), server → holder, version 7: end the lane.
+	TypeLaneOff Type = 0x0e
 )
 
 // holderSince is the protocol version from which a holder accepts each
@@ -92,7 +102,7 @@ const (
 // holders, which all know it, are sent it.
 var holderSince = map[Type]int{
 	TypeInput: 1, TypeResize: 1, TypeSignal: 1, TypeClose: 1, TypeAck: 1, TypePing: 1,
-	TypeCwd: 2, TypeName: 2, TypeShutdown: 5,
+	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 7, TypeLaneOff: 7,
 }
 
 // HolderAccepts reports whether a holder that announced version (in its
@@ -133,6 +143,11 @@ const (
 	// TypePrepared answers a Shutdown frame with its byte, once the
 	// holder has done what it asked. Holder → server, version 5.
 	TypePrepared Type = 0x4d
+	// TypeLaneEnd is an offset uint64, holder → server, version 7: the
+	// lane opened last has ended, having written to its terminal every
+	// byte from its start below this offset and none at or above it. It
+	// is sent only once the output before it has been.
+	TypeLaneEnd Type = 0x4e
 )
 
 var typeNames = map[Type]string{
@@ -143,6 +158,7 @@ var typeNames = map[Type]string{
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
 	TypeLog: "log", TypeName: "name", TypeLinger: "linger", TypeFit: "fit",
 	TypeShutdown: "shutdown", TypePrepared: "prepared",
+	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end",
 }
 
 func (t Type) String() string {
@@ -744,8 +760,12 @@ func Validate(f Frame) error {
 		_, err = ParseSignal(f.Payload)
 	case TypeClose:
 		_, err = ParseClose(f.Payload)
-	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer:
+	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer, TypeLane, TypeLaneEnd:
 		_, err = ParseUint64(f.Type, f.Payload)
+	case TypeLaneOff:
+		if len(f.Payload) != 0 {
+			err = short(f.Type, f.Payload, 0)
+		}
 	case TypeOutput:
 		_, _, err = ParseOutput(f.Payload)
 	case TypeResized:

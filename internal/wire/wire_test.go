@@ -137,6 +137,11 @@ func TestValidateRejects(t *testing.T) {
 		{TypeShutdown, []byte{1, 1}},
 		{TypePrepared, []byte{}},
 		{TypePrepared, []byte{0xff}},
+		{TypeLane, nil},
+		{TypeLane, make([]byte, 7)},
+		{TypeLane, make([]byte, 9)},
+		{TypeLaneOff, []byte{0}},
+		{TypeLaneEnd, make([]byte, 4)},
 	}
 	for i, f := range cases {
 		if err := Validate(f); !errors.Is(err, ErrMalformed) {
@@ -287,5 +292,17 @@ func TestShutdownFrames(t *testing.T) {
 				t.Fatalf("ParseShutdown(%s %v) = %v, %v", typ, on, got, err)
 			}
 		}
+	}
+}
+
+// The lane frames of version 6 validate in their exact shapes only.
+func TestValidateLaneFrames(t *testing.T) {
+	for _, f := range []Frame{{TypeLane, make([]byte, 8)}, {TypeLaneOff, nil}, {TypeLaneEnd, make([]byte, 8)}} {
+		if err := Validate(f); err != nil {
+			t.Errorf("%s: %v", f.Type, err)
+		}
+	}
+	if !HolderAccepts(6, TypeLane) || !HolderAccepts(6, TypeLaneOff) || HolderAccepts(5, TypeLane) || HolderAccepts(5, TypeLaneOff) {
+		t.Error("a holder accepts lane frames from version 6 on, and only then")
 	}
 }

@@ -1,0 +1,397 @@
+package holder
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+
+	"termkeep/internal/wire"
+)
+
+// The lane's decisions, as a trace of calls and the ends each reported.
+func TestLaneDecisions(t *testing.T) {
+	type step struct {
+		op         string // start, chunk, wrote, stop
+		a, b       uint64 // start: at, end; chunk: off, n; wrote: off, n
+		wrote      int
+		err        error
+		allowed    bool
+		wantWrite  bool
+		wantEnds   []uint64
+		wantIsOpen bool
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"opens at the end, writes, is stopped", []step{
+			{op: "start", a: 100, b: 100, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 100, b: 5, wantWrite: true, wantIsOpen: true},
+			{op: "wrote", a: 100, b: 5, wrote: 5, wantIsOpen: true},
+			{op: "chunk", a: 105, b: 3, wantWrite: true, wantIsOpen: true},
+			{op: "wrote", a: 105, b: 3, wrote: 3, wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{108}},
+			{op: "stop"},
+		}},
+		{"refused below the end", []step{{op: "start", a: 99, b: 100, allowed: true, wantEnds: []uint64{99}}}},
+		{"refused past the end", []step{{op: "start", a: 101, b: 100, allowed: true, wantEnds: []uint64{101}}}},
+		{"refused when not allowed", []step{{op: "start", a: 100, b: 100, wantEnds: []uint64{100}}}},
+		{"a terminal that would block ends it where it is", []step{
+			{op: "start", a: 0, b: 0, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 0, b: 10, wantWrite: true, wantIsOpen: true},
+			{op: "wrote", a: 0, b: 10, wrote: -1, err: syscall.EAGAIN, wantEnds: []uint64{0}},
+			{op: "chunk", a: 10, b: 10},
+		}},
+		{"a short write ends it after what was taken", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 10, wantWrite: true, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 10, wrote: 4, wantEnds: []uint64{11}},
+		}},
+		{"a failed write ends it", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 10, wantWrite: true, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 10, wrote: -1, err: syscall.EIO, wantEnds: []uint64{7}},
+		}},
+		{"bytes it never saw end it before them", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 9, b: 10, wantEnds: []uint64{7}},
+		}},
+		{"a chunk behind it ends it too", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 3, b: 10, wantEnds: []uint64{7}},
+		}},
+		{"an empty chunk changes nothing", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 50, b: 0, wantIsOpen: true},
+		}},
+		{"a second start ends the first, then opens", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 3, wantWrite: true, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 3, wrote: 3, wantIsOpen: true},
+			{op: "start", a: 10, b: 10, allowed: true, wantEnds: []uint64{10}, wantIsOpen: true},
+			{op: "start", a: 5, b: 10, allowed: true, wantEnds: []uint64{10, 5}},
+		}},
+		{"writes reported while closed are ignored", []step{
+			{op: "wrote", a: 0, b: 10, wrote: 10},
+			{op: "chunk", a: 0, b: 10},
+		}},
+		{"the largest offsets", []step{
+			{op: "start", a: 1<<64 - 5, b: 1<<64 - 5, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 1<<64 - 5, b: 4, wantWrite: true, wantIsOpen: true},
+			{op: "wrote", a: 1<<64 - 5, b: 4, wrote: 2, wantEnds: []uint64{1<<64 - 3}},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var l lane
+			for i, s := range c.steps {
+				var ends []uint64
+				write := false
+				switch s.op {
+				case "start":
+					ends = l.start(s.a, s.b, s.allowed)
+				case "chunk":
+					write, ends = l.chunk(s.a, int(s.b))
+				case "wrote":
+					ends = l.wrote(s.a, int(s.b), s.wrote, s.err)
+				case "stop":
+					ends = l.stop()
+				}
+				if write != s.wantWrite || fmt.Sprint(ends) != fmt.Sprint(s.wantEnds) && len(ends)+len(s.wantEnds) > 0 || l.open != s.wantIsOpen {
+					t.Fatalf("step %d (%s %d %d): write %v, ends %v, open %v; want %v, %v, %v",
+						i, s.op, s.a, s.b, write, ends, l.open, s.wantWrite, s.wantEnds, s.wantIsOpen)
+				}
+			}
+		})
+	}
+}
+
+// laneTerm is a terminal for a lane: a pty whose far side (the master)
+// the test reads as a terminal emulator would, or not at all.
+type laneTerm struct {
+	master *os.File
+	slave  *os.File // non-blocking, raw: what the holder gets
+}
+
+func newLaneTerm(t *testing.T, nonBlocking bool) *laneTerm {
+	t.Helper()
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	if _, err := term.MakeRaw(int(tty.Fd())); err != nil { // the bytes as written
+		t.Fatal(err)
+	}
+	flags := os.O_RDWR | syscall.O_NOCTTY
+	if nonBlocking {
+		flags |= syscall.O_NONBLOCK
+	}
+	slave, err := os.OpenFile(tty.Name(), flags, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := &laneTerm{master: master, slave: slave}
+	t.Cleanup(func() { master.Close(); slave.Close() })
+	return lt
+}
+
+// give sends a lane frame at offset at with the terminal, then closes the
+// test's copy of it, so that the holder's is the only one left.
+func (s *server) giveLane(lt *laneTerm, at uint64) {
+	s.t.Helper()
+	var b bytes.Buffer
+	wire.NewWriter(&b).Uint64(wire.TypeLane, at)
+	if _, _, err := s.c.WriteMsgUnix(b.Bytes(), unix.UnixRights(int(lt.slave.Fd())), nil); err != nil {
+		s.t.Fatal(err)
+	}
+	lt.slave.Close()
+}
+
+// drain reads the lane's terminal until it has been quiet for a while
+// or is gone (EIO: the holder closed its file).
+func (lt *laneTerm) drain(t *testing.T, quiet time.Duration) (got []byte, gone bool) {
+	t.Helper()
+	buf := make([]byte, 64<<10)
+	for {
+		lt.master.SetReadDeadline(time.Now().Add(quiet))
+		n, err := lt.master.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			if os.IsTimeout(err) {
+				return got, false
+			}
+			return got, true
+		}
+	}
+}
+
+// readAll reads the lane's terminal as fast as it can until it is gone
+// (EIO: the holder closed its file), and then sends what it read.
+func (lt *laneTerm) readAll(t *testing.T) <-chan []byte {
+	got := make(chan []byte, 1)
+	go func() {
+		var all []byte
+		buf := make([]byte, 64<<10)
+		for {
+			lt.master.SetReadDeadline(time.Now().Add(wait))
+			n, err := lt.master.Read(buf)
+			all = append(all, buf[:n]...)
+			if err != nil {
+				got <- all
+				return
+			}
+		}
+	}()
+	return got
+}
+
+// followLane reads the server's stream until the output reaches to,
+// returning the lane ends in the order they came; each lane end must come
+// after the output before it.
+func (s *server) followLane(to uint64, from uint64) (ends []uint64, exited bool) {
+	s.t.Helper()
+	at := from
+	for at < to && !exited {
+		f := s.next()
+		switch f.Type {
+		case wire.TypeOutput:
+			off, data, _ := wire.ParseOutput(f.Payload)
+			if off != at {
+				s.t.Fatalf("output at %d, want %d", off, at)
+			}
+			at += uint64(len(data))
+		case wire.TypeLaneEnd:
+			end, _ := wire.ParseUint64(f.Type, f.Payload)
+			if end > at {
+				s.t.Fatalf("lane end %d before the output up to it (at %d)", end, at)
+			}
+			ends = append(ends, end)
+		case wire.TypeExit:
+			exited = true
+		case wire.TypeError:
+			_, msg, _ := wire.ParseError(f.Payload)
+			s.t.Fatalf("error frame: %s", msg)
+		}
+	}
+	return ends, exited
+}
+
+// waitLaneEnd reads frames until a lane end.
+func (s *server) waitLaneEnd() uint64 {
+	s.t.Helper()
+	for {
+		f := s.next()
+		if f.Type == wire.TypeLaneEnd {
+			end, _ := wire.ParseUint64(f.Type, f.Payload)
+			return end
+		}
+		if f.Type == wire.TypeError {
+			_, msg, _ := wire.ParseError(f.Payload)
+			s.t.Fatalf("error frame: %s", msg)
+		}
+	}
+}
+
+// floodScript waits for a line, then prints n bytes and a marker.
+func floodScript(n int) string {
+	return fmt.Sprintf(`printf ready; read -r x; head -c %d /dev/zero | tr '\0' 'x'; printf END; read -r y`, n)
+}
+
+// A terminal that stops reading ends its lane and costs the child
+// nothing: the flood runs to its end, the lane's terminal has exactly the
+// bytes from the lane's start to its end, and the server every byte.
+func TestLaneStalledTerminal(t *testing.T) {
+	const flood = 4 << 20
+	th := startHolder(t, floodScript(flood), 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	lt := newLaneTerm(t, true)
+	s.giveLane(lt, wel.End)
+	s.w.Input([]byte("go\n"))
+	total := wel.End + flood + 3
+	ends, _ := s.followLane(total, wel.End)
+	if len(ends) != 1 {
+		t.Fatalf("lane ends %v, want one", ends)
+	}
+	end := ends[0]
+	if end <= wel.End || end >= total {
+		t.Fatalf("the lane ended at %d; want inside the flood (%d, %d)", end, wel.End, total)
+	}
+	got, _ := lt.drain(t, 300*time.Millisecond)
+	if want := th.logged(wel.End, end); !bytes.Equal(got, want) {
+		t.Fatalf("the lane's terminal got %d bytes, the log holds %d between the lane's start and end", len(got), len(want))
+	}
+	if !bytes.HasSuffix(th.logged(total-3, total), []byte("END")) {
+		t.Fatal("the log does not end with the flood's marker")
+	}
+}
+
+// A lane revoked in the middle of a flood ends at an offset, and its
+// terminal has exactly the bytes before it; the holder lets the terminal go.
+func TestLaneRevoked(t *testing.T) {
+	const flood = 4 << 20
+	th := startHolder(t, floodScript(flood), 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	lt := newLaneTerm(t, true)
+	s.giveLane(lt, wel.End)
+	got := lt.readAll(t)
+	s.w.Input([]byte("go\n"))
+	for th.h.out.End() < wel.End+flood/4 {
+		time.Sleep(time.Millisecond)
+	}
+	s.w.Frame(wire.TypeLaneOff, nil)
+	total := wel.End + flood + 3
+	ends, _ := s.followLane(total, wel.End)
+	if len(ends) != 1 {
+		t.Fatalf("lane ends %v, want one", ends)
+	}
+	var all []byte
+	select {
+	case all = <-got:
+	case <-time.After(wait):
+		t.Fatal("the holder kept the lane's terminal open after its end")
+	}
+	if want := th.logged(wel.End, ends[0]); !bytes.Equal(all, want) {
+		t.Fatalf("the lane's terminal got %d bytes; the log holds %d between the lane's start and end (%d)", len(all), len(want), ends[0])
+	}
+	if ends[0] == total {
+		t.Logf("the flood was over before the revoke (machine busy)")
+	}
+}
+
+// A server that goes away in the middle of a flood takes its lane with
+// it: the holder closes the terminal (which the test reads all along, so
+// only that can end the lane), the terminal has a prefix of the log from
+// the lane's start, and the next server gets every byte.
+func TestLaneServerGone(t *testing.T) {
+	// Lines at a pace the test's reader keeps up with, so that the lane
+	// never ends for a full terminal.
+	const lines, line = 400, 100
+	th := startHolder(t, fmt.Sprintf(`printf ready; read -r x; for i in $(seq 1 %d); do printf '%%099d\n' $i; sleep 0.002; done; printf END; read -r y`, lines), 0)
+	const flood = lines * line
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	lt := newLaneTerm(t, true)
+	s.giveLane(lt, wel.End)
+	got := lt.readAll(t)
+	s.w.Input([]byte("go\n"))
+	for th.h.out.End() < wel.End+10*line {
+		time.Sleep(time.Millisecond)
+	}
+	s.c.Close()
+	var all []byte
+	select {
+	case all = <-got:
+	case <-time.After(wait):
+		t.Fatal("the holder kept the lane's terminal open after its server went")
+	}
+	if want := th.logged(wel.End, wel.End+uint64(len(all))); !bytes.Equal(all, want) {
+		t.Fatalf("the lane's terminal got %d bytes that are not the log's from the lane's start", len(all))
+	}
+	s2, _ := th.connect(0)
+	var st stream
+	s2.readTo(&st, wel.End+flood+3)
+	if !bytes.HasSuffix(st.data, []byte("END")) || uint64(len(st.data)) != wel.End+flood+3 {
+		t.Fatalf("the next server got %d bytes, want %d ending in END", len(st.data), wel.End+flood+3)
+	}
+}
+
+// Lanes that cannot be served end at once at their start, and the output
+// goes on: not at the log's end, a blocking terminal, no file at all.
+func TestLaneRefused(t *testing.T) {
+	th := startHolder(t, `printf ready; while read -r l; do printf "<%s>" "$l"; done`, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	if got := func() uint64 { s.giveLane(newLaneTerm(t, true), wel.End-1); return s.waitLaneEnd() }(); got != wel.End-1 {
+		t.Fatalf("a lane behind the end ended at %d, want %d", got, wel.End-1)
+	}
+	blocking := newLaneTerm(t, false)
+	s.giveLane(blocking, wel.End)
+	if got := s.waitLaneEnd(); got != wel.End {
+		t.Fatalf("a lane on a blocking terminal ended at %d, want %d", got, wel.End)
+	}
+	if _, gone := blocking.drain(t, wait); !gone {
+		t.Fatal("the holder kept a refused lane's terminal")
+	}
+	s.w.Uint64(wire.TypeLane, wel.End) // no file
+	if got := s.waitLaneEnd(); got != wel.End {
+		t.Fatalf("a lane without a file ended at %d, want %d", got, wel.End)
+	}
+	s.w.Input([]byte("a\n"))
+	ends, _ := s.followLane(wel.End+3, wel.End)
+	if len(ends) != 0 {
+		t.Fatalf("lane ends %v after the refusals", ends)
+	}
+}
+
+// The switch for A/B: TERMKEEP_ECHO_LANE=off refuses every lane.
+func TestLaneSwitchedOff(t *testing.T) {
+	t.Setenv(laneEnv, "off")
+	th := startHolder(t, `printf ready; read -r l`, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	lt := newLaneTerm(t, true)
+	s.giveLane(lt, wel.End)
+	if got := s.waitLaneEnd(); got != wel.End {
+		t.Fatalf("the lane ended at %d, want %d at once", got, wel.End)
+	}
+}
+
+// A lane past the log's end is a server that lost track: refused, and
+// the connection ends.
+func TestLanePastTheEnd(t *testing.T) {
+	th := startHolder(t, `printf ready; read -r l`, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	s.giveLane(newLaneTerm(t, true), wel.End+1)
+	s.expectError(true)
+}
