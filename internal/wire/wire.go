@@ -41,9 +41,10 @@ import (
 // purpose on SIGUSR1 (holder.CloseSignal), where earlier ones close on
 // SIGTERM. Version 4 adds the linger frame (holder → server). Version 5
 // adds the shutdown frame (server → holder) and its answer, the prepared
-// frame (holder → server).
+// frame (holder → server). Version 6 adds the fit frame (viewer →
+// server). Version 7 adds the term-mode frame (holder → server → viewer).
 const (
-	Version    = 5
+	Version    = 7
 	MinVersion = 1
 )
 
@@ -135,7 +136,7 @@ var typeNames = map[Type]string{
 	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
 	TypeLog: "log", TypeName: "name", TypeLinger: "linger",
-	TypeShutdown: "shutdown", TypePrepared: "prepared",
+	TypeShutdown: "shutdown", TypePrepared: "prepared", TypeTermMode: "term-mode",
 }
 
 func (t Type) String() string {
@@ -741,6 +742,8 @@ func Validate(f Frame) error {
 		err = ParseJSON(f.Payload, &l)
 	case TypeShutdown, TypePrepared:
 		_, err = ParseShutdown(f.Payload)
+	case TypeTermMode:
+		_, err = ParseTermMode(f.Payload)
 	default:
 		err = fmt.Errorf("%w 0x%02x", ErrUnknownType, uint8(f.Type))
 	}
