@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"termkeep/internal/wire"
 )
 
@@ -118,6 +120,47 @@ func TestRecheckAfter(t *testing.T) {
 	for d := -time.Second; d < 3*time.Second; d += 7 * ms {
 		if got := recheckAfter(d); got <= 0 || got > time.Second {
 			t.Fatalf("recheckAfter(%v) = %v", d, got)
+		}
+	}
+}
+
+// BenchmarkReadTermMode is the cost of one look at the pty's mode, which
+// the forwarder pays each time it catches up with the output; compare
+// BenchmarkPtyWriteRead, a byte through the pty and back.
+func BenchmarkReadTermMode(b *testing.B) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		b.Skip(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	rc, err := ptmx.SyscallConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := readTermMode(rc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPtyWriteRead writes a byte to a pty's terminal side and reads
+// it from the master: the least a chunk of output costs the holder.
+func BenchmarkPtyWriteRead(b *testing.B) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		b.Skip(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	buf := make([]byte, 64)
+	for b.Loop() {
+		if _, err := tty.Write([]byte{'x'}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ptmx.Read(buf); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -192,12 +192,13 @@ type viewer struct {
 	ackCh  chan struct{} // one slot: an ack arrived
 
 	// Guarded by the host's mu.
-	id         int
-	cols, rows uint16    // the viewer's own terminal size, 0 when unknown
-	active     time.Time // last input, resize or arrival (sizing.go)
-	sentVer    uint64    // viewers version last sent to it (write loop only)
-	sentLogVer uint64    // log state version last sent to it (write loop only)
-	version    int       // the protocol version agreed in the Welcome
+	id          int
+	cols, rows  uint16    // the viewer's own terminal size, 0 when unknown
+	active      time.Time // last input, resize or arrival (sizing.go)
+	sentVer     uint64    // viewers version last sent to it (write loop only)
+	sentLogVer  uint64    // log state version last sent to it (write loop only)
+	sentModeVer uint64    // term-mode version last sent to it (write loop only)
+	version     int       // the protocol version agreed in the Welcome
 }
 
 func (v *viewer) send(fn func(*wire.Writer) error) error {
