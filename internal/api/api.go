@@ -92,6 +92,10 @@ type Session struct {
 	// upgraded while sessions ran speaks their older version too: `ls`
 	// shows it when it is not the server's (api.Health's Protocol).
 	HolderProtocol int `json:"holder_protocol,omitempty"`
+	// InputMode is a running session's pty input mode (inputmode.go):
+	// what the page's predictive echo needs to know; nil when the session
+	// is not running here.
+	InputMode *InputMode `json:"input_mode,omitempty"`
 }
 
 // Activity is a running session's readiness: State is "at_prompt" (its

@@ -179,6 +179,9 @@ type stream struct {
 	data  []byte
 	trace []string
 	exit  *wire.Exit
+	// modes are the term-mode frames received, in order (not in trace:
+	// the holder sends one at connect and whenever the pty's mode changes).
+	modes []wire.TermMode
 	// discard keeps only the count of the output bytes, in skipped.
 	discard bool
 	skipped uint64
@@ -222,6 +225,9 @@ func (s *server) readTo(st *stream, to uint64) {
 		case wire.TypeError:
 			code, msg, _ := wire.ParseError(f.Payload)
 			s.t.Fatalf("error frame %d: %s", code, msg)
+		case wire.TypeTermMode:
+			m, _ := wire.ParseTermMode(f.Payload)
+			st.modes = append(st.modes, m)
 		default:
 			st.trace = append(st.trace, f.Type.String())
 		}

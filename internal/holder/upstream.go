@@ -307,6 +307,8 @@ func (u *upstream) forward(from uint64) {
 	buf := frame[wire.OutputHeaderSize:]
 	var logSent uint64
 	lingerSent := false
+	var modeSent *wire.TermMode // termmode.go
+	lastOut := time.Now()
 	for {
 		off := cur.Offset()
 		h.mu.Lock()
@@ -347,7 +349,8 @@ func (u *upstream) forward(from uint64) {
 			if u.send(func(w *wire.Writer) error { return w.OutputInPlace(off, frame[:wire.OutputHeaderSize+n]) }) != nil {
 				return
 			}
-			h.relay.sent(off+uint64(n), time.Now())
+			lastOut = time.Now()
+			h.relay.sent(off+uint64(n), lastOut)
 		case errors.Is(err, outlog.ErrCompacted):
 			first := h.out.First()
 			if u.send(func(w *wire.Writer) error { return w.Gap(off, first) }) != nil {
@@ -378,13 +381,21 @@ func (u *upstream) forward(from uint64) {
 				u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, exitFrame) })
 				return
 			}
+			// A safety net: a missed poke must never stall a stream.
+			wake := time.Second
+			if u.version >= 7 {
+				// Caught up: the output has stopped, for now.
+				if u.sendTermMode(&modeSent, off) != nil {
+					return
+				}
+				wake = recheckAfter(time.Since(lastOut))
+			}
 			fb.release()
 			select {
 			case <-u.notify:
 			case <-u.gone:
 				return
-			case <-time.After(time.Second):
-				// A safety net: a missed poke must never stall a stream.
+			case <-time.After(wake):
 			}
 		default:
 			h.log.Error("read output log", "err", err)

@@ -189,6 +189,10 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 		if sess.State == store.StateRunning {
 			out.Shell = shellView(h.Shell())
 			out.HolderProtocol = info.HolderProtocol
+			out.InputMode = &api.InputMode{}
+			if m := info.TermMode; m != nil {
+				*out.InputMode = api.InputMode{Known: true, Echo: m.Echo, Canonical: m.Canonical}
+			}
 		}
 	}
 	// From the segment files' names alone: a list of many sessions opens no log.

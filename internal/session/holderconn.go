@@ -75,6 +75,10 @@ func (h *Host) connect(from int64, again bool) error {
 	h.end = uint64(from)
 	h.win.Reset(h.end)
 	h.cols, h.rows, h.pid, h.holderVersion = welcome.Cols, welcome.Rows, welcome.Pid, welcome.Version
+	if welcome.Version < 7 && h.termMode != nil {
+		// A holder that cannot say the mode: unknown, not the last one heard.
+		h.setTermModeLocked(nil)
+	}
 	// It welcomed us: whatever held it up before is over.
 	h.unresponsive = time.Time{}
 	h.viewersVer++ // the viewers frame says whether it answers
@@ -182,6 +186,9 @@ func (h *Host) readHolder(up *holderConn) {
 			} else {
 				h.log.Info("the session's output log resumed")
 			}
+		case wire.TypeTermMode:
+			m, _ := wire.ParseTermMode(f.Payload)
+			h.setTermMode(&m)
 		case wire.TypePrepared:
 			v, _ := wire.ParseShutdown(f.Payload)
 			select {

@@ -31,6 +31,8 @@ type v1Holder struct {
 	refused []wire.Type
 	c       net.Conn
 	input   chan []byte
+	// version is what it welcomes with (1 unless a test says otherwise).
+	version int
 }
 
 // v1Accepts are the frames toward the pty the first release knew.
@@ -53,7 +55,7 @@ func startV1Holder(t *testing.T, dir string) *v1Holder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fh := &v1Holder{t: t, ln: ln, log: l, input: make(chan []byte, 16)}
+	fh := &v1Holder{t: t, ln: ln, log: l, input: make(chan []byte, 16), version: 1}
 	go fh.accept()
 	t.Cleanup(func() {
 		ln.Close()
@@ -89,8 +91,11 @@ func (fh *v1Holder) serve(c net.Conn) {
 		return
 	}
 	w := wire.NewWriter(c)
+	fh.mu.Lock()
+	version := fh.version
+	fh.mu.Unlock()
 	w.JSON(wire.TypeWelcome, wire.Welcome{
-		Version: 1, Session: "old", Pid: os.Getpid(), End: fh.log.End(), Start: fh.log.End(), Cols: 80, Rows: 24,
+		Version: version, Session: "old", Pid: os.Getpid(), End: fh.log.End(), Start: fh.log.End(), Cols: 80, Rows: 24,
 	})
 	for {
 		f, err := wire.ReadFrame(c, &buf)

@@ -70,11 +70,13 @@ type Host struct {
 
 	viewers     map[*viewer]struct{}
 	viewerSeq   int
-	viewersVer  uint64        // bumped when viewers come and go or the size changes
-	logState    wire.LogState // whether the holder is logging (wire.TypeLog)
-	logVer      uint64        // bumped when logState changes
-	lingering   *wire.Linger  // the child exited, the holder reads on (wire.TypeLinger)
-	sizeOwner   int           // the id of the viewer whose size the session follows (0: none)
+	viewersVer  uint64         // bumped when viewers come and go or the size changes
+	logState    wire.LogState  // whether the holder is logging (wire.TypeLog)
+	logVer      uint64         // bumped when logState changes
+	lingering   *wire.Linger   // the child exited, the holder reads on (wire.TypeLinger)
+	termMode    *wire.TermMode // the pty's input mode as the holder last said it; nil: unknown
+	termModeVer uint64         // bumped when termMode changes
+	sizeOwner   int            // the id of the viewer whose size the session follows (0: none)
 	policy      sizepolicy.Policy
 	fixed       sizepolicy.Size     // the size the Fixed policy keeps (zero: the one the session has)
 	sizes       []sizeChange        // the latest size changes, for viewers (sizing.go)
@@ -185,6 +187,10 @@ type Info struct {
 	// HolderProtocol is the protocol version of the holder (0 before one
 	// welcomed the host).
 	HolderProtocol int
+	// TermMode is the pty's input mode as its holder last reported it
+	// (wire.TypeTermMode); nil while unknown: a holder before version 7,
+	// or none reported yet.
+	TermMode *wire.TermMode
 }
 
 // Info returns the host's current view.
@@ -202,6 +208,10 @@ func (h *Host) Info() Info {
 	}
 	if h.exit == nil {
 		info.UnresponsiveSince = h.unresponsive
+		if h.termMode != nil {
+			m := *h.termMode
+			info.TermMode = &m
+		}
 	}
 	return info
 }

@@ -209,14 +209,15 @@ type viewer struct {
 	ackCh  chan struct{} // one slot: an ack arrived
 
 	// Guarded by the host's mu.
-	id         int
-	name       string            // as the others are shown it (sizing.go, viewerName)
-	sz         sizepolicy.Viewer // its size and when it took the session's (sizing.go)
-	sentVer    uint64            // viewers version last sent to it (write loop only)
-	sentLogVer uint64            // log state version last sent to it (write loop only)
-	version    int               // the protocol version agreed in the Welcome
-	scrollback int               // lines of history its snapshots carry (its hello's)
-	sizeSeq    uint64            // the last size change it was told (write loop only; sizing.go)
+	id          int
+	name        string            // as the others are shown it (sizing.go, viewerName)
+	sz          sizepolicy.Viewer // its size and when it took the session's (sizing.go)
+	sentVer     uint64            // viewers version last sent to it (write loop only)
+	sentLogVer  uint64            // log state version last sent to it (write loop only)
+	sentModeVer uint64            // term-mode version last sent to it (write loop only)
+	version     int               // the protocol version agreed in the Welcome
+	scrollback  int               // lines of history its snapshots carry (its hello's)
+	sizeSeq     uint64            // the last size change it was told (write loop only; sizing.go)
 }
 
 func (v *viewer) send(fn func(*wire.Writer) error) error {

@@ -53,6 +53,9 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 			if err := v.sendLogState(); err != nil {
 				return err
 			}
+			if err := v.sendTermMode(); err != nil { // termmode.go
+				return err
+			}
 		}
 		off := p.Next()
 		// The session's size changes are told in order with the output:
@@ -92,8 +95,10 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 				e := *exit
 				return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, e) })
 			}
-			if v.stale() {
-				continue // changed after sendViewers looked, before changed was taken
+			if v.stateDue() {
+				// It changed between the sends above and the look at the
+				// window: changed is already the channel after it.
+				continue
 			}
 			select {
 			case <-changed:
@@ -258,13 +263,17 @@ func (v *viewer) sendViewers() error {
 	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeViewers, msg) })
 }
 
-// stale reports whether the viewers or the log state changed since this
-// viewer was last told.
-func (v *viewer) stale() bool {
+// stateDue reports whether the viewers, log state or term-mode frame is
+// due to the viewer: changed since the write loop last sent it.
+func (v *viewer) stateDue() bool {
+	if v.waiter {
+		return false
+	}
 	h := v.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return !v.waiter && (v.sentVer != h.viewersVer || (v.version >= 2 && v.sentLogVer != h.logVer))
+	return v.sentVer != h.viewersVer || (v.version >= 2 && v.sentLogVer != h.logVer) ||
+		(v.version >= 7 && h.termMode != nil && v.sentModeVer != h.termModeVer)
 }
 
 // sendLogState tells the viewer when the session's log stops or resumes.

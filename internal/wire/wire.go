@@ -46,7 +46,8 @@ import (
 // session's size only by typing or fitting, and its resize frames report
 // its window's size; an older viewer's resizes still take the size.
 // Version 7 adds the lane frames: lane and lane-off (server → holder),
-// lane-end (holder → server).
+// lane-end (holder → server); and the term-mode frame (holder → server →
+// viewer).
 const (
 	Version    = 7
 	MinVersion = 1
@@ -157,7 +158,7 @@ var typeNames = map[Type]string{
 	TypeError: "error", TypePong: "pong", TypeGap: "gap", TypeSnapshot: "snapshot",
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
 	TypeLog: "log", TypeName: "name", TypeLinger: "linger", TypeFit: "fit",
-	TypeShutdown: "shutdown", TypePrepared: "prepared",
+	TypeShutdown: "shutdown", TypePrepared: "prepared", TypeTermMode: "term-mode",
 	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end",
 }
 
@@ -796,6 +797,8 @@ func Validate(f Frame) error {
 		err = ParseJSON(f.Payload, &l)
 	case TypeShutdown, TypePrepared:
 		_, err = ParseShutdown(f.Payload)
+	case TypeTermMode:
+		_, err = ParseTermMode(f.Payload)
 	default:
 		err = fmt.Errorf("%w 0x%02x", ErrUnknownType, uint8(f.Type))
 	}

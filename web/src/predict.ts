@@ -1,0 +1,327 @@
+// Predictive echo: what the page may show of the user's typing before the
+// server's echo of it arrives, as mosh does (Winstein and Balakrishnan,
+// USENIX ATC 2012). A pure, single-threaded state machine with the clock
+// passed in: the page feeds it keys, the screen after each output it drew,
+// the session's modes and the measured round trip, and draws view() over
+// the terminal (underlined) until the echo confirms or replaces it.
+//
+// When in doubt it predicts nothing. Never at a password prompt (the pty's
+// echo off with line editing on), on the alternate screen, with mouse
+// tracking, for a paste, or while the pty's mode is unknown (a holder
+// before protocol 7); only at a shell's prompt (its shell integration
+// says so) or, without one, after several keys in a row were echoed as
+// predicted. A prediction the screen contradicts, or whose echo does not
+// come in time, is rolled back, and prediction pauses until the screen
+// settles. Only typing at the end of a line is predicted: a printable
+// character, a backspace over what was typed, and the left and right
+// arrows over it when a line editor (not the pty) edits the line.
+
+/** off: never; auto: when the round trip is above the threshold; always. */
+export type Setting = 'off' | 'auto' | 'always';
+
+/** The pty's input mode, as the server's term-mode frame says it. */
+export interface TermMode {
+  echo: boolean;
+  canonical: boolean;
+}
+
+/** What the page knows of the session's state. */
+export interface Modes {
+  /** The alternate screen is shown (a full-screen program). */
+  altScreen: boolean;
+  /** The program tracks the mouse (a full-screen program). */
+  mouse: boolean;
+  /** The pty's mode; null while unknown. */
+  termMode: TermMode | null;
+  /** The shell as its integration's marks say; unknown without them. */
+  shell: 'prompt' | 'running' | 'unknown';
+}
+
+/**
+ * The terminal's screen as drawn now. Rows are absolute lines of the
+ * buffer (they stay put while the screen scrolls); cell returns a cell's
+ * character, ' ' for an empty one.
+ */
+export interface Screen {
+  row: number;
+  col: number;
+  cols: number;
+  cell(row: number, col: number): string;
+}
+
+export interface Cell {
+  row: number;
+  col: number;
+  char: string;
+}
+
+/** What to draw over the terminal: predicted cells, and the cursor where the prediction puts it (null: where it is). */
+export interface View {
+  cells: Cell[];
+  cursor: { row: number; col: number } | null;
+}
+
+export interface Options {
+  setting: Setting;
+  /** Above this round trip (ms), auto predicts. */
+  thresholdMs: number;
+  /** Keys in a row that must echo as predicted before predictions are shown without shell integration. */
+  confidence: number;
+}
+
+export const defaults: Options = { setting: 'auto', thresholdMs: 30, confidence: 3 };
+
+/** Counts for the bench: keys typed, shown predictions, those the echo confirmed, those rolled back. */
+export interface Stats {
+  keys: number;
+  shown: number;
+  confirmed: number;
+  wrong: number;
+}
+
+/** One predicted key: the cell it changes (if any) and where it leaves the cursor. */
+interface Step {
+  cell: Cell | null;
+  /** The cell's character before this step, as predicted. */
+  before: string;
+  row: number;
+  col: number;
+  /** Where the cursor was before it. */
+  fromRow: number;
+  fromCol: number;
+  /** Shown to the user (not a tentative one, made only to earn confidence). */
+  shown: boolean;
+  /** A key that could not be predicted followed it: the cursor after it cannot be checked. */
+  cellsOnly: boolean;
+  expires: number;
+}
+
+const printable = /^[\x20-\x7e\u00a0-\u02ff\u0370-\u1fff]$/u;
+
+export class Predictor {
+  private opts: Options;
+  private rtt: number | null = null;
+  private modes: Modes = { altScreen: false, mouse: false, termMode: null, shell: 'unknown' };
+  private steps: Step[] = [];
+  /** Keys in a row echoed as predicted (without shell integration). */
+  private earned = 0;
+  /** No new prediction before this time (a rollback's pause), nor while a barrier waits. */
+  private pausedUntil = 0;
+  private barrier = false;
+  /** Columns typed on the cursor's line since it was last unpredictable: what backspace and the arrows may cross. */
+  private line: { row: number; start: number; end: number } | null = null;
+  readonly stats: Stats = { keys: 0, shown: 0, confirmed: 0, wrong: 0 };
+
+  constructor(opts: Partial<Options> = {}) {
+    this.opts = { ...defaults, ...opts };
+  }
+
+  setSetting(s: Setting): void {
+    this.opts.setting = s;
+    if (s === 'off') this.drop();
+  }
+
+  /** setRtt records the measured round trip in ms. */
+  setRtt(ms: number): void {
+    if (Number.isFinite(ms) && ms >= 0) this.rtt = ms;
+  }
+
+  /** setModes takes the session's modes; a mode that forbids prediction drops the pending ones. */
+  setModes(m: Modes): void {
+    this.modes = { ...m };
+    if (this.forbidden()) this.drop();
+  }
+
+  /** key takes what the user typed, the screen as it is before it is sent. */
+  key(data: string, now: number, scr: Screen): void {
+    this.stats.keys++;
+    const step = this.allowed(now) ? this.predictKey(data, now, scr) : null;
+    if (!step) {
+      this.unpredictable(data);
+      return;
+    }
+    this.steps.push(step);
+    if (step.shown) this.stats.shown++;
+  }
+
+  /** screen takes the screen after the page drew output: it confirms, keeps or rolls back the predictions. */
+  screen(now: number, scr: Screen): void {
+    if (this.pausedUntil > 0) this.pausedUntil = Math.max(this.pausedUntil, now + this.settle());
+    if (this.steps.length === 0) {
+      this.barrier = false;
+      return;
+    }
+    const j = this.matched(scr);
+    if (j < 0) {
+      this.rollback(now);
+      return;
+    }
+    for (const s of this.steps.slice(0, j)) {
+      if (s.shown) this.stats.confirmed++;
+      this.earned++;
+    }
+    this.steps = this.steps.slice(j);
+    if (this.steps.length === 0) this.barrier = false;
+  }
+
+  /** tick rolls back predictions whose echo is overdue; call it by nextDeadline. */
+  tick(now: number): void {
+    if (this.steps.some((s) => now >= s.expires)) this.rollback(now);
+  }
+
+  /** nextDeadline is when tick has something to do (null: nothing pending). */
+  nextDeadline(): number | null {
+    return this.steps.length ? Math.min(...this.steps.map((s) => s.expires)) : null;
+  }
+
+  view(): View {
+    const cells = new Map<string, Cell>();
+    let cursor: View['cursor'] = null;
+    for (const s of this.steps) {
+      if (!s.shown) continue;
+      if (s.cell) cells.set(`${s.cell.row}:${s.cell.col}`, s.cell);
+      cursor = s.cellsOnly ? null : { row: s.row, col: s.col };
+    }
+    return { cells: [...cells.values()], cursor };
+  }
+
+  private forbidden(): boolean {
+    const m = this.modes;
+    return (
+      this.opts.setting === 'off' ||
+      m.altScreen ||
+      m.mouse ||
+      m.termMode === null ||
+      (!m.termMode.echo && m.termMode.canonical) ||
+      m.shell === 'running'
+    );
+  }
+
+  /** allowed says whether a new key may be predicted now (tentatively or shown). */
+  private allowed(now: number): boolean {
+    if (this.forbidden() || this.barrier || now < this.pausedUntil) return false;
+    if (this.opts.setting === 'always') return true;
+    return this.rtt !== null && this.rtt > this.opts.thresholdMs;
+  }
+
+  private predictKey(data: string, now: number, scr: Screen): Step | null {
+    const last = this.steps[this.steps.length - 1];
+    const row = last ? last.row : scr.row;
+    const col = last ? last.col : scr.col;
+    if (!last) {
+      if (this.line && this.line.row !== row) this.line = null;
+      if (this.line && (col < this.line.start || col > this.line.end)) this.line = null;
+    }
+    const at = (r: number, c: number): string => this.predictedCell(r, c) ?? scr.cell(r, c);
+    const restBlank = (from: number): boolean => {
+      for (let c = from; c < scr.cols; c++) if (at(row, c) !== ' ') return false;
+      return true;
+    };
+    const base = {
+      fromRow: row,
+      fromCol: col,
+      shown: this.modes.shell === 'prompt' || this.earned >= this.opts.confidence,
+      cellsOnly: false,
+      expires: now + this.expiry(),
+    };
+    const editor = !this.modes.termMode!.canonical; // a line editor draws the line, not the pty
+    const line = this.line ?? { row, start: col, end: col };
+    if (printable.test(data)) {
+      // At the end of the line only, and never into the last column (the wrap is the terminal's).
+      if (col >= scr.cols - 1 || !restBlank(col)) return null;
+      this.line = { row, start: line.start, end: col + 1 };
+      return { ...base, cell: { row, col, char: data }, before: at(row, col), row, col: col + 1 };
+    }
+    if (data === '\x7f' || data === '\b') {
+      if (col <= line.start || col !== line.end || !restBlank(col)) return null;
+      this.line = { row, start: line.start, end: col - 1 };
+      return { ...base, cell: { row, col: col - 1, char: ' ' }, before: at(row, col - 1), row, col: col - 1 };
+    }
+    if (editor && (data === '\x1b[D' || data === '\x1bOD')) {
+      if (col <= line.start) return null;
+      this.line = line;
+      return { ...base, cell: null, before: '', row, col: col - 1 };
+    }
+    if (editor && (data === '\x1b[C' || data === '\x1bOC')) {
+      if (col >= line.end) return null;
+      this.line = line;
+      return { ...base, cell: null, before: '', row, col: col + 1 };
+    }
+    return null;
+  }
+
+  /** predictedCell is a cell as the pending predictions leave it (undefined: none touches it). */
+  private predictedCell(r: number, c: number): string | undefined {
+    let v: string | undefined;
+    for (const s of this.steps) if (s.cell && s.cell.row === r && s.cell.col === c) v = s.cell.char;
+    return v;
+  }
+
+  /** unpredictable handles a key that was not predicted: what follows it is not known until its effect is seen. */
+  private unpredictable(data: string): void {
+    const editing = data === '\x7f' || data === '\b' || /^\x1b(\[|O)[CD]$/.test(data) || printable.test(data);
+    this.line = null;
+    for (const s of this.steps) s.cellsOnly = true;
+    if (this.steps.length > 0) this.barrier = true;
+    if (!editing && this.modes.shell !== 'prompt') {
+      // A new line, a control key, a paste: the next program may not echo (mosh's epochs).
+      this.earned = Math.min(this.earned, this.opts.confidence - 1);
+    }
+  }
+
+  /**
+   * matched is how many of the pending steps the screen shows done: the
+   * most j such that every cell they touch reads as after the first j
+   * steps, and the cursor is where the j-th left it; -1 when no j fits.
+   */
+  private matched(scr: Screen): number {
+    for (let j = this.steps.length; j >= 0; j--) {
+      const prev = this.steps[j - 1];
+      const at = prev ? (prev.cellsOnly ? null : prev) : { row: this.steps[0].fromRow, col: this.steps[0].fromCol };
+      if (at && (scr.row !== at.row || scr.col !== at.col)) continue;
+      if (this.cellsAsAfter(j, scr)) return j;
+    }
+    return -1;
+  }
+
+  /** cellsAsAfter says whether every cell the steps touch reads as the first j steps leave it. */
+  private cellsAsAfter(j: number, scr: Screen): boolean {
+    const want = new Map<string, Cell>();
+    this.steps.forEach((s, i) => {
+      if (!s.cell) return;
+      const k = `${s.cell.row}:${s.cell.col}`;
+      // Done: the last done step's character; pending: what the first pending one found there.
+      if (i < j) want.set(k, s.cell);
+      else if (!want.has(k)) want.set(k, { ...s.cell, char: s.before });
+    });
+    for (const c of want.values()) if (scr.cell(c.row, c.col) !== c.char) return false;
+    return true;
+  }
+
+  private rollback(now: number): void {
+    for (const s of this.steps) if (s.shown) this.stats.wrong++;
+    this.steps = [];
+    this.line = null;
+    this.barrier = false;
+    this.earned = 0;
+    this.pausedUntil = now + this.settle();
+  }
+
+  /** drop forgets the pending predictions without counting them wrong: a mode forbids them. */
+  private drop(): void {
+    this.steps = [];
+    this.line = null;
+    this.barrier = false;
+    this.earned = 0;
+  }
+
+  /** expiry is how long an echo may take: past it, the prediction is wrong. */
+  private expiry(): number {
+    return Math.max(250, 1.5 * (this.rtt ?? 0) + 250);
+  }
+
+  /** settle is how long the screen must be still after a rollback before predicting again. */
+  private settle(): number {
+    return Math.max(100, 2 * (this.rtt ?? 0));
+  }
+}

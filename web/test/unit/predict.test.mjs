@@ -1,0 +1,305 @@
+// Predictive echo's decisions (web/src/predict.ts), against a small
+// terminal that plays the server's echo.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { load } from './load.mjs';
+
+const { Predictor } = await load('predict.ts');
+
+/** A terminal of cols columns: printable characters, BS, CR, LF, CSI C/D/K. */
+class Term {
+  constructor(cols = 40) {
+    this.cols = cols;
+    this.lines = new Map();
+    this.row = 0;
+    this.col = 0;
+  }
+  line(r) {
+    if (!this.lines.has(r)) this.lines.set(r, Array(this.cols).fill(' '));
+    return this.lines.get(r);
+  }
+  write(s) {
+    for (let i = 0; i < s.length; i++) {
+      const ch = s[i];
+      if (ch === '\b') this.col = Math.max(0, this.col - 1);
+      else if (ch === '\r') this.col = 0;
+      else if (ch === '\n') this.row++;
+      else if (ch === '\x1b') {
+        const m = /^\x1b\[(\d*)([A-Za-z])/.exec(s.slice(i));
+        const n = Number(m[1] || 1);
+        if (m[2] === 'C') this.col = Math.min(this.cols - 1, this.col + n);
+        if (m[2] === 'D') this.col = Math.max(0, this.col - n);
+        if (m[2] === 'K') this.line(this.row).fill(' ', this.col);
+        if (m[2] === 'H') [this.row, this.col] = [0, 0];
+        i += m[0].length - 1;
+      } else {
+        this.line(this.row)[this.col] = ch;
+        this.col = Math.min(this.cols - 1, this.col + 1);
+      }
+    }
+    return this;
+  }
+  screen() {
+    return { row: this.row, col: this.col, cols: this.cols, cell: (r, c) => this.line(r)[c] };
+  }
+}
+
+const prompt = { altScreen: false, mouse: false, termMode: { echo: false, canonical: false }, shell: 'prompt' };
+const readline = prompt; // bash's line editor: the pty echoes nothing, the shell draws the line
+const cooked = { ...prompt, termMode: { echo: true, canonical: true }, shell: 'unknown' }; // cat, dash: the pty echoes
+const password = { ...prompt, termMode: { echo: false, canonical: true } };
+
+/** setup: a predictor at a prompt "$ " with a round trip of rtt ms. */
+function setup({ modes = prompt, rtt = 150, setting = 'auto', cols = 40 } = {}) {
+  const p = new Predictor({ setting });
+  p.setRtt(rtt);
+  p.setModes(modes);
+  const t = new Term(cols).write('$ ');
+  return { p, t };
+}
+
+/** shown renders the predicted cells of row 0 over the terminal's, as the page would draw them. */
+function shown(p, t, row = 0) {
+  const line = [...t.line(row)];
+  for (const c of p.view().cells) if (c.row === row) line[c.col] = c.char;
+  return line.join('').trimEnd();
+}
+
+test('predictions show at a shell prompt above the threshold, and the echo confirms them', () => {
+  const { p, t } = setup();
+  p.key('l', 0, t.screen());
+  p.key('s', 10, t.screen());
+  assert.equal(shown(p, t), '$ ls');
+  assert.deepEqual(p.view().cursor, { row: 0, col: 4 });
+  p.screen(150, t.write('l').screen());
+  assert.deepEqual(p.view().cells.map((c) => c.char), ['s']);
+  p.screen(160, t.write('s').screen());
+  assert.deepEqual(p.view(), { cells: [], cursor: null });
+  assert.deepEqual(p.stats, { keys: 2, shown: 2, confirmed: 2, wrong: 0 });
+});
+
+test('when prediction is on', () => {
+  const cases = [
+    ['auto, 150 ms', { rtt: 150 }, '$ a'],
+    ['auto, 31 ms', { rtt: 31 }, '$ a'],
+    ['auto, exactly the threshold', { rtt: 30 }, '$'],
+    ['auto, 5 ms (low latency)', { rtt: 5 }, '$'],
+    ['auto, no round trip measured', { rtt: NaN }, '$'],
+    ['always, 5 ms', { rtt: 5, setting: 'always' }, '$ a'],
+    ['off, 300 ms', { rtt: 300, setting: 'off' }, '$'],
+    ['the pty mode unknown (an older holder)', { modes: { ...prompt, termMode: null } }, '$'],
+    ['a password prompt (echo off, line editing on)', { modes: password }, '$'],
+    ['the alternate screen (vim)', { modes: { ...prompt, altScreen: true } }, '$'],
+    ['mouse tracking', { modes: { ...prompt, mouse: true } }, '$'],
+    ['a command running', { modes: { ...prompt, shell: 'running' } }, '$'],
+    ['no shell integration, no confidence yet', { modes: { ...prompt, shell: 'unknown' } }, '$'],
+  ];
+  for (const [name, opts, want] of cases) {
+    const { p, t } = setup(opts);
+    p.key('a', 0, t.screen());
+    assert.equal(shown(p, t), want, name);
+  }
+});
+
+test('what is predicted: typing at the end of the line', () => {
+  const cases = [
+    // [name, modes, text on the line before, keys, what shows]
+    ['a space', readline, '', [' ', 'x'], '$  x'],
+    ['backspace over what was typed', readline, '', ['a', 'b', '\x7f'], '$ a'],
+    ['backspace over the prompt', readline, '', ['\x7f'], '$'],
+    ['backspace past what was typed', readline, '', ['a', '\x7f', '\x7f'], '$'],
+    ['a control key', readline, '', ['\x03'], '$'],
+    ['several characters at once (a paste, an IME)', readline, '', ['ab'], '$'],
+    ['a bracketed paste', readline, '', ['\x1b[200~ls\x1b[201~'], '$'],
+    ['a wide character', readline, '', ['漢'], '$'],
+    ['in the middle of a line', readline, 'abc\x1b[2D', ['x'], '$ abc'],
+  ];
+  for (const [name, modes, before, keys, want] of cases) {
+    const { p, t } = setup({ modes });
+    t.write(before);
+    keys.forEach((k, i) => p.key(k, i, t.screen()));
+    assert.equal(shown(p, t), want, name);
+  }
+});
+
+test('never into the last column: the wrap is the terminal\'s', () => {
+  const { p, t } = setup({ cols: 4 });
+  p.key('a', 0, t.screen());
+  assert.equal(shown(p, t), '$ a');
+  p.key('b', 1, t.screen());
+  assert.equal(shown(p, t), '$ a', 'b would be in the last column');
+});
+
+test('arrows move the predicted cursor over what was typed, in a line editor only', () => {
+  {
+    const { p, t } = setup({ modes: readline });
+    p.key('a', 0, t.screen());
+    p.key('b', 1, t.screen());
+    p.key('\x1b[D', 2, t.screen());
+    assert.deepEqual(p.view().cursor, { row: 0, col: 3 });
+    p.key('\x1b[C', 3, t.screen());
+    assert.deepEqual(p.view().cursor, { row: 0, col: 4 });
+    p.key('\x1b[C', 4, t.screen());
+    assert.equal(p.stats.shown, 4, 'right past the end is not predicted');
+    // The shell's echo: the characters, then the cursor left and right.
+    p.screen(150, t.write('ab\b').screen());
+    p.screen(151, t.write('\x1b[C').screen());
+    assert.equal(p.stats.confirmed, 4);
+    assert.equal(p.stats.wrong, 0);
+  }
+  {
+    // The pty edits the line: it would echo ^[[D, not move the cursor.
+    const { p, t } = setup({ modes: { ...cooked, shell: 'prompt' } });
+    p.key('a', 0, t.screen());
+    p.key('\x1b[D', 1, t.screen());
+    assert.equal(p.view().cursor, null, 'the arrow is not predicted: where the cursor goes is not known');
+    assert.equal(shown(p, t), '$ a');
+  }
+});
+
+test('backspace is confirmed by the echo of BS SP BS', () => {
+  const { p, t } = setup();
+  for (const [i, k] of ['a', 'b', '\x7f'].entries()) p.key(k, i, t.screen());
+  p.screen(150, t.write('ab').screen());
+  assert.equal(shown(p, t), '$ a');
+  p.screen(151, t.write('\b \b').screen());
+  assert.deepEqual(p.stats, { keys: 3, shown: 3, confirmed: 3, wrong: 0 });
+  assert.deepEqual(p.view(), { cells: [], cursor: null });
+});
+
+test('a mismatch is rolled back, and prediction pauses until the screen settles', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.key('b', 1, t.screen());
+  // The echo of something else: the program drew x where a was predicted.
+  p.screen(150, t.write('x').screen());
+  assert.equal(shown(p, t), '$ x');
+  assert.equal(p.stats.wrong, 2);
+  // More output keeps the pause going; typing meanwhile is not predicted.
+  p.screen(300, t.write('y').screen());
+  p.key('c', 350, t.screen());
+  assert.equal(shown(p, t), '$ xy');
+  assert.equal(p.stats.shown, 2);
+  // Still, for two round trips after the last output: predicted again.
+  p.key('d', 300 + 2 * 150, t.screen());
+  assert.equal(shown(p, t), '$ xyd');
+});
+
+test('an echo that does not come in time is rolled back, and a late one changes nothing', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  assert.equal(p.nextDeadline(), 1.5 * 150 + 250);
+  p.tick(100);
+  assert.equal(shown(p, t), '$ a', 'not overdue yet');
+  p.tick(p.nextDeadline());
+  assert.equal(shown(p, t), '$');
+  assert.equal(p.stats.wrong, 1);
+  assert.equal(p.nextDeadline(), null);
+  p.screen(600, t.write('a').screen()); // the late echo
+  assert.equal(shown(p, t), '$ a');
+  assert.deepEqual(p.stats, { keys: 1, shown: 1, confirmed: 0, wrong: 1 });
+});
+
+test('a password prompt mid-typing drops what is shown and predicts nothing more', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.setModes(password);
+  assert.deepEqual(p.view(), { cells: [], cursor: null });
+  p.key('s', 10, t.screen());
+  p.key('3', 20, t.screen());
+  assert.equal(shown(p, t), '$');
+  assert.equal(p.stats.wrong, 0, 'dropped, not wrong');
+  // Echo on again, back at the prompt.
+  p.setModes(prompt);
+  p.key('z', 30, t.screen());
+  assert.equal(shown(p, t), '$ z');
+});
+
+test('the alternate screen, mid-typing, drops the predictions', () => {
+  const { p, t } = setup();
+  p.key('v', 0, t.screen());
+  p.setModes({ ...prompt, altScreen: true });
+  assert.deepEqual(p.view().cells, []);
+  p.key('i', 1, t.screen());
+  assert.deepEqual(p.view().cells, []);
+});
+
+test('a paste after predictions: they are checked by their cells, then prediction waits for the screen', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.key('\x1b[200~echo hi\x1b[201~', 1, t.screen());
+  assert.equal(p.view().cursor, null, 'the cursor after the paste is not predicted');
+  p.key('b', 2, t.screen());
+  assert.equal(shown(p, t), '$ a', 'nothing predicted after the paste until its effect is seen');
+  p.screen(150, t.write('aecho hi').screen());
+  assert.equal(p.stats.confirmed, 1);
+  p.key('c', 160, t.screen());
+  assert.equal(shown(p, t), '$ aecho hic');
+});
+
+test('the cursor moved by the program rolls back', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.screen(50, t.write('\r\n').screen()); // the program printed a line
+  assert.deepEqual(p.view().cells, []);
+  assert.equal(p.stats.wrong, 1);
+});
+
+test('the round trip dropping below the threshold: no new prediction, the pending ones still confirmed', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.setRtt(10);
+  p.key('b', 1, t.screen());
+  assert.equal(shown(p, t), '$ a');
+  assert.equal(p.view().cursor, null, 'b moves the cursor: not predicted');
+  p.screen(20, t.write('ab').screen());
+  assert.deepEqual(p.stats, { keys: 2, shown: 1, confirmed: 1, wrong: 0 });
+  p.key('c', 30, t.screen());
+  assert.equal(shown(p, t), '$ ab');
+});
+
+test('without shell integration, confidence is earned by keys echoed as predicted', () => {
+  const { p, t } = setup({ modes: cooked });
+  const type = (k, now) => {
+    p.key(k, now, t.screen());
+    const s = shown(p, t);
+    p.screen(now + 150, t.write(k === '\r' ? '\r\n' : k).screen());
+    return s;
+  };
+  assert.equal(type('a', 0), '$');
+  assert.equal(type('b', 200), '$ a');
+  assert.equal(type('c', 400), '$ ab');
+  assert.equal(type('d', 600), '$ abcd', 'three echoed as predicted: shown');
+  assert.deepEqual(p.stats, { keys: 4, shown: 1, confirmed: 1, wrong: 0 });
+  // A new line: the next program may not echo; one key must echo first.
+  type('\r', 800);
+  p.key('e', 1000, t.screen());
+  assert.deepEqual(p.view().cells, [], 'tentative after a new line');
+  p.screen(1150, t.write('e').screen());
+  p.key('f', 1200, t.screen());
+  assert.equal(shown(p, t, 1), 'ef');
+  // A mismatch takes all the confidence away.
+  p.screen(1350, t.write('X').screen());
+  p.key('g', 1350 + 300, t.screen());
+  assert.equal(shown(p, t, 1), 'eX');
+});
+
+test('hostile screens and keys never throw nor predict into nonsense', () => {
+  const { p, t } = setup();
+  const keys = ['a', '\x7f', '\x1b[D', '\x1b[C', '\x1bOD', '', '\x00', '\x1b', 'é', '\r', ' ', '\x1b[200~'];
+  let now = 0;
+  for (let i = 0; i < 2000; i++) {
+    now += (i * 7919) % 40;
+    const k = keys[(i * 31) % keys.length];
+    p.key(k, now, t.screen());
+    if (i % 3 === 0) p.screen(now, t.write(['x', 'a', '\b', '\r\n', '\x1b[K', '\x1b[H'][(i * 13) % 6]).screen());
+    if (i % 5 === 0) p.tick(now);
+    if (i % 97 === 0) p.setModes(i % 2 ? prompt : { ...prompt, shell: 'unknown' });
+    for (const c of p.view().cells) {
+      assert.ok(c.col >= 0 && c.col < t.cols - 1 && c.char.length === 1, `cell ${JSON.stringify(c)}`);
+    }
+  }
+  const s = p.stats;
+  assert.ok(s.confirmed + s.wrong <= s.shown && s.shown <= s.keys, JSON.stringify(s));
+});
