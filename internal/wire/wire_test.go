@@ -295,14 +295,14 @@ func TestShutdownFrames(t *testing.T) {
 	}
 }
 
-// The lane frames of version 6 validate in their exact shapes only.
+// The lane frames of version 7 validate in their exact shapes only.
 func TestValidateLaneFrames(t *testing.T) {
 	for _, f := range []Frame{{TypeLane, make([]byte, 8)}, {TypeLaneOff, nil}, {TypeLaneEnd, make([]byte, 8)}} {
 		if err := Validate(f); err != nil {
 			t.Errorf("%s: %v", f.Type, err)
 		}
 	}
-	if !HolderAccepts(6, TypeLane) || !HolderAccepts(6, TypeLaneOff) || HolderAccepts(5, TypeLane) || HolderAccepts(5, TypeLaneOff) {
-		t.Error("a holder accepts lane frames from version 6 on, and only then")
+	if !HolderAccepts(7, TypeLane) || !HolderAccepts(7, TypeLaneOff) || HolderAccepts(6, TypeLane) || HolderAccepts(6, TypeLaneOff) {
+		t.Error("a holder accepts lane frames from version 7 on, and only then")
 	}
 }
