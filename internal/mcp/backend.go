@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"time"
 
 	"termkeep/internal/api"
 	"termkeep/internal/client"
@@ -62,29 +61,10 @@ func (b clientBackend) Follow(ctx context.Context, ref string, from int64) (Stre
 	return clientStream{s}, nil
 }
 
-// resizeWait bounds how long Resize waits for the session to take its size.
-const resizeWait = 3 * time.Second
-
+// Resize gives the session a fixed size, as `termkeep resize` does: a
+// size set for an agent stays until someone switches the policy back.
 func (b clientBackend) Resize(ctx context.Context, ref string, cols, rows int) (api.Session, error) {
-	s, err := b.Attach(ctx, ref, wire.Hello{Role: wire.RoleViewer, From: wire.FromEnd, Cols: uint16(cols), Rows: uint16(rows)})
-	if err != nil {
-		return api.Session{}, err
-	}
-	// The viewer stays until the size is taken: a viewer that left at once
-	// would have no say in it.
-	defer s.Close()
-	deadline := time.Now().Add(resizeWait)
-	for {
-		got, err := b.Get(ctx, ref)
-		if err != nil || (got.Cols == cols && got.Rows == rows) || time.Now().After(deadline) {
-			return got, err
-		}
-		select {
-		case <-ctx.Done():
-			return got, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return b.Size(ctx, ref, api.SizeRequest{Cols: uint16(cols), Rows: uint16(rows)})
 }
 
 type clientStream struct{ *client.Stream }

@@ -47,7 +47,7 @@ func (t *tools) sessionTools(readOnly, runs *sdk.ToolAnnotations) []tool {
 "max_hits":{"type":"integer","minimum":1,"maximum":10000,"default":100,"description":"return at most this many hits, the newest"}},
 "required":["session","pattern"],"additionalProperties":false}`,
 			readOnly, t.grep),
-		t.tool("resize", "Resize a session's terminal", `Set a running session's terminal size in characters, as a person resizing their window does: full-screen programs redraw for it. A person's terminal attached to the session may take it back to its own size.`,
+		t.tool("resize", "Resize a session's terminal", `Set a running session's terminal size in characters and keep it there: full-screen programs redraw for it, and the viewers' windows no longer change it (the session's size policy becomes fixed, as tmux's resize-window makes it manual) until someone runs termkeep resize SESSION --policy latest.`,
 			`{"type":"object","properties":{
 "session":{"type":"string","description":"session id or name"},
 "cols":{"type":"integer","minimum":1,"maximum":1000,"description":"width"},
@@ -139,7 +139,7 @@ func (t *tools) resize(ctx context.Context, raw json.RawMessage) (any, error) {
 	}
 	out := map[string]any{"session": s.ID, "cols": s.Cols, "rows": s.Rows}
 	if s.Cols != a.Cols || s.Rows != a.Rows {
-		out["note"] = "the session kept another size: a person's terminal attached to it has the say (the server's size policy)"
+		out["note"] = "the session did not confirm that size in time; read list_sessions for the size it has"
 	}
 	return out, nil
 }
