@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -418,6 +419,7 @@ func (e *Env) MustTk(args ...string) string {
 }
 
 // NewWriter starts a session whose child writes n bytes of Pattern(seed).
+// With "TK_GO=1" among extra it returns once the child waits for its go.
 func (e *Env) NewWriter(name string, seed int64, n int, pause time.Duration, wait bool, extra ...string) string {
 	e.T.Helper()
 	args := []string{"new", "--name", name,
@@ -428,7 +430,11 @@ func (e *Env) NewWriter(name string, seed int64, n int, pause time.Duration, wai
 	}
 	args = append(args, extra...)
 	args = append(args, "--", SelfBin)
-	return strings.TrimSpace(e.MustTk(args...))
+	id := strings.TrimSpace(e.MustTk(args...))
+	if slices.Contains(extra, "TK_GO=1") {
+		e.WaitRaw(id) // the go must not be echoed
+	}
+	return id
 }
 
 // Session gets a session from the server, failing the test if it cannot.
