@@ -63,6 +63,13 @@ func Main(m *testing.M) {
 	// machine would make them flaky. TestQuietSince turns it on for its own
 	// server.
 	os.Setenv("TERMKEEP_QUIET_AFTER", "0")
+	// A binary built with -race sleeps a second at exit (so that a report
+	// from another thread can finish printing): every CLI run, server and
+	// holder the tests start would pay it, minutes in all. Races are still
+	// reported, and Cleanup still fails the test that caused one.
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
 	dir, err := os.MkdirTemp("", "tkbin")
 	if err != nil {
 		panic(err)
