@@ -66,14 +66,20 @@ install: build
 # tests in a real (headless) Chromium. The end-to-end tests are split by
 # area (internal/e2e/core, cli, security, restart, web, soak) so that go test
 # runs them side by side with the other packages; none needs more than a
-# third of the timeout on a quiet 2-core machine.
+# third of the timeout on a quiet 2-core machine. Their termkeep and
+# termkeep-holder, with the race detector, are built once here for all six
+# (run alone, each package builds its own); GORACE turns off the second a
+# -race binary sleeps at exit, once per test binary and per CLI run.
+RACE_BIN := $(BIN)/race
+GORACE ?= atexit_sleep_ms=0
 test: build chromium
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
 	@(command -v zsh && command -v fish) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || echo "zsh or fish is missing and could not be installed: their shell integration tests are skipped" >&2
 	@(command -v vim || command -v vim.tiny) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim-tiny >/dev/null) || echo "vim is missing and could not be installed: attach's vim case is skipped" >&2
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory tidy
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) build -race -o $(RACE_BIN)/ ./cmd/termkeep ./cmd/termkeep-holder
+	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./...
 	$(MAKE) test-web
 
 # go.mod and go.sum say exactly what the code imports: a module imported
@@ -105,7 +111,8 @@ chromium:
 # 10 s (e2e.SkipShort). Under 4 minutes on a quiet 2-core machine.
 test-short: deps
 	$(GO) vet ./...
-	$(GO) test -race -short -count=1 -timeout 5m ./...
+	$(GO) build -race -o $(RACE_BIN)/ ./cmd/termkeep ./cmd/termkeep-holder
+	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -short -count=1 -timeout 5m ./...
 
 # Each decoder's fuzz target for a while (not part of `make test`, which runs
 # their seed corpora). A target that stops at its -fuzztime deadline with

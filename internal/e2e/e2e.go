@@ -46,7 +46,8 @@ var (
 // tests have it) into a temporary directory, runs the tests, and removes
 // the directory. Each package links its own binaries: the compiled packages
 // come from Go's build cache, so a package after the first pays only the
-// link.
+// link; `make test` builds them once for all of them and names their
+// directory in TK_E2E_BIN_DIR.
 //
 // Tests that spend their time waiting (for a server, a timeout, a shell)
 // rather than working call t.Parallel(): they run two at a time after the
@@ -70,35 +71,24 @@ func Main(m *testing.M) {
 	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
 		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
 	}
-	dir, err := os.MkdirTemp("", "tkbin")
+	BinDir = os.Getenv("TK_E2E_BIN_DIR")
+	built := BinDir == ""
+	var err error
+	if built {
+		BinDir, err = buildBinaries()
+	} else {
+		err = checkBinDir(BinDir)
+	}
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "e2e binaries:", err)
+		os.Exit(1)
 	}
-	BinDir = dir
-	TkBin = filepath.Join(dir, "termkeep")
-	root := moduleRoot()
-	for _, b := range []struct{ out, pkg string }{{"termkeep", "./cmd/termkeep"}, {"termkeep-holder", "./cmd/termkeep-holder"}} {
-		args := []string{"build", "-o", filepath.Join(dir, b.out)}
-		if RaceEnabled {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, b.pkg)...)
-		cmd.Dir = root
-		if b.out == "termkeep-holder" && !RaceEnabled {
-			// As make build builds it: static, without libc (the race
-			// detector needs cgo).
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build:", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
+	TkBin = filepath.Join(BinDir, "termkeep")
 	SelfBin, _ = os.Executable()
 	code := m.Run()
-	os.RemoveAll(dir)
+	if built {
+		os.RemoveAll(BinDir)
+	}
 	os.Exit(code)
 }
 
