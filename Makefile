@@ -69,7 +69,8 @@ install: build
 # third of the timeout on a quiet 2-core machine. Their termkeep and
 # termkeep-holder, with the race detector, are built once here for all six
 # (run alone, each package builds its own); GORACE turns off the second a
-# -race binary sleeps at exit, once per test binary and per CLI run.
+# -race binary sleeps at exit, once per test binary and per CLI run. The
+# browser tests run meanwhile: they mostly wait on Chromium and the page.
 RACE_BIN := $(BIN)/race
 GORACE ?= atexit_sleep_ms=0
 test: build chromium
@@ -79,8 +80,16 @@ test: build chromium
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory tidy
 	$(GO) build -race -o $(RACE_BIN)/ ./cmd/termkeep ./cmd/termkeep-holder
-	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./...
-	$(MAKE) test-web
+	@mkdir -p test-artifacts
+	@echo "make test-web runs beside the Go tests (it mostly waits on Chromium); its output follows theirs"
+	@{ $(TEST_WEB); } > test-artifacts/test-web.log 2>&1 & web=$$!; \
+	echo "TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./..."; \
+	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./...; gostatus=$$?; \
+	wait $$web; webstatus=$$?; \
+	echo "== the browser tests (make test-web; test-artifacts/test-web.log)"; cat test-artifacts/test-web.log; \
+	if [ $$gostatus != 0 ]; then echo "make test: the Go tests failed (above the browser tests' output)" >&2; fi; \
+	if [ $$webstatus != 0 ]; then echo "make test: the browser tests failed (make test-web runs them alone)" >&2; fi; \
+	[ $$gostatus = 0 ] && [ $$webstatus = 0 ]
 
 # go.mod and go.sum say exactly what the code imports: a module imported
 # directly is not marked indirect, and nothing unused is listed.
@@ -92,9 +101,10 @@ tidy:
 # state directory and drives Debian's Chromium with playwright-core (no
 # browser is downloaded). Screenshots go to test-artifacts/ui/.
 CHROMIUM ?= /usr/bin/chromium
-test-web: build chromium
-	cd web && npx tsc --noEmit -p .
+TEST_WEB = (cd web && npx tsc --noEmit -p .) && \
 	CHROMIUM=$(CHROMIUM) TERMKEEP_BIN=$(CURDIR)/$(BIN) TERMKEEP_ARTIFACTS=$(CURDIR)/test-artifacts/ui npm test --prefix web
+test-web: build chromium
+	$(TEST_WEB)
 
 # Debian's Chromium, installed when missing (as root; otherwise it says how).
 chromium:
