@@ -70,7 +70,13 @@ install: build
 # tests in a real (headless) Chromium. The end-to-end tests are split by
 # area (internal/e2e/core, cli, security, restart, web, soak) so that go test
 # runs them side by side with the other packages; none needs more than a
-# third of the timeout on a quiet 2-core machine.
+# third of the timeout on a quiet 2-core machine. Their termkeep and
+# termkeep-holder, with the race detector, are built once here for all six
+# (run alone, each package builds its own); GORACE turns off the second a
+# -race binary sleeps at exit, once per test binary and per CLI run. The
+# browser tests run meanwhile: they mostly wait on Chromium and the page.
+RACE_BIN := $(BIN)/race
+GORACE ?= atexit_sleep_ms=0
 test: build chromium
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
 	@(command -v zsh && command -v fish) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || echo "zsh or fish is missing and could not be installed: their shell integration tests are skipped" >&2
@@ -78,8 +84,17 @@ test: build chromium
 	@(command -v vim || command -v vim.tiny) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim-tiny >/dev/null) || echo "vim is missing and could not be installed: attach's vim case is skipped" >&2
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory tidy
-	$(GO) test -race -count=1 -timeout 15m ./...
-	$(MAKE) test-web
+	$(GO) build -race -o $(RACE_BIN)/ ./cmd/termkeep ./cmd/termkeep-holder
+	@mkdir -p test-artifacts
+	@echo "make test-web runs beside the Go tests (it mostly waits on Chromium); its output follows theirs"
+	@{ $(TEST_WEB); } > test-artifacts/test-web.log 2>&1 & web=$$!; \
+	echo "TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./..."; \
+	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./...; gostatus=$$?; \
+	wait $$web; webstatus=$$?; \
+	echo "== the browser tests (make test-web; test-artifacts/test-web.log)"; cat test-artifacts/test-web.log; \
+	if [ $$gostatus != 0 ]; then echo "make test: the Go tests failed (above the browser tests' output)" >&2; fi; \
+	if [ $$webstatus != 0 ]; then echo "make test: the browser tests failed (make test-web runs them alone)" >&2; fi; \
+	[ $$gostatus = 0 ] && [ $$webstatus = 0 ]
 
 # go.mod and go.sum say exactly what the code imports: a module imported
 # directly is not marked indirect, and nothing unused is listed.
@@ -93,10 +108,11 @@ tidy:
 # them, the page's pure modules (tabs' order, the key encoder, replay's
 # clock) run under node --test (web/test/unit), bundled by esbuild.
 CHROMIUM ?= /usr/bin/chromium
-test-web: build chromium
-	cd web && npx tsc --noEmit -p .
-	npm run --silent test:unit --prefix web
+TEST_WEB = (cd web && npx tsc --noEmit -p .) && \
+	npm run --silent test:unit --prefix web && \
 	CHROMIUM=$(CHROMIUM) TERMKEEP_BIN=$(CURDIR)/$(BIN) TERMKEEP_ARTIFACTS=$(CURDIR)/test-artifacts/ui npm test --prefix web
+test-web: build chromium
+	$(TEST_WEB)
 
 # Debian's Chromium, installed when missing (as root; otherwise it says how).
 chromium:
@@ -113,7 +129,8 @@ chromium:
 # 10 s (e2e.SkipShort). Under 4 minutes on a quiet 2-core machine.
 test-short: deps
 	$(GO) vet ./...
-	$(GO) test -race -short -count=1 -timeout 5m ./...
+	$(GO) build -race -o $(RACE_BIN)/ ./cmd/termkeep ./cmd/termkeep-holder
+	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -short -count=1 -timeout 5m ./...
 
 # Each decoder's fuzz target for a while (not part of `make test`, which runs
 # their seed corpora). A target that stops at its -fuzztime deadline with

@@ -79,3 +79,18 @@ func (e *Env) NoHalfSessions(n int) {
 		e.HolderLives(s.ID)
 	}
 }
+
+// WaitStill waits until session ref has printed nothing for d, and returns
+// its end offset then: a program redrawing its screen (vim after a key) has
+// finished. It fails the test after 30 s of output that does not stop.
+func (e *Env) WaitStill(ref string, d time.Duration) uint64 {
+	e.T.Helper()
+	end, since := e.Session(ref).End, time.Now()
+	WaitFor(e.T, 30*time.Second, "session "+ref+" to print nothing for "+d.String(), func() bool {
+		if now := e.Session(ref).End; now != end {
+			end, since = now, time.Now()
+		}
+		return time.Since(since) >= d
+	})
+	return end
+}

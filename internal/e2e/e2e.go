@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,7 +46,8 @@ var (
 // tests have it) into a temporary directory, runs the tests, and removes
 // the directory. Each package links its own binaries: the compiled packages
 // come from Go's build cache, so a package after the first pays only the
-// link.
+// link; `make test` builds them once for all of them and names their
+// directory in TK_E2E_BIN_DIR.
 //
 // Tests that spend their time waiting (for a server, a timeout, a shell)
 // rather than working call t.Parallel(): they run two at a time after the
@@ -62,35 +64,31 @@ func Main(m *testing.M) {
 	// machine would make them flaky. TestQuietSince turns it on for its own
 	// server.
 	os.Setenv("TERMKEEP_QUIET_AFTER", "0")
-	dir, err := os.MkdirTemp("", "tkbin")
+	// A binary built with -race sleeps a second at exit (so that a report
+	// from another thread can finish printing): every CLI run, server and
+	// holder the tests start would pay it, minutes in all. Races are still
+	// reported, and Cleanup still fails the test that caused one.
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+	BinDir = os.Getenv("TK_E2E_BIN_DIR")
+	built := BinDir == ""
+	var err error
+	if built {
+		BinDir, err = buildBinaries()
+	} else {
+		err = checkBinDir(BinDir)
+	}
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "e2e binaries:", err)
+		os.Exit(1)
 	}
-	BinDir = dir
-	TkBin = filepath.Join(dir, "termkeep")
-	root := moduleRoot()
-	for _, b := range []struct{ out, pkg string }{{"termkeep", "./cmd/termkeep"}, {"termkeep-holder", "./cmd/termkeep-holder"}} {
-		args := []string{"build", "-o", filepath.Join(dir, b.out)}
-		if RaceEnabled {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, b.pkg)...)
-		cmd.Dir = root
-		if b.out == "termkeep-holder" && !RaceEnabled {
-			// As make build builds it: static, without libc (the race
-			// detector needs cgo).
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build:", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
+	TkBin = filepath.Join(BinDir, "termkeep")
 	SelfBin, _ = os.Executable()
 	code := m.Run()
-	os.RemoveAll(dir)
+	if built {
+		os.RemoveAll(BinDir)
+	}
 	os.Exit(code)
 }
 
@@ -418,6 +416,7 @@ func (e *Env) MustTk(args ...string) string {
 }
 
 // NewWriter starts a session whose child writes n bytes of Pattern(seed).
+// With "TK_GO=1" among extra it returns once the child waits for its go.
 func (e *Env) NewWriter(name string, seed int64, n int, pause time.Duration, wait bool, extra ...string) string {
 	e.T.Helper()
 	args := []string{"new", "--name", name,
@@ -428,7 +427,11 @@ func (e *Env) NewWriter(name string, seed int64, n int, pause time.Duration, wai
 	}
 	args = append(args, extra...)
 	args = append(args, "--", SelfBin)
-	return strings.TrimSpace(e.MustTk(args...))
+	id := strings.TrimSpace(e.MustTk(args...))
+	if slices.Contains(extra, "TK_GO=1") {
+		e.WaitRaw(id) // the go must not be echoed
+	}
+	return id
 }
 
 // Session gets a session from the server, failing the test if it cannot.

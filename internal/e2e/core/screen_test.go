@@ -74,8 +74,7 @@ func TestFreshViewerSeesTheScreen(t *testing.T) {
 	if _, errs, code := e.Tk("wait", "vim", "--from", "start", "--output", "hello from termkeep", "--timeout", "20s"); code != 0 {
 		t.Fatalf("vim: %s", errs)
 	}
-	time.Sleep(500 * time.Millisecond) // let vim finish its redraw
-	end := e.Session("vim").End
+	end := e.WaitStill("vim", 500*time.Millisecond) // vim has finished its redraw
 
 	fromStart, _ := render(t, e, "vim", wire.Hello{Role: wire.RoleViewer, From: 0}, end)
 	fresh, w := render(t, e, "vim", wire.Hello{Role: wire.RoleViewer, From: wire.FromSnapshot}, end)

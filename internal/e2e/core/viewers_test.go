@@ -191,6 +191,7 @@ func TestEachQueryGetsOneAnswer(t *testing.T) {
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	id := strings.TrimSpace(e.MustTk("new", "--env", "TK_CHILD=query", "--", e2e.SelfBin))
+	e.WaitRaw(id) // the go must not be echoed
 	for range 3 {
 		answerQueries(e2e.OpenViewer(t, e, id, wire.Hello{From: wire.FromSnapshot}))
 	}

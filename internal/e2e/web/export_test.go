@@ -175,7 +175,7 @@ func TestExportTextIsCapture(t *testing.T) {
 	if _, errs, code := e.Tk("wait", "fs", "--from", "start", "--output", "after \x1b[1;32mvim", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the shell did not come back: %s", errs)
 	}
-	time.Sleep(500 * time.Millisecond) // the prompt
+	e.WaitStill("fs", 500*time.Millisecond) // the prompt is drawn
 	txt := e.MustTk("export", "fs", "--format", "txt")
 	captured := e.MustTk("capture", "--scrollback", "100000", "fs")
 	if txt != captured {

@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// binaries are what BinDir holds.
+var binaries = []struct{ name, pkg string }{{"termkeep", "./cmd/termkeep"}, {"termkeep-holder", "./cmd/termkeep-holder"}}
+
+// buildBinaries builds termkeep and termkeep-holder into a new temporary
+// directory and returns it.
+func buildBinaries() (string, error) {
+	dir, err := os.MkdirTemp("", "tkbin")
+	if err != nil {
+		return "", err
+	}
+	for _, b := range binaries {
+		args := []string{"build", "-o", filepath.Join(dir, b.name)}
+		if RaceEnabled {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, b.pkg)...)
+		cmd.Dir = moduleRoot()
+		if b.name == "termkeep-holder" && !RaceEnabled {
+			// As make build builds it: static, without libc (the race
+			// detector needs cgo).
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// checkBinDir says what is wrong with a directory of binaries built
+// beforehand, if anything.
+func checkBinDir(dir string) error {
+	for _, b := range binaries {
+		fi, err := os.Stat(filepath.Join(dir, b.name))
+		if err != nil {
+			return err
+		}
+		if !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			return fmt.Errorf("%s is not an executable file", filepath.Join(dir, b.name))
+		}
+	}
+	return nil
+}

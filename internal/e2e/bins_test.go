@@ -1,0 +1,48 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A directory named in TK_E2E_BIN_DIR is used only when it holds both
+// binaries as executable files.
+func TestCheckBinDir(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(dir string)
+		ok    bool
+	}{
+		{"both", func(dir string) { touch(t, dir, "termkeep", 0o755); touch(t, dir, "termkeep-holder", 0o755) }, true},
+		{"empty", func(dir string) {}, false},
+		{"no holder", func(dir string) { touch(t, dir, "termkeep", 0o755) }, false},
+		{"not executable", func(dir string) { touch(t, dir, "termkeep", 0o644); touch(t, dir, "termkeep-holder", 0o755) }, false},
+		{"a directory", func(dir string) {
+			os.Mkdir(filepath.Join(dir, "termkeep"), 0o755)
+			touch(t, dir, "termkeep-holder", 0o755)
+		}, false},
+		{"a dangling link", func(dir string) {
+			os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "termkeep"))
+			touch(t, dir, "termkeep-holder", 0o755)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tc.setup(dir)
+			if err := checkBinDir(dir); (err == nil) != tc.ok {
+				t.Errorf("checkBinDir: %v, want ok %v", err, tc.ok)
+			}
+		})
+	}
+	if err := checkBinDir(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("checkBinDir of a missing directory: no error")
+	}
+}
+
+func touch(t *testing.T, dir, name string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), mode); err != nil {
+		t.Fatal(err)
+	}
+}
