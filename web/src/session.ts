@@ -266,11 +266,12 @@ export class TermSession {
 
   applyPrefs(p: TermPrefs): void {
     this.copyOnSelect = p.copyOnSelect;
+    const text = this.frame.pref !== p.fontSize;
     this.frame.pref = p.fontSize;
     this.term.options.theme = themes[p.theme];
     if (this.term.options.screenReaderMode !== p.screenReader) this.term.options.screenReaderMode = p.screenReader;
     if (this.term.options.minimumContrastRatio !== p.minContrast) this.term.options.minimumContrastRatio = p.minContrast;
-    if (this.active) this.fitNow();
+    if (this.active) this.fitNow(text);
   }
 
   /** show makes this the visible terminal: open it if needed, fit, render with WebGL when the browser can. */
@@ -345,12 +346,13 @@ export class TermSession {
 
   /**
    * fitNow lays the terminal out in its window and reports the window's
-   * size: the size this page takes when it types or fits (viewersize.ts).
+   * size: the size this page takes when it types or fits (viewersize.ts);
+   * text: the page's text size changed.
    */
-  fitNow(): void {
+  fitNow(text = false): void {
     if (!this.opened || this.el.hidden) return;
     const want = this.frame.windowGrid();
-    if (want) this.size.window(want, window.matchMedia?.('(pointer: coarse)').matches ?? false);
+    if (want) this.size.window(want, window.matchMedia?.('(pointer: coarse)').matches ?? false, text);
     this.frame.apply();
   }
 

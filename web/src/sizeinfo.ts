@@ -6,7 +6,9 @@
 // page fits by itself only where tmux and editors' terminals do: when no
 // viewer holds the size (a session nobody watches, or whose holder left),
 // and on a desktop, when the window of the tab that holds it is resized.
-// A phone that rotates or opens its keyboard only reports its size.
+// A phone that rotates or opens its keyboard only reports its size; a
+// page that holds the size and changes its text size (a pinch, Ctrl+=)
+// takes the size its window holds at the new text, on a phone too.
 
 /** One viewer of the Viewers frame (docs/protocol.md). */
 export interface SizeViewer {
@@ -107,6 +109,17 @@ export function claim(c: ClaimState): boolean {
  */
 export function followsWindow(s: SizeState, readOnly: boolean, coarse: boolean): boolean {
   if ((s.size_policy || 'latest') !== 'latest' || readOnly || coarse) return false;
+  return s.you > 0 && s.size_owner === s.you;
+}
+
+/**
+ * followsText says whether a change of this page's text size takes the
+ * size again: under latest, when the page holds it. Unlike a rotation, a
+ * pinch is asked for, and larger text at the same columns would only be
+ * shrunk back to fit (fitplan.ts).
+ */
+export function followsText(s: SizeState, readOnly: boolean): boolean {
+  if ((s.size_policy || 'latest') !== 'latest' || readOnly) return false;
   return s.you > 0 && s.size_owner === s.you;
 }
 
