@@ -123,6 +123,17 @@ export function followsText(s: SizeState, readOnly: boolean): boolean {
   return s.you > 0 && s.size_owner === s.you;
 }
 
+/**
+ * offersFit says whether "fit to this window" is offered: where the page
+ * may take the size, unless it holds it already at its window's size (a
+ * fit would change nothing, and the bar has no room to spare).
+ */
+export function offersFit(h: Holder | null, readOnly: boolean, want: { cols: number; rows: number } | null, cols: number, rows: number): boolean {
+  if (!h || readOnly) return false;
+  const same = !!want && want.cols > 0 && want.rows > 0 && want.cols === cols && want.rows === rows;
+  return !(h.mine && same);
+}
+
 /** browserName is how this page calls itself to the other viewers: "Chrome on Linux". */
 export function browserName(ua: string): string {
   const browser = /Edg\//.test(ua)

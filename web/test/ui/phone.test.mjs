@@ -128,6 +128,10 @@ test('the bar on a phone: the active name readable, a list goes to any session',
     const items = await p.locator('#tab-list [role="option"]').allTextContents();
     assert.equal(items.length, 3);
     for (const n of ['frontend', 'api-server', 'logs']) assert.ok(items.some((t) => t.includes(n)), `${n} is in the list`);
+    // Who holds the size, and fit to this screen: in the list, not the bar.
+    assert.match(await p.locator('#tab-list-size').textContent(), /^\d+×\d+ · this tab$/);
+    assert.ok(await p.isVisible('#tab-list-fit'), 'the list offers fit to this screen');
+    assert.equal(await p.isVisible('#btn-fit'), false, 'fit to this window squeezes the bar');
     await screenshot(p, 'phone-tab-list.png');
     await checkA11y(p, 'phone-tab-list');
     const target = (await p.evaluate(() => window.__termkeep.tabs())).find((t) => t.id !== active);
