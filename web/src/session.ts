@@ -159,6 +159,8 @@ export class TermSession {
   drawn = 0;
   private acked = 0;
   private ackTimer = 0;
+  /** acksHeld: the page acks nothing (holdAcks). */
+  private acksHeld = false;
   private saveTimer = 0;
   private lastHeard = 0;
   private probeTimer = 0;
@@ -622,7 +624,18 @@ export class TermSession {
     }
   }
 
+  /**
+   * holdAcks stops (on) or resumes acking what the terminal draws: the
+   * browser tests make a page fall behind by it, whatever the machine's
+   * speed (window.__termkeep).
+   */
+  holdAcks(on: boolean): void {
+    this.acksHeld = on;
+    if (!on) this.scheduleAck();
+  }
+
   private sendAck(): void {
+    if (this.acksHeld) return;
     if (this.drawn > this.acked && this.send(wire.frame(wire.T.Ack, wire.u64(this.drawn)))) this.acked = this.drawn;
   }
 
