@@ -108,8 +108,7 @@ export function claim(c: ClaimState): boolean {
  * a touch screen, whose rotations and keyboards do not).
  */
 export function followsWindow(s: SizeState, readOnly: boolean, coarse: boolean): boolean {
-  if ((s.size_policy || 'latest') !== 'latest' || readOnly || coarse) return false;
-  return s.you > 0 && s.size_owner === s.you;
+  return !coarse && followsText(s, readOnly);
 }
 
 /**
