@@ -557,6 +557,10 @@ export class App {
     $('btn-theme').addEventListener('click', () => this.looks.toggleTheme());
     $('btn-keys').addEventListener('click', () => this.looks.toggleKeys());
     $('btn-fit').addEventListener('click', () => this.fitToWindow());
+    $('tab-list-fit').addEventListener('click', () => {
+      ($('tab-list') as HTMLDialogElement).close();
+      this.fitToWindow();
+    });
     $('btn-help').addEventListener('click', () => ($('help') as HTMLDialogElement).showModal());
     $('btn-account').addEventListener('click', () => void this.account.openBrowsers());
     $('btn-settings').addEventListener('click', () => this.settings.open());

@@ -101,6 +101,8 @@ export function testHook(app: Inspectable, replay: ReplayView): object {
       return rows;
     },
     drop: (id?: string) => pick(id)?.drop(),
+    /** holdAcks stops (true) or resumes acking what the terminal draws, so that the page falls behind. */
+    holdAcks: (on: boolean, id?: string) => pick(id)?.holdAcks(on),
     replayScreen: () => replay.visibleText(),
     replayMarked: () => replay.markedText(),
     replaySize: () => (replay.isOpen ? replay.size() : null),

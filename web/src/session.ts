@@ -159,6 +159,8 @@ export class TermSession {
   drawn = 0;
   private acked = 0;
   private ackTimer = 0;
+  /** acksHeld: the page acks nothing (holdAcks). */
+  private acksHeld = false;
   private saveTimer = 0;
   private lastHeard = 0;
   private probeTimer = 0;
@@ -266,11 +268,12 @@ export class TermSession {
 
   applyPrefs(p: TermPrefs): void {
     this.copyOnSelect = p.copyOnSelect;
+    const text = this.frame.pref !== p.fontSize;
     this.frame.pref = p.fontSize;
     this.term.options.theme = themes[p.theme];
     if (this.term.options.screenReaderMode !== p.screenReader) this.term.options.screenReaderMode = p.screenReader;
     if (this.term.options.minimumContrastRatio !== p.minContrast) this.term.options.minimumContrastRatio = p.minContrast;
-    if (this.active) this.fitNow();
+    if (this.active) this.fitNow(text);
   }
 
   /** show makes this the visible terminal: open it if needed, fit, render with WebGL when the browser can. */
@@ -345,12 +348,13 @@ export class TermSession {
 
   /**
    * fitNow lays the terminal out in its window and reports the window's
-   * size: the size this page takes when it types or fits (viewersize.ts).
+   * size: the size this page takes when it types or fits (viewersize.ts);
+   * text: the page's text size changed.
    */
-  fitNow(): void {
+  fitNow(text = false): void {
     if (!this.opened || this.el.hidden) return;
     const want = this.frame.windowGrid();
-    if (want) this.size.window(want, window.matchMedia?.('(pointer: coarse)').matches ?? false);
+    if (want) this.size.window(want, window.matchMedia?.('(pointer: coarse)').matches ?? false, text);
     this.frame.apply();
   }
 
@@ -620,7 +624,18 @@ export class TermSession {
     }
   }
 
+  /**
+   * holdAcks stops (on) or resumes acking what the terminal draws: the
+   * browser tests make a page fall behind by it, whatever the machine's
+   * speed (window.__termkeep).
+   */
+  holdAcks(on: boolean): void {
+    this.acksHeld = on;
+    if (!on) this.scheduleAck();
+  }
+
   private sendAck(): void {
+    if (this.acksHeld) return;
     if (this.drawn > this.acked && this.send(wire.frame(wire.T.Ack, wire.u64(this.drawn)))) this.acked = this.drawn;
   }
 

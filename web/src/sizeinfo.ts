@@ -6,7 +6,9 @@
 // page fits by itself only where tmux and editors' terminals do: when no
 // viewer holds the size (a session nobody watches, or whose holder left),
 // and on a desktop, when the window of the tab that holds it is resized.
-// A phone that rotates or opens its keyboard only reports its size.
+// A phone that rotates or opens its keyboard only reports its size; a
+// page that holds the size and changes its text size (a pinch, Ctrl+=)
+// takes the size its window holds at the new text, on a phone too.
 
 /** One viewer of the Viewers frame (docs/protocol.md). */
 export interface SizeViewer {
@@ -106,8 +108,29 @@ export function claim(c: ClaimState): boolean {
  * a touch screen, whose rotations and keyboards do not).
  */
 export function followsWindow(s: SizeState, readOnly: boolean, coarse: boolean): boolean {
-  if ((s.size_policy || 'latest') !== 'latest' || readOnly || coarse) return false;
+  return !coarse && followsText(s, readOnly);
+}
+
+/**
+ * followsText says whether a change of this page's text size takes the
+ * size again: under latest, when the page holds it. Unlike a rotation, a
+ * pinch is asked for, and larger text at the same columns would only be
+ * shrunk back to fit (fitplan.ts).
+ */
+export function followsText(s: SizeState, readOnly: boolean): boolean {
+  if ((s.size_policy || 'latest') !== 'latest' || readOnly) return false;
   return s.you > 0 && s.size_owner === s.you;
+}
+
+/**
+ * offersFit says whether "fit to this window" is offered: where the page
+ * may take the size, unless it holds it already at its window's size (a
+ * fit would change nothing, and the bar has no room to spare).
+ */
+export function offersFit(h: Holder | null, readOnly: boolean, want: { cols: number; rows: number } | null, cols: number, rows: number): boolean {
+  if (!h || readOnly) return false;
+  const same = !!want && want.cols > 0 && want.rows > 0 && want.cols === cols && want.rows === rows;
+  return !(h.mine && same);
 }
 
 /** browserName is how this page calls itself to the other viewers: "Chrome on Linux". */

@@ -3,6 +3,7 @@
 // size's holder and "fit to this window", and the empty page.
 
 import { $ } from './dom';
+import { offersFit } from './sizeinfo';
 import type { TermSession } from './session';
 import { badge, interruptedWhy, sentence } from './tabinfo';
 
@@ -59,18 +60,36 @@ export function renderOverlay(ts: TermSession | undefined): void {
   overlay.hidden = false;
 }
 
-/** renderSize shows who holds the active session's size, and "fit to this window" where this page may take it. */
+/**
+ * renderSize shows who holds the active session's size, and "fit to this
+ * window" where this page may take it: in the bar on a desktop, in the
+ * session list on a phone (whose bar has no room for them).
+ */
 export function renderSize(ts: TermSession | undefined, canWrite: boolean): void {
   const el = $('size-holder');
   const h = ts && !ts.exit ? ts.sizeHolder() : null;
   el.hidden = !h;
+  const listed = $('tab-list-size');
+  listed.hidden = !h;
   if (h) {
-    if (el.textContent !== h.short) el.textContent = h.short;
+    // Two parts, so that a crowded bar drops who before the size (app.css).
+    const cut = h.short.indexOf(' · ');
+    setText(el.querySelector('.size-grid') as HTMLElement, cut < 0 ? '' : h.short.slice(0, cut));
+    setText(el.querySelector('.size-who') as HTMLElement, cut < 0 ? h.short : h.short.slice(cut));
     el.title = h.long;
     el.dataset.mine = h.mine ? '1' : '';
+    setText(listed, h.short);
+    listed.title = h.long;
   }
   const fit = $('btn-fit');
-  fit.hidden = !h || !canWrite || ts!.size.readOnly;
-  // On a narrow screen the indicator is hidden: the button's tooltip says it.
+  fit.hidden = !canWrite || !ts || !offersFit(h, ts.size.readOnly, ts.size.want, ts.term.cols, ts.term.rows);
+  // The list has room for it whenever the page may take the size.
+  $('tab-list-fit').hidden = !h || !canWrite || ts!.size.readOnly;
+  // Where the bar has no room for the indicator, the button's tooltip says it.
   fit.title = `Fit the session to this window (Alt+Shift+F)${h ? `\n${h.long}` : ''}`;
+}
+
+/** setText changes an element's text only when it differs (no needless layout). */
+function setText(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
 }

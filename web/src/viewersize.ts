@@ -1,10 +1,11 @@
 // What a page's connection says about the session's size (protocol
 // version 6): it reports the size its window would hold (a report takes
 // nothing) and fits (takes the size) only by the control, when nobody
-// holds the size, or on a desktop when the tab that holds it changes its
-// window (sizeinfo.ts decides). Typing takes the size on the server's side.
+// holds the size, on a desktop when the tab that holds it changes its
+// window, or when the page that holds it changes its text size (sizeinfo.ts
+// decides). Typing takes the size on the server's side.
 
-import { claim, followsWindow, Holder, holder, SizeState } from './sizeinfo';
+import { claim, followsText, followsWindow, Holder, holder, SizeState } from './sizeinfo';
 import type { Grid } from './fitplan';
 import * as wire from './wire';
 
@@ -41,11 +42,15 @@ export class ViewerSize {
     this.sizes = null;
   }
 
-  /** window takes the size the window would hold now, and says what follows from it. */
-  window(want: Grid, coarse: boolean): void {
+  /**
+   * window takes the size the window would hold now, and says what follows
+   * from it; text: the page's text size changed, not the window.
+   */
+  window(want: Grid, coarse: boolean, text = false): void {
     this.want = want;
     this.report();
-    if (this.sizes && followsWindow(this.sizes, this.readOnly, coarse) && key(want) !== this.fitKey) this.fit();
+    const follows = this.sizes && (text ? followsText(this.sizes, this.readOnly) : followsWindow(this.sizes, this.readOnly, coarse));
+    if (follows && key(want) !== this.fitKey) this.fit();
     this.maybeClaim();
   }
 

@@ -1,6 +1,8 @@
 // The tab bar on a desktop: with five tabs every tab's × is where a click
 // lands on it (none lies under the + beside the tabs), and a RECONNECTING
-// badge gives way to the name instead of squeezing it to "b…".
+// badge gives way to the name instead of squeezing it to "b…". Who holds
+// the session's size is said in the bar where there is room, and gives
+// way to the tabs where there is not.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Server, launch, open, waitFor, newSession, screenshot } from './harness.mjs';
@@ -34,6 +36,7 @@ test('five tabs: each × is clickable, each name whole, reconnecting too', async
     const want = ['backend', 'frontend', 'database', 'logs', 'worker'];
     for (const n of want) await newSession(s, n);
     const p = await open(ctx, s, { tabs: 5 });
+    await screenshot(p, 'bar-five.png');
     const closes = await p.evaluate(() =>
       [...document.querySelectorAll('.tab')].map((t) => {
         const c = t.querySelector('.tab-close').getBoundingClientRect();
@@ -59,6 +62,15 @@ test('a long name stays whole while its tab reconnects', async () => {
     await newSession(s, 'db');
     const p = await open(ctx, s, { tabs: 2 });
     for (const n of await names(p)) assert.ok(n.whole, `${n.name} is shown whole (${n.width} px)`);
+    // With room, the bar says who holds the size, whole.
+    await waitFor(() => p.evaluate(() => /· this tab$/.test(document.querySelector('#size-holder').textContent)), { what: 'the size holder in the bar' });
+    const held = await p.evaluate(() => {
+      const el = document.querySelector('#size-holder');
+      return { text: el.innerText, whole: el.scrollWidth <= el.clientWidth && [...el.children].every((c) => c.scrollWidth <= c.clientWidth) };
+    });
+    assert.match(held.text, /^\d+×\d+ · this tab$/, 'the size holder says its size and who holds it');
+    assert.ok(held.whole, `the size holder is shown whole: ${held.text}`);
+    await screenshot(p, 'bar-size-holder.png');
     await wholeWhileReconnecting(p, s, 'bar-reconnecting-long.png');
   } finally {
     await ctx.close();

@@ -128,6 +128,10 @@ test('the bar on a phone: the active name readable, a list goes to any session',
     const items = await p.locator('#tab-list [role="option"]').allTextContents();
     assert.equal(items.length, 3);
     for (const n of ['frontend', 'api-server', 'logs']) assert.ok(items.some((t) => t.includes(n)), `${n} is in the list`);
+    // Who holds the size, and fit to this screen: in the list, not the bar.
+    assert.match(await p.locator('#tab-list-size').textContent(), /^\d+×\d+ · this tab$/);
+    assert.ok(await p.isVisible('#tab-list-fit'), 'the list offers fit to this screen');
+    assert.equal(await p.isVisible('#btn-fit'), false, 'fit to this window squeezes the bar');
     await screenshot(p, 'phone-tab-list.png');
     await checkA11y(p, 'phone-tab-list');
     const target = (await p.evaluate(() => window.__termkeep.tabs())).find((t) => t.id !== active);
@@ -191,21 +195,39 @@ test('touch: long-press selects a word and Copy copies it; a pinch changes the t
     await copyBtn.waitFor({ state: 'visible' });
     assert.equal(await p.evaluate(() => window.__termkeep.selection()), 'alpha bravo-charlie del');
 
-    // Two fingers apart: larger text, fewer columns; together: smaller.
-    const before = await p.evaluate(() => ({ ...window.__termkeep.size(), font: window.__termkeep.fontSize() }));
+    // Two fingers apart: larger text. The phone holds the session's size
+    // (nobody else watches), so the session takes the columns its window
+    // holds at that text, as a desktop holder's resized window does; the
+    // terminal, re-planned, draws at the new text, whole, neither shrunk
+    // nor panning. Together: smaller text, more columns.
+    const sizing = () => p.evaluate(() => ({ ...window.__termkeep.sizing(), pref: window.__termkeep.fontSize() }));
+    const before = await sizing();
+    assert.match(before.holder, /· this tab$/, 'the phone holds the size');
     const mid = await cellPoint(p, 6, 20);
     await touch(cdp, 'touchStart', [[mid.x - 40, mid.y], [mid.x + 40, mid.y]]);
     for (let d = 40; d <= 100; d += 10) await touch(cdp, 'touchMove', [[mid.x - d, mid.y], [mid.x + d, mid.y]]);
     await touch(cdp, 'touchEnd', []);
-    await waitFor(async () => (await p.evaluate(() => window.__termkeep.size())).cols < before.cols, { what: 'fewer columns after a pinch out' });
-    const bigger = await p.evaluate(() => window.__termkeep.fontSize());
-    assert.ok(bigger > before.font, `the text grew from ${before.font} to ${bigger}`);
+    await waitFor(async () => (await sizing()).cols < before.cols, { what: 'fewer columns after a pinch out' });
+    const big = await sizing();
+    assert.ok(big.pref > before.pref, `the text grew from ${before.pref} to ${big.pref}`);
+    await waitFor(async () => {
+      const z = await sizing();
+      return z.font === z.pref && z.cols < before.cols;
+    }, { what: 'the terminal drawn at the new text' });
+    const drawn = await sizing();
+    assert.equal(drawn.pan, false, 'the terminal pans after a pinch');
+    assert.ok(drawn.frame.width <= drawn.box.width, `the terminal is wider than its window: ${JSON.stringify(drawn)}`);
+    assert.match(drawn.holder, /· this tab$/);
     assert.equal(await p.evaluate(() => Math.round(window.visualViewport.scale * 100)), 100, 'the page itself is not zoomed');
+    await screenshot(p, 'phone-pinch.png');
+    const bigger = drawn.pref;
     await touch(cdp, 'touchStart', [[mid.x - 100, mid.y], [mid.x + 100, mid.y]]);
     for (let d = 100; d >= 30; d -= 10) await touch(cdp, 'touchMove', [[mid.x - d, mid.y], [mid.x + d, mid.y]]);
     await touch(cdp, 'touchEnd', []);
     await waitFor(async () => (await p.evaluate(() => window.__termkeep.fontSize())) < bigger, { what: 'smaller text after a pinch in' });
-    writeArtifact('phone-pinch.txt', `font ${before.font} -> ${bigger} -> ${await p.evaluate(() => window.__termkeep.fontSize())}\n`);
+    await waitFor(async () => (await sizing()).cols > drawn.cols, { what: 'more columns after a pinch in' });
+    const end = await sizing();
+    writeArtifact('phone-pinch.txt', `font ${before.pref} (${before.cols} columns) -> ${bigger} (${drawn.cols}) -> ${end.pref} (${end.cols})\n`);
   } finally {
     await done();
   }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { load } from './load.mjs';
 
-const { holder, claim, followsWindow, whoIs, browserName } = await load('sizeinfo.ts');
+const { holder, claim, followsWindow, followsText, offersFit, whoIs, browserName } = await load('sizeinfo.ts');
 
 const viewers = [
   { id: 1, kind: 'web', name: 'Chrome on Linux' },
@@ -71,6 +71,42 @@ test('followsWindow: the holder on a desktop only', () => {
   assert.equal(followsWindow({ ...s, size_owner: 2 }, false, false), false);
   assert.equal(followsWindow({ ...s, you: 0, size_owner: 0 }, false, false), false);
   assert.equal(followsWindow({ ...s, size_policy: 'largest' }, false, false), false);
+});
+
+test('followsText: the holder that changes its text size, on a phone too', () => {
+  const s = { viewers, size_owner: 1, you: 1, cols: 80, rows: 24, size_policy: 'latest' };
+  const cases = [
+    [{}, false, true],
+    [{ size_policy: undefined }, false, true],
+    [{}, true, false],
+    [{ size_owner: 2 }, false, false],
+    [{ size_owner: 0 }, false, false],
+    [{ you: 0, size_owner: 0 }, false, false],
+    [{ you: -1, size_owner: -1 }, false, false],
+    [{ size_policy: 'largest' }, false, false],
+    [{ size_policy: 'fixed' }, false, false],
+    [{ size_policy: 'bogus' }, false, false],
+  ];
+  for (const [d, readOnly, want] of cases) assert.equal(followsText({ ...s, ...d }, readOnly), want, JSON.stringify({ d, readOnly }));
+});
+
+test('offersFit: unless this page holds the size at its own window', () => {
+  const mine = { short: '80×24 · this tab', long: '.', mine: true };
+  const theirs = { short: '80×24 · Pixel phone', long: '.', mine: false };
+  const w = { cols: 80, rows: 24 };
+  const cases = [
+    [mine, false, w, 80, 24, false],
+    [mine, false, { cols: 81, rows: 24 }, 80, 24, true],
+    [mine, false, { cols: 80, rows: 23 }, 80, 24, true],
+    [mine, false, null, 80, 24, true],
+    [theirs, false, w, 80, 24, true],
+    [theirs, true, w, 80, 24, false],
+    [mine, true, { cols: 100, rows: 30 }, 80, 24, false],
+    [null, false, w, 80, 24, false],
+    [mine, false, { cols: 0, rows: 0 }, 0, 0, true],
+    [mine, false, { cols: NaN, rows: NaN }, NaN, NaN, true],
+  ];
+  for (const [h, readOnly, want, cols, rows, offer] of cases) assert.equal(offersFit(h, readOnly, want, cols, rows), offer, JSON.stringify({ h: h?.short, readOnly, want, cols, rows }));
 });
 
 test('browserName', () => {
