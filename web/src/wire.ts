@@ -25,6 +25,7 @@ export const T = {
   Viewers: 0x49,
   ServerPing: 0x4a,
   Log: 0x4b,
+  TermMode: 0x4f,
 } as const;
 
 export const HEADER = 5;
@@ -151,4 +152,25 @@ export function json<V>(p: Uint8Array): V {
 export function parseError(p: Uint8Array): { code: number; message: string } {
   if (p.length < 2) return { code: 0, message: '' };
   return { code: (p[0] << 8) | p[1], message: decoder.decode(p.subarray(2)) };
+}
+
+/** TermMode is the pty's input mode from a term-mode frame (version 7). */
+export interface TermMode {
+  /** The log's end when the mode was read. */
+  at: number;
+  echo: boolean;
+  canonical: boolean;
+}
+
+/** parseTermMode decodes a term-mode payload; null when it is malformed (short, long, or reserved bits set). */
+export function parseTermMode(p: Uint8Array): TermMode | null {
+  if (p.length !== 9 || (p[8] & ~0x03) !== 0) return null;
+  return { at: readU64(p), echo: (p[8] & 0x01) !== 0, canonical: (p[8] & 0x02) !== 0 };
+}
+
+/** rttFromPong is the round trip a pong answers (its payload: the ping's send time, ms); null when it cannot be one. */
+export function rttFromPong(p: Uint8Array, now: number): number | null {
+  if (p.length !== 8) return null;
+  const ms = now - readU64(p);
+  return ms >= 0 && ms < 60000 ? ms : null;
 }
