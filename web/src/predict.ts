@@ -108,6 +108,8 @@ export class Predictor {
   /** No new prediction before this time (a rollback's pause), nor while a barrier waits. */
   private pausedUntil = 0;
   private barrier = false;
+  /** A new line or a control key was typed at a prompt: nothing shows until the shell draws its next prompt (prompt). */
+  private awaitPrompt = false;
   /** Columns typed on the cursor's line since it was last unpredictable: what backspace and the arrows may cross. */
   private line: { row: number; start: number; end: number } | null = null;
   readonly stats: Stats = { keys: 0, shown: 0, confirmed: 0, wrong: 0 };
@@ -130,6 +132,11 @@ export class Predictor {
   setModes(m: Modes): void {
     this.modes = { ...m };
     if (this.forbidden()) this.drop();
+  }
+
+  /** prompt says the shell has drawn a new prompt (its integration's mark): what is typed now goes to its line editor. */
+  prompt(): void {
+    this.awaitPrompt = false;
   }
 
   /** key takes what the user typed, the screen as it is before it is sent. */
@@ -220,7 +227,7 @@ export class Predictor {
     const base = {
       fromRow: row,
       fromCol: col,
-      shown: this.modes.shell === 'prompt' || this.earned >= this.opts.confidence,
+      shown: (this.modes.shell === 'prompt' && !this.awaitPrompt) || this.earned >= this.opts.confidence,
       cellsOnly: false,
       expires: now + this.expiry(),
     };
@@ -267,6 +274,9 @@ export class Predictor {
       // A new line, a control key, a paste: the next program may not echo (mosh's epochs).
       this.earned = Math.min(this.earned, this.opts.confidence - 1);
     }
+    // A line sent or a control key (Tab completes in place) at a prompt:
+    // a command may now read a password before its mode is known.
+    if (this.modes.shell === 'prompt' && /[\r\n]|^[\x00-\x08\x0a-\x1f]$/.test(data)) this.awaitPrompt = true;
   }
 
   /**

@@ -303,3 +303,16 @@ test('hostile screens and keys never throw nor predict into nonsense', () => {
   const s = p.stats;
   assert.ok(s.confirmed + s.wrong <= s.shown && s.shown <= s.keys, JSON.stringify(s));
 });
+
+test('after Enter at a prompt, typing is not shown until the shell draws its next prompt', () => {
+  const { p, t } = setup();
+  p.key('l', 0, t.screen());
+  p.screen(150, t.write('l').screen());
+  p.key('\r', 200, t.screen()); // the command may read a password: its mode is not known yet
+  p.key('x', 210, t.screen());
+  assert.deepEqual(p.view().cells, [], 'typed after Enter, before the prompt');
+  p.screen(400, t.write('\r\n$ ').screen());
+  p.prompt();
+  p.key('y', 900, t.screen());
+  assert.deepEqual(p.view().cells.map((c) => c.char), ['y']);
+});
