@@ -287,7 +287,11 @@ export class Predictor {
   private matched(scr: Screen): number {
     for (let j = this.steps.length; j >= 0; j--) {
       const prev = this.steps[j - 1];
-      const at = prev ? (prev.cellsOnly ? null : prev) : { row: this.steps[0].fromRow, col: this.steps[0].fromCol };
+      // Steps checked by their cells only may be confirmed before their
+      // echo (a space over a blank reads as typed): the cursor then tells
+      // nothing of them, nor of the one after them (j = 0).
+      const first = this.steps[0];
+      const at = prev ? (prev.cellsOnly ? null : prev) : first.cellsOnly ? null : { row: first.fromRow, col: first.fromCol };
       if (at && (scr.row !== at.row || scr.col !== at.col)) continue;
       if (this.cellsAsAfter(j, scr)) return j;
     }

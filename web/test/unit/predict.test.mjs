@@ -316,3 +316,14 @@ test('after Enter at a prompt, typing is not shown until the shell draws its nex
   p.key('y', 900, t.screen());
   assert.deepEqual(p.view().cells.map((c) => c.char), ['y']);
 });
+
+test('a typed space is not confirmed by its blank cell alone after Enter', () => {
+  const { p, t } = setup();
+  for (const [i, k] of ['a', ' ', 'b'].entries()) p.key(k, i, t.screen());
+  p.key('\r', 3, t.screen()); // the cursor after the pending ones is no longer checked
+  p.screen(150, t.write('a').screen());
+  p.screen(155, t.screen()); // more output drawn, none of it the echo
+  p.screen(160, t.write(' ').screen());
+  p.screen(170, t.write('b').screen());
+  assert.deepEqual(p.stats, { keys: 4, shown: 3, confirmed: 3, wrong: 0 });
+});
