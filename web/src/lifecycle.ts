@@ -108,5 +108,7 @@ export function testHook(app: Inspectable, replay: ReplayView): object {
     replaySize: () => (replay.isOpen ? replay.size() : null),
     selection: () => app.active()?.term.getSelection() ?? '',
     fontSize: () => app.fontSize,
+    /** predict is predictive echo's state: round trip, setting, modes, counts, what it shows. */
+    predict: (id?: string) => pick(id)?.predict.info() ?? null,
   };
 }

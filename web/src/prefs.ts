@@ -5,6 +5,7 @@
 import { toast } from './dialogs';
 import { $, readJSON, writeStorage } from './dom';
 import { DEFAULT_EXTRA_KEYS, parseKeys } from './keys';
+import { PREDICT_STYLES, PredictStyle } from './predictview';
 import type { TermPrefs } from './session';
 import type { ThemeName } from './theme';
 
@@ -37,6 +38,8 @@ export function loadPrefs(): Prefs {
     // Browsers do not tell a page that a screen reader runs: it is asked for.
     screenReader: saved.screenReader === true,
     minContrast: CONTRASTS.includes(saved.minContrast as number) ? (saved.minContrast as number) : CONTRAST_DEFAULT,
+    predict: saved.predict === 'off' || saved.predict === 'always' ? saved.predict : 'auto',
+    predictStyle: PREDICT_STYLES.includes(saved.predictStyle as PredictStyle) ? (saved.predictStyle as PredictStyle) : 'underline',
     extraKeys: Array.isArray(saved.extraKeys) ? parseKeys(saved.extraKeys.filter((k) => typeof k === 'string').join(' ')).keys : [...DEFAULT_EXTRA_KEYS],
   };
 }

@@ -33,6 +33,8 @@ import { WebglAddon } from '@xterm/addon-webgl';
 import { api, ApiError, Session } from './api';
 import { wsProtocols } from './auth';
 import type { Holder } from './sizeinfo';
+import type { Setting } from './predict';
+import { PredictStyle, PredictView } from './predictview';
 import { SCROLLBAR, TermFrame } from './termframe';
 import { themes, ThemeName } from './theme';
 import { ViewerSize } from './viewersize';
@@ -62,6 +64,9 @@ export interface TermPrefs {
   screenReader: boolean;
   /** minContrast is xterm.js's minimumContrastRatio: 1 changes no color. */
   minContrast: number;
+  /** predict: predictive echo off, auto (above a round trip of 30 ms) or always; predictStyle: how a prediction is drawn. */
+  predict: Setting;
+  predictStyle: PredictStyle;
 }
 
 const ACK_BYTES = 64 << 10;
@@ -71,10 +76,13 @@ const MAX_INPUT = 1 << 20;
 const WRITE_SLICE = 16 << 10;
 const PROBE_MS = 3000;
 const IDLE_PROBE_MS = 45000; // the server pings every 30 s by default
-/** The protocol version the page speaks: 6 reports its size without taking it (docs/protocol.md). */
-const VERSION = 6;
+/** The protocol version the page speaks: 6 reports its size without taking it, 7 adds the pty's mode (docs/protocol.md). */
+const VERSION = 7;
+/** How often the active terminal pings for the round trip predictive echo needs. */
+const RTT_PING_MS = 2000;
 
 const encoder = new TextEncoder();
+const keyDecoder = new TextDecoder();
 
 let webglProbe: boolean | null = null;
 
@@ -164,6 +172,9 @@ export class TermSession {
   private saveTimer = 0;
   private lastHeard = 0;
   private probeTimer = 0;
+  private lastPing = 0;
+  /** Predictive echo (predictview.ts). */
+  readonly predict: PredictView;
   /** What this page says of the session's size (viewersize.ts). */
   readonly size = new ViewerSize({
     send: (b) => this.send(b),
@@ -259,6 +270,7 @@ export class TermSession {
     });
     this.copyOnSelect = prefs.copyOnSelect;
     this.useWebgl = prefs.webgl;
+    this.predict = new PredictView(this.term, prefs.predict, prefs.predictStyle);
   }
 
   copyOnSelect: boolean;
@@ -268,6 +280,7 @@ export class TermSession {
 
   applyPrefs(p: TermPrefs): void {
     this.copyOnSelect = p.copyOnSelect;
+    this.predict.setPrefs(p.predict, p.predictStyle);
     const text = this.frame.pref !== p.fontSize;
     this.frame.pref = p.fontSize;
     this.term.options.theme = themes[p.theme];
@@ -436,6 +449,7 @@ export class TermSession {
     }
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
+    this.predict.setTermMode(null); // told again by the new connection
     this.acked = 0;
     this.size.connected();
     this.setState(this.ever ? 'reconnecting' : 'connecting');
@@ -482,6 +496,7 @@ export class TermSession {
       this.hooks.notice('Not connected: what you typed was not sent.');
       return;
     }
+    this.predict.key(keyDecoder.decode(data));
     for (let i = 0; i < data.length; i += MAX_INPUT) {
       this.send(wire.frame(wire.T.Input, data.subarray(i, i + MAX_INPUT)));
     }
@@ -511,6 +526,7 @@ export class TermSession {
         this.size.report();
         this.scheduleAck();
         this.sendHeld();
+        this.ping();
         break;
       }
       case wire.T.Snapshot: {
@@ -590,8 +606,16 @@ export class TermSession {
       case wire.T.ServerPing:
         this.send(wire.frame(wire.T.Answer, p.slice()));
         break;
-      case wire.T.Pong:
+      case wire.T.Pong: {
+        const ms = wire.rttFromPong(p, performance.now());
+        if (ms !== null) this.predict.setRtt(ms);
         break;
+      }
+      case wire.T.TermMode: {
+        const m = wire.parseTermMode(p);
+        if (m) this.predict.setTermMode(m);
+        break;
+      }
     }
   }
 
@@ -787,6 +811,14 @@ export class TermSession {
   /** watchdog: a connection silent past the server's ping interval is probed. */
   tick(): void {
     if (this.ws && this.state === 'live' && performance.now() - this.lastHeard > IDLE_PROBE_MS) this.probe(true);
+    if (this.active && performance.now() - this.lastPing >= RTT_PING_MS) this.ping();
+  }
+
+  /** ping measures the round trip (the pong's answer) for predictive echo. */
+  private ping(): void {
+    if (this.state !== 'live' || !this.predict.wantsRtt()) return;
+    this.lastPing = performance.now();
+    this.send(wire.frame(wire.T.Ping, wire.u64(Math.floor(this.lastPing))));
   }
 
   private abandon(why: string): void {
@@ -842,6 +874,7 @@ export class TermSession {
     } catch {
       // nothing to clean
     }
+    this.predict.dispose();
     this.dropWebgl();
     this.term.dispose();
     this.el.remove();

@@ -1,4 +1,4 @@
-// The settings dialog: the theme and the extra-keys row (a phone's bar
+// The settings dialog: the theme, predictive echo and the extra-keys row (a phone's bar
 // has no room for their buttons), screen-reader mode, minimum contrast and
 // the extra-keys row's own keys, each kept in this browser (prefs.ts) and
 // applied at once. A list of keys that does not read is said, and the
@@ -6,6 +6,7 @@
 
 import { $ } from './dom';
 import { parseKeys } from './keys';
+import { PREDICT_STYLES, PredictStyle } from './predictview';
 import { CONTRASTS, Prefs } from './prefs';
 
 /** What the dialog needs of the page. */
@@ -22,6 +23,8 @@ export class Settings {
   private readonly sr = $('set-sr') as HTMLInputElement;
   private readonly contrast = $('set-contrast') as HTMLSelectElement;
   private readonly keysRow = $('set-keys-row') as HTMLSelectElement;
+  private readonly predict = $('set-predict') as HTMLSelectElement;
+  private readonly predictStyle = $('set-predict-style') as HTMLSelectElement;
   private readonly keys = $('set-keys') as HTMLInputElement;
   private readonly keysError = $('set-keys-error');
 
@@ -50,6 +53,16 @@ export class Settings {
       if (v === 'auto' || v === 'on' || v === 'off') host.prefs.keys = v;
       host.prefsChanged();
     });
+    this.predict.addEventListener('change', () => {
+      const v = this.predict.value;
+      if (v === 'auto' || v === 'always' || v === 'off') host.prefs.predict = v;
+      host.prefsChanged();
+    });
+    this.predictStyle.addEventListener('change', () => {
+      const v = this.predictStyle.value as PredictStyle;
+      if (PREDICT_STYLES.includes(v)) host.prefs.predictStyle = v;
+      host.prefsChanged();
+    });
     this.keys.addEventListener('input', () => this.readKeys());
     $('set-account').addEventListener('click', () => {
       this.dialog.close();
@@ -63,6 +76,8 @@ export class Settings {
     this.sr.checked = p.screenReader;
     this.contrast.value = String(p.minContrast);
     this.keysRow.value = p.keys;
+    this.predict.value = p.predict;
+    this.predictStyle.value = p.predictStyle;
     this.keys.value = p.extraKeys.join(' ');
     this.showError([]);
     this.dialog.showModal();
