@@ -158,12 +158,12 @@ test('straight to the server (a round trip under 30 ms) nothing is predicted', a
   const c = await browser.newContext({ viewport: { width: 1000, height: 600 } });
   try {
     const p = await open(c, s, { tabs: 1 });
-    await waitFor(async () => (await info(p)).rtt !== null, { what: 'a measured round trip' });
+    // A page still busy loading answers its first ping late on a loaded machine.
+    await waitFor(async () => (await info(p)).rtt < 30, { what: 'a measured round trip under 30 ms' });
     await p.locator('.term-host:not([hidden]) .xterm-helper-textarea').focus();
     await typeLine(p, 'echo direct');
     await waitText(p, /^direct$/);
     const i = await info(p);
-    assert.ok(i.rtt < 30, `round trip ${i.rtt} ms`);
     assert.equal(i.stats.shown, 0);
     assert.ok(i.stats.keys >= 11);
   } finally {
