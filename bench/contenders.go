@@ -75,6 +75,19 @@ var winsize = &pty.Winsize{Cols: termCols, Rows: termRows}
 // viewerEnv is the environment of a viewer the bench starts in a pty: a
 // known TERM, and no TMUX so tmux does not refuse to nest when the bench
 // itself runs inside tmux.
+// newTmux returns how to run tmux against a server of its own, on a fresh
+// socket in the bench's temporary directory (kill-server leaves no socket
+// behind once that directory goes), with no configuration file.
+func (e *env) newTmux() (tmux func(ctx context.Context, args ...string) *exec.Cmd, sock string) {
+	e.seq++
+	sock = filepath.Join(e.work, fmt.Sprintf("tmux-%d.sock", e.seq))
+	return func(ctx context.Context, args ...string) *exec.Cmd {
+		c := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
+		c.Env = viewerEnv()
+		return c
+	}, sock
+}
+
 func viewerEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
@@ -158,16 +171,7 @@ func runTmux(ctx context.Context, e *env) (sample, error) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return sample{}, fmt.Errorf("%w: tmux is not installed", errSkipped)
 	}
-	// A socket of its own per run, in the bench's temporary directory: a
-	// fresh tmux server each time, and kill-server leaves no socket behind
-	// once that directory goes.
-	e.seq++
-	sock := filepath.Join(e.work, fmt.Sprintf("tmux-%d.sock", e.seq))
-	tmux := func(ctx context.Context, args ...string) *exec.Cmd {
-		c := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-		c.Env = viewerEnv()
-		return c
-	}
+	tmux, sock := e.newTmux() // a fresh tmux server each run
 	if out, err := tmux(ctx, "new-session", "-d", "-s", "b", "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows),
 		e.m.childScript(e.file)).CombinedOutput(); err != nil {
 		return sample{}, fmt.Errorf("tmux new-session: %v: %s", err, out)

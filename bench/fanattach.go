@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -97,13 +96,7 @@ func runAttachFan(ctx context.Context, e *env, c attachFanCase, file string) (at
 		if _, err := exec.LookPath("tmux"); err != nil {
 			return attachFanSample{}, fmt.Errorf("%w: tmux is not installed", errSkipped)
 		}
-		e.seq++
-		sock := filepath.Join(e.work, fmt.Sprintf("tmux-%d.sock", e.seq))
-		tmux := func(ctx context.Context, args ...string) *exec.Cmd {
-			cmd := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-			cmd.Env = viewerEnv()
-			return cmd
-		}
+		tmux, sock := e.newTmux()
 		if out, err := tmux(ctx, "new-session", "-d", "-s", "b", "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows),
 			e.m.childScript(file), ";", "set-option", "-g", "status", "off").CombinedOutput(); err != nil {
 			return attachFanSample{}, fmt.Errorf("tmux new-session: %v: %s", err, out)

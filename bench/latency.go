@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -272,13 +271,7 @@ func latTmux(ctx context.Context, e *env, keys int) (latSample, error) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return latSample{}, fmt.Errorf("%w: tmux is not installed", errSkipped)
 	}
-	e.seq++
-	sock := filepath.Join(e.work, fmt.Sprintf("tmux-%d.sock", e.seq))
-	tmux := func(ctx context.Context, args ...string) *exec.Cmd {
-		c := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-		c.Env = viewerEnv()
-		return c
-	}
+	tmux, sock := e.newTmux()
 	// No status line: its clock would redraw at times of its own.
 	if out, err := tmux(ctx, "new-session", "-d", "-s", "b", "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows), "cat",
 		";", "set-option", "-g", "status", "off").CombinedOutput(); err != nil {

@@ -253,13 +253,7 @@ func memTmux(ctx context.Context, e *env, n int, file string) (func() (memFigure
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return nil, nil, fmt.Errorf("%w: tmux is not installed", errSkipped)
 	}
-	e.seq++
-	sock := filepath.Join(e.work, fmt.Sprintf("tmux-%d.sock", e.seq))
-	tmux := func(ctx context.Context, args ...string) *exec.Cmd {
-		c := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-		c.Env = viewerEnv()
-		return c
-	}
+	tmux, sock := e.newTmux()
 	stop := func() {
 		c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -124,13 +123,8 @@ func runReattach(ctx context.Context, e *env, cfg config) *reattachReport {
 	tmuxOK := false
 	if _, err := exec.LookPath("tmux"); err == nil {
 		tmuxOK = true
-		e.seq++
-		sock := filepath.Join(e.work, fmt.Sprintf("tmux-%d.sock", e.seq))
-		rig.tmux = func(ctx context.Context, args ...string) *exec.Cmd {
-			c := exec.CommandContext(ctx, "tmux", append([]string{"-S", sock, "-f", "/dev/null"}, args...)...)
-			c.Env = viewerEnv()
-			return c
-		}
+		var sock string
+		rig.tmux, sock = e.newTmux()
 		defer func() {
 			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
