@@ -244,6 +244,12 @@ func TestReplayTimelineMarkers(t *testing.T) {
 	e := w.Env
 	args := append([]string{"new", "--name", "sh"}, e2e.ShellEnv(t)...)
 	id := strings.TrimSpace(e.MustTk(append(args, "--", "bash")...))
+	// Typed before bash draws its prompt, the line would be echoed twice
+	// (by the terminal, then by readline) and found twice by grep.
+	e2e.WaitFor(t, 20*time.Second, "bash's first prompt", func() bool {
+		s, err := e.C.Get(context.Background(), id)
+		return err == nil && s.Activity != nil && s.Activity.State == "at_prompt"
+	})
 	e.MustTk("send", id, "echo replay-$((6*7))")
 	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "replay-42", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %s", errs)
