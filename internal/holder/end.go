@@ -152,7 +152,10 @@ func (h *holder) serve() {
 		h.status = nil
 	}
 	h.metaMu.Unlock()
+	h.sigMu.Lock()
+	h.ptyClosed = true
 	h.ptmx.Close()
+	h.sigMu.Unlock()
 	h.log.Info("session ended", "state", meta.State(), "reason", meta.Reason, "exit_code", code, "signal", sig, "end", meta.End)
 	// Last: the next holder may write the directory once this lets go.
 	h.lock.Close()
@@ -320,8 +323,14 @@ func (h *holder) hangUp(grace time.Duration) {
 
 // signalSession sends sig to the child (signalChild) and to every other
 // process whose terminal is the pty or that holds it open: jobs that
-// ignore SIGHUP, processes that left its session with setsid.
+// ignore SIGHUP, processes that left its session with setsid. Once ptmx
+// is closed it does nothing: the device may be another session's.
 func (h *holder) signalSession(sig syscall.Signal) {
+	h.sigMu.Lock()
+	defer h.sigMu.Unlock()
+	if h.ptyClosed {
+		return
+	}
 	h.signalChild(sig)
 	for _, pid := range ptyProcesses(h.ptsDev) {
 		syscall.Kill(pid, sig)

@@ -154,6 +154,12 @@ type holder struct {
 	// ptsDev is the device number of the pty's terminal side: the
 	// processes that still hold it are the session's (ptyprocs.go).
 	ptsDev uint64
+	// sigMu is held while the pty's processes are found and signalled,
+	// and while ptmx is closed: the pty's number is free for another
+	// session's pty once ptmx is closed, so nothing is signalled by it
+	// after that (ptyClosed).
+	sigMu     sync.Mutex
+	ptyClosed bool
 
 	// stopped is closed at the holder's first SIGTERM (stopAt), and
 	// closeBegun when a close on purpose begins (closing): either decides

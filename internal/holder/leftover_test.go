@@ -209,3 +209,32 @@ while [ ! -e ready ]; do sleep 0.01; done; exit 5`, Spec{Linger: time.Minute}, n
 		})
 	}
 }
+
+// A holder that has ended signals nothing by its pty's device: the next
+// session's pty gets the same number once the old one is closed, and a
+// hang-up's SIGKILL that fires late (a close's grace racing the end) must
+// not reach that session's processes.
+func TestEndedHolderSparesTheNextPty(t *testing.T) {
+	old := startHolder(t, echoLines, 0)
+	old.waitEnd(5)
+	old.h.close(0)
+	select {
+	case <-old.done:
+	case <-time.After(wait):
+		t.Fatal("the closed holder did not end")
+	}
+	var next *testHolder
+	for range 5 {
+		th := startHolder(t, echoLines, 0)
+		th.waitEnd(5)
+		if th.h.ptsDev == old.h.ptsDev {
+			next = th
+			break
+		}
+	}
+	if next == nil {
+		t.Skip("no new pty took the closed one's number (another process holds it)")
+	}
+	old.h.signalSession(syscall.SIGKILL)
+	next.untouched("alive")
+}
