@@ -101,6 +101,8 @@ const printable = /^[\x20-\x7e\u00a0-\u02ff\u0370-\u1fff]$/u;
 export class Predictor {
   private opts: Options;
   private rtt: number | null = null;
+  /** The slowest recent round trip: how late an echo may still come. */
+  private slowRtt: number | null = null;
   private modes: Modes = { altScreen: false, mouse: false, termMode: null, shell: 'unknown' };
   private steps: Step[] = [];
   /** Keys in a row echoed as predicted (without shell integration). */
@@ -123,9 +125,16 @@ export class Predictor {
     if (s === 'off') this.drop();
   }
 
-  /** setRtt records the measured round trip in ms. */
-  setRtt(ms: number): void {
-    if (Number.isFinite(ms) && ms >= 0) this.rtt = ms;
+  /**
+   * setRtt records the measured round trip in ms (what decides whether to
+   * predict), and the slowest of the recent ones (what decides how long an
+   * echo may take: on a loaded machine or network the echo of a correct
+   * prediction can come far later than the quickest round trip).
+   */
+  setRtt(ms: number, slowest: number = ms): void {
+    if (!Number.isFinite(ms) || ms < 0) return;
+    this.rtt = ms;
+    this.slowRtt = Number.isFinite(slowest) && slowest >= ms ? slowest : ms;
   }
 
   /** setModes takes the session's modes; a mode that forbids prediction drops the pending ones. */
@@ -153,7 +162,9 @@ export class Predictor {
 
   /** screen takes the screen after the page drew output: it confirms, keeps or rolls back the predictions. */
   screen(now: number, scr: Screen): void {
-    if (this.pausedUntil > 0) this.pausedUntil = Math.max(this.pausedUntil, now + this.settle());
+    // A rollback's pause lasts until the screen has been still for a
+    // while; output after that is ordinary and pauses nothing.
+    if (this.pausedUntil > 0) this.pausedUntil = now >= this.pausedUntil ? 0 : Math.max(this.pausedUntil, now + this.settle());
     if (this.steps.length === 0) {
       this.barrier = false;
       return;
@@ -331,7 +342,7 @@ export class Predictor {
 
   /** expiry is how long an echo may take: past it, the prediction is wrong. */
   private expiry(): number {
-    return Math.max(250, 1.5 * (this.rtt ?? 0) + 250);
+    return Math.max(250, 1.5 * (this.slowRtt ?? this.rtt ?? 0) + 250);
   }
 
   /** settle is how long the screen must be still after a rollback before predicting again. */

@@ -70,7 +70,7 @@ export class PredictView {
     this.samples.push(ms);
     if (this.samples.length > RTT_SAMPLES) this.samples.shift();
     this.rtt = Math.min(...this.samples);
-    this.p.setRtt(this.rtt);
+    this.p.setRtt(this.rtt, Math.max(...this.samples));
   }
 
   /** setTermMode takes the pty's mode (null: unknown, as under an older holder or a new connection). */

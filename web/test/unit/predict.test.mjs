@@ -186,6 +186,31 @@ test('a mismatch is rolled back, and prediction pauses until the screen settles'
   assert.equal(shown(p, t), '$ xyd');
 });
 
+test('once the screen has settled after a rollback, later output pauses nothing', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.screen(150, t.write('x').screen()); // rolled back: paused until 450
+  p.screen(1000, t.write('\r\n$ ').screen()); // a new prompt, long after the pause
+  p.key('b', 1001, t.screen());
+  assert.equal(shown(p, t, 1), '$ b', 'typed right after a prompt that came once the pause was over');
+  assert.equal(p.stats.shown, 2);
+});
+
+test('an echo may take as long as the slowest recent round trip, not the quickest', () => {
+  const { p, t } = setup({ rtt: 150 });
+  p.setRtt(150, 600);
+  p.key('a', 0, t.screen());
+  assert.equal(p.nextDeadline(), 1.5 * 600 + 250);
+  p.tick(1.5 * 150 + 250);
+  assert.equal(shown(p, t), '$ a', 'an echo as late as the slowest round trip is not overdue');
+  p.screen(1000, t.write('a').screen());
+  assert.deepEqual(p.stats, { keys: 1, shown: 1, confirmed: 1, wrong: 0 });
+  // A slowest below the quickest is a caller's mistake: the quickest counts.
+  p.setRtt(150, 100);
+  p.key('b', 2000, t.screen());
+  assert.equal(p.nextDeadline(), 2000 + 1.5 * 150 + 250);
+});
+
 test('an echo that does not come in time is rolled back, and a late one changes nothing', () => {
   const { p, t } = setup();
   p.key('a', 0, t.screen());
