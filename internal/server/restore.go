@@ -145,6 +145,10 @@ var errRunning = errors.New("the session is running")
 // environment, whatever env is), its history file, and its restore command when it has one. The
 // log goes on at the next offset, after a banner line that says what
 // happened. It returns the notices to show the user.
+// holderGoneWait bounds a restore's wait for the ended session's holder to
+// let go of its directory: it waits at most 5 s for its connections.
+const holderGoneWait = 10 * time.Second
+
 func (s *Server) restore(ctx context.Context, sess store.Session, env []string) (store.Session, []string, error) {
 	s.restoreMu.Lock()
 	defer s.restoreMu.Unlock()
@@ -217,6 +221,12 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 		// The old host writes its last checkpoint; the new one starts from
 		// it and the log after it.
 		old.Close()
+	}
+	// The old holder sent its exit and is letting go of the directory
+	// (closing its connections, syncing): a restore right after the end
+	// (the page's Restore button) waits for it rather than failing.
+	if !sessiondir.AwaitHolderGone(ctx, dir, holderGoneWait) {
+		s.log.Warn("restore: the session's old holder still runs", "session", sess.ID)
 	}
 	linger, err := parseLinger(meta.Linger)
 	if err != nil {

@@ -1,6 +1,7 @@
 package sessiondir
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -53,6 +54,28 @@ func SocketAnswers(dir string) bool {
 	}
 	c.Close()
 	return true
+}
+
+// AwaitHolderGone waits, for at most within (and ctx), until no holder
+// runs for dir, and reports whether none does. A holder whose child has
+// ended and whose exit the server already has still closes its
+// connections and syncs before it lets go of the directory: a restore
+// right after the end waits for that instead of failing.
+func AwaitHolderGone(ctx context.Context, dir string, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for {
+		if !HolderRuns(dir) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // ErrHolderRuns is returned by UpdateMeta while a holder holds the
