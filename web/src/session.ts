@@ -175,6 +175,8 @@ export class TermSession {
   private lastPing = 0;
   /** Predictive echo (predictview.ts). */
   readonly predict: PredictView;
+  /** The read-only notice was shown (once per terminal). */
+  private saidReadOnly = false;
   /** What this page says of the session's size (viewersize.ts). */
   readonly size = new ViewerSize({
     send: (b) => this.send(b),
@@ -220,6 +222,13 @@ export class TermSession {
     );
 
     this.term.onData((d) => this.input(encoder.encode(this.hooks.filterInput(d))));
+    // A read-only viewer's terminal takes no input (disableStdin, set from
+    // the viewers frame): its keys are said to do nothing, once.
+    this.term.onKey(() => {
+      if (!this.size.readOnly || this.saidReadOnly) return;
+      this.saidReadOnly = true;
+      this.hooks.notice('Read-only: this page watches the session; what you type is not sent.');
+    });
     this.term.onBinary((d) => {
       const b = new Uint8Array(d.length);
       for (let i = 0; i < d.length; i++) b[i] = d.charCodeAt(i) & 0xff;
@@ -565,6 +574,7 @@ export class TermSession {
         this.holderStuck = !!v.holder_unresponsive;
         this.sessionResized(v.cols, v.rows);
         this.size.viewers(v);
+        this.term.options.disableStdin = this.size.readOnly;
         this.hooks.changed(this);
         break;
       }
