@@ -94,7 +94,15 @@ interface Step {
   /** A key that could not be predicted followed it: the cursor after it cannot be checked. */
   cellsOnly: boolean;
   expires: number;
+  /** When it was typed. */
+  at: number;
+  /** The line it was typed on (see Predictor.epoch). */
+  epoch: number;
 }
+
+/** How many echo delays the expiry looks back on, and the most it takes from them (ms). */
+const ECHO_SAMPLES = 16;
+const ECHO_MAX = 3000;
 
 const printable = /^[\x20-\x7e\u00a0-\u02ff\u0370-\u1fff]$/u;
 
@@ -105,6 +113,14 @@ export class Predictor {
   private steps: Step[] = [];
   /** Keys in a row echoed as predicted (without shell integration). */
   private earned = 0;
+  /**
+   * Counts the new lines and control keys typed without shell integration:
+   * only the echo of a key typed since the last one earns confidence (the
+   * program now reading may not echo; mosh's epochs).
+   */
+  private epoch = 0;
+  /** The last echo delays (ms), and the time an overdue echo had been waited for: a slow machine or link waits longer. */
+  private echoes: number[] = [];
   /** No new prediction before this time (a rollback's pause), nor while a barrier waits. */
   private pausedUntil = 0;
   private barrier = false;
@@ -153,7 +169,10 @@ export class Predictor {
 
   /** screen takes the screen after the page drew output: it confirms, keeps or rolls back the predictions. */
   screen(now: number, scr: Screen): void {
-    if (this.pausedUntil > 0) this.pausedUntil = Math.max(this.pausedUntil, now + this.settle());
+    // Output while paused keeps the pause going; once it has ended, output
+    // (the echo of what is predicted now) must not bring it back.
+    if (now < this.pausedUntil) this.pausedUntil = Math.max(this.pausedUntil, now + this.settle());
+    else this.pausedUntil = 0;
     if (this.steps.length === 0) {
       this.barrier = false;
       return;
@@ -165,7 +184,8 @@ export class Predictor {
     }
     for (const s of this.steps.slice(0, j)) {
       if (s.shown) this.stats.confirmed++;
-      this.earned++;
+      if (s.epoch === this.epoch) this.earned++;
+      this.echoed(now - s.at);
     }
     this.steps = this.steps.slice(j);
     if (this.steps.length === 0) this.barrier = false;
@@ -173,7 +193,11 @@ export class Predictor {
 
   /** tick rolls back predictions whose echo is overdue; call it by nextDeadline. */
   tick(now: number): void {
-    if (this.steps.some((s) => now >= s.expires)) this.rollback(now);
+    if (!this.steps.some((s) => now >= s.expires)) return;
+    // A machine or link this slow keeps its echoes this late for a while:
+    // the next predictions wait longer instead of rolling back each time.
+    this.echoed(now - Math.min(...this.steps.map((s) => s.at)));
+    this.rollback(now);
   }
 
   /** nextDeadline is when tick has something to do (null: nothing pending). */
@@ -230,6 +254,8 @@ export class Predictor {
       shown: (this.modes.shell === 'prompt' && !this.awaitPrompt) || this.earned >= this.opts.confidence,
       cellsOnly: false,
       expires: now + this.expiry(),
+      at: now,
+      epoch: this.epoch,
     };
     const editor = !this.modes.termMode!.canonical; // a line editor draws the line, not the pty
     const line = this.line ?? { row, start: col, end: col };
@@ -273,6 +299,7 @@ export class Predictor {
     if (!editing && this.modes.shell !== 'prompt') {
       // A new line, a control key, a paste: the next program may not echo (mosh's epochs).
       this.earned = Math.min(this.earned, this.opts.confidence - 1);
+      this.epoch++;
     }
     // A line sent or a control key (Tab completes in place) at a prompt:
     // a command may now read a password before its mode is known.
@@ -329,9 +356,15 @@ export class Predictor {
     this.earned = 0;
   }
 
-  /** expiry is how long an echo may take: past it, the prediction is wrong. */
+  /** echoed records how long an echo took (or was waited for in vain). */
+  private echoed(ms: number): void {
+    this.echoes.push(Math.min(Math.max(ms, 0), ECHO_MAX));
+    if (this.echoes.length > ECHO_SAMPLES) this.echoes.shift();
+  }
+
+  /** expiry is how long an echo may take: past it, the prediction is wrong. The round trip, or the slowest recent echo when slower. */
   private expiry(): number {
-    return Math.max(250, 1.5 * (this.rtt ?? 0) + 250);
+    return Math.max(250, 1.5 * Math.max(this.rtt ?? 0, ...this.echoes) + 250);
   }
 
   /** settle is how long the screen must be still after a rollback before predicting again. */

@@ -327,3 +327,49 @@ test('a typed space is not confirmed by its blank cell alone after Enter', () =>
   p.screen(170, t.write('b').screen());
   assert.deepEqual(p.stats, { keys: 4, shown: 3, confirmed: 3, wrong: 0 });
 });
+
+test('the pause after a rollback ends once the screen has settled: later output does not bring it back', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.screen(150, t.write('x').screen()); // contradicted: paused for two round trips
+  p.key('b', 150 + 2 * 150, t.screen());
+  assert.equal(shown(p, t), '$ xb', 'settled: predicted again');
+  p.screen(600, t.write('b').screen());
+  // The echo of a key predicted after the pause is output too: it must not pause again.
+  p.key('c', 610, t.screen());
+  assert.equal(shown(p, t), '$ xbc');
+  assert.deepEqual(p.stats, { keys: 3, shown: 3, confirmed: 1, wrong: 1 });
+});
+
+test('after a new line, confidence counts only echoes of keys typed after it', () => {
+  const { p, t } = setup({ modes: cooked });
+  let now = 0;
+  for (const k of 'abc') {
+    p.key(k, now, t.screen());
+    p.screen(now + 150, t.write(k).screen());
+    now += 200;
+  }
+  // Typed quickly: the echo of d, e and Enter comes after the Enter was typed.
+  p.key('d', now, t.screen());
+  p.key('e', now + 1, t.screen());
+  p.key('\r', now + 2, t.screen());
+  p.screen(now + 150, t.write('de\r\n').screen());
+  // A password prompt the pty's mode has not reported yet: nothing may show before a key of the new line echoed.
+  p.key('s', now + 300, t.screen());
+  assert.deepEqual(p.view().cells, [], 'confirmations of the old line earn nothing for the new one');
+});
+
+test('echoes slower than the expiry make the next predictions wait longer, not roll back each time', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  const first = p.nextDeadline();
+  p.tick(first); // the echo is late: rolled back
+  assert.equal(p.stats.wrong, 1);
+  p.screen(900, t.write('a').screen()); // it comes, 900 ms after the key
+  const at = 900 + 2 * 150;
+  p.key('b', at, t.screen());
+  assert.ok(p.nextDeadline() - at > 900, `a deadline ${p.nextDeadline() - at} ms after the key, under the slow echo's 900 ms`);
+  p.tick(at + 899);
+  p.screen(at + 900, t.write('b').screen());
+  assert.deepEqual(p.stats, { keys: 2, shown: 2, confirmed: 1, wrong: 1 });
+});
