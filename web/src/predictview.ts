@@ -89,7 +89,17 @@ export class PredictView {
 
   /** info is what the browser tests read. */
   info(): object {
-    return { rtt: this.rtt, setting: this.setting, termMode: this.termMode, shell: this.shell, stats: { ...this.p.stats }, view: this.p.view() };
+    const t = this.term;
+    return {
+      rtt: this.rtt,
+      setting: this.setting,
+      termMode: this.termMode,
+      shell: this.shell,
+      altScreen: t.buffer.active.type === 'alternate',
+      mouse: t.modes.mouseTrackingMode,
+      stats: { ...this.p.stats },
+      view: this.p.view(),
+    };
   }
 
   dispose(): void {

@@ -151,7 +151,7 @@ test('a password prompt (read -s) never shows a predicted character', async () =
   const { ctx, p, id } = await fresh();
   try {
     await record(p);
-    await typeLine(p, 'read -s pw; echo got-$pw');
+    await command(p, 'read -s pw; echo got-$pw');
     const shown = (await info(p)).stats.shown;
     // Typed as soon as the password is read, before the page can know it
     // (its mode and the shell's marks are 150 ms away); not sooner: keys
@@ -166,6 +166,17 @@ test('a password prompt (read -s) never shows a predicted character', async () =
     await ctx.close();
   }
 });
+
+/**
+ * command types line and Enter once the line's echo is drawn: nothing is
+ * pending then, so what keeps what is typed next from being predicted is
+ * what the test is about, not a key still waiting for its echo.
+ */
+async function command(p, line) {
+  await p.keyboard.type(line);
+  await until(p, async () => (await info(p)).view.cells.length === 0 && (await p.evaluate(() => window.__termkeep.text())).some((l) => l.trimEnd().endsWith(line)), `the echo of ${line}`);
+  await p.keyboard.press('Enter');
+}
 
 /** earn types a command whose echo earns the predictor's confidence (no shell integration), and checks it did. */
 async function earn(p) {
@@ -184,7 +195,7 @@ test('without shell integration, a password prompt never shows a predicted chara
     await earn(p);
     // A key that echoes (confidence for this line), then a password: only
     // the pty's mode (echo off, line editing on) says not to predict.
-    await typeLine(p, "read -n1 -p 'Go? ' a; sleep 0.3; read -s -p 'Password: ' pw; echo; echo got-$pw");
+    await command(p, "read -n1 -p 'Go? ' a; sleep 0.3; read -s -p 'Password: ' pw; echo; echo got-$pw");
     await see(p, /^Go\? ?$/);
     await p.keyboard.type('y');
     await see(p, /^Go\? yPassword: ?$/);
@@ -202,12 +213,13 @@ test('without shell integration, a password prompt never shows a predicted chara
 });
 
 test('vim is never predicted', async () => {
-  const { ctx, p } = await fresh();
+  const { ctx, p, id } = await fresh();
   try {
-    await typeLine(p, 'vim -u NONE -N');
-    await waitFor(async () => (await lines(p)).some((l) => l.startsWith('~')), { what: 'vim' });
+    await command(p, 'vim -u NONE -N');
     const shown = (await info(p)).stats.shown;
     await record(p);
+    // Typed as soon as vim runs, before the page can know it (150 ms away).
+    await waitFor(async () => /^~/m.test(await s.cli('capture', id)), { interval: 5, what: 'vim' });
     await p.keyboard.type('ihello');
     await see(p, /^hello$/);
     assert.equal((await info(p)).stats.shown, shown);
@@ -223,11 +235,24 @@ test('without shell integration, vim is never predicted', async () => {
     await earn(p);
     // Straight into insert mode: each key typed echoes where it was typed,
     // as at a prompt; only the alternate screen says not to predict.
-    await typeLine(p, 'vim -u NONE -N -c startinsert');
+    await command(p, 'vim -u NONE -N -c startinsert');
     await waitFor(async () => (await lines(p)).some((l) => /-- INSERT --/.test(l)), { what: 'vim in insert mode' });
+    // vim asks the terminal questions as it starts; each answer the page
+    // sends is a key to the predictor (one that takes confidence away).
+    // Typing starts once they have stopped for a while.
+    let keys = -1;
+    let since = Date.now();
+    await waitFor(async () => {
+      const k = (await info(p)).stats.keys;
+      if (k !== keys) [keys, since] = [k, Date.now()];
+      return Date.now() - since > 800;
+    }, { what: 'vim done asking the terminal' });
     const shown = (await info(p)).stats.shown;
     await record(p);
-    await p.keyboard.type('hello world');
+    // One key echoed first: it earns the confidence the Enter took away.
+    await p.keyboard.type('h');
+    await see(p, /^h$/);
+    await p.keyboard.type('ello world');
     await see(p, /^hello world$/);
     assert.equal((await info(p)).stats.shown, shown, JSON.stringify(await info(p)));
     assert.deepEqual(await records(p), []);
@@ -249,6 +274,8 @@ test('an echo that differs is rolled back', async () => {
     await until(p, async () => (await info(p)).stats.wrong > 0 && (await info(p)).view.cells.length === 0, 'the prediction rolled back');
     const drawn = await records(p);
     assert.ok(drawn.some((r) => r.text === 'x'), `x was predicted: ${JSON.stringify(drawn)}`);
+    // Rolled back by the echo that contradicts it, not later by its deadline.
+    assert.deepEqual(drawn.filter((r) => r.lines.some((l) => l.startsWith('$ Y'))), [], 'x still predicted over the echo Y');
     const st = (await info(p)).stats;
     assert.equal(st.wrong, 1, JSON.stringify(st));
     assert.equal(st.confirmed, 0, JSON.stringify(st));
