@@ -103,6 +103,8 @@ interface Step {
 /** How many echo delays the expiry looks back on, and the most it takes from them (ms). */
 const ECHO_SAMPLES = 16;
 const ECHO_MAX = 3000;
+/** How many correction times the bench can read back. */
+const CORRECTIONS_KEPT = 256;
 
 const printable = /^[\x20-\x7e\u00a0-\u02ff\u0370-\u1fff]$/u;
 
@@ -129,6 +131,8 @@ export class Predictor {
   /** Columns typed on the cursor's line since it was last unpredictable: what backspace and the arrows may cross. */
   private line: { row: number; start: number; end: number } | null = null;
   readonly stats: Stats = { keys: 0, shown: 0, confirmed: 0, wrong: 0 };
+  /** How long each of the last shown predictions rolled back was shown (ms): the time to correct a misprediction. */
+  readonly corrections: number[] = [];
 
   constructor(opts: Partial<Options> = {}) {
     this.opts = { ...defaults, ...opts };
@@ -340,7 +344,12 @@ export class Predictor {
   }
 
   private rollback(now: number): void {
-    for (const s of this.steps) if (s.shown) this.stats.wrong++;
+    for (const s of this.steps) {
+      if (!s.shown) continue;
+      this.stats.wrong++;
+      this.corrections.push(now - s.at);
+      if (this.corrections.length > CORRECTIONS_KEPT) this.corrections.shift();
+    }
     this.steps = [];
     this.line = null;
     this.barrier = false;

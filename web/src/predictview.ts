@@ -98,6 +98,9 @@ export class PredictView {
       altScreen: t.buffer.active.type === 'alternate',
       mouse: t.modes.mouseTrackingMode,
       stats: { ...this.p.stats },
+      corrections: [...this.p.corrections],
+      cursor: { row: t.buffer.active.baseY + t.buffer.active.cursorY, col: t.buffer.active.cursorX },
+      baseY: t.buffer.active.baseY,
       view: this.p.view(),
     };
   }

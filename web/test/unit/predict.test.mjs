@@ -373,3 +373,16 @@ test('echoes slower than the expiry make the next predictions wait longer, not r
   p.screen(at + 900, t.write('b').screen());
   assert.deepEqual(p.stats, { keys: 2, shown: 2, confirmed: 1, wrong: 1 });
 });
+
+test('each shown prediction rolled back records how long it was shown, for the bench', () => {
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.key('b', 20, t.screen());
+  p.screen(160, t.write('x').screen()); // contradicted 160 and 140 ms after they showed
+  assert.deepEqual(p.corrections, [160, 140]);
+  // Tentative ones (shown to none) are not corrections.
+  const q = setup({ modes: cooked });
+  q.p.key('a', 0, q.t.screen());
+  q.p.tick(10000);
+  assert.deepEqual(q.p.corrections, []);
+});
