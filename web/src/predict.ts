@@ -255,7 +255,8 @@ export class Predictor {
     const base = {
       fromRow: row,
       fromCol: col,
-      shown: (this.modes.shell === 'prompt' && !this.awaitPrompt) || this.earned >= this.opts.confidence,
+      // At a prompt the shell's marks decide, not confidence earned on a line already sent.
+      shown: this.modes.shell === 'prompt' ? !this.awaitPrompt : this.earned >= this.opts.confidence,
       cellsOnly: false,
       expires: now + this.expiry(),
       at: now,

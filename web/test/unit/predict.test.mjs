@@ -386,3 +386,17 @@ test('each shown prediction rolled back records how long it was shown, for the b
   q.p.tick(10000);
   assert.deepEqual(q.p.corrections, []);
 });
+
+test('after Enter at a prompt, confidence earned on the line does not show what is typed next', () => {
+  const { p, t } = setup();
+  let now = 0;
+  for (const k of 'ls -l') {
+    p.key(k, now, t.screen());
+    p.screen(now + 150, t.write(k).screen());
+    now += 200;
+  }
+  assert.equal(p.stats.confirmed, 5);
+  p.key('\r', now, t.screen()); // the command may read a password; the page does not know yet
+  p.key('s', now + 10, t.screen());
+  assert.deepEqual(p.view().cells, [], 'shown after Enter, before the next prompt');
+});
