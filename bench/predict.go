@@ -143,7 +143,9 @@ func quantile(xs []float64, q float64) float64 {
 func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 
 // measured says whether the shell gave figures.
-func (s predictShell) measured() bool { return s.Skipped == "" && s.Error == "" && len(s.Latencies) > 0 }
+func (s predictShell) measured() bool {
+	return s.Skipped == "" && s.Error == "" && len(s.Latencies) > 0
+}
 
 // predictedShare is the share of editing keys shown predicted.
 func (s predictShell) predictedShare() float64 {
