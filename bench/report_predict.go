@@ -128,7 +128,10 @@ func (rep *report) predictMarkdown(b *strings.Builder) {
 			b.WriteString(l + "\n\n")
 		}
 		mdTable(b, predictHead, rep.predictRows())
-		fmt.Fprintf(b, "\nGoals: %s; %s.\n", rep.predictP50Goal().cell(), rep.predictWrongGoal().cell())
+		b.WriteString("\n")
+		for _, g := range []goal{rep.predictP50Goal(), rep.predictWrongGoal()} {
+			fmt.Fprintf(b, "- %s: %s\n", strings.TrimPrefix(g.name, "predictive echo: "), g.cell())
+		}
 	}
 }
 
