@@ -181,7 +181,7 @@ export class Predictor {
       this.barrier = false;
       return;
     }
-    const j = this.matched(scr);
+    const j = this.matched(scr, now);
     if (j < 0) {
       this.rollback(now);
       return;
@@ -315,19 +315,31 @@ export class Predictor {
    * matched is how many of the pending steps the screen shows done: the
    * most j such that every cell they touch reads as after the first j
    * steps, and the cursor is where the j-th left it; -1 when no j fits.
+   * A key typed then erased leaves the screen as before it, so the steps
+   * whose echo could have come by now (typed most of a round trip ago)
+   * are tried first: else the echo of an older key would confirm them.
+   * Younger ones only when nothing else fits (the link got faster than
+   * the round trip measured).
    */
-  private matched(scr: Screen): number {
-    for (let j = this.steps.length; j >= 0; j--) {
-      const prev = this.steps[j - 1];
-      // Steps checked by their cells only may be confirmed before their
-      // echo (a space over a blank reads as typed): the cursor then tells
-      // nothing of them, nor of the one after them (j = 0).
-      const first = this.steps[0];
-      const at = prev ? (prev.cellsOnly ? null : prev) : first.cellsOnly ? null : { row: first.fromRow, col: first.fromCol };
-      if (at && (scr.row !== at.row || scr.col !== at.col)) continue;
-      if (this.cellsAsAfter(j, scr)) return j;
-    }
+  private matched(scr: Screen, now: number): number {
+    const floor = 0.75 * (this.rtt ?? 0);
+    let old = 0;
+    while (old < this.steps.length && now - this.steps[old].at >= floor) old++;
+    for (let j = old; j >= 0; j--) if (this.fits(j, scr)) return j;
+    for (let j = this.steps.length; j > old; j--) if (this.fits(j, scr)) return j;
     return -1;
+  }
+
+  /** fits says whether the screen shows the first j pending steps done and the others not. */
+  private fits(j: number, scr: Screen): boolean {
+    const prev = this.steps[j - 1];
+    // Steps checked by their cells only may be confirmed before their
+    // echo (a space over a blank reads as typed): the cursor then tells
+    // nothing of them, nor of the one after them (j = 0).
+    const first = this.steps[0];
+    const at = prev ? (prev.cellsOnly ? null : prev) : first.cellsOnly ? null : { row: first.fromRow, col: first.fromCol };
+    if (at && (scr.row !== at.row || scr.col !== at.col)) return false;
+    return this.cellsAsAfter(j, scr);
   }
 
   /** cellsAsAfter says whether every cell the steps touch reads as the first j steps leave it. */

@@ -400,3 +400,27 @@ test('after Enter at a prompt, confidence earned on the line does not show what 
   p.key('s', now + 10, t.screen());
   assert.deepEqual(p.view().cells, [], 'shown after Enter, before the next prompt');
 });
+
+test('a key typed less than a round trip ago is not confirmed by a screen that only looks as if it were', () => {
+  // a, b, then two backspaces: after a, b and one backspace the cells and
+  // the cursor are as after a alone, which the echo of a shows first.
+  const { p, t } = setup();
+  p.key('a', 0, t.screen());
+  p.key('b', 100, t.screen());
+  p.key('\x7f', 120, t.screen());
+  p.key('\x7f', 140, t.screen());
+  p.screen(150, t.write('a').screen());
+  assert.equal(p.stats.confirmed, 1, 'b and a backspace confirmed before their echo could come');
+  p.screen(250, t.write('b').screen());
+  p.screen(270, t.write('\b \b').screen());
+  p.screen(290, t.write('\b \b').screen());
+  assert.deepEqual(p.stats, { keys: 4, shown: 4, confirmed: 4, wrong: 0 });
+});
+
+test('an echo sooner than the round trip measured (the link got faster) still confirms', () => {
+  const { p, t } = setup({ rtt: 300 });
+  p.key('a', 0, t.screen());
+  p.key('b', 10, t.screen());
+  p.screen(100, t.write('ab').screen());
+  assert.deepEqual(p.stats, { keys: 2, shown: 2, confirmed: 2, wrong: 0 });
+});
