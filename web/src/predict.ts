@@ -126,6 +126,12 @@ export class Predictor {
   /** No new prediction before this time (a rollback's pause), nor while a barrier waits. */
   private pausedUntil = 0;
   private barrier = false;
+  /**
+   * A key not predicted was sent at this time (null: none since the
+   * screen showed its effect): where it leaves the cursor is not known
+   * before output that could be its echo, or its deadline.
+   */
+  private unseen: number | null = null;
   /** A new line or a control key was typed at a prompt: nothing shows until the shell draws its next prompt (prompt). */
   private awaitPrompt = false;
   /** Columns typed on the cursor's line since it was last unpredictable: what backspace and the arrows may cross. */
@@ -161,10 +167,13 @@ export class Predictor {
 
   /** key takes what the user typed, the screen as it is before it is sent. */
   key(data: string, now: number, scr: Screen): void {
+    // The terminal's focus reports (the page's, not the user's) change nothing on the screen.
+    if (data === '\x1b[I' || data === '\x1b[O') return;
     this.stats.keys++;
     const step = this.allowed(now) ? this.predictKey(data, now, scr) : null;
     if (!step) {
       this.unpredictable(data);
+      this.unseen = now;
       return;
     }
     this.steps.push(step);
@@ -177,6 +186,7 @@ export class Predictor {
     // (the echo of what is predicted now) must not bring it back.
     if (now < this.pausedUntil) this.pausedUntil = Math.max(this.pausedUntil, now + this.settle());
     else this.pausedUntil = 0;
+    if (this.unseen !== null && now - this.unseen >= this.echoFloor()) this.unseen = null;
     if (this.steps.length === 0) {
       this.barrier = false;
       return;
@@ -235,6 +245,7 @@ export class Predictor {
   /** allowed says whether a new key may be predicted now (tentatively or shown). */
   private allowed(now: number): boolean {
     if (this.forbidden() || this.barrier || now < this.pausedUntil) return false;
+    if (this.unseen !== null && now < this.unseen + this.expiry()) return false;
     if (this.opts.setting === 'always') return true;
     return this.rtt !== null && this.rtt > this.opts.thresholdMs;
   }
@@ -322,7 +333,7 @@ export class Predictor {
    * the round trip measured).
    */
   private matched(scr: Screen, now: number): number {
-    const floor = 0.75 * (this.rtt ?? 0);
+    const floor = this.echoFloor();
     let old = 0;
     while (old < this.steps.length && now - this.steps[old].at >= floor) old++;
     for (let j = old; j >= 0; j--) if (this.fits(j, scr)) return j;
@@ -376,6 +387,11 @@ export class Predictor {
     this.line = null;
     this.barrier = false;
     this.earned = 0;
+  }
+
+  /** echoFloor is how soon the echo of a key can come (ms): most of the round trip measured. */
+  private echoFloor(): number {
+    return 0.75 * (this.rtt ?? 0);
   }
 
   /** echoed records how long an echo took (or was waited for in vain). */

@@ -181,9 +181,10 @@ test('a mismatch is rolled back, and prediction pauses until the screen settles'
   p.key('c', 350, t.screen());
   assert.equal(shown(p, t), '$ xy');
   assert.equal(p.stats.shown, 2);
+  p.screen(500, t.write('c').screen()); // c's echo: output too
   // Still, for two round trips after the last output: predicted again.
-  p.key('d', 300 + 2 * 150, t.screen());
-  assert.equal(shown(p, t), '$ xyd');
+  p.key('d', 500 + 2 * 150, t.screen());
+  assert.equal(shown(p, t), '$ xycd');
 });
 
 test('an echo that does not come in time is rolled back, and a late one changes nothing', () => {
@@ -210,9 +211,9 @@ test('a password prompt mid-typing drops what is shown and predicts nothing more
   p.key('3', 20, t.screen());
   assert.equal(shown(p, t), '$');
   assert.equal(p.stats.wrong, 0, 'dropped, not wrong');
-  // Echo on again, back at the prompt.
+  // Echo on again, back at the prompt, once the keys typed meanwhile are overdue.
   p.setModes(prompt);
-  p.key('z', 30, t.screen());
+  p.key('z', 20 + 1.5 * 150 + 250, t.screen());
   assert.equal(shown(p, t), '$ z');
 });
 
@@ -423,4 +424,29 @@ test('an echo sooner than the round trip measured (the link got faster) still co
   p.key('b', 10, t.screen());
   p.screen(100, t.write('ab').screen());
   assert.deepEqual(p.stats, { keys: 2, shown: 2, confirmed: 2, wrong: 0 });
+});
+
+test('after a key it could not predict, nothing is predicted from the old cursor until its effect can be seen', () => {
+  const { p, t } = setup();
+  t.write('ab'); // typed before: not on the predictor's line
+  p.key('\x1b[D', 0, t.screen()); // left over text it did not see typed: not predicted
+  p.key('x', 10, t.screen());
+  assert.deepEqual(p.view().cells, [], 'x predicted where the cursor was before the arrow');
+  p.screen(150, t.write('\b').screen()); // the arrow's effect
+  p.key('x', 160, t.screen());
+  assert.deepEqual(p.view().cells, [], 'in the middle of the line: not predicted');
+  // A key with no visible effect: predicting again once its echo is overdue.
+  const q = setup();
+  q.t.write('ab');
+  q.p.key('\x1b[D', 0, q.t.screen());
+  q.p.key('c', 1.5 * 150 + 250, q.t.screen());
+  assert.equal(q.p.stats.shown, 1);
+});
+
+test('focus reports are not keys', () => {
+  const { p, t } = setup();
+  p.key('\x1b[I', 0, t.screen());
+  p.key('\x1b[O', 1, t.screen());
+  p.key('a', 2, t.screen());
+  assert.deepEqual(p.stats, { keys: 1, shown: 1, confirmed: 0, wrong: 0 });
 });
