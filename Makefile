@@ -147,7 +147,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode api:FuzzInputMode outl
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
 	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
 	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine mcp:FuzzScreenRef \
-	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine
+	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine ../bench:FuzzParsePredict
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \
@@ -185,9 +185,10 @@ soak: deps
 	exit $$(cat test-artifacts/soak.status)
 
 # Throughput, latency, reattach, restart, memory and scale against the raw
-# pty, tmux and dtach, written to docs/PERFORMANCE.md. Debian's tmux and
-# dtach are installed when missing (as root); without them their rows say
-# skipped.
+# pty, tmux and dtach, and predictive echo in Chromium over a slow link
+# (web/bench/predict.mjs), written to docs/PERFORMANCE.md. Debian's tmux and
+# dtach are installed when missing (as root); without them, or without
+# Chromium, their rows say skipped.
 bench: build
 	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || true
 	@command -v dtach >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq dtach) || true

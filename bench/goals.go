@@ -170,7 +170,7 @@ func (rep *report) reattachGoalTmux() goal {
 func (rep *report) goals() []goal {
 	return []goal{
 		rep.attachEchoGoal(), rep.wsEchoGoal(), rep.p999Goal(), rep.attachThroughputGoal(),
-		rep.fanAttachGoal(), rep.reattachGoalTmux(),
+		rep.fanAttachGoal(), rep.reattachGoalTmux(), rep.predictP50Goal(), rep.predictWrongGoal(),
 	}
 }
 

@@ -70,7 +70,7 @@ const (
 )
 
 // sections are the parts of the bench that -skip can leave out.
-var sections = []string{"throughput", "fanout", "latency", "screen", "memory", "reattach", "restart", "memory100", "scale"}
+var sections = []string{"throughput", "fanout", "latency", "screen", "memory", "reattach", "restart", "memory100", "scale", "predict"}
 
 type config struct {
 	bin       string
@@ -321,6 +321,14 @@ func bench(cfg config) int {
 	if cfg.runs("scale") {
 		ran("scale")
 		rep.scale = runScale(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	if cfg.runs("predict") {
+		ran("predict")
+		rep.predict = runPredict(ctx, e, cfg)
 		if ctx.Err() != nil {
 			return interrupted()
 		}

@@ -34,6 +34,7 @@ type report struct {
 	restart  *restartReport
 	mem100   *memReport
 	scale    *scaleReport
+	predict  *predictReport
 
 	took    time.Duration
 	machine machine
@@ -57,7 +58,7 @@ func (rep *report) anyFailed() bool {
 			return true
 		}
 	}
-	return rep.screen != nil && rep.screen.err != nil || rep.sessionsFailed()
+	return rep.screen != nil && rep.screen.err != nil || rep.sessionsFailed() || rep.predictFailed()
 }
 
 type machine struct {
@@ -307,6 +308,7 @@ func (rep *report) text() string {
 		}
 	}
 	rep.sessionsText(&b)
+	rep.predictText(&b)
 	rep.goalsText(&b)
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\nFailed runs:\n")
@@ -536,6 +538,7 @@ func (rep *report) markdown() string {
 	}
 
 	rep.sessionsMarkdown(&b)
+	rep.predictMarkdown(&b)
 	rep.goalsMarkdown(&b)
 
 	if f := rep.failures(); len(f) > 0 {

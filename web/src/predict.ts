@@ -94,27 +94,51 @@ interface Step {
   /** A key that could not be predicted followed it: the cursor after it cannot be checked. */
   cellsOnly: boolean;
   expires: number;
+  /** When it was typed. */
+  at: number;
+  /** The line it was typed on (see Predictor.epoch). */
+  epoch: number;
 }
+
+/** How many echo delays the expiry looks back on, and the most it takes from them (ms). */
+const ECHO_SAMPLES = 16;
+const ECHO_MAX = 3000;
+/** How many correction times the bench can read back. */
+const CORRECTIONS_KEPT = 256;
 
 const printable = /^[\x20-\x7e\u00a0-\u02ff\u0370-\u1fff]$/u;
 
 export class Predictor {
   private opts: Options;
   private rtt: number | null = null;
-  /** The slowest recent round trip: how late an echo may still come. */
-  private slowRtt: number | null = null;
   private modes: Modes = { altScreen: false, mouse: false, termMode: null, shell: 'unknown' };
   private steps: Step[] = [];
   /** Keys in a row echoed as predicted (without shell integration). */
   private earned = 0;
+  /**
+   * Counts the new lines and control keys typed without shell integration:
+   * only the echo of a key typed since the last one earns confidence (the
+   * program now reading may not echo; mosh's epochs).
+   */
+  private epoch = 0;
+  /** The last echo delays (ms), and the time an overdue echo had been waited for: a slow machine or link waits longer. */
+  private echoes: number[] = [];
   /** No new prediction before this time (a rollback's pause), nor while a barrier waits. */
   private pausedUntil = 0;
   private barrier = false;
+  /**
+   * A key not predicted was sent at this time (null: none since the
+   * screen showed its effect): where it leaves the cursor is not known
+   * before output that could be its echo, or its deadline.
+   */
+  private unseen: number | null = null;
   /** A new line or a control key was typed at a prompt: nothing shows until the shell draws its next prompt (prompt). */
   private awaitPrompt = false;
   /** Columns typed on the cursor's line since it was last unpredictable: what backspace and the arrows may cross. */
   private line: { row: number; start: number; end: number } | null = null;
   readonly stats: Stats = { keys: 0, shown: 0, confirmed: 0, wrong: 0 };
+  /** How long each of the last shown predictions rolled back was shown (ms): the time to correct a misprediction. */
+  readonly corrections: number[] = [];
 
   constructor(opts: Partial<Options> = {}) {
     this.opts = { ...defaults, ...opts };
@@ -125,16 +149,9 @@ export class Predictor {
     if (s === 'off') this.drop();
   }
 
-  /**
-   * setRtt records the measured round trip in ms (what decides whether to
-   * predict), and the slowest of the recent ones (what decides how long an
-   * echo may take: on a loaded machine or network the echo of a correct
-   * prediction can come far later than the quickest round trip).
-   */
-  setRtt(ms: number, slowest: number = ms): void {
-    if (!Number.isFinite(ms) || ms < 0) return;
-    this.rtt = ms;
-    this.slowRtt = Number.isFinite(slowest) && slowest >= ms ? slowest : ms;
+  /** setRtt records the measured round trip in ms. */
+  setRtt(ms: number): void {
+    if (Number.isFinite(ms) && ms >= 0) this.rtt = ms;
   }
 
   /** setModes takes the session's modes; a mode that forbids prediction drops the pending ones. */
@@ -150,10 +167,13 @@ export class Predictor {
 
   /** key takes what the user typed, the screen as it is before it is sent. */
   key(data: string, now: number, scr: Screen): void {
+    // The terminal's focus reports (the page's, not the user's) change nothing on the screen.
+    if (data === '\x1b[I' || data === '\x1b[O') return;
     this.stats.keys++;
     const step = this.allowed(now) ? this.predictKey(data, now, scr) : null;
     if (!step) {
       this.unpredictable(data);
+      this.unseen = now;
       return;
     }
     this.steps.push(step);
@@ -162,21 +182,24 @@ export class Predictor {
 
   /** screen takes the screen after the page drew output: it confirms, keeps or rolls back the predictions. */
   screen(now: number, scr: Screen): void {
-    // A rollback's pause lasts until the screen has been still for a
-    // while; output after that is ordinary and pauses nothing.
-    if (this.pausedUntil > 0) this.pausedUntil = now >= this.pausedUntil ? 0 : Math.max(this.pausedUntil, now + this.settle());
+    // Output while paused keeps the pause going; once it has ended, output
+    // (the echo of what is predicted now) must not bring it back.
+    if (now < this.pausedUntil) this.pausedUntil = Math.max(this.pausedUntil, now + this.settle());
+    else this.pausedUntil = 0;
+    if (this.unseen !== null && now - this.unseen >= this.echoFloor()) this.unseen = null;
     if (this.steps.length === 0) {
       this.barrier = false;
       return;
     }
-    const j = this.matched(scr);
+    const j = this.matched(scr, now);
     if (j < 0) {
       this.rollback(now);
       return;
     }
     for (const s of this.steps.slice(0, j)) {
       if (s.shown) this.stats.confirmed++;
-      this.earned++;
+      if (s.epoch === this.epoch) this.earned++;
+      this.echoed(now - s.at);
     }
     this.steps = this.steps.slice(j);
     if (this.steps.length === 0) this.barrier = false;
@@ -184,7 +207,11 @@ export class Predictor {
 
   /** tick rolls back predictions whose echo is overdue; call it by nextDeadline. */
   tick(now: number): void {
-    if (this.steps.some((s) => now >= s.expires)) this.rollback(now);
+    if (!this.steps.some((s) => now >= s.expires)) return;
+    // A machine or link this slow keeps its echoes this late for a while:
+    // the next predictions wait longer instead of rolling back each time.
+    this.echoed(now - Math.min(...this.steps.map((s) => s.at)));
+    this.rollback(now);
   }
 
   /** nextDeadline is when tick has something to do (null: nothing pending). */
@@ -218,6 +245,7 @@ export class Predictor {
   /** allowed says whether a new key may be predicted now (tentatively or shown). */
   private allowed(now: number): boolean {
     if (this.forbidden() || this.barrier || now < this.pausedUntil) return false;
+    if (this.unseen !== null && now < this.unseen + this.expiry()) return false;
     if (this.opts.setting === 'always') return true;
     return this.rtt !== null && this.rtt > this.opts.thresholdMs;
   }
@@ -238,9 +266,12 @@ export class Predictor {
     const base = {
       fromRow: row,
       fromCol: col,
-      shown: (this.modes.shell === 'prompt' && !this.awaitPrompt) || this.earned >= this.opts.confidence,
+      // At a prompt the shell's marks decide, not confidence earned on a line already sent.
+      shown: this.modes.shell === 'prompt' ? !this.awaitPrompt : this.earned >= this.opts.confidence,
       cellsOnly: false,
       expires: now + this.expiry(),
+      at: now,
+      epoch: this.epoch,
     };
     const editor = !this.modes.termMode!.canonical; // a line editor draws the line, not the pty
     const line = this.line ?? { row, start: col, end: col };
@@ -284,6 +315,7 @@ export class Predictor {
     if (!editing && this.modes.shell !== 'prompt') {
       // A new line, a control key, a paste: the next program may not echo (mosh's epochs).
       this.earned = Math.min(this.earned, this.opts.confidence - 1);
+      this.epoch++;
     }
     // A line sent or a control key (Tab completes in place) at a prompt:
     // a command may now read a password before its mode is known.
@@ -294,19 +326,31 @@ export class Predictor {
    * matched is how many of the pending steps the screen shows done: the
    * most j such that every cell they touch reads as after the first j
    * steps, and the cursor is where the j-th left it; -1 when no j fits.
+   * A key typed then erased leaves the screen as before it, so the steps
+   * whose echo could have come by now (typed most of a round trip ago)
+   * are tried first: else the echo of an older key would confirm them.
+   * Younger ones only when nothing else fits (the link got faster than
+   * the round trip measured).
    */
-  private matched(scr: Screen): number {
-    for (let j = this.steps.length; j >= 0; j--) {
-      const prev = this.steps[j - 1];
-      // Steps checked by their cells only may be confirmed before their
-      // echo (a space over a blank reads as typed): the cursor then tells
-      // nothing of them, nor of the one after them (j = 0).
-      const first = this.steps[0];
-      const at = prev ? (prev.cellsOnly ? null : prev) : first.cellsOnly ? null : { row: first.fromRow, col: first.fromCol };
-      if (at && (scr.row !== at.row || scr.col !== at.col)) continue;
-      if (this.cellsAsAfter(j, scr)) return j;
-    }
+  private matched(scr: Screen, now: number): number {
+    const floor = this.echoFloor();
+    let old = 0;
+    while (old < this.steps.length && now - this.steps[old].at >= floor) old++;
+    for (let j = old; j >= 0; j--) if (this.fits(j, scr)) return j;
+    for (let j = this.steps.length; j > old; j--) if (this.fits(j, scr)) return j;
     return -1;
+  }
+
+  /** fits says whether the screen shows the first j pending steps done and the others not. */
+  private fits(j: number, scr: Screen): boolean {
+    const prev = this.steps[j - 1];
+    // Steps checked by their cells only may be confirmed before their
+    // echo (a space over a blank reads as typed): the cursor then tells
+    // nothing of them, nor of the one after them (j = 0).
+    const first = this.steps[0];
+    const at = prev ? (prev.cellsOnly ? null : prev) : first.cellsOnly ? null : { row: first.fromRow, col: first.fromCol };
+    if (at && (scr.row !== at.row || scr.col !== at.col)) return false;
+    return this.cellsAsAfter(j, scr);
   }
 
   /** cellsAsAfter says whether every cell the steps touch reads as the first j steps leave it. */
@@ -324,7 +368,12 @@ export class Predictor {
   }
 
   private rollback(now: number): void {
-    for (const s of this.steps) if (s.shown) this.stats.wrong++;
+    for (const s of this.steps) {
+      if (!s.shown) continue;
+      this.stats.wrong++;
+      this.corrections.push(now - s.at);
+      if (this.corrections.length > CORRECTIONS_KEPT) this.corrections.shift();
+    }
     this.steps = [];
     this.line = null;
     this.barrier = false;
@@ -340,9 +389,20 @@ export class Predictor {
     this.earned = 0;
   }
 
-  /** expiry is how long an echo may take: past it, the prediction is wrong. */
+  /** echoFloor is how soon the echo of a key can come (ms): most of the round trip measured. */
+  private echoFloor(): number {
+    return 0.75 * (this.rtt ?? 0);
+  }
+
+  /** echoed records how long an echo took (or was waited for in vain). */
+  private echoed(ms: number): void {
+    this.echoes.push(Math.min(Math.max(ms, 0), ECHO_MAX));
+    if (this.echoes.length > ECHO_SAMPLES) this.echoes.shift();
+  }
+
+  /** expiry is how long an echo may take: past it, the prediction is wrong. The round trip, or the slowest recent echo when slower. */
   private expiry(): number {
-    return Math.max(250, 1.5 * (this.slowRtt ?? this.rtt ?? 0) + 250);
+    return Math.max(250, 1.5 * Math.max(this.rtt ?? 0, ...this.echoes) + 250);
   }
 
   /** settle is how long the screen must be still after a rollback before predicting again. */

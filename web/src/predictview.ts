@@ -70,7 +70,7 @@ export class PredictView {
     this.samples.push(ms);
     if (this.samples.length > RTT_SAMPLES) this.samples.shift();
     this.rtt = Math.min(...this.samples);
-    this.p.setRtt(this.rtt, Math.max(...this.samples));
+    this.p.setRtt(this.rtt);
   }
 
   /** setTermMode takes the pty's mode (null: unknown, as under an older holder or a new connection). */
@@ -89,7 +89,20 @@ export class PredictView {
 
   /** info is what the browser tests read. */
   info(): object {
-    return { rtt: this.rtt, setting: this.setting, termMode: this.termMode, shell: this.shell, stats: { ...this.p.stats }, view: this.p.view() };
+    const t = this.term;
+    return {
+      rtt: this.rtt,
+      setting: this.setting,
+      termMode: this.termMode,
+      shell: this.shell,
+      altScreen: t.buffer.active.type === 'alternate',
+      mouse: t.modes.mouseTrackingMode,
+      stats: { ...this.p.stats },
+      corrections: [...this.p.corrections],
+      cursor: { row: t.buffer.active.baseY + t.buffer.active.cursorY, col: t.buffer.active.cursorX },
+      baseY: t.buffer.active.baseY,
+      view: this.p.view(),
+    };
   }
 
   dispose(): void {
