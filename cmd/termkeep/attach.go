@@ -80,6 +80,7 @@ capture, send and wait.`,
 			f := &follower{
 				g: g, c: c, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly,
 				detachOthers: detach, fit: !readOnly && !ignoreSize, ignoreSize: ignoreSize, name: "attach " + ttyName(os.Stdin),
+				screenFirst: true,
 			}
 			return attach(cmd.Context(), f, key, altScreen)
 		},

@@ -30,6 +30,9 @@ type follower struct {
 	// unless --ignore-size or --read-only); ignoreSize never bears on it.
 	fit, ignoreSize bool
 	name            string // how the other viewers are shown this one
+	// screenFirst asks for a snapshot's screen before its history
+	// (wire.Hello.ScreenFirst): attach, whose user waits for the screen.
+	screenFirst bool
 }
 
 // open returns a stream, retrying while the server is unreachable (starting
@@ -43,6 +46,7 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 		s, err := f.c.Attach(ctx, f.ref, wire.Hello{
 			Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly,
 			DetachOthers: f.detachOthers, Fit: f.fit, IgnoreSize: f.ignoreSize, Name: f.name,
+			ScreenFirst: f.screenFirst,
 		})
 		if err == nil {
 			f.detachOthers, f.fit = false, false
