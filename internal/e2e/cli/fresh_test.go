@@ -2,12 +2,18 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/creack/pty"
 
 	"termkeep/internal/e2e"
 )
@@ -79,4 +85,50 @@ func TestFreshAttachDrawsTheScreenFirst(t *testing.T) {
 	p.waitScreen("the output after the attach", func(s string) bool { return strings.Contains(s, "after-3") })
 	once("after the attach", 1, 3, "after-")
 	once("the history and screen, after more output", oldest, lines, "hist-")
+}
+
+// attach asks no server whether it answers before it attaches (a round
+// trip before the first draw): with no server running it starts one and
+// attaches, or, with --no-autostart, says that none runs and exits 1,
+// leaving the terminal as it was.
+func TestAttachWithNoServer(t *testing.T) {
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.MustTk("new", "--name", "s", "--", "sh", "-c", "echo shown-$((40+2)); exec sleep 600")
+	e2e.WaitFor(t, 20*time.Second, "the session's output", func() bool {
+		out, _, _ := e.Tk("capture", "s")
+		return strings.Contains(out, "shown-42")
+	})
+	e.ShutdownServer()
+
+	cmd := exec.Command(e2e.TkBin, "--state-dir", e.Dir, "--no-autostart", "attach", "s")
+	p, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 90, Rows: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(p) // until attach exits (EIO)
+	p.Close()
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("--no-autostart with no server: %v, want exit status 1", err)
+	}
+	if !strings.Contains(string(out), "no termkeep server is running") {
+		t.Errorf("--no-autostart with no server says %q", out)
+	}
+
+	a := startAttach(t, e, "s", true)
+	a.waitOutput("shown-42")
+	a.pty.Write([]byte{0x1c})
+	if code := a.exitCode(); code != 0 {
+		t.Fatalf("detach: exit %d", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.C.Shutdown(ctx, true); err != nil {
+		t.Fatalf("no server after attach started one: %v", err)
+	}
+	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool {
+		_, err := e.C.Health(context.Background())
+		return err != nil
+	})
 }
