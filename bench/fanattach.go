@@ -238,21 +238,54 @@ func (rep *report) fanRatio(many, one string) float64 {
 	return m / o
 }
 
-// fanComplete reports whether every run of a termkeep case delivered
-// every byte: no resync, and no client drew less than the file.
-func (rep *report) fanComplete(name string) bool {
+// fanDelivery is what the runs of a termkeep case delivered: every byte
+// when no run failed, none was resynced, and no client drew less than the
+// file.
+type fanDelivery struct {
+	runs, failed int
+	resyncs      int
+	least        float64 // the fewest bytes a client drew, × the file
+}
+
+func (d fanDelivery) complete() bool {
+	return d.runs > 0 && d.failed == 0 && d.resyncs == 0 && d.least >= 1
+}
+
+// String says why bytes were not all delivered, or that they were.
+func (d fanDelivery) String() string {
+	if d.complete() {
+		return "every byte delivered"
+	}
+	var why []string
+	if d.failed > 0 {
+		why = append(why, fmt.Sprintf("%d of %d runs failed", d.failed, d.runs))
+	}
+	if d.resyncs > 0 {
+		why = append(why, fmt.Sprintf("%d resyncs", d.resyncs))
+	}
+	if d.least < 1 {
+		why = append(why, fmt.Sprintf("a client drew %.2f× the file", d.least))
+	}
+	return "bytes lost: " + strings.Join(why, ", ")
+}
+
+// fanDelivered sums up what the runs of case name delivered.
+func (rep *report) fanDelivered(name string) fanDelivery {
+	var d fanDelivery
 	for _, r := range rep.attachFan {
 		if r.c.name != name {
 			continue
 		}
+		d.runs, d.failed, d.least = len(r.samples)+len(r.errs), len(r.errs), -1
 		for _, s := range r.samples {
-			if s.resyncs > 0 || s.minBytes < r.size {
-				return false
+			d.resyncs += s.resyncs
+			if x := float64(s.minBytes) / float64(r.size); d.least < 0 || x < d.least {
+				d.least = x
 			}
 		}
-		return len(r.errs) == 0
+		d.least = max(d.least, 0)
 	}
-	return false
+	return d
 }
 
 var attachFanHead = []string{"clients", "median", "MB/s", "min–max", "N to 1", "least bytes × file", "resyncs", "runs"}

@@ -129,8 +129,9 @@ func (rep *report) fanAttachGoal() goal {
 	if tk == 0 || tm == 0 {
 		return g
 	}
-	g.figure = fmt.Sprintf("%.2f× vs tmux %.2f×", tk, tm)
-	g.met = decided(tk <= tm && rep.fanComplete("attach8"))
+	d := rep.fanDelivered("attach8")
+	g.figure = fmt.Sprintf("%.2f× vs tmux %.2f×; %s", tk, tm, d)
+	g.met = decided(tk <= tm && d.complete())
 	return g
 }
 

@@ -132,6 +132,7 @@ func main() {
 	flag.StringVar(&cfg.benchtime, "benchtime", "", "-benchtime of the screen model's Go benchmarks (overrides the mode's)")
 	flag.BoolVar(&cfg.memory, "memory", true, "also measure idle holder memory (same as leaving memory out of -skip)")
 	flag.IntVar(&cfg.reattachMiB, "reattach-size", 0, fmt.Sprintf("history behind the reattached session in MiB (default %d, quick %d)", fullReattachMiB, quickReattachMiB))
+	flag.IntVar(&cfg.reattachTries, "reattach-tries", 0, fmt.Sprintf("fresh viewers timed per contender and history (default %d, quick %d)", fullReattachTries, quickReattachTries))
 	flag.IntVar(&cfg.restartSessions, "restart-sessions", 0, fmt.Sprintf("sessions for the server restart (default %d, quick %d)", fullRestartSessions, quickRestartSessions))
 	flag.IntVar(&cfg.restartMiB, "restart-size", 0, fmt.Sprintf("output each restarted session printed, in MiB (default %d, quick %d)", fullRestartMiB, quickRestartMiB))
 	flag.IntVar(&cfg.restartRounds, "restart-rounds", 0, fmt.Sprintf("server restarts (default %d, quick %d)", fullRestartRounds, quickRestartRounds))

@@ -70,7 +70,7 @@ func reattachContenders() []reattachContender {
 		{"termkeep wire client, 10,000 lines", "the same with Scrollback: 10000, what the web UI asks for: the snapshot's cost without the WebSocket's", reattachWireHistory},
 		{"termkeep WebSocket", "a WebSocket viewer, `?scrollback=0&cols=200&rows=50`: the screen only, as the wire client", reattachWSScreen},
 		{"termkeep WebSocket, web UI", "a WebSocket viewer as the web UI opens one: `?scrollback=10000&cols=200&rows=50` (a snapshot with 10,000 lines of history above the screen)", reattachWS},
-		{"termkeep attach", "`termkeep attach` started in a pty (its default --scrollback 1000: the snapshot carries 1,000 lines of history), timed from the process's start", reattachCLI},
+		{"termkeep attach", "`termkeep attach` started in a pty (its default --scrollback 1000: the screen first, then a second snapshot with 1,000 lines of history above it), timed from the process's start", reattachCLI},
 		{"tmux attach", "`tmux attach-session` started in a pty (status line off), timed from the process's start", reattachTmux},
 	}
 }

@@ -61,11 +61,11 @@ capture, send and wait.`,
 			if !ok {
 				return usageErr("--detach-key %q is not a key like C-\\ or C-a (or none)", detachKey)
 			}
-			c, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
 			if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+				c, err := g.connect(cmd.Context())
+				if err != nil {
+					return err
+				}
 				if _, err := c.Get(cmd.Context(), args[0]); err != nil {
 					return apiErr(err)
 				}
@@ -77,9 +77,16 @@ capture, send and wait.`,
 			if detach && readOnly {
 				return usageErr("-d detaches the other terminals to take the session over; a --read-only viewer takes nothing over")
 			}
+			// No round trip to ask whether a server answers: the attach
+			// itself finds out, and starts one if need be (follow.go).
+			c, err := g.uncheckedClient()
+			if err != nil {
+				return err
+			}
 			f := &follower{
-				g: g, c: c, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly,
+				g: g, c: c, unchecked: true, ref: args[0], role: wire.RoleViewer, off: wire.FromSnapshot, scrollback: scrollback, readOnly: readOnly,
 				detachOthers: detach, fit: !readOnly && !ignoreSize, ignoreSize: ignoreSize, name: "attach " + ttyName(os.Stdin),
+				screenFirst: true,
 			}
 			return attach(cmd.Context(), f, key, altScreen)
 		},

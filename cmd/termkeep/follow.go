@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"termkeep/internal/client"
+	"termkeep/internal/statedir"
 	"termkeep/internal/wire"
 )
 
@@ -30,6 +31,23 @@ type follower struct {
 	// unless --ignore-size or --read-only); ignoreSize never bears on it.
 	fit, ignoreSize bool
 	name            string // how the other viewers are shown this one
+	// screenFirst asks for a snapshot's screen before its history
+	// (wire.Hello.ScreenFirst): attach, whose user waits for the screen.
+	screenFirst bool
+	// unchecked: c was made without asking whether a server answers (a
+	// round trip before attach's first draw); the first connection that
+	// finds none starts one (globals.connect) instead of counting as lost.
+	unchecked bool
+}
+
+// uncheckedClient returns a client of the state directory without asking
+// whether a server answers: the first stream opened says so.
+func (g *globals) uncheckedClient() (*client.Client, error) {
+	dir, err := statedir.Resolve(g.stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(dir), nil
 }
 
 // open returns a stream, retrying while the server is unreachable (starting
@@ -43,10 +61,20 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 		s, err := f.c.Attach(ctx, f.ref, wire.Hello{
 			Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly,
 			DetachOthers: f.detachOthers, Fit: f.fit, IgnoreSize: f.ignoreSize, Name: f.name,
+			ScreenFirst: f.screenFirst,
 		})
 		if err == nil {
-			f.detachOthers, f.fit = false, false
+			f.detachOthers, f.fit, f.unchecked = false, false, false
 			return s, nil
+		}
+		if f.unchecked && errors.Is(err, client.ErrNoServer) {
+			f.unchecked = false
+			c, err := f.g.connect(ctx) // starts a server, or says why not
+			if err != nil {
+				return nil, err
+			}
+			f.c = c
+			continue
 		}
 		var ce *client.Error
 		var re *wire.RemoteError

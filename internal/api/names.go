@@ -1,13 +1,33 @@
 package api
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // NameRE is what a session id, a session name, a workspace name and a user
-// name may look like.
-var NameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$`)
+// name may look like: ^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$. It is matched
+// by hand: compiled at start, the expression cost every run of the CLI
+// (attach's included) 0.18 ms and 861 allocations before main.
+var NameRE nameMatcher
+
+type nameMatcher struct{}
+
+// MatchString reports whether s is a valid name.
+func (nameMatcher) MatchString(s string) bool {
+	if len(s) == 0 || len(s) > 64 || !alnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case alnum(c), c == '.', c == '_', c == '@', c == '+', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func alnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // NameProblem explains why name may not be given to a session or a
 // workspace ("" when it may): on top of the characters NameRE allows, no

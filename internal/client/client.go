@@ -351,13 +351,29 @@ func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Str
 	req, _ := http.NewRequest("GET", "http://termkeep/v1/sessions/"+url.PathEscape(ref)+"/attach", nil)
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", api.UpgradeProto)
-	if err := req.Write(conn); err != nil {
+	if hello.Version == 0 {
+		hello.Version = wire.Version
+	}
+	if hello.Role == "" {
+		hello.Role = wire.RoleViewer
+	}
+	// The hello goes with the request, in one write, rather than a round
+	// trip after the upgrade's answer: the server reads frames its HTTP
+	// server buffered (handleAttach). An upgrade refused leaves it unread.
+	var first bytes.Buffer
+	if err := req.Write(&first); err != nil {
+		return fail(fmt.Errorf("client: attach: %w", err))
+	}
+	if err := wire.NewWriter(&first).JSON(wire.TypeHello, hello); err != nil {
 		return fail(fmt.Errorf("client: attach: %w", err))
 	}
 	// Frames are read and written raw (internal/rawio): an ordinary system
 	// call after the client was idle wakes the runtime's monitor thread,
 	// once per keystroke and once per echo.
 	raw := rawio.NewConn(conn)
+	if _, err := raw.Write(first.Bytes()); err != nil {
+		return fail(fmt.Errorf("client: attach: %w", err))
+	}
 	br := bufio.NewReaderSize(raw, 256<<10)
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
@@ -369,15 +385,6 @@ func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Str
 		return fail(err)
 	}
 	s := &Stream{conn: conn, r: br, w: wire.NewWriter(raw)}
-	if hello.Version == 0 {
-		hello.Version = wire.Version
-	}
-	if hello.Role == "" {
-		hello.Role = wire.RoleViewer
-	}
-	if err := s.w.JSON(wire.TypeHello, hello); err != nil {
-		return fail(fmt.Errorf("client: attach: %w", err))
-	}
 	f, err := s.Next()
 	if err != nil {
 		return fail(fmt.Errorf("client: attach: %w", err))

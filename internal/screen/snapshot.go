@@ -32,7 +32,8 @@ func (s *Screen) Snapshot(scrollback int) []byte {
 // missed what came since (a viewer resynced after it fell behind). It does
 // not reset the terminal, which would wipe its history: it leaves the
 // alternate screen, resets the modes, tab stops and attributes one by
-// one, erases the screen (which does not scroll it into the history) and
+// one, erases the screen (with erases no terminal scrolls into its
+// history, so the screen it replaces is not kept there twice) and
 // draws the last scrollback lines (at most scrollback: those that scrolled
 // away since the terminal's point) and the screen, so the history lines
 // scroll into the terminal's history below what it had.
@@ -59,7 +60,14 @@ func (s *Screen) snapshot(scrollback int, keep bool) []byte {
 			w.csiFinal("H", 1, x+1)
 			w.str("\x1bH")
 		}
-		w.str("\x1b[20l\x1b[H\x1b[2J")
+		// Erased as the top row, then the rest from the second: VTE
+		// scrolls the screen into its history on ED 2, and tmux (its
+		// scroll-on-clear) on ED 2 or ED 0 from home, where the screen
+		// being replaced would stand above the lines drawn after it.
+		w.str("\x1b[20l\x1b[H\x1b[2K")
+		if s.rows > 1 {
+			w.str("\x1b[2;1H\x1b[J\x1b[H")
+		}
 	} else {
 		w.str("\x1bc\x1b[20l")
 	}

@@ -142,10 +142,11 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	}
 
 	var snap []byte
+	firstLines, historyLines := snapshotLines(hello) // screenfirst.go
 	if start.Snapshot() {
 		// The snapshot covers at least everything logged before this
 		// viewer arrived; live output continues from exactly its offset.
-		data, at, c, r, err := h.Snapshot(v.ctx, end, max(hello.Scrollback, 0))
+		data, at, c, r, err := h.Snapshot(v.ctx, end, firstLines)
 		if err != nil {
 			msg := "screen snapshot: " + err.Error()
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
@@ -175,6 +176,18 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	if snap != nil {
 		if err := v.send(func(w *wire.Writer) error { return w.Snapshot(from, snap) }); err != nil {
 			return err
+		}
+		if historyLines > 0 {
+			data, at, ok, err := h.historySnapshot(v.ctx, from, historyLines, cols, rows)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
+					return err
+				}
+				from = at
+			}
 		}
 	}
 	go v.readLoop()

@@ -508,6 +508,13 @@ type Hello struct {
 	// phone", "attach /dev/pts/3"); the server keeps at most MaxViewerName
 	// bytes of it, printable characters only.
 	Name string `json:"name,omitempty"`
+	// ScreenFirst asks for a snapshot's screen before its history: a
+	// snapshot without history, then, when Scrollback asks for some, a
+	// second Snapshot frame that draws it and the screen again as
+	// screen.SnapshotKeep does (attach: the screen is what its user
+	// waits for, the history goes into the terminal's scrollback). A
+	// server that does not know it sends one snapshot with the history.
+	ScreenFirst bool `json:"screen_first,omitempty"`
 }
 
 // MaxViewerName bounds a viewer's name as the server keeps it.
