@@ -41,7 +41,9 @@ func TestEligible(t *testing.T) {
 		{"size unknown", func(v *Viewer, s *Session) { v.Cols, v.Rows, s.Cols, s.Rows = 0, 0, 0, 0 }, false},
 		{"a resize to another size on its way", func(_ *Viewer, s *Session) { s.ReqCols = 100 }, false},
 		{"a resize to its size on its way", func(_ *Viewer, s *Session) { s.Cols = 100 }, false},
-		{"the largest size", func(v *Viewer, s *Session) { v.Cols, v.Rows, s.Cols, s.Rows, s.ReqCols, s.ReqRows = 65535, 65535, 65535, 65535, 65535, 65535 }, true},
+		{"the largest size", func(v *Viewer, s *Session) {
+			v.Cols, v.Rows, s.Cols, s.Rows, s.ReqCols, s.ReqRows = 65535, 65535, 65535, 65535, 65535, 65535
+		}, true},
 	}
 	for _, c := range cases {
 		v, s := with(c.f)
