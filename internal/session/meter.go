@@ -23,6 +23,11 @@ type Meter struct {
 	// Reconnects counts connections to a holder made again after one
 	// dropped while the holder lived.
 	Reconnects atomic.Uint64
+	// Lanes counts output lanes a holder ran (it wrote at least a byte),
+	// LaneBytes the output they wrote to viewers' terminals, and
+	// LanesRefused the lanes that ended at their start (docs/architecture.md,
+	// Echo through attach).
+	Lanes, LaneBytes, LanesRefused atomic.Uint64
 }
 
 // Counters are what one host has counted since it was made.

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"termkeep/internal/fdpass"
@@ -31,11 +31,11 @@ type FDTaker interface{ Take() int }
 type viewerLane struct {
 	mu   sync.Mutex // guards gate and term
 	gate lanegate.Gate
-	term *os.File      // the viewer's terminal, once handed over
+	term int           // the viewer's terminal, once handed over (-1: none); kept raw: an *os.File's Fd would make it blocking
 	poke chan struct{} // one slot: wakes the write loop
 }
 
-func newViewerLane() *viewerLane { return &viewerLane{poke: make(chan struct{}, 1)} }
+func newViewerLane() *viewerLane { return &viewerLane{term: -1, poke: make(chan struct{}, 1)} }
 
 func (l *viewerLane) wake() {
 	select {
@@ -56,10 +56,10 @@ func (l *viewerLane) do(fn func(g *lanegate.Gate)) {
 func (l *viewerLane) offer(at uint64, fd int) {
 	l.mu.Lock()
 	if fd >= 0 {
-		if l.term == nil && fdpass.NonBlockingTerminal(fd) {
-			l.term = os.NewFile(uintptr(fd), "viewer terminal")
+		if l.term < 0 && fdpass.NonBlockingTerminal(fd) {
+			l.term = fd
 		} else {
-			os.NewFile(uintptr(fd), "").Close()
+			syscall.Close(fd)
 		}
 	}
 	l.gate.Offer(at)
@@ -70,9 +70,9 @@ func (l *viewerLane) offer(at uint64, fd int) {
 func (l *viewerLane) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.term != nil {
-		l.term.Close()
-		l.term = nil
+	if l.term >= 0 {
+		syscall.Close(l.term)
+		l.term = -1
 	}
 }
 
@@ -96,7 +96,7 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 		}
 		h.mu.Unlock()
 		v.lane.mu.Lock()
-		vv.Terminal = v.lane.term != nil
+		vv.Terminal = v.lane.term >= 0
 		a := v.lane.gate.Step(time.Now(), vv, s, p.Next(), end)
 		v.lane.mu.Unlock()
 		switch a.Kind {
@@ -116,6 +116,12 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 				return false, err
 			}
 		case lanegate.Written:
+			if a.To > a.From {
+				h.meter.Lanes.Add(1)
+				h.meter.LaneBytes.Add(a.To - a.From)
+			} else {
+				h.meter.LanesRefused.Add(1)
+			}
 			if err := v.sendWritten(l, p, a.From, a.To); err != nil {
 				return false, err
 			}
@@ -197,10 +203,10 @@ func (h *Host) openLane(v *viewer, at uint64) bool {
 	v.lane.mu.Lock()
 	term := v.lane.term
 	var err error
-	if term == nil {
+	if term < 0 {
 		err = errors.New("no terminal")
 	} else {
-		err = up.sendWithFD(func(w *wire.Writer) error { return w.Uint64(wire.TypeLane, at) }, int(term.Fd()))
+		err = up.sendWithFD(func(w *wire.Writer) error { return w.Uint64(wire.TypeLane, at) }, term)
 	}
 	v.lane.mu.Unlock()
 	if err != nil {
@@ -298,7 +304,7 @@ func (v *viewer) laneFrame(f wire.Frame) bool {
 		fd = t.Take()
 	}
 	if fd >= 0 && (v.readOnly || !v.opts.Local || v.opts.Kind != "cli") {
-		os.NewFile(uintptr(fd), "").Close()
+		syscall.Close(fd)
 		fd = -1
 	}
 	v.lane.offer(at, fd)
