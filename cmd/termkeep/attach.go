@@ -159,7 +159,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	}
 	// attach's own lines wait while a lane may write to the terminal
 	// (attach_lane.go); they ask the server for it back.
-	var gate laneGate          // under wmu
+	var gate laneGate         // under wmu
 	var stream *client.Stream // the current connection, under wmu
 	own := func(fn func() []byte) {
 		wmu.Lock()
