@@ -233,7 +233,7 @@ var (
 	descReconnects = prometheus.NewDesc(metricsPrefix+"holder_reconnects_total",
 		"Connections to a live holder made again after one dropped.", nil, nil)
 	descLanes = prometheus.NewDesc(metricsPrefix+"lanes_total",
-		"Output lanes to an attached terminal that wrote output, and that ended at their start (refused).", []string{"result"}, nil)
+		"Output lanes to an attached terminal: opened, and of those ended, that wrote output or that ended at their start (refused).", []string{"result"}, nil)
 	descLaneBytes = prometheus.NewDesc(metricsPrefix+"lane_bytes_total",
 		"Output that lanes wrote to attached terminals.", nil, nil)
 	descLogDisk = prometheus.NewDesc(metricsPrefix+"log_disk_bytes",
@@ -279,6 +279,7 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descOutput, prometheus.CounterValue, float64(m.meter.OutputBytes.Load()))
 	ch <- prometheus.MustNewConstMetric(descResyncs, prometheus.CounterValue, float64(m.meter.Resyncs.Load()))
 	ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(m.meter.Reconnects.Load()))
+	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.CounterValue, float64(m.meter.LanesOpened.Load()), "opened")
 	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.CounterValue, float64(m.meter.Lanes.Load()), "wrote")
 	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.CounterValue, float64(m.meter.LanesRefused.Load()), "refused")
 	ch <- prometheus.MustNewConstMetric(descLaneBytes, prometheus.CounterValue, float64(m.meter.LaneBytes.Load()))

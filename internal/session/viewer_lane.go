@@ -106,6 +106,7 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 		case lanegate.Hold:
 			return true, nil
 		case lanegate.Open:
+			h.meter.LanesOpened.Add(1)
 			if !h.openLane(v, a.At) {
 				v.lane.do(func(g *lanegate.Gate) { g.Ended(a.At) })
 			}
