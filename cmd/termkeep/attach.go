@@ -481,4 +481,3 @@ func sessionEnded(ref string, e *wire.Exit) (string, error) {
 		return fmt.Sprintf("session %s exited with status %d", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
 	}
 }
-
