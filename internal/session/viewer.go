@@ -254,6 +254,9 @@ func (h *Host) detachOthers(v *viewer) {
 	h.mu.Unlock()
 	for _, o := range others {
 		go func() {
+			// Its terminal gets nothing after its farewell: its lane ends
+			// first (viewer_lane.go).
+			h.endLane(o, 2*time.Second)
 			told := make(chan struct{})
 			go func() {
 				o.send(func(w *wire.Writer) error {

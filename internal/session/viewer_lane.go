@@ -311,3 +311,17 @@ func (v *viewer) laneFrame(f wire.Frame) bool {
 	v.lane.offer(at, fd)
 	return true
 }
+
+// endLane revokes v's lane, if the holder runs one for it, and waits up
+// to timeout for its end: nothing reaches v's terminal by the lane after.
+func (h *Host) endLane(v *viewer, timeout time.Duration) {
+	h.revokeLane(v)
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		h.mu.Lock()
+		mine := h.laneOwner == v
+		h.mu.Unlock()
+		if !mine {
+			return
+		}
+	}
+}
