@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"syscall"
@@ -160,9 +161,7 @@ func (v *viewer) sendWritten(l *outlog.Log, p *flow.Progress, from, to uint64) e
 		parts, _, _, _ := v.h.window(from, n)
 		if len(parts) == 0 {
 			buf := make([]byte, n)
-			cur := l.Cursor(from)
-			k, err := cur.Read(buf)
-			cur.Close()
+			k, err := readLogged(l, from, buf)
 			if k == 0 {
 				// Gone from the log too: the viewer's screen is right (the
 				// lane wrote it), only its record of it is short.
@@ -324,4 +323,22 @@ func (h *Host) endLane(v *viewer, timeout time.Duration) {
 			return
 		}
 	}
+}
+
+// readLogged reads the log at off into buf, for bytes the holder has
+// logged (a lane wrote them): the server's view of the log may be a
+// refresh behind, so an end of the log is looked at again for a moment.
+func readLogged(l *outlog.Log, off uint64, buf []byte) (int, error) {
+	cur := l.Cursor(off)
+	defer cur.Close()
+	for range 200 {
+		n, err := cur.Read(buf)
+		if n > 0 || (err != nil && err != io.EOF) {
+			return n, err
+		}
+		time.Sleep(5 * time.Millisecond)
+		l.Refresh()
+		cur.Seek(off)
+	}
+	return 0, io.EOF
 }

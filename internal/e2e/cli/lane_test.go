@@ -211,6 +211,12 @@ func TestAttachLane(t *testing.T) {
 	e2e.WaitFor(t, 10*time.Second, "a lane again", func() bool { return laneMetric(t, e, "opened") > opened })
 	sameScreen(t, e, a, "l")
 
+	// The program takes the alternate screen by the lane: attach follows
+	// it, and leaves it at the detach.
+	before := laneBytes(t, e)
+	a.typ("printf '\\033[?1049hALT-%d' 7\r")
+	a.waitOutput("ALT-7")
+
 	// Detach: the lane ends before attach's own lines; the lane's bytes
 	// were counted.
 	a.typ("\x1c")
@@ -221,6 +227,14 @@ func TestAttachLane(t *testing.T) {
 	}
 	if !bytes.Contains(a.bytes(), []byte("[termkeep: detached from l]")) {
 		t.Fatalf("no farewell on attach's terminal: %q", a.bytes()[max(0, len(a.bytes())-200):])
+	}
+	if laneBytes(t, e) <= before {
+		t.Fatal("the switch to the alternate screen did not go by the lane")
+	}
+	end := screen.New(80, 24, screen.Options{ScrollbackLines: -1})
+	end.Write(a.bytes())
+	if end.AltScreen() {
+		t.Fatal("the detach left the terminal in the alternate screen the lane switched to")
 	}
 	// A flood outruns the terminal now and then, which ends a lane; the
 	// next one opens once attach has caught up.
