@@ -133,6 +133,8 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	var tin io.Reader = in
 	var tout io.Writer = out
 	var laneTerm *os.File // what a lane writes to: the non-blocking file of the terminal
+	// The switch for A/B runs (docs/architecture.md, Echo through attach).
+	lanesOff := os.Getenv("TERMKEEP_ECHO_LANE") == "off"
 	if tf := openTerminal(in, out); tf != nil {
 		defer tf.Close()
 		if rc, err := tf.SyscallConn(); err == nil {
@@ -261,7 +263,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		// as they are, on a server that speaks lanes.
 		canLane := func() bool {
 			return laneTerm != nil && !f.readOnly && !altScreen && wire.ViewerLanes(s.Welcome.Version) &&
-				!ot.Rendered() && !ot.Redraw && f.off >= 0 && !leaving && os.Getenv("TERMKEEP_ECHO_LANE") != "off"
+				!ot.Rendered() && !ot.Redraw && f.off >= 0 && !leaving && !lanesOff
 		}
 		handed := false // the terminal went with an offer on this connection
 		type result struct {
