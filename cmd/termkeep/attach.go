@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"termkeep/internal/client"
 	"termkeep/internal/keys"
 	"termkeep/internal/outerterm"
 	"termkeep/internal/rawio"
@@ -138,10 +139,14 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	// per keystroke and once per echo.
 	var tin io.Reader = in
 	var tout io.Writer = out
+	var laneTerm *os.File // what a lane writes to: the non-blocking file of the terminal
+	// The switch for A/B runs (docs/architecture.md, Echo through attach).
+	lanesOff := os.Getenv("TERMKEEP_ECHO_LANE") == "off"
 	if tf := openTerminal(in, out); tf != nil {
 		defer tf.Close()
 		if rc, err := tf.SyscallConn(); err == nil {
 			tin, tout = rawio.NewReadWriter(rc), rawio.NewReadWriter(rc)
+			laneTerm = tf
 		}
 	}
 
@@ -161,9 +166,44 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		_, err := tout.Write(b)
 		return err
 	}
+	// attach's own lines wait while a lane may write to the terminal
+	// (attach_lane.go); they ask the server for it back.
+	var gate laneGate         // under wmu
+	var stream *client.Stream // the current connection, under wmu
+	own := func(fn func() []byte) {
+		wmu.Lock()
+		defer wmu.Unlock()
+		now, withdraw := gate.own(fn())
+		if len(now) > 0 {
+			tout.Write(now)
+		}
+		if withdraw && stream != nil {
+			stream.WithdrawLane()
+		}
+	}
+	leaving := false // under wmu: attach is ending; no more offers
+	// quiesce takes the terminal back from a lane before attach's last
+	// lines: it asks, and waits a moment for the lane-end, which the
+	// connection's reader takes.
+	quiesce := func(s *client.Stream) {
+		wmu.Lock()
+		leaving = true
+		if gate.withdraw() {
+			s.WithdrawLane()
+		}
+		wmu.Unlock()
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			wmu.Lock()
+			idle := gate.idle()
+			wmu.Unlock()
+			if idle {
+				return
+			}
+		}
+	}
 	notice := func(format string, args ...any) {
 		msg := fmt.Sprintf("[termkeep: "+format+"]", args...)
-		paint(func() []byte { return ot.Notice(msg) })
+		own(func() []byte { return ot.Notice(msg) })
 	}
 	// A notice that reports an event, not a state, goes after a while.
 	var noteTimer *time.Timer
@@ -174,7 +214,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		if noteTimer != nil {
 			noteTimer.Stop()
 		}
-		noteTimer = time.AfterFunc(noticeFor, func() { paint(ot.ClearNote) })
+		noteTimer = time.AfterFunc(noticeFor, func() { own(ot.ClearNote) })
 	}
 	paint(ot.Begin)
 	farewell := ""
@@ -220,8 +260,19 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 			lost = false
 			passing("reconnected")
 		}
+		wmu.Lock()
+		stream = s
+		wmu.Unlock()
 		paint(func() []byte { return ot.Session(int(s.Welcome.Cols), int(s.Welcome.Rows)) })
 		typed.connected(s)
+		// canLane says whether attach may offer its terminal for a lane
+		// now (under wmu): a read-write attach drawing the session's bytes
+		// as they are, on a server that speaks lanes.
+		canLane := func() bool {
+			return laneTerm != nil && !f.readOnly && !altScreen && wire.ViewerLanes(s.Welcome.Version) &&
+				!ot.Rendered() && !ot.Redraw && f.off >= 0 && !leaving && !lanesOff
+		}
+		handed := false // the terminal went with an offer on this connection
 		type result struct {
 			exit   *wire.Exit
 			err    error
@@ -255,7 +306,20 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 				case wire.TypeResized:
 					// The output from here on was printed at this size.
 					_, cols, rows, _ := wire.ParseResized(fr.Payload)
-					paint(func() []byte { return ot.Session(int(cols), int(rows)) })
+					own(func() []byte { return ot.Session(int(cols), int(rows)) })
+				case wire.TypeLaneWritten:
+					// A lane wrote these: follow them, do not write them.
+					off, data, _ := wire.ParseOutput(fr.Payload)
+					wmu.Lock()
+					ot.Written(data)
+					wmu.Unlock()
+					f.advance(off, len(data))
+				case wire.TypeLaneEnd:
+					wmu.Lock()
+					for _, b := range gate.ended() {
+						tout.Write(b)
+					}
+					wmu.Unlock()
 				case wire.TypeGap:
 					_, to, _ := wire.ParseGap(fr.Payload)
 					f.off = int64(to)
@@ -277,7 +341,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 						if s.Welcome.Version < 6 {
 							// An older server tells the size here only, not
 							// in order with the output (resized frames).
-							paint(func() []byte { return ot.Session(int(v.Cols), int(v.Rows)) })
+							own(func() []byte { return ot.Session(int(v.Cols), int(v.Rows)) })
 						}
 						// Drawn at another size than its own: say whose it is.
 						wmu.Lock()
@@ -314,8 +378,22 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					// Drawn from the screen model (another size than the
 					// session's): paint at most every frameEvery, not per chunk.
 					paintTimer = time.AfterFunc(frameEvery, func() {
-						paint(func() []byte { paintTimer = nil; return ot.Paint() })
+						own(func() []byte { paintTimer = nil; return ot.Paint() })
 					})
+				}
+				if redraw && !gate.idle() {
+					// The terminal is needed back before the new snapshot.
+					if gate.withdraw() {
+						s.WithdrawLane()
+					}
+					redraw = false
+				} else if !redraw && s.Buffered() == 0 && gate.offer(f.off, canLane()) {
+					// Everything sent is on the terminal: a lane may start here.
+					var term *os.File
+					if !handed {
+						term, handed = laneTerm, true
+					}
+					s.OfferLane(uint64(f.off), term)
 				}
 				wmu.Unlock()
 				if redraw {
@@ -336,7 +414,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 			case sig := <-sigs:
 				if sig == syscall.SIGWINCH {
 					size()
-					paint(func() []byte { return ot.Resize(int(f.cols), int(f.rows)) })
+					own(func() []byte { return ot.Resize(int(f.cols), int(f.rows)) })
 					if f.ignoreSize || f.readOnly {
 						s.Resize(f.cols, f.rows) // says its size, takes nothing
 					} else {
@@ -346,18 +424,32 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					}
 					continue
 				}
+				quiesce(s)
 				s.Close()
 				return nil
 			case <-detached:
+				quiesce(s)
 				s.Close()
 				farewell = "detached from " + f.ref
 				return nil
 			case <-ctx.Done():
+				quiesce(s)
 				s.Close()
 				return nil
 			case r := <-done:
 				typed.connected(nil)
 				s.Close()
+				wmu.Lock()
+				stream = nil
+				write, snapshot := gate.lost()
+				for _, b := range write {
+					tout.Write(b)
+				}
+				wmu.Unlock()
+				if snapshot && r.exit == nil {
+					// A lane may have written past f.off.
+					f.off = wire.FromSnapshot
+				}
 				if r.exit != nil {
 					var err error
 					farewell, err = sessionEnded(f.ref, r.exit)
@@ -397,97 +489,4 @@ func sessionEnded(ref string, e *wire.Exit) (string, error) {
 	default:
 		return fmt.Sprintf("session %s exited with status %d", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
 	}
-}
-
-// inputPath carries keystrokes to the server. While attached, with
-// nothing queued, the goroutine reading the terminal writes them to the
-// stream itself: a hand-off to another goroutine costs a keystroke a
-// thread's wake-up (tens of microseconds on a virtual machine). Otherwise
-// they queue on ch for the attach loop, which sends them once connected;
-// waiting counts those not yet sent, so a direct write never overtakes
-// them. A keystroke the stream refuses (the server died before the loop
-// noticed) is held and sent first on the next connection: it never reached
-// a server, so sending it again loses nothing and doubles nothing.
-type inputPath struct {
-	ch      chan []byte
-	mu      sync.Mutex
-	s       inputStream // the stream while attached
-	waiting int         // keystrokes on ch or held
-	held    [][]byte    // taken from ch, refused by a broken stream
-}
-
-// inputStream is where keystrokes go: a *client.Stream.
-type inputStream interface{ Input([]byte) error }
-
-// connected sets the stream keystrokes go to (nil while reconnecting) and
-// sends it what an earlier stream refused.
-func (p *inputPath) connected(s inputStream) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.s = s
-	for s != nil && len(p.held) > 0 && s.Input(p.held[0]) == nil {
-		p.held = p.held[1:]
-		p.waiting--
-	}
-}
-
-// send writes data to the stream when it can go straight there, else
-// queues a copy of it (waiting while the queue is full).
-func (p *inputPath) send(data []byte) {
-	p.mu.Lock()
-	if p.s != nil && p.waiting == 0 && p.s.Input(data) == nil {
-		p.mu.Unlock()
-		return
-	}
-	p.waiting++
-	p.mu.Unlock()
-	p.ch <- append([]byte(nil), data...)
-}
-
-// queued sends a queued keystroke on s, the attach loop's stream, or holds
-// it for the next one when s is broken or earlier ones are held.
-func (p *inputPath) queued(s inputStream, data []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.held) == 0 && s.Input(data) == nil {
-		p.waiting--
-		return
-	}
-	p.held = append(p.held, data)
-}
-
-// readInput copies the local terminal to the session until it ends or the
-// detach key is pressed. It reads with a plain Read: no buffering decoder
-// stands in front of terminal bytes.
-func readInput(in io.Reader, detachKey int, typed *inputPath, detached chan<- struct{}) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := in.Read(buf)
-		if n > 0 {
-			data := buf[:n]
-			if detachKey >= 0 {
-				if i := indexByte(data, byte(detachKey)); i >= 0 {
-					if i > 0 {
-						typed.send(data[:i])
-					}
-					close(detached)
-					return
-				}
-			}
-			typed.send(data)
-		}
-		if err != nil {
-			close(typed.ch)
-			return
-		}
-	}
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }

@@ -3,6 +3,8 @@ package holder
 import (
 	"os"
 	"syscall"
+
+	"termkeep/internal/fdpass"
 )
 
 // The output lane (docs/architecture.md, Echo through attach): a terminal
@@ -94,7 +96,7 @@ type laneFile struct {
 // reader.
 func (h *holder) openLane(u *upstream, at uint64, fd int) {
 	f := os.NewFile(uintptr(fd), "lane")
-	fit := f != nil && nonBlockingTerminal(fd)
+	fit := f != nil && fdpass.NonBlockingTerminal(fd)
 	h.ptyMu.Lock()
 	defer h.ptyMu.Unlock()
 	ends := h.lane.start(at, h.out.End(), fit && !h.laneDisabled)

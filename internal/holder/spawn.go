@@ -47,6 +47,10 @@ func Spawn(argv []string, spec Spec, timeout time.Duration) (*Process, error) {
 		// The holder records the boot it runs in as the server reads it.
 		cmd.Env = append(cmd.Env, bootid.EnvVar+"="+f)
 	}
+	if v := os.Getenv(laneEnv); v != "" {
+		// The switch for A/B runs (lane.go) is set on the server.
+		cmd.Env = append(cmd.Env, laneEnv+"="+v)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("holder: spawn: %w", err)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"termkeep/internal/fdpass"
 	"termkeep/internal/outlog"
 	"termkeep/internal/peercred"
 	"termkeep/internal/rawio"
@@ -102,8 +103,8 @@ func (u *upstream) serve() {
 	// One read per burst of frames rather than two per frame (header, then
 	// payload): keystrokes arrive here one frame at a time.
 	// The reader keeps the terminals that come with lane frames.
-	fr := newFDReader(rc)
-	defer fr.close()
+	fr := fdpass.NewReader(rc)
+	defer fr.Close()
 	br := bufio.NewReaderSize(fr, 16<<10)
 	f, err := wire.ReadFrame(br, &buf)
 	if err != nil || f.Type != wire.TypeHello {
@@ -203,7 +204,7 @@ func (u *upstream) serve() {
 			u.send(func(w *wire.Writer) error { return w.Shutdown(wire.TypePrepared, on) })
 		case wire.TypeLane:
 			at, _ := wire.ParseUint64(f.Type, f.Payload)
-			fd := fr.take()
+			fd := fr.Take()
 			if at > h.out.End() {
 				if fd >= 0 {
 					syscall.Close(fd)

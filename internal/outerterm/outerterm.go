@@ -297,3 +297,8 @@ func (t *Term) clearNote() []byte {
 	b = strconv.AppendInt(b, int64(t.rows), 10)
 	return append(b, ";1H\x1b[2K\x1b8"...)
 }
+
+// Written follows output that reached the terminal by another way (an
+// output lane: the holder wrote it), as Output would, and returns
+// nothing to write.
+func (t *Term) Written(p []byte) { t.Output(p) }

@@ -20,6 +20,7 @@ import (
 
 	"termkeep/internal/agents"
 	"termkeep/internal/api"
+	"termkeep/internal/fdpass"
 	"termkeep/internal/outlog"
 	"termkeep/internal/server/restorepolicy"
 	"termkeep/internal/session"
@@ -623,15 +624,24 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 	if err != nil {
 		return
 	}
+	// attach on this machine, as the server's own user, may hand over its
+	// terminal with a lane frame (session/viewer_lane.go): its socket is
+	// read with recvmsg, which keeps the descriptor.
+	var src io.Reader = conn
+	fds, local := localFDs(conn)
+	if fds != nil {
+		defer fds.Close()
+		src = fds
+	}
 	// The HTTP server may have read the first frames: they come first.
 	b, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	brw.Reader.Reset(io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn))
+	brw.Reader.Reset(io.MultiReader(bytes.NewReader(bytes.Clone(b)), src))
 	fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\nConnection: Upgrade\r\n\r\n", api.UpgradeProto)
 	if err := brw.Flush(); err != nil {
 		conn.Close()
 		return
 	}
-	rw := &hijacked{Reader: brw.Reader, Conn: conn}
+	rw := &hijacked{Reader: brw.Reader, Conn: conn, fds: fds}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var buf []byte
 	f, err := wire.ReadFrame(rw, &buf)
@@ -655,7 +665,9 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 	conn.SetReadDeadline(time.Time{})
 	detached := s.viewerEvents(sess.ID, hello, "cli", hello.ReadOnly, "")
 	defer detached()
-	h.ServeViewer(rw, hello, s.viewerOptions(sess, "cli", hello.ReadOnly))
+	opts := s.viewerOptions(sess, "cli", hello.ReadOnly)
+	opts.Local = local
+	h.ServeViewer(rw, hello, opts)
 }
 
 // hijacked reads through the HTTP server's buffer (which may already hold
@@ -663,6 +675,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 type hijacked struct {
 	*bufio.Reader
 	net.Conn
+	fds *fdpass.Reader // nil: the connection carries no descriptors
 }
 
 func (h *hijacked) Read(p []byte) (int, error) { return h.Reader.Read(p) }

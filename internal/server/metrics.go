@@ -232,12 +232,16 @@ var (
 		"Viewers that fell more than their queue behind and were skipped to the present with a snapshot.", nil, nil)
 	descReconnects = prometheus.NewDesc(metricsPrefix+"holder_reconnects_total",
 		"Connections to a live holder made again after one dropped.", nil, nil)
+	descLanes = prometheus.NewDesc(metricsPrefix+"lanes_total",
+		"Output lanes to an attached terminal: opened, and of those ended, that wrote output or that ended at their start (refused).", []string{"result"}, nil)
+	descLaneBytes = prometheus.NewDesc(metricsPrefix+"lane_bytes_total",
+		"Output that lanes wrote to attached terminals.", nil, nil)
 	descLogDisk = prometheus.NewDesc(metricsPrefix+"log_disk_bytes",
 		"Output log segments on disk, all sessions (recomputed at most every 10 s).", nil, nil)
 )
 
 func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSessions, descViewers, descInput, descOutput, descResyncs, descReconnects, descLogDisk} {
+	for _, d := range []*prometheus.Desc{descSessions, descViewers, descInput, descOutput, descResyncs, descReconnects, descLanes, descLaneBytes, descLogDisk} {
 		ch <- d
 	}
 }
@@ -275,6 +279,10 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descOutput, prometheus.CounterValue, float64(m.meter.OutputBytes.Load()))
 	ch <- prometheus.MustNewConstMetric(descResyncs, prometheus.CounterValue, float64(m.meter.Resyncs.Load()))
 	ch <- prometheus.MustNewConstMetric(descReconnects, prometheus.CounterValue, float64(m.meter.Reconnects.Load()))
+	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.CounterValue, float64(m.meter.LanesOpened.Load()), "opened")
+	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.CounterValue, float64(m.meter.Lanes.Load()), "wrote")
+	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.CounterValue, float64(m.meter.LanesRefused.Load()), "refused")
+	ch <- prometheus.MustNewConstMetric(descLaneBytes, prometheus.CounterValue, float64(m.meter.LaneBytes.Load()))
 	_, total := m.disk.get()
 	ch <- prometheus.MustNewConstMetric(descLogDisk, prometheus.GaugeValue, float64(total))
 }

@@ -161,6 +161,7 @@ func (h *Host) readHolder(up *holderConn) {
 			}
 			h.mu.Unlock()
 			up.c.Close()
+			h.laneLost(up)
 			h.finish(e)
 			return
 		case wire.TypeLinger:
@@ -195,6 +196,9 @@ func (h *Host) readHolder(up *holderConn) {
 			case up.prepared <- v:
 			default:
 			}
+		case wire.TypeLaneEnd:
+			x, _ := wire.ParseUint64(f.Type, f.Payload)
+			h.laneEnded(x) // viewer_lane.go
 		case wire.TypeError:
 			_, msg, _ := wire.ParseError(f.Payload)
 			h.log.Warn("holder reported an error", "msg", msg)
@@ -202,6 +206,7 @@ func (h *Host) readHolder(up *holderConn) {
 		}
 	}
 	up.c.Close()
+	h.laneLost(up)
 	h.mu.Lock()
 	if h.up == up {
 		h.up = nil

@@ -90,6 +90,11 @@ type Host struct {
 
 	reqCols, reqRows uint16 // the size last asked of the holder (0: none yet)
 
+	// laneOwner is the viewer whose lane the holder runs, or has been
+	// asked to end, until its lane-end comes (viewer_lane.go): one at a
+	// time.
+	laneOwner *viewer
+
 	shell shellState       // the shell's marks (shell.go); its own lock
 	cwdT  cwdTracker       // guarded by mu
 	onCwd func(dir string) // called when the working directory changes
@@ -368,6 +373,9 @@ func (h *Host) viewersChangedLocked() {
 	h.viewersVer++
 	close(h.changed)
 	h.changed = make(chan struct{})
+	if o := h.laneOwner; o != nil {
+		o.lane.wake() // a size change may revoke its lane
+	}
 }
 
 func (h *Host) addViewer(v *viewer) {

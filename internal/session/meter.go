@@ -23,6 +23,11 @@ type Meter struct {
 	// Reconnects counts connections to a holder made again after one
 	// dropped while the holder lived.
 	Reconnects atomic.Uint64
+	// LanesOpened counts the output lanes a holder was asked to open
+	// (docs/architecture.md, Echo through attach); of those that ended,
+	// Lanes wrote at least a byte and LanesRefused ended at their start.
+	// LaneBytes is the output lanes wrote to viewers' terminals.
+	LanesOpened, Lanes, LaneBytes, LanesRefused atomic.Uint64
 }
 
 // Counters are what one host has counted since it was made.

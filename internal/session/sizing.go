@@ -68,7 +68,12 @@ func (h *Host) SetFixedSize(cols, rows uint16) error {
 // a fit), and applies the size policy.
 func (h *Host) viewerSize(v *viewer, ev sizepolicy.Event, cols, rows uint16, now time.Time) error {
 	return h.applySize(func() {
-		if v.sz.Apply(ev, cols, rows, now) || ev != sizepolicy.Type {
+		// Typing changes only when the viewer last took the size, which
+		// no viewers frame shows (a change of owner is told below): a
+		// frame to every viewer per keystroke would wake them all on the
+		// echo's path.
+		v.sz.Apply(ev, cols, rows, now)
+		if ev != sizepolicy.Type {
 			h.viewersChangedLocked() // its size or the owner's may show
 		}
 	})

@@ -40,6 +40,16 @@ func TestHostSizeOwner(t *testing.T) {
 	step("the read-only viewer types", h.viewerSize(ro, sizepolicy.Type, 0, 0, t0.Add(time.Second)), a.id)
 	step("b arrives and reports its size", h.viewerSize(b, sizepolicy.Report, 120, 40, t0.Add(2*time.Second)), a.id)
 	step("b types", h.viewerSize(b, sizepolicy.Type, 0, 0, t0.Add(2*time.Second)), b.id)
+	h.mu.Lock()
+	typed := h.viewersVer
+	h.mu.Unlock()
+	step("b types on", h.viewerSize(b, sizepolicy.Type, 0, 0, t0.Add(2500*time.Millisecond)), b.id)
+	h.mu.Lock()
+	if h.viewersVer != typed {
+		// A viewers frame to every viewer per keystroke, on the echo's path.
+		t.Errorf("typing by the size's owner bumped the viewers version")
+	}
+	h.mu.Unlock()
 	step("a viewer of unknown size types", h.viewerSize(unknown, sizepolicy.Type, 0, 0, t0.Add(3*time.Second)), b.id)
 
 	h.mu.Lock()

@@ -47,6 +47,10 @@ type ViewerOptions struct {
 	// Party is who the viewer is, for the server's list of who watches
 	// (Host.Parties); the host only keeps it.
 	Party Party
+	// Local: the viewer is on the server's unix socket, from the server's
+	// own uid; only such a viewer may hand over its terminal for a lane
+	// (viewer_lane.go), and its connection must be an FDTaker.
+	Local bool
 }
 
 // ServeViewer streams the session to one viewer over rw, a connection that
@@ -170,6 +174,9 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		welcome.Start = from
 	}
 	v.version = welcome.Version
+	if !v.waiter && wire.ViewerLanes(v.version) {
+		v.lane = newViewerLane()
+	}
 	if err := v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeWelcome, welcome) }); err != nil {
 		return err
 	}
@@ -231,6 +238,8 @@ type viewer struct {
 	version     int               // the protocol version agreed in the Welcome
 	scrollback  int               // lines of history its snapshots carry (its hello's)
 	sizeSeq     uint64            // the last size change it was told (write loop only; sizing.go)
+
+	lane *viewerLane // its output lane (viewer_lane.go); nil for a viewer that cannot have one
 }
 
 func (v *viewer) send(fn func(*wire.Writer) error) error {
@@ -258,6 +267,9 @@ func (h *Host) detachOthers(v *viewer) {
 	h.mu.Unlock()
 	for _, o := range others {
 		go func() {
+			// Its terminal gets nothing after its farewell: its lane ends
+			// first (viewer_lane.go).
+			h.endLane(o, 2*time.Second)
 			told := make(chan struct{})
 			go func() {
 				o.send(func(w *wire.Writer) error {
@@ -271,6 +283,16 @@ func (h *Host) detachOthers(v *viewer) {
 			}
 			o.leave()
 		}()
+	}
+}
+
+// left reports whether the viewer's side has ended.
+func (v *viewer) left() bool {
+	select {
+	case <-v.gone:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -360,6 +382,10 @@ func (v *viewer) readLoop() {
 			select {
 			case v.ackCh <- struct{}{}:
 			default:
+			}
+		case wire.TypeLane, wire.TypeLaneOff:
+			if !v.laneFrame(f) {
+				return
 			}
 		case wire.TypeAnswer:
 		default:

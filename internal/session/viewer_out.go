@@ -45,6 +45,21 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 		return nil
 	}
 	draining := v.h.draining
+	var lanePoke chan struct{} // nil: never ready
+	var laneRetry time.Time
+	if v.lane != nil {
+		lanePoke = v.lane.poke
+		defer func() {
+			v.lane.mu.Lock()
+			open := v.lane.gate.Open()
+			v.lane.mu.Unlock()
+			if open {
+				v.h.revokeLane(v) // its end, when it comes, finds nobody
+			}
+			v.lane.close()
+		}()
+	}
+	resyncNow := func(end uint64) error { return resync(end, flow.Why{}) }
 	for {
 		if !v.waiter {
 			if err := v.sendViewers(); err != nil {
@@ -55,6 +70,20 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 			}
 			if err := v.sendTermMode(); err != nil { // termmode.go
 				return err
+			}
+		}
+		if v.lane != nil {
+			hold, err := v.laneStep(l, &p, resyncNow, &laneRetry) // viewer_lane.go
+			if err != nil {
+				return err
+			}
+			if hold {
+				select {
+				case <-lanePoke:
+				case <-v.gone:
+					return nil
+				}
+				continue
 			}
 		}
 		off := p.Next()
@@ -100,9 +129,23 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 				// window: changed is already the channel after it.
 				continue
 			}
+			var retry <-chan time.Time
+			var t *time.Timer
+			if !laneRetry.IsZero() {
+				// A lane refused: the offer is taken again then.
+				t = time.NewTimer(time.Until(laneRetry))
+				retry = t.C
+			}
 			select {
 			case <-changed:
+			case <-lanePoke:
+			case <-retry:
 			case <-v.gone:
+			}
+			if t != nil {
+				t.Stop()
+			}
+			if v.left() {
 				return nil
 			}
 			continue

@@ -47,9 +47,11 @@ import (
 // its window's size; an older viewer's resizes still take the size.
 // Version 7 adds the lane frames: lane and lane-off (server → holder),
 // lane-end (holder → server); and the term-mode frame (holder → server →
-// viewer).
+// viewer). Version 8 lets a viewer take part in a lane: the same lane
+// frames between viewer and server, and lane-written (server → viewer;
+// lane.go). A holder has nothing new in it.
 const (
-	Version    = 7
+	Version    = 8
 	MinVersion = 1
 )
 
@@ -159,7 +161,7 @@ var typeNames = map[Type]string{
 	TypeViewers: "viewers", TypeServerPing: "server-ping", TypeAnswer: "answer", TypeCwd: "cwd",
 	TypeLog: "log", TypeName: "name", TypeLinger: "linger", TypeFit: "fit",
 	TypeShutdown: "shutdown", TypePrepared: "prepared", TypeTermMode: "term-mode",
-	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end",
+	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end", TypeLaneWritten: "lane-written",
 }
 
 func (t Type) String() string {
@@ -780,7 +782,7 @@ func Validate(f Frame) error {
 		_, _, _, err = ParseResized(f.Payload)
 	case TypeGap:
 		_, _, err = ParseGap(f.Payload)
-	case TypeSnapshot:
+	case TypeSnapshot, TypeLaneWritten:
 		_, _, err = ParseOutput(f.Payload)
 	case TypeError:
 		_, _, err = ParseError(f.Payload)

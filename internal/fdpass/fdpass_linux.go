@@ -1,4 +1,9 @@
-package holder
+// Package fdpass passes file descriptors over unix sockets (SCM_RIGHTS):
+// a reader that keeps those that come with the bytes, and a writer of a
+// frame with one. It is how `termkeep attach` hands its terminal to the
+// server and the server to the holder (docs/architecture.md, Echo through
+// attach).
+package fdpass
 
 import (
 	"io"
@@ -8,12 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fdReader reads a unix socket with recvmsg, keeping the file descriptors
+// Reader reads a unix socket with recvmsg, keeping the file descriptors
 // that come with the bytes (a lane frame's terminal) in the order they
 // came. It is read by one goroutine, the connection's reader, which alone
-// takes from fds. The call is raw, as the holder's other hot-path calls
-// are (internal/rawio): keystrokes arrive here.
-type fdReader struct {
+// calls Take. The call is raw, as the other hot-path calls are
+// (internal/rawio): keystrokes arrive here.
+type Reader struct {
 	rc  syscall.RawConn
 	oob []byte
 	fds []int
@@ -23,11 +28,12 @@ type fdReader struct {
 // are closed at once.
 const maxQueuedFDs = 4
 
-func newFDReader(rc syscall.RawConn) *fdReader {
-	return &fdReader{rc: rc, oob: make([]byte, syscall.CmsgSpace(4*maxQueuedFDs))}
+// NewReader returns a Reader of the socket rc.
+func NewReader(rc syscall.RawConn) *Reader {
+	return &Reader{rc: rc, oob: make([]byte, syscall.CmsgSpace(4*maxQueuedFDs))}
 }
 
-func (r *fdReader) Read(p []byte) (int, error) {
+func (r *Reader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -72,7 +78,7 @@ func (r *fdReader) Read(p []byte) (int, error) {
 
 // keep queues the descriptors of a control message, closing those past
 // the bound.
-func (r *fdReader) keep(oob []byte) {
+func (r *Reader) keep(oob []byte) {
 	msgs, err := syscall.ParseSocketControlMessage(oob)
 	if err != nil {
 		return
@@ -92,8 +98,8 @@ func (r *fdReader) keep(oob []byte) {
 	}
 }
 
-// take returns the oldest queued descriptor, or -1.
-func (r *fdReader) take() int {
+// Take returns the oldest queued descriptor, or -1; the caller owns it.
+func (r *Reader) Take() int {
 	if len(r.fds) == 0 {
 		return -1
 	}
@@ -102,17 +108,17 @@ func (r *fdReader) take() int {
 	return fd
 }
 
-// close closes the descriptors no lane frame took.
-func (r *fdReader) close() {
+// Close closes the descriptors nobody took.
+func (r *Reader) Close() {
 	for _, fd := range r.fds {
 		syscall.Close(fd)
 	}
 	r.fds = nil
 }
 
-// nonBlockingTerminal reports whether fd is a terminal open non-blocking:
+// NonBlockingTerminal reports whether fd is a terminal open non-blocking:
 // the only file a lane writes to, because a write to it never waits.
-func nonBlockingTerminal(fd int) bool {
+func NonBlockingTerminal(fd int) bool {
 	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 	if err != nil || fl&unix.O_NONBLOCK == 0 {
 		return false

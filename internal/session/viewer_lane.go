@@ -1,0 +1,344 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"termkeep/internal/fdpass"
+	"termkeep/internal/outlog"
+	"termkeep/internal/session/flow"
+	"termkeep/internal/session/lanegate"
+	"termkeep/internal/wire"
+)
+
+// A viewer's output lane (docs/architecture.md, Echo through attach): the
+// holder writes the output to the viewer's terminal itself, and the
+// viewer's stream is held at the lane's start until the lane ends
+// (package lanegate decides). The viewer's reader (its offers), the
+// holder connection's reader (lane ends) and the write loop meet here;
+// only the write loop acts.
+
+// FDTaker is a viewer connection that can carry file descriptors (a unix
+// socket read with fdpass.Reader): Take returns the oldest one that came,
+// or -1.
+type FDTaker interface{ Take() int }
+
+// viewerLane is a viewer's lane: its gate and its terminal.
+type viewerLane struct {
+	mu   sync.Mutex // guards gate and term
+	gate lanegate.Gate
+	term int           // the viewer's terminal, once handed over (-1: none); kept raw: an *os.File's Fd would make it blocking
+	poke chan struct{} // one slot: wakes the write loop
+}
+
+func newViewerLane() *viewerLane { return &viewerLane{term: -1, poke: make(chan struct{}, 1)} }
+
+func (l *viewerLane) wake() {
+	select {
+	case l.poke <- struct{}{}:
+	default:
+	}
+}
+
+func (l *viewerLane) do(fn func(g *lanegate.Gate)) {
+	l.mu.Lock()
+	fn(&l.gate)
+	l.mu.Unlock()
+	l.wake()
+}
+
+// offer handles a lane frame from the viewer: at, and the terminal that
+// came with its first one (fd, -1: none).
+func (l *viewerLane) offer(at uint64, fd int) {
+	l.mu.Lock()
+	if fd >= 0 {
+		if l.term < 0 && fdpass.NonBlockingTerminal(fd) {
+			l.term = fd
+		} else {
+			syscall.Close(fd)
+		}
+	}
+	l.gate.Offer(at)
+	l.mu.Unlock()
+	l.wake()
+}
+
+func (l *viewerLane) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.term >= 0 {
+		syscall.Close(l.term)
+		l.term = -1
+	}
+}
+
+// laneStep runs the viewer's gate until output may flow (false) or the
+// viewer is held (true). It sends what the gate decides: a lane to the
+// holder, its revocation, the bytes a lane wrote and its end, a
+// snapshot when a lane's end is lost. retry is set to when a refused
+// offer may be taken again.
+func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint64) error, retry *time.Time) (hold bool, err error) {
+	h := v.h
+	for {
+		h.mu.Lock()
+		s := lanegate.Session{Ended: h.exit != nil, Cols: h.cols, Rows: h.rows, ReqCols: h.reqCols, ReqRows: h.reqRows}
+		if h.up != nil {
+			s.HolderVersion = h.up.version
+		}
+		end := h.end
+		vv := lanegate.Viewer{
+			Kind: v.opts.Kind, Local: v.opts.Local, ReadOnly: v.readOnly, Waiter: v.waiter,
+			Version: v.version, Cols: v.sz.Cols, Rows: v.sz.Rows,
+		}
+		h.mu.Unlock()
+		v.lane.mu.Lock()
+		vv.Terminal = v.lane.term >= 0
+		a := v.lane.gate.Step(time.Now(), vv, s, p.Next(), end)
+		v.lane.mu.Unlock()
+		switch a.Kind {
+		case lanegate.Stream:
+			*retry = a.RetryAt
+			return false, nil
+		case lanegate.Hold:
+			return true, nil
+		case lanegate.Open:
+			h.meter.LanesOpened.Add(1)
+			if !h.openLane(v, a.At) {
+				v.lane.do(func(g *lanegate.Gate) { g.Ended(a.At) })
+			}
+		case lanegate.Revoke:
+			h.revokeLane(v)
+		case lanegate.Answer:
+			if err := v.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneEnd, a.At) }); err != nil {
+				return false, err
+			}
+		case lanegate.Written:
+			if a.To > a.From {
+				h.meter.Lanes.Add(1)
+				h.meter.LaneBytes.Add(a.To - a.From)
+			} else {
+				h.meter.LanesRefused.Add(1)
+			}
+			if err := v.sendWritten(l, p, a.From, a.To); err != nil {
+				return false, err
+			}
+			if err := v.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneEnd, a.To) }); err != nil {
+				return false, err
+			}
+		case lanegate.Resync:
+			if err := resync(end); err != nil {
+				return false, err
+			}
+			at := p.Next()
+			if err := v.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneEnd, at) }); err != nil {
+				return false, err
+			}
+		}
+	}
+}
+
+// sendWritten tells the viewer the bytes [from, to) its lane wrote, with
+// the size changes among them in their places, from the window or the
+// log, and moves it on to to.
+func (v *viewer) sendWritten(l *outlog.Log, p *flow.Progress, from, to uint64) error {
+	for from < to {
+		n := int(min(to-from, viewerChunk))
+		if c, ok := v.h.nextSize(from, v.sizeSeq); ok && c.off < to {
+			if c.off == from {
+				if err := v.send(func(w *wire.Writer) error { return w.Resized(from, c.cols, c.rows) }); err != nil {
+					return err
+				}
+				v.sizeSeq = c.seq
+				continue
+			}
+			n = int(min(uint64(n), c.off-from))
+		}
+		parts, _, _, _ := v.h.window(from, n)
+		if len(parts) == 0 {
+			buf := make([]byte, n)
+			k, err := readLogged(l, from, buf)
+			if k == 0 {
+				// Gone from the log too: the viewer's screen is right (the
+				// lane wrote it), only its record of it is short.
+				if err == nil {
+					err = errors.New("nothing read")
+				}
+				v.h.log.Warn("bytes a lane wrote are gone; the viewer skips them", "from", from, "to", to, "err", err)
+				break
+			}
+			parts = [][]byte{buf[:k]}
+		}
+		k := 0
+		for _, part := range parts {
+			k += len(part)
+		}
+		began := time.Now()
+		if err := v.send(func(w *wire.Writer) error { return w.LaneWritten(from, parts) }); err != nil {
+			return err
+		}
+		p.Sent(k, began, time.Now())
+		from += uint64(k)
+	}
+	p.Skipped(to)
+	return nil
+}
+
+// openLane asks the holder to open a lane for v at at, handing it v's
+// terminal. It reports false when it could not be sent (no holder, one
+// too old, another viewer's lane not ended yet): the lane ends there.
+func (h *Host) openLane(v *viewer, at uint64) bool {
+	h.mu.Lock()
+	up := h.up
+	if up == nil || h.laneOwner != nil || h.end != at || !wire.HolderAccepts(up.version, wire.TypeLane) {
+		h.mu.Unlock()
+		return false
+	}
+	h.laneOwner = v
+	h.mu.Unlock()
+	v.lane.mu.Lock()
+	term := v.lane.term
+	var err error
+	if term < 0 {
+		err = errors.New("no terminal")
+	} else {
+		err = up.sendWithFD(func(w *wire.Writer) error { return w.Uint64(wire.TypeLane, at) }, term)
+	}
+	v.lane.mu.Unlock()
+	if err != nil {
+		h.mu.Lock()
+		if h.laneOwner == v {
+			h.laneOwner = nil
+		}
+		h.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// revokeLane asks the holder to end v's lane; its lane-end follows.
+func (h *Host) revokeLane(v *viewer) {
+	h.mu.Lock()
+	up := h.up
+	mine := h.laneOwner == v
+	h.mu.Unlock()
+	if mine && up != nil {
+		up.frame(wire.TypeLaneOff, nil)
+	}
+}
+
+// laneEnded hands the holder's lane-end at x to the lane's viewer.
+func (h *Host) laneEnded(x uint64) {
+	h.mu.Lock()
+	o := h.laneOwner
+	h.laneOwner = nil
+	h.mu.Unlock()
+	if o != nil {
+		o.lane.do(func(g *lanegate.Gate) { g.Ended(x) })
+	}
+}
+
+// laneLost tells the lane's viewer that the connection that opened its
+// lane is gone with its end: the holder closed the lane's terminal
+// without saying where.
+func (h *Host) laneLost(up *holderConn) {
+	h.mu.Lock()
+	o := h.laneOwner
+	if h.up != nil && h.up != up {
+		o = nil // a lane opened on the newer connection
+	}
+	if o != nil {
+		h.laneOwner = nil
+	}
+	h.mu.Unlock()
+	if o != nil {
+		o.lane.do(func(g *lanegate.Gate) { g.Lost() })
+	}
+}
+
+// sendWithFD sends the frames fn writes with the descriptor fd, within
+// the connection's deadline, as send does.
+func (u *holderConn) sendWithFD(fn func(*wire.Writer) error, fd int) error {
+	uc, ok := u.c.(*net.UnixConn)
+	if !ok {
+		return errors.New("session: the holder's connection cannot carry a terminal")
+	}
+	return u.send(func(*wire.Writer) error {
+		var b frameBuffer
+		if err := fn(wire.NewWriter(&b)); err != nil {
+			return err
+		}
+		return fdpass.Write(uc, b, fd)
+	})
+}
+
+// frameBuffer collects frames to send in one write.
+type frameBuffer []byte
+
+func (b *frameBuffer) Write(p []byte) (int, error) {
+	*b = append(*b, p...)
+	return len(p), nil
+}
+
+// laneFrame handles a lane or lane-off frame from the viewer (its
+// reader); it reports false for a viewer that may not send one. A
+// terminal comes only from a read-write local terminal viewer, and is
+// closed at once otherwise.
+func (v *viewer) laneFrame(f wire.Frame) bool {
+	if v.lane == nil {
+		msg := fmt.Sprintf("a viewer of protocol version %d may not send %s frames", v.version, f.Type)
+		v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, msg) })
+		return false
+	}
+	if f.Type == wire.TypeLaneOff {
+		v.lane.do(func(g *lanegate.Gate) { g.Withdraw() })
+		return true
+	}
+	at, _ := wire.ParseUint64(f.Type, f.Payload)
+	fd := -1
+	if t, ok := v.rw.(FDTaker); ok {
+		fd = t.Take()
+	}
+	if fd >= 0 && (v.readOnly || !v.opts.Local || v.opts.Kind != "cli") {
+		syscall.Close(fd)
+		fd = -1
+	}
+	v.lane.offer(at, fd)
+	return true
+}
+
+// endLane revokes v's lane, if the holder runs one for it, and waits up
+// to timeout for its end: nothing reaches v's terminal by the lane after.
+func (h *Host) endLane(v *viewer, timeout time.Duration) {
+	h.revokeLane(v)
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		h.mu.Lock()
+		mine := h.laneOwner == v
+		h.mu.Unlock()
+		if !mine {
+			return
+		}
+	}
+}
+
+// readLogged reads the log at off into buf, for bytes the holder has
+// logged (a lane wrote them): the server's view of the log may be a
+// refresh behind, so an end of the log is looked at again for a moment.
+func readLogged(l *outlog.Log, off uint64, buf []byte) (int, error) {
+	cur := l.Cursor(off)
+	defer cur.Close()
+	for range 200 {
+		n, err := cur.Read(buf)
+		if n > 0 || (err != nil && err != io.EOF) {
+			return n, err
+		}
+		time.Sleep(5 * time.Millisecond)
+		l.Refresh()
+		cur.Seek(off)
+	}
+	return 0, io.EOF
+}
