@@ -52,6 +52,9 @@ func TestAttachDetachesOthers(t *testing.T) {
 	e.MustTk("new", "--name", "d", "--", "cat")
 	first := startAttach(t, e, "d", true)
 	second := startAttach(t, e, "d", true)
+	// Raw mode comes before the server has the viewer: -d detaches those
+	// attached when it asks.
+	e2e.WaitFor(t, 20*time.Second, "both attached", func() bool { return e.Session("d").Viewers == 2 })
 	taker := startAttach(t, e, "d", true, "-d")
 	for _, a := range []*attachPty{first, second} {
 		a.waitOutput("detached: the session was attached elsewhere")
