@@ -172,13 +172,17 @@ func TestNewSendWait(t *testing.T) {
 }
 
 // attachPty runs `termkeep attach` in a real pty, as a person would.
+// attachPty is attach in a real pty, whose output the test reads, and can
+// stop reading (a terminal that stopped: Ctrl-S, a hung emulator).
 type attachPty struct {
-	t    *testing.T
-	cmd  *exec.Cmd
-	pty  *os.File
-	mu   sync.Mutex
-	out  bytes.Buffer
-	done chan struct{}
+	t      *testing.T
+	cmd    *exec.Cmd
+	pty    *os.File
+	mu     sync.Mutex
+	out    bytes.Buffer
+	paused bool
+	resume *sync.Cond
+	done   chan struct{}
 }
 
 func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool, flags ...string) *attachPty {
@@ -191,15 +195,29 @@ func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool, flags ...
 	if ref != "" {
 		args = append(args, ref)
 	}
+	return runAttach(t, args, 90, 30)
+}
+
+// runAttach runs termkeep with args in a pty of cols x rows, and returns
+// once attach owns the terminal (raw mode), as a person would type only
+// after seeing the screen.
+func runAttach(t *testing.T, args []string, cols, rows uint16) *attachPty {
+	t.Helper()
 	cmd := exec.Command(e2e.TkBin, args...)
-	p, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 90, Rows: 30})
+	p, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := &attachPty{t: t, cmd: cmd, pty: p, done: make(chan struct{})}
+	a.resume = sync.NewCond(&a.mu)
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
+			a.mu.Lock()
+			for a.paused {
+				a.resume.Wait()
+			}
+			a.mu.Unlock()
 			n, err := p.Read(buf)
 			a.mu.Lock()
 			a.out.Write(buf[:n])
@@ -211,19 +229,28 @@ func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool, flags ...
 		}
 	}()
 	t.Cleanup(func() { cmd.Process.Kill(); p.Close() })
-	// Type only once attach owns the terminal (raw mode), as a person would
-	// after seeing the screen.
 	e2e.WaitFor(t, 20*time.Second, "attach to enter raw mode", func() bool { return !echoOn(t, p) })
 	return a
 }
 
+// pause stops (on) or resumes reading attach's terminal.
+func (a *attachPty) pause(on bool) {
+	a.mu.Lock()
+	a.paused = on
+	a.mu.Unlock()
+	a.resume.Broadcast()
+}
+
+// bytes is everything attach's terminal got so far.
+func (a *attachPty) bytes() []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return bytes.Clone(a.out.Bytes())
+}
+
 func (a *attachPty) waitOutput(s string) {
 	a.t.Helper()
-	e2e.WaitFor(a.t, 20*time.Second, "attach to show "+s, func() bool {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return bytes.Contains(a.out.Bytes(), []byte(s))
-	})
+	e2e.WaitFor(a.t, 20*time.Second, "attach to show "+s, func() bool { return bytes.Contains(a.bytes(), []byte(s)) })
 }
 
 func (a *attachPty) exitCode() int {

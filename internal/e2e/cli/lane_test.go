@@ -3,95 +3,32 @@ package cli
 import (
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"termkeep/internal/e2e"
 	"termkeep/internal/screen"
 	"termkeep/internal/wire"
 )
 
-// laneTerm is attach in a real pty of 80x24, whose output the test reads,
-// and can stop reading (a terminal that stopped: Ctrl-S, a hung emulator).
-type laneTerm struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	pty    *os.File
-	mu     sync.Mutex
-	out    bytes.Buffer
-	paused bool
-	resume *sync.Cond
-	done   chan struct{}
-}
-
-func startLaneTerm(t *testing.T, e *e2e.Env, ref string, flags ...string) *laneTerm {
+// startLaneTerm is attach in a real pty of 80x24 (attachPty.screen's size).
+func startLaneTerm(t *testing.T, e *e2e.Env, ref string, flags ...string) *attachPty {
 	t.Helper()
-	args := append(append([]string{"--state-dir", e.Dir, "attach"}, flags...), ref)
-	cmd := exec.Command(e2e.TkBin, args...)
-	p, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 80, Rows: 24})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &laneTerm{t: t, cmd: cmd, pty: p, done: make(chan struct{})}
-	a.resume = sync.NewCond(&a.mu)
-	go func() {
-		buf := make([]byte, 32<<10)
-		for {
-			a.mu.Lock()
-			for a.paused {
-				a.resume.Wait()
-			}
-			a.mu.Unlock()
-			n, err := p.Read(buf)
-			a.mu.Lock()
-			a.out.Write(buf[:n])
-			a.mu.Unlock()
-			if err != nil {
-				close(a.done)
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { cmd.Process.Kill(); p.Close() })
-	e2e.WaitFor(t, 20*time.Second, "attach to enter raw mode", func() bool { return !echoOn(t, p) })
-	return a
+	return runAttach(t, append(append([]string{"--state-dir", e.Dir, "attach"}, flags...), ref), 80, 24)
 }
 
-func (a *laneTerm) pause(on bool) {
-	a.mu.Lock()
-	a.paused = on
-	a.mu.Unlock()
-	a.resume.Broadcast()
-}
-
-func (a *laneTerm) bytes() []byte {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return bytes.Clone(a.out.Bytes())
-}
-
-func (a *laneTerm) typ(s string) {
+func (a *attachPty) typ(s string) {
 	a.t.Helper()
 	if _, err := a.pty.Write([]byte(s)); err != nil {
 		a.t.Fatal(err)
 	}
 }
 
-func (a *laneTerm) waitOutput(s string) {
-	a.t.Helper()
-	e2e.WaitFor(a.t, 20*time.Second, "attach's terminal to show "+s, func() bool { return bytes.Contains(a.bytes(), []byte(s)) })
-}
-
 // screen is attach's terminal as an emulator shows it after every byte
 // attach's terminal got.
-func (a *laneTerm) screen() []string {
+func (a *attachPty) screen() []string {
 	s := screen.New(80, 24, screen.Options{ScrollbackLines: -1})
 	s.Write(a.bytes())
 	return lines(s.Text(0), 24)
@@ -99,7 +36,7 @@ func (a *laneTerm) screen() []string {
 
 // sameScreen waits until attach's terminal shows the session's screen,
 // row for row.
-func sameScreen(t *testing.T, e *e2e.Env, a *laneTerm, ref string) {
+func sameScreen(t *testing.T, e *e2e.Env, a *attachPty, ref string) {
 	t.Helper()
 	var got, want []string
 	ok := false
