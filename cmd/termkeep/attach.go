@@ -163,8 +163,10 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		if len(b) == 0 {
 			return nil
 		}
-		_, err := tout.Write(b)
-		return err
+		if _, err := tout.Write(b); err != nil {
+			return terminalGone{err}
+		}
+		return nil
 	}
 	// attach's own lines wait while a lane may write to the terminal
 	// (attach_lane.go); they ask the server for it back.
@@ -407,8 +409,12 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 			select {
 			case data, ok := <-input:
 				if !ok {
-					input = nil // stdin ended: keep watching
-					continue
+					// A terminal in raw mode ends only when it hangs up
+					// (EIO): end as on SIGHUP, which a terminal that was
+					// not the controlling one never sends.
+					quiesce(s)
+					s.Close()
+					return nil
 				}
 				typed.queued(s, data)
 			case sig := <-sigs:
@@ -450,6 +456,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					// A lane may have written past f.off.
 					f.off = wire.FromSnapshot
 				}
+				if errors.As(r.err, new(terminalGone)) {
+					return nil // as above: the terminal hung up
+				}
 				if r.exit != nil {
 					var err error
 					farewell, err = sessionEnded(f.ref, r.exit)
@@ -471,6 +480,14 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		}
 	}
 }
+
+// terminalGone is a write to attach's terminal that failed: the terminal
+// hung up (a write that would block waits in the poller instead), so
+// attach ends rather than reconnect.
+type terminalGone struct{ err error }
+
+func (e terminalGone) Error() string { return "the terminal is gone: " + e.err.Error() }
+func (e terminalGone) Unwrap() error { return e.err }
 
 // frameEvery is how often attach paints a session drawn from its screen
 // model while output flows: every paint writes the whole terminal.
