@@ -167,7 +167,10 @@ export class PredictView {
       this.marks.push(m);
       const d = this.term.registerDecoration({ marker: m, x: c.col, width: 1, layer: 'top' });
       d?.onRender((el) => {
-        el.className = `${c.cls} tk-predict-${this.style}`;
+        // Added to xterm.js's own classes, never in their place: its
+        // xterm-decoration class is what lays the element out on its cell.
+        el.classList.remove(...PREDICT_STYLES.map((s) => `tk-predict-${s}`));
+        el.classList.add(...c.cls.split(' '), `tk-predict-${this.style}`);
         el.textContent = c.char;
         el.style.fontFamily = this.term.options.fontFamily ?? 'monospace';
         el.style.fontSize = `${this.term.options.fontSize ?? 14}px`;
