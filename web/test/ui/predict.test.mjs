@@ -163,6 +163,35 @@ test('typing at a prompt shows before its echo, underlined, and the echo confirm
   }
 });
 
+test('a predicted key redraws none of the terminal\'s rows', async (t) => {
+  const { ctx, p } = await fresh();
+  try {
+    if ((await p.evaluate(() => window.__termkeep.renderer())) !== 'dom') return t.skip('the rows are drawn as DOM elements only by the DOM renderer');
+    // Each change to the rows' elements before the echo: with nothing on
+    // the screen changed, a redraw is work in the frame that is to show
+    // the key, and the page waits for it.
+    await p.evaluate(() => {
+      window.__redrawn = [];
+      const rows = document.querySelector('.term-host:not([hidden]) .xterm-rows');
+      new MutationObserver(() => {
+        const line = window.__termkeep.screen()[0].trimEnd();
+        if (line === '$') window.__redrawn.push(line);
+      }).observe(rows, { childList: true, subtree: true, characterData: true, attributes: true });
+    });
+    const frames = (n) => p.evaluate((n) => new Promise((r) => { const f = () => (--n > 0 ? requestAnimationFrame(f) : r()); requestAnimationFrame(f); }), n);
+    for (const ch of 'ech') {
+      await p.keyboard.type(ch);
+      await frames(3);
+    }
+    const i = await info(p);
+    assert.ok(i.stats.shown >= 3, `not predicted: ${JSON.stringify(i)}`);
+    assert.deepEqual(await p.evaluate(() => window.__redrawn), [], 'rows redrawn before the echo');
+    await see(p, /^\$ ech$/);
+  } finally {
+    await ctx.close();
+  }
+});
+
 test('a password prompt (read -s) never shows a predicted character', async () => {
   const { ctx, p, id } = await fresh();
   try {
