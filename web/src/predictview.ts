@@ -238,9 +238,12 @@ export class PredictView {
         this.shown.set(markKey(m), { m, el });
         layer.appendChild(el);
       }
-      // The layer's font, as the terminal's (the frame changes its size).
-      layer.style.fontFamily = this.term.options.fontFamily ?? 'monospace';
-      layer.style.fontSize = `${this.term.options.fontSize ?? 14}px`;
+      // The layer's font, as the terminal's (the frame changes its size);
+      // written only when it differs: a style written is one to recompute.
+      const family = this.term.options.fontFamily ?? 'monospace';
+      const size = `${this.term.options.fontSize ?? 14}px`;
+      if (layer.style.fontFamily !== family) layer.style.fontFamily = family;
+      if (layer.style.fontSize !== size) layer.style.fontSize = size;
       this.place(add);
     }
     window.clearTimeout(this.timer);
