@@ -175,6 +175,8 @@ export class PredictView {
     this.shown.clear();
     this.layer = document.createElement('div');
     this.layer.className = 'tk-predict-layer';
+    // What is typed is told by xterm.js's own screen reader support, once.
+    this.layer.setAttribute('aria-hidden', 'true');
     screen.appendChild(this.layer);
     return this.layer;
   }
