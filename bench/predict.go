@@ -38,6 +38,7 @@ type predictShell struct {
 	Typed       int       `json:"typed"`
 	Editing     int       `json:"editing"`
 	Latencies   []float64 `json:"latencies"`
+	Drawn       int       `json:"drawn"` // timed keys whose first frame showed a prediction
 	Shown       int       `json:"shown"`
 	Wrong       int       `json:"wrong"`
 	Corrections []float64 `json:"corrections"`
@@ -170,7 +171,7 @@ func (s predictShell) summary() string {
 	case s.Error != "":
 		return s.Shell + " failed: " + s.Error
 	}
-	return fmt.Sprintf("%s: %d keys, perceived p50 %s p99 %s, %.0f%% predicted, %d of %d wrong",
+	return fmt.Sprintf("%s: %d keys, perceived p50 %s p99 %s, %.0f%% predicted (%d of %d timed drawn predicted), %d of %d wrong",
 		s.Shell, s.Typed, fmtDur(ms(quantile(s.Latencies, 0.5))), fmtDur(ms(quantile(s.Latencies, 0.99))),
-		100*s.predictedShare(), s.Wrong, s.Shown)
+		100*s.predictedShare(), s.Drawn, len(s.Latencies), s.Wrong, s.Shown)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -47,7 +48,7 @@ func TestQuantile(t *testing.T) {
 // decided only from shells that were measured.
 func TestPredictGoals(t *testing.T) {
 	rep := &report{predict: &predictReport{keys: 10, shells: []predictShell{
-		{Shell: "bash", Typed: 10, Editing: 9, Latencies: []float64{2, 3, 4, 400}, Shown: 8, Wrong: 0},
+		{Shell: "bash", Typed: 10, Editing: 9, Latencies: []float64{2, 3, 4, 400}, Drawn: 3, Shown: 8, Wrong: 0},
 		{Shell: "zsh", Skipped: "no zsh", Shown: 100, Wrong: 100},
 		{Shell: "python3", Typed: 10, Editing: 9, Latencies: []float64{300}, Shown: 2, Wrong: 1},
 	}}}
@@ -60,8 +61,13 @@ func TestPredictGoals(t *testing.T) {
 	if (predictShell{}).predictedShare() != 0 || (predictShell{}).wrongShare() != 0 {
 		t.Error("shares over nothing")
 	}
-	if rows := rep.predictRows(); len(rows) != 3 || !strings.HasPrefix(rows[1][1], "skipped") {
-		t.Errorf("rows %q", rows)
+	rows := rep.predictRows()
+	if len(rows) != 3 || !strings.HasPrefix(rows[1][1], "skipped") {
+		t.Fatalf("rows %q", rows)
+	}
+	// The page's own count: timed keys whose first frame showed a prediction.
+	if !slices.Contains(rows[0], "3 of 4 timed") {
+		t.Errorf("bash's row %q: want the keys drawn predicted", rows[0])
 	}
 	if g := (&report{}).predictWrongGoal(); g.met != nil {
 		t.Error("not run: not measured")
@@ -69,7 +75,7 @@ func TestPredictGoals(t *testing.T) {
 }
 
 func FuzzParsePredict(f *testing.F) {
-	f.Add([]byte(`{"shell":"bash","typed":3,"editing":2,"latencies":[1,2],"shown":2,"wrong":0,"corrections":[5]}`))
+	f.Add([]byte(`{"shell":"bash","typed":3,"editing":2,"latencies":[1,2],"drawn":1,"shown":2,"wrong":0,"corrections":[5]}`))
 	f.Add([]byte("{\"shell\":\"x\"}\n{\"shell\":\"y\",\"skipped\":\"z\"}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		shells, _ := parsePredict(b)

@@ -7,17 +7,17 @@ import (
 
 // The predictive echo section of the report and its two goals.
 
-var predictHead = []string{"shell", "keys", "perceived p50", "p99", "predicted", "wrong", "time to correct (median, max)", "round trip"}
+var predictHead = []string{"shell", "keys", "perceived p50", "p99", "predicted", "drawn predicted", "wrong", "time to correct (median, max)", "round trip"}
 
 func (rep *report) predictRows() [][]string {
 	var rows [][]string
 	for _, s := range rep.predict.shells {
 		switch {
 		case s.Skipped != "":
-			rows = append(rows, []string{s.Shell, "skipped: " + s.Skipped, "", "", "", "", "", ""})
+			rows = append(rows, []string{s.Shell, "skipped: " + s.Skipped, "", "", "", "", "", "", ""})
 			continue
 		case s.Error != "":
-			rows = append(rows, []string{s.Shell, "failed: " + s.Error, "", "", "", "", "", ""})
+			rows = append(rows, []string{s.Shell, "failed: " + s.Error, "", "", "", "", "", "", ""})
 			continue
 		}
 		fix := "none"
@@ -30,6 +30,7 @@ func (rep *report) predictRows() [][]string {
 			fmtDur(ms(quantile(s.Latencies, 0.5))),
 			fmtDur(ms(quantile(s.Latencies, 0.99))),
 			fmt.Sprintf("%.0f%% (%d of %d)", 100*s.predictedShare(), s.Shown, s.Editing),
+			fmt.Sprintf("%d of %d timed", s.Drawn, len(s.Latencies)),
 			fmt.Sprintf("%.1f%% (%d)", 100*s.wrongShare(), s.Wrong),
 			fix,
 			fmtDur(ms(s.RTT)),
@@ -84,9 +85,12 @@ func (rep *report) predictMethod() []string {
 			"prompt: short commands with a typo fixed by backspaces (bash and zsh with termkeep's shell integration, "+
 			"python3's REPL without it), each line run with Enter once it is drawn. Driver: `web/bench/predict.mjs`; "+
 			"alone: `%s`.", fmtDur(predictDelay), fmtDur(2*predictDelay), rep.predict.keys, rep.onlyCommand("predict")),
-		"**Perceived**: for each printable key, from its key event in the page to the first animation frame that " +
-			"shows its character at its cell, predicted or echoed (a key typed over a cell that already shows its " +
-			"character is not timed). **Predicted**: keys shown predicted over the printable keys and backspaces typed. " +
+		"**Perceived**: for each printable key, from its key event in the page (the event's timeStamp) to the first " +
+			"animation frame that shows its character at its cell, predicted or echoed, read from the page's elements " +
+			"once the frame's work (animation frame callbacks, style, layout) is done, before paint (a key typed over a " +
+			"cell that already shows its character is not timed). **Predicted**: keys the predictor showed over the " +
+			"printable keys and backspaces typed. **Drawn predicted**: timed keys whose first frame showed a predicted " +
+			"character, not the echo. " +
 			"**Wrong**: shown predictions rolled back (the echo differed, or came later than the prediction's deadline), " +
 			"over those shown. **Time to correct**: how long a wrong prediction showed before it was rolled back. " +
 			"Without shell integration (python3) the first key of each line waits for its echo, to earn confidence " +

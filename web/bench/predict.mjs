@@ -6,11 +6,20 @@
 // its cell, predicted or echoed; with the predictor's counts (keys shown
 // predicted, rolled back) and how long each rolled-back prediction showed.
 //
+// What a frame shows is read from the page's elements once all of the
+// frame's work is done (a ResizeObserver's callback comes after the
+// animation frame callbacks, style and layout, before paint): a predicted
+// character is an element over its cell, an echoed one is in xterm.js's
+// row (the DOM renderer's; a canvas cannot be read, and then the buffer
+// xterm.js has just drawn is). The time is taken there, and the key's is
+// the event's own (its timeStamp, when the browser took the key).
+//
 // Usage: node bench/predict.mjs KEYS [DELAY_MS] (TERMKEEP_BIN, CHROMIUM as
 // for the browser tests). It prints one JSON object per shell on stdout:
 // {shell, typed (keys, Enter included), editing (printable keys and
-// backspaces), latencies (ms), shown, wrong, corrections (ms), rtt}, or
-// {shell, skipped} or {shell, error}.
+// backspaces), latencies (ms), drawn (timed keys first shown predicted),
+// shown, wrong, corrections (ms), rtt}, or {shell, skipped} or
+// {shell, error}.
 
 import { existsSync } from 'node:fs';
 import net from 'node:net';
@@ -40,12 +49,12 @@ const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 /** inPage installs the page's timer: expect(row, col, ch) before a key; the first frame showing ch at the cell ends it. */
 function inPage() {
   const pending = [];
-  window.__bench = { lat: [], want: 0 };
+  window.__bench = { lat: [], drawn: 0, want: 0 };
   document.addEventListener(
     'keydown',
-    () => {
+    (e) => {
       const p = pending.find((x) => x.t === undefined);
-      if (p) p.t = performance.now();
+      if (p) p.t = e.timeStamp;
     },
     true,
   );
@@ -58,19 +67,44 @@ function inPage() {
     pending.push({ row, col, ch });
     window.__bench.want++;
   };
-  const frame = () => {
-    if (pending.some((p) => p.t !== undefined)) {
-      const i = window.__termkeep.predict();
-      const lines = window.__termkeep.screen();
-      for (let k = pending.length - 1; k >= 0; k--) {
-        const p = pending[k];
-        if (p.t === undefined) continue;
-        if (shows(i, lines, p.row, p.col, p.ch)) {
-          window.__bench.lat.push(performance.now() - p.t);
-          pending.splice(k, 1);
-        }
-      }
+  const host = () => document.querySelector('.term-host:not([hidden])');
+  /** drawn says how the page's elements show ch at (row, col) of the buffer: 'predicted', 'echoed' or null. */
+  const drawn = (row, col, ch) => {
+    const screen = host()?.querySelector('.xterm-screen');
+    if (!screen) return null;
+    const { cols, rows } = window.__termkeep.size();
+    const top = window.__termkeep.predict().baseY; // typing keeps the view at the bottom
+    const box = screen.getBoundingClientRect();
+    for (const e of screen.querySelectorAll('.tk-predict')) {
+      if (e.textContent !== ch) continue;
+      const r = e.getBoundingClientRect();
+      if (r.width === 0) continue; // not displayed
+      const x = r.left + r.width / 2 - box.left;
+      const y = r.top + r.height / 2 - box.top;
+      if (Math.floor((x * cols) / box.width) === col && Math.floor((y * rows) / box.height) + top === row) return 'predicted';
     }
+    const line = window.__termkeep.renderer() === 'dom' ? screen.querySelector('.xterm-rows')?.children[row - top]?.textContent : window.__termkeep.screen()[row - top];
+    return (line ?? '')[col] === ch ? 'echoed' : null;
+  };
+  // A probe resized in every animation frame: its observer's callback
+  // comes in the same frame, after all the frame's work, before paint.
+  const probe = document.createElement('div');
+  probe.style.cssText = 'position: fixed; left: 0; top: 0; width: 1px; height: 1px; visibility: hidden; pointer-events: none';
+  document.body.appendChild(probe);
+  new ResizeObserver(() => {
+    const now = performance.now();
+    for (let k = pending.length - 1; k >= 0; k--) {
+      const p = pending[k];
+      if (p.t === undefined) continue;
+      const how = drawn(p.row, p.col, p.ch);
+      if (!how) continue;
+      window.__bench.lat.push(now - p.t);
+      if (how === 'predicted') window.__bench.drawn++;
+      pending.splice(k, 1);
+    }
+  }).observe(probe);
+  const frame = () => {
+    probe.style.width = probe.style.width === '1px' ? '2px' : '1px';
     requestAnimationFrame(frame);
   };
   requestAnimationFrame(frame);
@@ -126,6 +160,7 @@ async function run(browser, s, proxy, sh) {
       typed,
       editing,
       latencies: await p.evaluate(() => window.__bench.lat),
+      drawn: await p.evaluate(() => window.__bench.drawn),
       shown: end.stats.shown - start.shown,
       wrong: end.stats.wrong - start.wrong,
       corrections: end.corrections,

@@ -87,13 +87,25 @@ async function fresh({ integration = true, direct = false } = {}) {
 /**
  * record keeps, in the page, each predicted text drawn (after each change
  * to the terminal's decorations): the text, whether it is underlined, the
- * predicted cells (rows of the whole buffer) and the buffer's lines as
- * they were then. records returns them.
+ * predicted cells (rows of the whole buffer), the cells its characters
+ * are laid out on (null for one outside the terminal's screen) and the
+ * buffer's lines as they were then. records returns them.
  */
 const record = (p) =>
   p.evaluate(() => {
     const host = document.querySelector('.term-host:not([hidden])');
     window.__drawn = [];
+    // The cell under the middle of an element, from the screen's box and the terminal's size.
+    const cellOf = (e) => {
+      const scr = host.querySelector('.xterm-screen').getBoundingClientRect();
+      const { cols, rows } = window.__termkeep.size();
+      const r = e.getBoundingClientRect();
+      const x = r.left + r.width / 2 - scr.left;
+      const y = r.top + r.height / 2 - scr.top;
+      if (x < 0 || y < 0 || x >= scr.width || y >= scr.height) return null;
+      const row = Math.floor((y * rows) / scr.height) + window.__termkeep.predict().baseY;
+      return { row, col: Math.floor((x * cols) / scr.width), char: e.textContent };
+    };
     new MutationObserver(() => {
       const els = [...host.querySelectorAll('.tk-predict')];
       if (els.length === 0) return;
@@ -101,6 +113,7 @@ const record = (p) =>
         text: els.map((e) => e.textContent).join(''),
         underline: els.every((e) => getComputedStyle(e).textDecorationLine === 'underline'),
         cells: window.__termkeep.predict().view.cells,
+        at: els.map(cellOf),
         lines: window.__termkeep.text(),
       });
     }).observe(host, { childList: true, subtree: true, characterData: true });
@@ -138,10 +151,42 @@ test('typing at a prompt shows before its echo, underlined, and the echo confirm
     );
     assert.ok(early.length > 0, `no prediction drawn before its echo: ${JSON.stringify(await records(p))}`);
     assert.ok(early.every((r) => r.underline), 'drawn underlined');
+    // Each on its own cell of the screen, not merely somewhere in the page.
+    const key = (c) => (c ? `${c.row},${c.col},${c.char}` : 'outside the screen');
+    for (const r of early) assert.deepEqual(r.at.map(key).sort(), r.cells.map(key).sort(), `drawn away from the predicted cells: ${JSON.stringify(r)}`);
     const st = (await info(p)).stats;
     assert.equal(st.wrong, 0, `nothing rolled back: ${JSON.stringify(st)}`);
     assert.ok(st.confirmed >= 5, `confirmed ${st.confirmed} of 8`);
     await screenshot(p, 'predict-shown.png');
+  } finally {
+    await ctx.close();
+  }
+});
+
+test('a predicted key redraws none of the terminal\'s rows', async (t) => {
+  const { ctx, p } = await fresh();
+  try {
+    if ((await p.evaluate(() => window.__termkeep.renderer())) !== 'dom') return t.skip('the rows are drawn as DOM elements only by the DOM renderer');
+    // Each change to the rows' elements before the echo: with nothing on
+    // the screen changed, a redraw is work in the frame that is to show
+    // the key, and the page waits for it.
+    await p.evaluate(() => {
+      window.__redrawn = [];
+      const rows = document.querySelector('.term-host:not([hidden]) .xterm-rows');
+      new MutationObserver(() => {
+        const line = window.__termkeep.screen()[0].trimEnd();
+        if (line === '$') window.__redrawn.push(line);
+      }).observe(rows, { childList: true, subtree: true, characterData: true, attributes: true });
+    });
+    const frames = (n) => p.evaluate((n) => new Promise((r) => { const f = () => (--n > 0 ? requestAnimationFrame(f) : r()); requestAnimationFrame(f); }), n);
+    for (const ch of 'ech') {
+      await p.keyboard.type(ch);
+      await frames(3);
+    }
+    const i = await info(p);
+    assert.ok(i.stats.shown >= 3, `not predicted: ${JSON.stringify(i)}`);
+    assert.deepEqual(await p.evaluate(() => window.__redrawn), [], 'rows redrawn before the echo');
+    await see(p, /^\$ ech$/);
   } finally {
     await ctx.close();
   }
