@@ -108,9 +108,10 @@ const (
 
 // buffer is the normal or the alternate screen buffer.
 type buffer struct {
-	lines        []line // the screen rows, top first
-	x, y         int    // cursor; x == cols is the pending-wrap state
-	top, bottom  int    // scroll region, inclusive
+	lines        []line // the screen rows, top first: a window into base (rows.go)
+	base         []line
+	x, y         int // cursor; x == cols is the pending-wrap state
+	top, bottom  int // scroll region, inclusive
 	tabs         []uint64
 	savedX       int
 	savedY       int // absolute: scrollback lines + row, as xterm.js keeps it
