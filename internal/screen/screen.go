@@ -273,10 +273,12 @@ func (s *Screen) parse(data []byte) {
 		b := data[i]
 		if s.p.state == stGround {
 			if b >= 0x20 && b < 0x7f {
-				j := i + 1
-				for j < len(data) && data[j] >= 0x20 && data[j] < 0x7f {
-					j++
+				if slowPrint {
+					i++
+					s.advance(rune(b))
+					continue
 				}
+				j := i + 1 + asciiRun(data[i+1:])
 				s.printASCII(data[i:j])
 				i = j
 				continue
@@ -440,7 +442,7 @@ func (s *Screen) advance(cp rune) {
 	}
 	switch action {
 	case acPrint:
-		if cp < 0x80 {
+		if cp < 0x80 && !slowPrint {
 			s.printASCII([]byte{byte(cp)})
 		} else {
 			s.putRune(cp)
