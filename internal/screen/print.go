@@ -100,10 +100,11 @@ func asciiRun(p []byte) int {
 	return n
 }
 
-// slowPrint makes the parser print every character through putRune, the
-// path of any character, instead of the fast paths for printable ASCII
-// (the tests compare the two).
-var slowPrint = false
+// slowPaths makes the parser take none of its fast paths: every
+// character prints through putRune, the path of any character, not
+// through those for printable ASCII, and every byte of an escape sequence
+// goes through the table (the tests compare the two).
+var slowPaths = false
 
 // wrapLine is auto-wrap: the rest of the row is erased in the current
 // style and the cursor goes to the start of the next row, which is marked
