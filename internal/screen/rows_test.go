@@ -68,3 +68,23 @@ func TestScrollMovesNoRows(t *testing.T) {
 		t.Errorf("first row %q, want 3", got)
 	}
 }
+
+// TestFillCells checks fillCells on rows of every length around the
+// steps of its copies, blank and not.
+func TestFillCells(t *testing.T) {
+	for _, c := range []cell{blankCell, {c: 'x' | w1, s: 7}, {c: w1, s: 3}} {
+		for n := 0; n < 600; n++ {
+			row := make([]cell, n+2)
+			fillCells(row[1:n+1], c)
+			for i, got := range row {
+				want := c
+				if i == 0 || i == n+1 {
+					want = cell{}
+				}
+				if got != want {
+					t.Fatalf("%#v, length %d: cell %d is %#v", c, n, i, got)
+				}
+			}
+		}
+	}
+}
