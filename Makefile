@@ -140,7 +140,7 @@ test-short: deps
 # once every target has had its time.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode api:FuzzInputMode api:FuzzNameRE outlog:FuzzOpen outlog:FuzzAppendRead outlog:FuzzTimeRecords outlog:FuzzDamage \
-	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzUnmarshal screen:FuzzViewport \
+	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzPrintFastPath screen:FuzzUnmarshal screen:FuzzViewport \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
 	export:FuzzCast export:FuzzRedact export:FuzzGrepMatch mcp:FuzzClean mcp:FuzzIDFromPrefix server:FuzzQueryBool \

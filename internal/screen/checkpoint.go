@@ -372,7 +372,7 @@ func (s *Screen) readBuffer(d *decoder, b *buffer, alt bool) error {
 	if len(lines) != s.rows && !(alt && len(lines) == 0 && len(hidden) == 0) {
 		return errors.New("bad number of rows")
 	}
-	b.lines = lines
+	b.lines, b.base = lines, nil
 	return nil
 }
 

@@ -274,9 +274,8 @@ func (s *Screen) deleteLines(n int) {
 	sid := s.eraseID()
 	for ; n > 0; n-- {
 		l := b.lines[b.y]
-		copy(b.lines[b.y:b.bottom], b.lines[b.y+1:b.bottom+1])
 		s.recycle(&l, sid)
-		b.lines[b.bottom] = l
+		b.rollUp(b.y, b.bottom, l)
 	}
 	b.x = 0
 }
@@ -289,9 +288,8 @@ func (s *Screen) scrollUp(n int) {
 	sid := s.eraseID()
 	for ; n > 0; n-- {
 		l := b.lines[b.top]
-		copy(b.lines[b.top:b.bottom], b.lines[b.top+1:b.bottom+1])
 		s.recycle(&l, sid)
-		b.lines[b.bottom] = l
+		b.rollUp(b.top, b.bottom, l)
 	}
 }
 

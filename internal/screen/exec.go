@@ -239,8 +239,7 @@ func (s *Screen) scroll(wrapped bool) {
 				fillCells(l.cells[:end], blankCell)
 				l.wrapped, l.marks = wrapped, 0
 				s.knownBlank(&l, 0)
-				copy(b.lines[b.top:b.bottom], b.lines[b.top+1:b.bottom+1])
-				b.lines[b.bottom] = l
+				b.rollUp(b.top, b.bottom, l)
 				return
 			}
 		} else if b.maxLen > s.rows {
@@ -254,10 +253,9 @@ func (s *Screen) scroll(wrapped bool) {
 			l = line{}
 		}
 	}
-	copy(b.lines[b.top:b.bottom], b.lines[b.top+1:b.bottom+1])
 	s.recycle(&l, sid)
 	l.wrapped = wrapped
-	b.lines[b.bottom] = l
+	b.rollUp(b.top, b.bottom, l)
 }
 
 // pushScrollback packs a row into the scrollback and returns the row's
@@ -374,7 +372,7 @@ func (s *Screen) activateNormal() {
 	}
 	a := s.alt
 	s.normal.x, s.normal.y = a.x, a.y
-	a.lines = nil
+	a.lines, a.base = nil, nil
 	a.hidden = nil
 	a.maxLen = s.rows
 	a.x, a.y = 0, 0

@@ -80,10 +80,26 @@ func setAt(row []cell, i int, c cell) {
 }
 
 func fillCells(row []cell, c cell) {
+	if c == blankCell && len(row) > 8 {
+		// A scroll erases the row it recycles: copying blank cells moves
+		// wide words, the loop a cell at a time.
+		for len(row) > 0 {
+			row = row[copy(row, blankRow[:]):]
+		}
+		return
+	}
 	for i := range row {
 		row[i] = c
 	}
 }
+
+// blankRow is a run of blank cells to erase rows with.
+var blankRow = func() (r [256]cell) {
+	for i := range r {
+		r[i] = blankCell
+	}
+	return r
+}()
 
 // insertCells shifts the cells from pos right by n, filling the gap with
 // fill; the cells pushed past the end are lost.

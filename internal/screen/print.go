@@ -1,5 +1,7 @@
 package screen
 
+import "encoding/binary"
+
 // Printing follows xterm.js's print(): characters arrive in runs (the
 // printable characters between two other things in one Write), and the
 // fix-ups for a wide character cut in half are made at the ends of a run,
@@ -66,8 +68,10 @@ func (s *Screen) printASCII(p []byte) {
 		}
 		l := &b.lines[b.y]
 		n := min(len(p), cols-b.x)
+		src := p[:n]
 		dst := l.cells[b.x : b.x+n]
-		for i, c := range p[:n] {
+		dst = dst[:len(src)] // no bounds check in the loop
+		for i, c := range src {
 			dst[i] = cell{c: uint32(c) | w1, s: sid}
 		}
 		b.x += n
@@ -75,6 +79,32 @@ func (s *Screen) printASCII(p []byte) {
 		p = p[n:]
 	}
 }
+
+// asciiRun is the length of the run of printable ASCII (0x20 to 0x7e)
+// that p starts with. Eight bytes a step: a word holds only printable
+// ASCII when no byte has its high bit set, none is 0x7f (adding 1 would
+// set it) and none is below 0x20 (adding 0x60 would not set it); with
+// no high bit set no addition carries into the next byte.
+func asciiRun(p []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	n := 0
+	for ; len(p)-n >= 8; n += 8 {
+		x := binary.LittleEndian.Uint64(p[n:])
+		if (x|(x+ones)|^(x+0x60*ones))&highs != 0 {
+			break
+		}
+	}
+	for n < len(p) && p[n] >= 0x20 && p[n] < 0x7f {
+		n++
+	}
+	return n
+}
+
+// slowPaths makes the parser take none of its fast paths: every
+// character prints through putRune, the path of any character, not
+// through those for printable ASCII, and every byte of an escape sequence
+// goes through the table (the tests compare the two).
+var slowPaths = false
 
 // wrapLine is auto-wrap: the rest of the row is erased in the current
 // style and the cursor goes to the start of the next row, which is marked

@@ -256,7 +256,7 @@ func (s *Screen) resizeNormal(oldCols, oldRows, cols, rows int) {
 		screen[y].wrapped = l.wrapped
 		screen[y].marks = l.marks
 	}
-	b.lines = screen
+	b.lines, b.base = screen, nil
 	b.y = min(max(b.y, 0), rows-1)
 }
 
@@ -322,7 +322,7 @@ func (s *Screen) resizeAlt(oldCols, oldRows, cols, rows int) {
 	for len(a.lines) < rows {
 		a.lines = append(a.lines, s.blankLinesW(1, cols, 0)...)
 	}
-	a.lines = a.lines[:rows]
+	a.lines, a.base = a.lines[:rows], nil
 	a.y = min(max(a.y, 0), rows-1)
 }
 

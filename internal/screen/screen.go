@@ -108,9 +108,10 @@ const (
 
 // buffer is the normal or the alternate screen buffer.
 type buffer struct {
-	lines        []line // the screen rows, top first
-	x, y         int    // cursor; x == cols is the pending-wrap state
-	top, bottom  int    // scroll region, inclusive
+	lines        []line // the screen rows, top first: a window into base (rows.go)
+	base         []line
+	x, y         int // cursor; x == cols is the pending-wrap state
+	top, bottom  int // scroll region, inclusive
 	tabs         []uint64
 	savedX       int
 	savedY       int // absolute: scrollback lines + row, as xterm.js keeps it
@@ -272,10 +273,12 @@ func (s *Screen) parse(data []byte) {
 		b := data[i]
 		if s.p.state == stGround {
 			if b >= 0x20 && b < 0x7f {
-				j := i + 1
-				for j < len(data) && data[j] >= 0x20 && data[j] < 0x7f {
-					j++
+				if slowPaths {
+					i++
+					s.advance(rune(b))
+					continue
 				}
+				j := i + 1 + asciiRun(data[i+1:])
 				s.printASCII(data[i:j])
 				i = j
 				continue
@@ -297,6 +300,12 @@ func (s *Screen) parse(data []byte) {
 				continue
 			}
 		} else if b < 0x80 {
+			if (s.p.state == stCSIParam || s.p.state == stCSIEntry) && !slowPaths {
+				if n := s.csiParams(data[i:]); n > 0 {
+					i += n
+					continue
+				}
+			}
 			i++
 			s.advance(rune(b))
 			continue
@@ -318,6 +327,28 @@ func (s *Screen) parse(data []byte) {
 		}
 		s.advance(cp)
 	}
+}
+
+// csiParams reads the parameter bytes (digits, ';' and ':') that p starts
+// with in a CSI sequence, in one loop rather than through the table a
+// byte each, and returns how many it read. Each does what the table
+// says: acParam, then stCSIParam.
+func (s *Screen) csiParams(p []byte) int {
+	n := 0
+	for ; n < len(p); n++ {
+		switch c := p[n]; {
+		case c-'0' <= 9:
+			s.p.p.digit(int32(c - '0'))
+		case c == ';':
+			s.p.p.add(0)
+		case c == ':':
+			s.p.p.addSub(-1)
+		default:
+			return n
+		}
+		s.p.state = stCSIParam
+	}
+	return n
 }
 
 // finishUTF8 completes a character whose first bytes ended the previous
@@ -439,7 +470,7 @@ func (s *Screen) advance(cp rune) {
 	}
 	switch action {
 	case acPrint:
-		if cp < 0x80 {
+		if cp < 0x80 && !slowPaths {
 			s.printASCII([]byte{byte(cp)})
 		} else {
 			s.putRune(cp)

@@ -355,7 +355,11 @@ func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 		at := len(b)
 		room := len(binary.AppendUvarint(lenBuf[:0], uint64(end-i)))
 		b = append(b, lenBuf[:room]...)
-		b = s.appendStyle(b, s.styles.get(sid))
+		if sid == 0 {
+			b = append(b, 0) // the default style: no fields
+		} else {
+			b = s.appendStyle(b, s.styles.get(sid))
+		}
 		j := i
 		for {
 			// Printable ASCII of width 1 in the run's style, the common
@@ -365,10 +369,13 @@ func (s *Screen) encodeLineEnd(b []byte, l *line) ([]byte, int) {
 			b = slices.Grow(b, len(src))
 			n := len(b)
 			dst := b[n : n+len(src)]
+			// A cell as one word, its style above its content: one
+			// subtraction and one compare test both.
+			base := uint64(sid)<<32 | w1 | 0x20
 			m := 0
 			for ; m < len(src); m++ {
-				v := src[m].c - (w1 | 0x20)
-				if v >= 0x5F || src[m].s != sid {
+				v := uint64(src[m].c) | uint64(src[m].s)<<32 - base
+				if v >= 0x5F {
 					break
 				}
 				dst[m] = byte(v + 0x20)
