@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"termkeep/internal/client"
-	"termkeep/internal/holder"
 	"termkeep/internal/statedir"
 	"termkeep/internal/wire"
 )
@@ -55,7 +54,7 @@ func main() {
 	// The hidden holder mode runs before any CLI parsing: the server starts it
 	// and it must stay small.
 	if len(os.Args) > 1 && os.Args[1] == holderArg {
-		os.Exit(holder.Main())
+		os.Exit(holderMain())
 	}
 	os.Exit(run(os.Args[1:]))
 }

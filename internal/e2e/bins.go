@@ -7,11 +7,16 @@ import (
 	"path/filepath"
 )
 
-// binaries are what BinDir holds.
-var binaries = []struct{ name, pkg string }{{"termkeep", "./cmd/termkeep"}, {"termkeep-holder", "./cmd/termkeep-holder"}}
+// binaries are what BinDir holds, built as make builds them: termkeep
+// the lean build, which hands serve, mcp and doctor to termkeep-server.
+var binaries = []struct{ name, pkg, tags string }{
+	{"termkeep", "./cmd/termkeep", "lean"},
+	{"termkeep-server", "./cmd/termkeep", ""},
+	{"termkeep-holder", "./cmd/termkeep-holder", ""},
+}
 
-// buildBinaries builds termkeep and termkeep-holder into a new temporary
-// directory and returns it.
+// buildBinaries builds termkeep, termkeep-server and termkeep-holder into
+// a new temporary directory and returns it.
 func buildBinaries() (string, error) {
 	dir, err := os.MkdirTemp("", "tkbin")
 	if err != nil {
@@ -21,6 +26,9 @@ func buildBinaries() (string, error) {
 		args := []string{"build", "-o", filepath.Join(dir, b.name)}
 		if RaceEnabled {
 			args = append(args, "-race")
+		}
+		if b.tags != "" {
+			args = append(args, "-tags", b.tags)
 		}
 		cmd := exec.Command("go", append(args, b.pkg)...)
 		cmd.Dir = moduleRoot()
