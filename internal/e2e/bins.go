@@ -8,11 +8,15 @@ import (
 )
 
 // binaries are what BinDir holds, built as make builds them: termkeep
-// the lean build, which hands serve, mcp and doctor to termkeep-server.
-var binaries = []struct{ name, pkg, tags string }{
-	{"termkeep", "./cmd/termkeep", "lean"},
-	{"termkeep-server", "./cmd/termkeep", ""},
-	{"termkeep-holder", "./cmd/termkeep-holder", ""},
+// the lean build, which hands serve, mcp and doctor to termkeep-server;
+// the static ones without libc.
+var binaries = []struct {
+	name, pkg, tags string
+	static          bool
+}{
+	{"termkeep", "./cmd/termkeep", "lean", true},
+	{"termkeep-server", "./cmd/termkeep", "", false},
+	{"termkeep-holder", "./cmd/termkeep-holder", "", true},
 }
 
 // buildBinaries builds termkeep, termkeep-server and termkeep-holder into
@@ -32,9 +36,8 @@ func buildBinaries() (string, error) {
 		}
 		cmd := exec.Command("go", append(args, b.pkg)...)
 		cmd.Dir = moduleRoot()
-		if b.name == "termkeep-holder" && !RaceEnabled {
-			// As make build builds it: static, without libc (the race
-			// detector needs cgo).
+		if b.static && !RaceEnabled {
+			// The race detector needs cgo.
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		}
 		cmd.Stderr = os.Stderr
