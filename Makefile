@@ -158,7 +158,8 @@ FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode api:FuzzInputMode api:
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
 	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
 	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine mcp:FuzzScreenRef \
-	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine ../bench:FuzzParsePredict session/lanegate:FuzzGate
+	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine ../bench:FuzzParsePredict session/lanegate:FuzzGate \
+	../cmd/termkeep:FuzzCommandFor
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -77,4 +78,45 @@ func TestCommandsNames(t *testing.T) {
 	if cs := newRoot([]string{"attach", "w"}).Commands(); len(cs) != 1 || cs[0].Name() != "attach" {
 		t.Errorf("for attach the root holds %d commands", len(cs))
 	}
+}
+
+// Any command line: commandFor never panics, and a command it picks is
+// one the line names outside a --state-dir value, after root flags it
+// knows only.
+func FuzzCommandFor(f *testing.F) {
+	for _, s := range []string{"attach\x00w", "--state-dir\x00attach\x00ls", "--help\x00attach", "--state-dir", "a", "\x00", "--no-autostart=\x00ws\x00ls"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Split(line, "\x00")
+		i := commandFor(args)
+		if i < -1 || i >= len(commands) {
+			t.Fatalf("commandFor(%q) = %d", args, i)
+		}
+		if i < 0 {
+			return
+		}
+		root := newRoot(args)
+		if cs := root.Commands(); len(cs) != 1 || !slices.Contains(commands[i].names, cs[0].Name()) {
+			t.Fatalf("commandFor(%q) = %d, but the root holds %d commands", args, i, len(cs))
+		}
+		found := false
+		for j := 0; j < len(args); j++ {
+			if args[j] == "--state-dir" {
+				j++
+				continue
+			}
+			if args[j] == "--no-autostart" || strings.HasPrefix(args[j], "--no-autostart=") || strings.HasPrefix(args[j], "--state-dir=") {
+				continue
+			}
+			if strings.HasPrefix(args[j], "-") {
+				t.Fatalf("commandFor(%q) = %d past the flag %q", args, i, args[j])
+			}
+			found = slices.Contains(commands[i].names, args[j])
+			break
+		}
+		if !found {
+			t.Fatalf("commandFor(%q) = %d, a command the line does not name first", args, i)
+		}
+	})
 }
