@@ -1,3 +1,5 @@
+//go:build !lean
+
 package main
 
 import (
@@ -15,7 +17,7 @@ func newDoctorCmd(g *globals) *cobra.Command {
 	var opts doctor.Options
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check the state directory offline, and repair it",
+		Short: doctorShort,
 		Long: `doctor checks the state directory without a server: permissions, holder
 sockets no holder listens on, torn or damaged output logs, leftover temporary
 files, the registry against the session directories, and a registry rolled

@@ -1,3 +1,5 @@
+//go:build !lean
+
 package main
 
 import (
@@ -18,7 +20,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	var allow, deny []string
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Serve termkeep's sessions to an AI agent (Model Context Protocol over stdio)",
+		Short: mcpShort,
 		Long: `Speak the Model Context Protocol (revision ` + mcp.ProtocolVersion + `) on standard input and output, for
 an AI agent's client to start: its tools create sessions, type into them,
 read their screen and output, wait for text, an exit or quiet, and end them.

@@ -1,3 +1,5 @@
+//go:build !lean
+
 package main
 
 import (
@@ -60,7 +62,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	var sc serveConfig
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the termkeep server in the foreground",
+		Short: serveShort,
 		Long: `Run the termkeep server in the foreground. Sessions keep running when it stops;
 the next server picks them up. Other commands start one in the background when
 none is running.
@@ -282,12 +284,13 @@ func parseBytes(s string) (int64, error) {
 // selfName is how to run this binary from the shell it was started in:
 // "termkeep" when that is what PATH finds, else the path it was run by
 // (bin/termkeep from make run), so that the commands it prints work as
-// shown.
+// shown. termkeep-server, run by the lean termkeep beside it, names that.
 func selfName() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return "termkeep"
 	}
+	exe = frontBinary(exe, func(p string) bool { _, err := os.Stat(p); return err == nil })
 	if p, err := exec.LookPath("termkeep"); err == nil {
 		if a, b := canonical(p), canonical(exe); a != "" && a == b {
 			return "termkeep"

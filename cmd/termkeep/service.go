@@ -139,7 +139,11 @@ func newServiceHost(g *globals) (*serviceHost, error) {
 			return nil, fmt.Errorf("find who you are, for loginctl: %w", err)
 		}
 		h.spec.EnvFile = filepath.Join(cfg, "termkeep", "service.env")
-		h.systemd = &service.Systemd{Run: service.ExecRunner{}, UnitDir: filepath.Join(cfg, "systemd", "user"), User: u.Username, Out: os.Stdout, Server: srv}
+		h.systemd = &service.Systemd{Run: service.ExecRunner{}, UnitDir: filepath.Join(cfg, "systemd", "user"), User: u.Username, Out: os.Stdout, Server: srv,
+			// A lean termkeep's server runs termkeep-server beside it (split.go).
+			SameFile: func(pid int, path string) bool {
+				return service.SameExe(pid, path) || service.SameExe(pid, serverBinary(path))
+			}}
 	case "darwin":
 		home, err := os.UserHomeDir()
 		if err != nil {

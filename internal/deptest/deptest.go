@@ -16,11 +16,7 @@ import (
 // directly or not. It skips t when there is no go tool.
 func Forbid(t testing.TB, pattern string, forbidden map[string]string) {
 	t.Helper()
-	for _, p := range Deps(t, pattern) {
-		if why, ok := forbidden[p]; ok {
-			t.Errorf("%s depends on %s: %s", pattern, p, why)
-		}
-	}
+	forbid(t, Deps(t, pattern), pattern, forbidden)
 }
 
 // Deps returns every package the packages matching pattern depend on,
@@ -29,6 +25,22 @@ func Forbid(t testing.TB, pattern string, forbidden map[string]string) {
 func Deps(t testing.TB, pattern string) []string {
 	t.Helper()
 	return list(t, "-deps", pattern)
+}
+
+// ForbidTagged is Forbid for the packages as built with the build tags
+// tags (comma-separated).
+func ForbidTagged(t testing.TB, tags, pattern string, forbidden map[string]string) {
+	t.Helper()
+	forbid(t, list(t, "-tags", tags, "-deps", pattern), pattern+" (tags "+tags+")", forbidden)
+}
+
+func forbid(t testing.TB, deps []string, what string, forbidden map[string]string) {
+	t.Helper()
+	for _, p := range deps {
+		if why, ok := forbidden[p]; ok {
+			t.Errorf("%s depends on %s: %s", what, p, why)
+		}
+	}
 }
 
 // Imports returns what the package pkg imports itself (not what those

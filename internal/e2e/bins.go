@@ -7,11 +7,20 @@ import (
 	"path/filepath"
 )
 
-// binaries are what BinDir holds.
-var binaries = []struct{ name, pkg string }{{"termkeep", "./cmd/termkeep"}, {"termkeep-holder", "./cmd/termkeep-holder"}}
+// binaries are what BinDir holds, built as make builds them: termkeep
+// the lean build, which hands serve, mcp and doctor to termkeep-server;
+// the static ones without libc.
+var binaries = []struct {
+	name, pkg, tags string
+	static          bool
+}{
+	{"termkeep", "./cmd/termkeep", "lean", true},
+	{"termkeep-server", "./cmd/termkeep", "", false},
+	{"termkeep-holder", "./cmd/termkeep-holder", "", true},
+}
 
-// buildBinaries builds termkeep and termkeep-holder into a new temporary
-// directory and returns it.
+// buildBinaries builds termkeep, termkeep-server and termkeep-holder into
+// a new temporary directory and returns it.
 func buildBinaries() (string, error) {
 	dir, err := os.MkdirTemp("", "tkbin")
 	if err != nil {
@@ -22,11 +31,13 @@ func buildBinaries() (string, error) {
 		if RaceEnabled {
 			args = append(args, "-race")
 		}
+		if b.tags != "" {
+			args = append(args, "-tags", b.tags)
+		}
 		cmd := exec.Command("go", append(args, b.pkg)...)
 		cmd.Dir = moduleRoot()
-		if b.name == "termkeep-holder" && !RaceEnabled {
-			// As make build builds it: static, without libc (the race
-			// detector needs cgo).
+		if b.static && !RaceEnabled {
+			// The race detector needs cgo.
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		}
 		cmd.Stderr = os.Stderr

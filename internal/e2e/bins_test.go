@@ -6,25 +6,32 @@ import (
 	"testing"
 )
 
-// A directory named in TK_E2E_BIN_DIR is used only when it holds both
-// binaries as executable files.
+// A directory named in TK_E2E_BIN_DIR is used only when it holds all
+// three binaries as executable files.
 func TestCheckBinDir(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup func(dir string)
 		ok    bool
 	}{
-		{"both", func(dir string) { touch(t, dir, "termkeep", 0o755); touch(t, dir, "termkeep-holder", 0o755) }, true},
+		{"all three", func(dir string) { touch(t, dir, "termkeep", 0o755); rest(t, dir) }, true},
 		{"empty", func(dir string) {}, false},
-		{"no holder", func(dir string) { touch(t, dir, "termkeep", 0o755) }, false},
-		{"not executable", func(dir string) { touch(t, dir, "termkeep", 0o644); touch(t, dir, "termkeep-holder", 0o755) }, false},
+		{"no holder", func(dir string) {
+			touch(t, dir, "termkeep", 0o755)
+			touch(t, dir, "termkeep-server", 0o755)
+		}, false},
+		{"no server", func(dir string) {
+			touch(t, dir, "termkeep", 0o755)
+			touch(t, dir, "termkeep-holder", 0o755)
+		}, false},
+		{"not executable", func(dir string) { touch(t, dir, "termkeep", 0o644); rest(t, dir) }, false},
 		{"a directory", func(dir string) {
 			os.Mkdir(filepath.Join(dir, "termkeep"), 0o755)
-			touch(t, dir, "termkeep-holder", 0o755)
+			rest(t, dir)
 		}, false},
 		{"a dangling link", func(dir string) {
 			os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "termkeep"))
-			touch(t, dir, "termkeep-holder", 0o755)
+			rest(t, dir)
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,6 +45,12 @@ func TestCheckBinDir(t *testing.T) {
 	if err := checkBinDir(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("checkBinDir of a missing directory: no error")
 	}
+}
+
+// rest makes the binaries beside termkeep.
+func rest(t *testing.T, dir string) {
+	touch(t, dir, "termkeep-server", 0o755)
+	touch(t, dir, "termkeep-holder", 0o755)
 }
 
 func touch(t *testing.T, dir, name string, mode os.FileMode) {

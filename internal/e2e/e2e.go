@@ -34,7 +34,7 @@ import (
 
 // Set by Main before the tests run.
 var (
-	BinDir  string // holds termkeep and termkeep-holder built for the tests
+	BinDir  string // holds termkeep, termkeep-server and termkeep-holder built for the tests
 	TkBin   string // the termkeep binary in BinDir
 	SelfBin string // this test binary, which doubles as a child program
 )
@@ -42,9 +42,9 @@ var (
 // Main runs one area's end-to-end tests; each area package's TestMain
 // calls it. The test binary doubles as the child program of some sessions:
 // run with TK_CHILD set, it does that job instead of running tests. Else
-// it builds termkeep and termkeep-holder (with the race detector when the
-// tests have it) into a temporary directory, runs the tests, and removes
-// the directory. Each package links its own binaries: the compiled packages
+// it builds termkeep, termkeep-server and termkeep-holder (with the race
+// detector when the tests have it) into a temporary directory, runs the
+// tests, and removes the directory. Each package links its own binaries: the compiled packages
 // come from Go's build cache, so a package after the first pays only the
 // link; `make test` builds them once for all of them and names their
 // directory in TK_E2E_BIN_DIR.

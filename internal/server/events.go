@@ -278,6 +278,24 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// viewerArrival is viewerEvents for a viewer that ServeViewer serves:
+// started (its ViewerOptions.Started) records the arrival once the viewer
+// has its screen, so that the registry's query and insert and the log
+// line do not delay it; detached records the departure, and the arrival
+// first if the viewer went before its first frames. Both run on the
+// goroutine that serves the viewer.
+func (s *Server) viewerArrival(sessionID string, hello wire.Hello, via string, readOnly bool, remote string) (started, detached func()) {
+	var left func()
+	started = func() { left = s.viewerEvents(sessionID, hello, via, readOnly, remote) }
+	detached = func() {
+		if left == nil {
+			started()
+		}
+		left()
+	}
+	return started, detached
+}
+
 // viewerEvents records a viewer attaching and returns the function that
 // records it leaving. Waiters (wait, capture) are not viewers and are not
 // recorded.

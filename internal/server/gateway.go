@@ -342,11 +342,12 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	defer context.AfterFunc(r.Context(), cancel)()
 	nc := newWSConn(ctx, c, wsReadLimit) // wsconn.go
 	hello.ReadOnly = readOnly
-	detached := g.s.viewerEvents(sess.ID, hello, "web", readOnly, r.RemoteAddr)
+	started, detached := g.s.viewerArrival(sess.ID, hello, "web", readOnly, r.RemoteAddr)
 	defer detached()
 	// The host pings the viewer with wire frames (ViewerOptions), so a
 	// browser that vanished is noticed here as on the unix socket.
 	opts := g.s.viewerOptions(sess, "web", readOnly)
+	opts.Started = started
 	opts.Party = g.s.webParty(r) // share.go
 	if opts.Party.Kind == "link" {
 		// A share link's page: the others see the link's name.

@@ -663,10 +663,11 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
-	detached := s.viewerEvents(sess.ID, hello, "cli", hello.ReadOnly, "")
+	started, detached := s.viewerArrival(sess.ID, hello, "cli", hello.ReadOnly, "")
 	defer detached()
 	opts := s.viewerOptions(sess, "cli", hello.ReadOnly)
 	opts.Local = local
+	opts.Started = started
 	h.ServeViewer(rw, hello, opts)
 }
 

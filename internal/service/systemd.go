@@ -133,13 +133,13 @@ func (m *Systemd) sameFile(pid int, path string) bool {
 	if m.SameFile != nil {
 		return m.SameFile(pid, path)
 	}
-	return sameExe(pid, path)
+	return SameExe(pid, path)
 }
 
-// sameExe: the process's executable is the file at path now. A binary
+// SameExe: the process's executable is the file at path now. A binary
 // replaced since the process started (a new build, make install) is
 // another file, even at the same path.
-func sameExe(pid int, path string) bool {
+func SameExe(pid int, path string) bool {
 	a, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
 		return false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/screen"
@@ -92,5 +93,41 @@ func TestServeViewerScreenFirst(t *testing.T) {
 			t.Fatalf("output %q at %d, want \"after\\r\\n\" at %d", data, off, off2)
 		}
 		return
+	}
+}
+
+// The server's bookkeeping for a new viewer (opts.Started: the event
+// and the log line) waits until the viewer has its welcome and screen,
+// and is done before anything from the viewer is applied.
+func TestServeViewerStartedAfterTheScreen(t *testing.T) {
+	vh := newViewerHost(t, outlog.Options{})
+	vh.logged([]byte("history\r\nscreen\r\n"))
+	vh.connected()
+	started, release := make(chan struct{}), make(chan struct{})
+	calls := 0
+	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromSnapshot, Scrollback: 10, ScreenFirst: true},
+		ViewerOptions{Started: func() { calls++; close(started); <-release }})
+	pv.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var got []wire.Type
+	for len(got) < 3 {
+		f, err := wire.ReadFrame(pv.c, &pv.buf)
+		if err != nil {
+			t.Fatalf("after %v: %v (the screen waited for Started?)", got, err)
+		}
+		if f.Type != wire.TypeViewers && f.Type != wire.TypeServerPing {
+			got = append(got, f.Type)
+		}
+	}
+	if got[0] != wire.TypeWelcome || got[1] != wire.TypeSnapshot || got[2] != wire.TypeSnapshot {
+		t.Fatalf("frames %v before Started, want a welcome and two snapshots", got)
+	}
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Started was not called after the screen was sent")
+	}
+	close(release)
+	if calls != 1 {
+		t.Errorf("Started called %d times, want once", calls)
 	}
 }

@@ -51,6 +51,11 @@ type ViewerOptions struct {
 	// own uid; only such a viewer may hand over its terminal for a lane
 	// (viewer_lane.go), and its connection must be an FDTaker.
 	Local bool
+	// Started, when set, is called once the viewer has its first frames
+	// (the welcome, and its screen when it starts from one) and before
+	// any frame from it is applied: the server's bookkeeping for a new
+	// viewer (an event, a log line), kept off the path to its screen.
+	Started func()
 }
 
 // ServeViewer streams the session to one viewer over rw, a connection that
@@ -196,6 +201,9 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 				from = at
 			}
 		}
+	}
+	if opts.Started != nil {
+		opts.Started()
 	}
 	go v.readLoop()
 	go v.pinger()

@@ -112,7 +112,7 @@ func TestServiceInstallUpgradeUninstall(t *testing.T) {
 	}
 	tk := filepath.Join(bin, "termkeep")
 	// Links: the upgrade below makes a new file at tk.
-	for _, name := range []string{"termkeep", "termkeep-holder"} {
+	for _, name := range []string{"termkeep", "termkeep-server", "termkeep-holder"} { // as make install puts them
 		if err := os.Link(filepath.Join(filepath.Dir(e2e.TkBin), name), filepath.Join(bin, name)); err != nil {
 			copyFile(t, filepath.Join(filepath.Dir(e2e.TkBin), name), filepath.Join(bin, name))
 		}
@@ -197,8 +197,10 @@ func TestServiceInstallUpgradeUninstall(t *testing.T) {
 	out = mustSvc("install", "--", "--listen", "off")
 	contains("a second install's output", out, "nothing to change")
 
-	// A new build, installed at the same path.
+	// A new build, installed at the same path (the server runs
+	// termkeep-server, which the lean termkeep hands serve to).
 	copyFile(t, e2e.TkBin, tk)
+	copyFile(t, filepath.Join(filepath.Dir(e2e.TkBin), "termkeep-server"), filepath.Join(bin, "termkeep-server"))
 	out = mustSvc("install", "--", "--listen", "off")
 	contains("the upgrade's output", out, "restarted the server (pid", "sessions keep running")
 	e2e.WaitFor(t, 20*time.Second, "the new server to answer", health)

@@ -273,7 +273,8 @@ func newUserEnv(t *testing.T) *userEnv {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"termkeep", "termkeep-holder"} {
+	owned := []string{base, bin}
+	for _, name := range []string{"termkeep", "termkeep-server", "termkeep-holder"} {
 		b, err := os.ReadFile(filepath.Join(e2e.BinDir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -281,8 +282,9 @@ func newUserEnv(t *testing.T) *userEnv {
 		if err := os.WriteFile(filepath.Join(bin, name), b, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		owned = append(owned, filepath.Join(bin, name))
 	}
-	for _, p := range []string{base, bin, filepath.Join(bin, "termkeep"), filepath.Join(bin, "termkeep-holder")} {
+	for _, p := range owned {
 		if err := os.Chown(p, u.uid, u.gid); err != nil {
 			t.Skipf("cannot give %s to uid %d: %v", p, u.uid, err)
 		}
