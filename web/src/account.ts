@@ -13,6 +13,8 @@ export interface AccountHost {
   authLost(): void;
   /** signedOut drops the tabs and shows why. */
   signedOut(title: string, text: string): void;
+  /** signingOut says this page is signing itself out: the viewers the server then cuts are not news. */
+  signingOut(): void;
 }
 
 /** askSwitch asks whether a link's access should replace this browser's sign-in. */
@@ -89,7 +91,15 @@ export class Account {
   async signOutNow(): Promise<void> {
     const d = $('browsers') as HTMLDialogElement;
     if (d.open) d.close();
-    await signOut();
-    this.host.signedOut('Signed out', 'This browser holds no access to termkeep now. Run `termkeep url` on the machine that runs termkeep and open the address it prints to sign in again.');
+    // The revocation ends this page's viewers too; their end must not
+    // show a notice of its own before (or instead of) this one.
+    this.host.signingOut();
+    let failed = '';
+    try {
+      await signOut(); // forgets the credential here first, whatever the server says
+    } catch (e) {
+      failed = ` The server did not confirm the revocation (${e instanceof Error ? e.message : String(e)}): revoke this browser from another one, or with \`termkeep token revoke\`.`;
+    }
+    this.host.signedOut('Signed out', 'This browser holds no access to termkeep now. Run `termkeep url` on the machine that runs termkeep and open the address it prints to sign in again.' + failed);
   }
 }

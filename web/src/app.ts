@@ -130,7 +130,7 @@ export class App {
         this.renderStage();
       },
     });
-    this.account = new Account({ authLost: () => this.hooks.authLost(), signedOut: (title, text) => this.signedOut(title, text) });
+    this.account = new Account({ authLost: () => this.hooks.authLost(), signedOut: (title, text) => this.signedOut(title, text), signingOut: () => (this.ending = true) });
     this.share = new ShareDialog({
       target: () => {
         const ts = this.active();

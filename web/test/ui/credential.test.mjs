@@ -176,6 +176,8 @@ test('sign out revokes the credential and ends its viewers; a new tab is signed 
     // Both tabs' viewers end: the other tab's connection is cut by the server.
     await waitFor(async () => (await s.api('GET', `/api/sessions/${made.id}`)).viewers === 0, { what: 'the viewers to end', timeout: 20000 });
     await second.waitForSelector('#fatal:not([hidden])', { timeout: 20000 });
+    // This page's viewers were cut too; its notice is still its own.
+    assert.equal(await page.textContent('#fatal-title'), 'Signed out');
     assert.equal((await s.api('GET', `/api/sessions/${made.id}`)).state, 'running');
 
     // Revoked from the CLI instead: the open page ends the same way.
