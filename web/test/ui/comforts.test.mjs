@@ -132,7 +132,13 @@ test('on a phone: a compact bar and the extra-keys row', async () => {
     await newSession(s, 'laptop');
     const p = await open(ctx, s, { tabs: 2 });
     await p.locator('#keys').waitFor({ state: 'visible' });
-    const size = await p.evaluate(() => window.__termkeep.size());
+    // The terminal is fitted once the page has laid out (a frame or two
+    // after the row shows on a busy machine).
+    let size;
+    await waitFor(async () => {
+      size = await p.evaluate(() => window.__termkeep.size());
+      return size.cols >= 30 && size.cols <= 60;
+    }, { what: 'the terminal to fit the phone' }).catch(() => {});
     assert.ok(size.cols >= 30 && size.cols <= 60, `the terminal fits the phone (${size.cols} columns)`);
     await p.tap('.term-host:not([hidden])');
     await typeLine(p, 'echo ready; sleep 100');
