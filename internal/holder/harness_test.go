@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"testing"
 	"time"
@@ -49,6 +50,9 @@ func startHolderWith(t *testing.T, script string, spec Spec, disk sessiondir.Thr
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	// As Main does (holdSignals): a test run with SIGHUP ignored (under
+	// nohup) must not hand that to the child.
+	signal.Notify(make(chan os.Signal, 1), strays...)
 	h, err := start(Spec{
 		ID: "t1", Dir: dir, Cols: 80, Rows: 24, LogRetention: spec.LogRetention, Linger: spec.Linger, LogSync: "never",
 		Command: []string{"bash", "--noprofile", "--norc", "-c", "stty raw -echo; " + script},
