@@ -84,13 +84,16 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 		return nil, nil, err
 	}
 	reaped := proc.Reaped() // reap the holder when it exits while we live
-	if err := record(proc.Pid, proc.HolderPid); err != nil {
-		s.log.Error("record pids", "session", sess.ID, "err", err)
-	}
+	// The new host goes in before the registry says the session runs: a
+	// client that sees it running must not reach the host it replaces,
+	// which a restore has closed.
 	h := s.newHost(sess.ID, sess.SizePolicy)
 	s.mu.Lock()
 	s.hosts[sess.ID] = h
 	s.mu.Unlock()
+	if err := record(proc.Pid, proc.HolderPid); err != nil {
+		s.log.Error("record pids", "session", sess.ID, "err", err)
+	}
 	if err := h.Connect(int64(proc.Start)); err != nil {
 		if le := limitError(err); le != nil { // rlimit.go
 			// The holder runs, but this server has no descriptor left to

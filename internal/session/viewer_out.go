@@ -205,6 +205,11 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 			}
 			p.Skipped(next)
 			continue
+		case errors.Is(err, outlog.ErrClosed):
+			// The host was closed under the viewer (a restore replaced
+			// it, or the server is stopping): let go without an error, so
+			// the client reconnects and reaches the session's new host.
+			return err
 		case err != nil && err != io.EOF:
 			msg := "read output log: " + err.Error()
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })

@@ -270,3 +270,30 @@ func TestServeViewerResumeFromTheFuture(t *testing.T) {
 		t.Fatalf("after the error: %v, want the connection closed", err)
 	}
 }
+
+// A viewer of a host that was closed under it (a restore replaced the
+// host, or the server is stopping) is let go without an error, so that
+// its client reconnects and reaches the session's new host; an error
+// frame would end a `termkeep wait` with "log is closed".
+func TestServeViewerOfAClosedHostLetsGo(t *testing.T) {
+	vh := newViewerHost(t, outlog.Options{})
+	for range 64 {
+		vh.logged(bytes.Repeat([]byte{'x'}, 1024))
+	}
+	vh.connected()
+	vh.h.Close()
+	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: 0}, ViewerOptions{})
+	pv.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		f, err := wire.ReadFrame(pv.c, &pv.buf)
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("the viewer of a closed host was not let go")
+			}
+			return
+		}
+		if f.Type == wire.TypeError {
+			t.Fatalf("the viewer of a closed host got an error: %q", f.Payload)
+		}
+	}
+}
