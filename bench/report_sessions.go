@@ -160,11 +160,11 @@ func (rep *report) restartMethod() []string {
 			"5 ms until right, for at most 30 s) equals the one taken before the first restart.",
 			r.sessions, r.mib, r.sessions, r.mib, float64(r.sessions)*float64(r.size)/(1<<30), fmtDur(r.produce),
 			float64(r.logBytes)/(1<<20), restartScrollback, rep.cfg.restartRounds, restartParallel),
-		fmt.Sprintf("The issue asks for 100 sessions of 64 MiB logs; the full run uses %d MiB per session to stay within its "+
+		fmt.Sprintf("The restart goal is 100 sessions of 64 MiB logs; the full run uses %d MiB per session to stay within its "+
 			"time (64 MiB each is %.1f GiB through the ptys: %s at the rate this run printed). A restarted server reads "+
 			"each session's screen checkpoint (written at the SIGTERM, and every 4 MiB of output) and the log's last segment "+
 			"(4 MiB at the default retention), so a log past a few MiB does not add to the work; `-restart-size 64` measures "+
-			"the issue's size. \"Mismatches\" are sessions whose screen was never right within 30 s; \"first answers not yet "+
+			"that size. \"Mismatches\" are sessions whose screen was never right within 30 s; \"first answers not yet "+
 			"right\" are sessions whose first answered screen differed (or was refused) and a later one was right. Run alone: `%s`.",
 			fullRestartMiB, 100*64.0/1024, r.at64(), rep.onlyCommand("restart")),
 	}
