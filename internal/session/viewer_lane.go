@@ -147,16 +147,12 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 // log, and moves it on to to.
 func (v *viewer) sendWritten(l *outlog.Log, p *flow.Progress, from, to uint64) error {
 	for from < to {
-		n := int(min(to-from, viewerChunk))
-		if c, ok := v.h.nextSize(from, v.sizeSeq); ok && c.off < to {
-			if c.off == from {
-				if err := v.send(func(w *wire.Writer) error { return w.Resized(from, c.cols, c.rows) }); err != nil {
-					return err
-				}
-				v.sizeSeq = c.seq
-				continue
-			}
-			n = int(min(uint64(n), c.off-from))
+		told, n, err := v.sizeStep(from, int(min(to-from, viewerChunk)))
+		if err != nil {
+			return err
+		}
+		if told {
+			continue
 		}
 		parts, _, _, _ := v.h.window(from, n)
 		if len(parts) == 0 {

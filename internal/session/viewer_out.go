@@ -90,15 +90,15 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 		// The session's size changes are told in order with the output:
 		// the bytes after one were printed at the new size.
 		chunk := viewerChunk
-		if c, ok := v.h.nextSize(off, v.sizeSeq); ok && !v.waiter {
-			if c.off == off {
-				if err := v.send(func(w *wire.Writer) error { return w.Resized(off, c.cols, c.rows) }); err != nil {
-					return err
-				}
-				v.sizeSeq = c.seq
+		if !v.waiter {
+			told, n, err := v.sizeStep(off, chunk)
+			if err != nil {
+				return err
+			}
+			if told {
 				continue
 			}
-			chunk = int(min(uint64(chunk), c.off-off))
+			chunk = n
 		}
 		parts, end, exit, changed := v.h.window(off, chunk)
 		a := p.Observe(time.Now(), flow.Observation{
@@ -230,6 +230,24 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// sizeStep tells the viewer the session's size change at off, if one is
+// due there (told), or else returns n cut at the next change: the bytes
+// after a change were printed at the new size.
+func (v *viewer) sizeStep(off uint64, n int) (told bool, cut int, err error) {
+	c, ok := v.h.nextSize(off, v.sizeSeq)
+	if !ok {
+		return false, n, nil
+	}
+	if c.off == off {
+		if err := v.send(func(w *wire.Writer) error { return w.Resized(off, c.cols, c.rows) }); err != nil {
+			return false, 0, err
+		}
+		v.sizeSeq = c.seq
+		return true, n, nil
+	}
+	return false, int(min(uint64(n), c.off-off)), nil
 }
 
 // resync skips a viewer that has been sent the output below had to the
