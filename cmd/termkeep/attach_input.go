@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"sync"
 )
@@ -72,7 +73,7 @@ func readInput(in io.Reader, detachKey int, typed *inputPath, detached chan<- st
 		if n > 0 {
 			data := buf[:n]
 			if detachKey >= 0 {
-				if i := indexByte(data, byte(detachKey)); i >= 0 {
+				if i := bytes.IndexByte(data, byte(detachKey)); i >= 0 {
 					if i > 0 {
 						typed.send(data[:i])
 					}
@@ -87,13 +88,4 @@ func readInput(in io.Reader, detachKey int, typed *inputPath, detached chan<- st
 			return
 		}
 	}
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }

@@ -1,13 +1,13 @@
-// What the page draws for predictive echo (predictview.ts draws it as
-// xterm.js decorations), decided without the DOM: the marks that cover
-// the cells, and from the marks drawn already, which to add and which to
-// remove. Pure functions, tested under node.
+// What the page draws for predictive echo (predictview.ts draws it in a
+// layer over xterm.js's screen), decided without the DOM: the marks that
+// cover the cells, and from the marks drawn already, which to add and
+// which to remove. Pure functions, tested under node.
 //
 // A key typed at the end of a line changes two marks (its character and
 // the predicted cursor); the others stay as they are. Drawing only that
 // change, rather than every mark again, keeps the frame that shows the
-// key short: each new decoration is an element xterm.js creates and
-// styles in that frame, and each removed one is an element taken out.
+// key short: each new mark is an element to create, style and lay out in
+// that frame, and each removed one is an element taken out.
 
 import type { View } from './predict';
 
