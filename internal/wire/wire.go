@@ -49,9 +49,11 @@ import (
 // lane-end (holder → server); and the term-mode frame (holder → server →
 // viewer). Version 8 lets a viewer take part in a lane: the same lane
 // frames between viewer and server, and lane-written (server → viewer;
-// lane.go). A holder has nothing new in it.
+// lane.go). A holder has nothing new in it. Version 9 adds the input lane
+// (lanein.go): lane-read (server → holder), lane-in (viewer ↔ server),
+// lane-input (holder → server → viewer) and lane-typed (holder → server).
 const (
-	Version    = 8
+	Version    = 9
 	MinVersion = 1
 )
 
@@ -105,7 +107,7 @@ const (
 // holders, which all know it, are sent it.
 var holderSince = map[Type]int{
 	TypeInput: 1, TypeResize: 1, TypeSignal: 1, TypeClose: 1, TypeAck: 1, TypePing: 1,
-	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 7, TypeLaneOff: 7,
+	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 7, TypeLaneOff: 7, TypeLaneRead: 9,
 }
 
 // HolderAccepts reports whether a holder that announced version (in its
@@ -162,6 +164,7 @@ var typeNames = map[Type]string{
 	TypeLog: "log", TypeName: "name", TypeLinger: "linger", TypeFit: "fit",
 	TypeShutdown: "shutdown", TypePrepared: "prepared", TypeTermMode: "term-mode",
 	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end", TypeLaneWritten: "lane-written",
+	TypeLaneRead: "lane-read", TypeLaneIn: "lane-in", TypeLaneInput: "lane-input", TypeLaneTyped: "lane-typed",
 }
 
 func (t Type) String() string {
@@ -770,9 +773,15 @@ func Validate(f Frame) error {
 		_, err = ParseSignal(f.Payload)
 	case TypeClose:
 		_, err = ParseClose(f.Payload)
-	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer, TypeLane, TypeLaneEnd:
+	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer, TypeLane, TypeLaneEnd, TypeLaneTyped:
 		_, err = ParseUint64(f.Type, f.Payload)
-	case TypeLaneOff:
+	case TypeLaneRead:
+		_, err = ParseLaneRead(f.Payload)
+	case TypeLaneInput:
+		if len(f.Payload) == 0 {
+			err = short(f.Type, f.Payload, 1)
+		}
+	case TypeLaneOff, TypeLaneIn:
 		if len(f.Payload) != 0 {
 			err = short(f.Type, f.Payload, 0)
 		}
