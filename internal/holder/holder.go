@@ -198,10 +198,12 @@ type holder struct {
 	ptyMu   sync.Mutex
 	echoBuf [256]byte
 	// lane and laneFile are the output lane (lane.go), guarded by ptyMu;
-	// laneDisabled is TERMKEEP_ECHO_LANE=off, read at start.
+	// laneDisabled is TERMKEEP_ECHO_LANE=off, laneInputOff =output, read
+	// at start.
 	lane         lane
 	laneFile     laneFile
 	laneDisabled bool
+	laneInputOff bool
 	// spin decides whether awaitEcho looks (echospin.go); spinMu guards
 	// it (an old and a new server connection may both be writing input).
 	spinMu sync.Mutex
@@ -238,6 +240,7 @@ func start(spec Spec, disk sessiondir.Through) (*holder, error) {
 		log:        slog.New(slog.NewTextHandler(logf, nil)).With("session", spec.ID),
 		// Read from the holder's own environment, not the child's.
 		laneDisabled: os.Getenv(laneEnv) == "off",
+		laneInputOff: os.Getenv(laneEnv) == laneInputOff,
 	}
 	if h.lock, err = lockDir(spec.Dir); err != nil {
 		h.log.Error("not started", "err", err)

@@ -86,9 +86,10 @@ func (l *lane) stop() (ends []uint64) {
 // laneFile is the terminal of the open lane, and the connection that
 // opened it (the one its ends go to). The holder's ptyMu guards it.
 type laneFile struct {
-	f     *os.File
-	fd    uintptr
-	owner *upstream
+	f      *os.File
+	fd     uintptr
+	owner  *upstream
+	reader *laneReader // reading the terminal too (lanein.go), once asked
 }
 
 // openLane opens a lane for u at offset at on the terminal fd (the
@@ -99,8 +100,9 @@ func (h *holder) openLane(u *upstream, at uint64, fd int) {
 	fit := f != nil && fdpass.NonBlockingTerminal(fd)
 	h.ptyMu.Lock()
 	defer h.ptyMu.Unlock()
-	ends := h.lane.start(at, h.out.End(), fit && !h.laneDisabled)
+	ends := h.lane.stop() // a lane still open ends first, its file with it
 	h.laneEndedLocked(ends)
+	ends = append(ends, h.lane.start(at, h.out.End(), fit && !h.laneDisabled)...)
 	if h.lane.open {
 		h.laneFile = laneFile{f: f, fd: uintptr(fd), owner: u}
 	} else if f != nil {
@@ -124,11 +126,15 @@ func (h *holder) closeLane(u *upstream, report bool) {
 	}
 }
 
-// laneEndedLocked closes the lane's file once the lane has ended. The
-// caller holds ptyMu.
+// laneEndedLocked closes the lane's file once the lane has ended (its
+// reader does, once out of its read). The caller holds ptyMu.
 func (h *holder) laneEndedLocked(ends []uint64) {
 	if len(ends) > 0 && !h.lane.open && h.laneFile.f != nil {
-		h.laneFile.f.Close()
+		if r := h.laneFile.reader; r != nil {
+			r.stop()
+		} else {
+			h.laneFile.f.Close()
+		}
 		h.laneFile = laneFile{}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,6 +72,11 @@ type upstream struct {
 	// ends are the lane ends the forwarder has yet to send (lane.go),
 	// guarded by h.mu.
 	ends []uint64
+	// reader is the latest input lane's reader on this connection, and
+	// typed what lanes wrote to the pty since the last lane-typed frame
+	// (lanein.go).
+	reader atomic.Pointer[laneReader]
+	typed  atomic.Uint64
 }
 
 func (u *upstream) send(fn func(w *wire.Writer) error) error {
@@ -215,6 +221,9 @@ func (u *upstream) serve() {
 			h.openLane(u, at, fd)
 		case wire.TypeLaneOff:
 			h.closeLane(u, true)
+		case wire.TypeLaneRead:
+			pid, _ := wire.ParseLaneRead(f.Payload)
+			h.laneRead(u, pid)
 		case wire.TypeAck:
 		default:
 			u.fail(wire.CodeMalformed, fmt.Sprintf("a holder does not accept %s frames", f.Type))
@@ -223,10 +232,42 @@ func (u *upstream) serve() {
 	}
 }
 
+// sendTyped tells the server how many bytes input lanes wrote to the pty
+// since it last did; it reports false when the connection failed.
+func (u *upstream) sendTyped() bool {
+	if n := u.typed.Swap(0); n > 0 {
+		return u.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneTyped, n) }) == nil
+	}
+	return true
+}
+
+// laneQuiet lets new output wait laneForwardEvery while an input lane
+// reads (lanein.go); it reports false when the connection is gone.
+func (u *upstream) laneQuiet() bool {
+	r := u.reader.Load()
+	if r == nil || r.stopped.Load() {
+		return true
+	}
+	t := time.NewTimer(laneForwardEvery)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.done:
+		return true
+	case <-u.gone:
+		return false
+	}
+}
+
 // sendLaneEnds sends the lane ends due once the output below sent has
 // gone; it reports false when the connection failed.
 func (u *upstream) sendLaneEnds(sent uint64) bool {
-	for _, end := range u.dueLaneEnds(sent) {
+	due := u.dueLaneEnds(sent)
+	if r := u.reader.Load(); r != nil && len(due) > 0 {
+		r.barrier() // keys read before the end have gone where they go
+	}
+	for _, end := range due {
 		if u.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneEnd, end) }) != nil {
 			return false
 		}
@@ -347,6 +388,9 @@ func (u *upstream) forward(from uint64) {
 		switch {
 		case n > 0:
 			fb.used(wire.OutputHeaderSize + n)
+			if !u.sendTyped() {
+				return
+			}
 			if u.send(func(w *wire.Writer) error { return w.OutputInPlace(off, frame[:wire.OutputHeaderSize+n]) }) != nil {
 				return
 			}
@@ -382,6 +426,9 @@ func (u *upstream) forward(from uint64) {
 				u.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, exitFrame) })
 				return
 			}
+			if !u.sendTyped() {
+				return
+			}
 			// A safety net: a missed poke must never stall a stream.
 			wake := time.Second
 			if u.version >= 7 {
@@ -394,6 +441,9 @@ func (u *upstream) forward(from uint64) {
 			fb.release()
 			select {
 			case <-u.notify:
+				if !u.laneQuiet() {
+					return
+				}
 			case <-u.gone:
 				return
 			case <-time.After(wake):

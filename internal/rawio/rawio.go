@@ -261,3 +261,36 @@ func (f File) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return read, nil
 }
+
+// Pread reads once from fd at off: a local file, or a /proc file that
+// answers at once.
+func Pread(fd uintptr, p []byte, off int64) (int, error) {
+	for {
+		n, err := pread(fd, p, off)
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
+
+// ReadFD reads once from fd, never waiting: for a descriptor the caller
+// polls itself (inside a RawConn's Read, say).
+func ReadFD(fd uintptr, p []byte) (int, error) {
+	for {
+		n, err := read(fd, p)
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}
+
+// WriteFD writes once to a non-blocking fd, never waiting: it may take
+// fewer bytes than p, or none (syscall.EAGAIN).
+func WriteFD(fd uintptr, p []byte) (int, error) {
+	for {
+		n, err := write(fd, p)
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+}

@@ -1,0 +1,332 @@
+package holder
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+
+	"termkeep/internal/wire"
+)
+
+func TestParseProcStat(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want procStat
+		bad  bool
+	}{
+		{in: "4242 (termkeep) S 100 4242 100 34817 4242 4194304 1 2", want: procStat{state: 'S', pgrp: 4242, ttyNr: 34817, tpgid: 4242}},
+		{in: "7 (a) (b)) T 1 7 1 34818 9 0", want: procStat{state: 'T', pgrp: 7, ttyNr: 34818, tpgid: 9}},
+		{in: "8 (sp ace) R 1 8 1 0 -1 0", want: procStat{state: 'R', pgrp: 8, tpgid: -1}},
+		{in: "", bad: true},
+		{in: "9 (x) S 1 2", bad: true},
+		{in: "9 (x) S 1 2 3 4 five", bad: true},
+		{in: "9 (x) SS 1 2 3 4 5", bad: true},
+		{in: "9 x S 1 2 3 4 5", bad: true},
+	} {
+		got, err := parseProcStat([]byte(tc.in))
+		if (err != nil) != tc.bad || !tc.bad && got != tc.want {
+			t.Errorf("parseProcStat(%q) = %+v, %v; want %+v (bad %v)", tc.in, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
+func TestProcStatForeground(t *testing.T) {
+	const tty = 34817
+	for _, tc := range []struct {
+		name string
+		s    procStat
+		want bool
+	}{
+		{"running in the foreground", procStat{state: 'S', pgrp: 5, ttyNr: tty, tpgid: 5}, true},
+		{"busy in the foreground", procStat{state: 'R', pgrp: 5, ttyNr: tty, tpgid: 5}, true},
+		{"stopped", procStat{state: 'T', pgrp: 5, ttyNr: tty, tpgid: 5}, false},
+		{"traced", procStat{state: 't', pgrp: 5, ttyNr: tty, tpgid: 5}, false},
+		{"a zombie", procStat{state: 'Z', pgrp: 5, ttyNr: tty, tpgid: 5}, false},
+		{"in the background", procStat{state: 'S', pgrp: 5, ttyNr: tty, tpgid: 6}, false},
+		{"another terminal", procStat{state: 'S', pgrp: 5, ttyNr: tty + 1, tpgid: 5}, false},
+		{"no terminal", procStat{state: 'S', pgrp: 5, ttyNr: 0, tpgid: -1}, false},
+		{"no foreground group", procStat{state: 'S', pgrp: -1, ttyNr: tty, tpgid: -1}, false},
+	} {
+		if got := tc.s.foreground(tty); got != tc.want {
+			t.Errorf("%s: foreground = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func FuzzParseProcStat(f *testing.F) {
+	f.Add([]byte("4242 (termkeep) S 100 4242 100 34817 4242 4194304"))
+	f.Add([]byte("1 ()) ) R 0 0 0 0 0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := parseProcStat(b)
+		if err != nil {
+			return
+		}
+		if i := bytes.LastIndexByte(b, ')'); i < 0 || !bytes.Contains(b[i:], []byte{s.state}) {
+			t.Fatalf("%q: state %q not after the last ')'", b, s.state)
+		}
+	})
+}
+
+// ownedTerm is a terminal a process of its own leads, as attach's shell
+// terminal: the test types at its master side; file is what attach hands
+// over (another open of it, non-blocking).
+type ownedTerm struct {
+	master, tty, file *os.File
+	proc              *exec.Cmd
+}
+
+func newOwnedTerm(t *testing.T) *ownedTerm {
+	t.Helper()
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := term.MakeRaw(int(tty.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "60")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.OpenFile(tty.Name(), os.O_RDWR|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ot := &ownedTerm{master: master, tty: tty, file: file, proc: cmd}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		master.Close()
+		tty.Close()
+		file.Close()
+	})
+	return ot
+}
+
+// waiting is how many typed bytes the terminal holds unread.
+func (ot *ownedTerm) waiting(t *testing.T) int {
+	t.Helper()
+	n, err := unix.IoctlGetInt(int(ot.tty.Fd()), unix.TIOCINQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// openInputLane gives the holder a lane on ot's terminal and has it read
+// it for ot's process.
+func (s *server) openInputLane(ot *ownedTerm, at uint64) {
+	s.t.Helper()
+	var b bytes.Buffer
+	wire.NewWriter(&b).Uint64(wire.TypeLane, at)
+	if _, _, err := s.c.WriteMsgUnix(b.Bytes(), unix.UnixRights(int(ot.file.Fd())), nil); err != nil {
+		s.t.Fatal(err)
+	}
+	ot.file.Close()
+	s.w.LaneRead(uint32(ot.proc.Process.Pid))
+}
+
+// frames reads the server's stream until until says stop, returning the
+// frames of types other than output.
+func (s *server) until(stop func(f wire.Frame) bool) {
+	s.t.Helper()
+	for {
+		f := s.next()
+		if f.Type == wire.TypeError {
+			_, msg, _ := wire.ParseError(f.Payload)
+			s.t.Fatalf("error frame: %s", msg)
+		}
+		if stop(f) {
+			return
+		}
+	}
+}
+
+// readEcho reads the terminal's master side until it holds want.
+func (ot *ownedTerm) readEcho(t *testing.T, want string) {
+	t.Helper()
+	var got []byte
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(wait)
+	for !strings.Contains(string(got), want) {
+		ot.master.SetReadDeadline(deadline)
+		n, err := ot.master.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("the terminal shows %q, want %q: %v", got, want, err)
+		}
+	}
+}
+
+const perKey = `printf ready; while read -r -n1 c; do printf "<%s>" "$c"; done`
+
+// Typing read from the lane's terminal reaches the program, its echo the
+// terminal, and the server hears how much was typed.
+func TestInputLaneTypes(t *testing.T) {
+	th := startHolder(t, perKey, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	ot := newOwnedTerm(t)
+	s.openInputLane(ot, wel.End)
+	// The lane-read may still be on its way: type until read.
+	ot.master.Write([]byte("a"))
+	ot.readEcho(t, "<a>")
+	ot.master.Write([]byte("bc"))
+	ot.readEcho(t, "<c>")
+	typed := uint64(0)
+	s.until(func(f wire.Frame) bool {
+		if f.Type == wire.TypeLaneTyped {
+			n, _ := wire.ParseUint64(f.Type, f.Payload)
+			typed += n
+		}
+		return typed >= 3
+	})
+	if typed != 3 {
+		t.Fatalf("lane-typed frames say %d bytes, want 3", typed)
+	}
+	if got := string(th.logged(wel.End, th.h.out.End())); got != "<a><b><c>" {
+		t.Fatalf("the log holds %q after the lane's start", got)
+	}
+}
+
+// Anything but plain typing goes back to the server, and nothing typed
+// after it is read until the server says so: keys keep their order.
+func TestInputLaneHandsBack(t *testing.T) {
+	th := startHolder(t, perKey, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	ot := newOwnedTerm(t)
+	s.openInputLane(ot, wel.End)
+	ot.master.Write([]byte("a"))
+	ot.readEcho(t, "<a>")
+	ot.master.Write([]byte("\x1b[A"))
+	var back []byte
+	s.until(func(f wire.Frame) bool {
+		if f.Type == wire.TypeLaneInput {
+			back = append([]byte(nil), f.Payload...)
+			return true
+		}
+		return false
+	})
+	if string(back) != "\x1b[A" {
+		t.Fatalf("handed back %q, want the arrow", back)
+	}
+	ot.master.Write([]byte("z"))
+	time.Sleep(100 * time.Millisecond)
+	if n := ot.waiting(t); n != 1 {
+		t.Fatalf("the terminal holds %d unread bytes after a hand-back, want the 1 typed after it", n)
+	}
+	// The server writes what was handed back, then lets the holder read on.
+	s.w.Input([]byte("b"))
+	s.w.LaneRead(uint32(ot.proc.Process.Pid))
+	ot.readEcho(t, "<z>")
+	if got := string(th.logged(wel.End, th.h.out.End())); got != "<a><b><z>" {
+		t.Fatalf("the log holds %q after the lane's start, want <a><b><z>", got)
+	}
+}
+
+// A process that stops (its shell takes the terminal back) or leaves the
+// foreground has its terminal read no more: the lane ends and the key
+// stays for the shell.
+func TestInputLaneStopsWithItsProcess(t *testing.T) {
+	th := startHolder(t, perKey, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	ot := newOwnedTerm(t)
+	s.openInputLane(ot, wel.End)
+	ot.master.Write([]byte("a"))
+	ot.readEcho(t, "<a>")
+	if err := ot.proc.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer ot.proc.Process.Signal(syscall.SIGCONT)
+	for deadline := time.Now().Add(wait); ; time.Sleep(time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", ot.proc.Process.Pid))
+		if ps, err := parseProcStat(b); err == nil && ps.state == 'T' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the process did not stop")
+		}
+	}
+	ot.master.Write([]byte("q"))
+	end := s.waitLaneEnd()
+	if end != wel.End+3 {
+		t.Fatalf("the lane ended at %d, want %d (after <a>)", end, wel.End+3)
+	}
+	if n := ot.waiting(t); n != 1 {
+		t.Fatalf("the terminal holds %d unread bytes, want the 1 typed while stopped", n)
+	}
+	if got := string(th.logged(wel.End, th.h.out.End())); got != "<a>" {
+		t.Fatalf("the log holds %q after the lane's start, want <a>", got)
+	}
+}
+
+// A lane-read for a process whose controlling terminal is another (or
+// with input lanes switched off) ends the lane at once: its viewer reads
+// its own terminal again.
+func TestInputLaneRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  string
+		pid  func(ot *ownedTerm) int
+	}{
+		{"not its terminal", "", func(*ownedTerm) int { return os.Getpid() }},
+		{"no such process", "", func(*ownedTerm) int { return 1 << 30 }},
+		{"switched off", laneInputOff, func(ot *ownedTerm) int { return ot.proc.Process.Pid }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(laneEnv, tc.env)
+			th := startHolder(t, perKey, 0)
+			th.waitEnd(5)
+			s, wel := th.connect(wire.FromEnd)
+			ot := newOwnedTerm(t)
+			var b bytes.Buffer
+			wire.NewWriter(&b).Uint64(wire.TypeLane, wel.End)
+			if _, _, err := s.c.WriteMsgUnix(b.Bytes(), unix.UnixRights(int(ot.file.Fd())), nil); err != nil {
+				t.Fatal(err)
+			}
+			ot.file.Close()
+			s.w.LaneRead(uint32(tc.pid(ot)))
+			if end := s.waitLaneEnd(); end != wel.End {
+				t.Fatalf("the lane ended at %d, want %d", end, wel.End)
+			}
+			ot.master.Write([]byte("k"))
+			time.Sleep(50 * time.Millisecond)
+			if n := ot.waiting(t); n != 1 {
+				t.Fatalf("the terminal holds %d unread bytes, want 1", n)
+			}
+		})
+	}
+}
+
+// A lane revoked while it reads leaves later keys in the terminal.
+func TestInputLaneRevoked(t *testing.T) {
+	th := startHolder(t, perKey, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	ot := newOwnedTerm(t)
+	s.openInputLane(ot, wel.End)
+	ot.master.Write([]byte("a"))
+	ot.readEcho(t, "<a>")
+	s.w.Frame(wire.TypeLaneOff, nil)
+	if end := s.waitLaneEnd(); end != wel.End+3 {
+		t.Fatalf("the lane ended at %d, want %d", end, wel.End+3)
+	}
+	ot.master.Write([]byte("k"))
+	time.Sleep(50 * time.Millisecond)
+	if n := ot.waiting(t); n != 1 {
+		t.Fatalf("the terminal holds %d unread bytes after the lane's end, want 1", n)
+	}
+}
