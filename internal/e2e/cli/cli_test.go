@@ -210,27 +210,31 @@ func runAttach(t *testing.T, args []string, cols, rows uint16) *attachPty {
 	}
 	a := &attachPty{t: t, cmd: cmd, pty: p, done: make(chan struct{})}
 	a.resume = sync.NewCond(&a.mu)
-	go func() {
-		buf := make([]byte, 32<<10)
-		for {
-			a.mu.Lock()
-			for a.paused {
-				a.resume.Wait()
-			}
-			a.mu.Unlock()
-			n, err := p.Read(buf)
-			a.mu.Lock()
-			a.out.Write(buf[:n])
-			a.mu.Unlock()
-			if err != nil {
-				close(a.done)
-				return
-			}
-		}
-	}()
+	go a.copyOut()
 	t.Cleanup(func() { cmd.Process.Kill(); p.Close() })
 	e2e.WaitFor(t, 20*time.Second, "attach to enter raw mode", func() bool { return !echoOn(t, p) })
 	return a
+}
+
+// copyOut reads the terminal into out, but not while paused, until it
+// ends.
+func (a *attachPty) copyOut() {
+	buf := make([]byte, 32<<10)
+	for {
+		a.mu.Lock()
+		for a.paused {
+			a.resume.Wait()
+		}
+		a.mu.Unlock()
+		n, err := a.pty.Read(buf)
+		a.mu.Lock()
+		a.out.Write(buf[:n])
+		a.mu.Unlock()
+		if err != nil {
+			close(a.done)
+			return
+		}
+	}
 }
 
 // pause stops (on) or resumes reading attach's terminal.
