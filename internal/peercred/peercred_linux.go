@@ -9,3 +9,11 @@ func fdUID(fd int) (int, error) {
 	}
 	return int(cred.Uid), nil
 }
+
+func fdPID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
+		return 0, err
+	}
+	return int(cred.Pid), nil
+}

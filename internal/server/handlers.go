@@ -628,7 +628,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 	// terminal with a lane frame (session/viewer_lane.go): its socket is
 	// read with recvmsg, which keeps the descriptor.
 	var src io.Reader = conn
-	fds, local := localFDs(conn)
+	fds, local, pid := localFDs(conn)
 	if fds != nil {
 		defer fds.Close()
 		src = fds
@@ -666,7 +666,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 	started, detached := s.viewerArrival(sess.ID, hello, "cli", hello.ReadOnly, "")
 	defer detached()
 	opts := s.viewerOptions(sess, "cli", hello.ReadOnly)
-	opts.Local = local
+	opts.Local, opts.Pid = local, pid
 	opts.Started = started
 	h.ServeViewer(rw, hello, opts)
 }

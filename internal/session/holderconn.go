@@ -5,6 +5,7 @@ package session
 // gone has ended.
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -199,6 +200,11 @@ func (h *Host) readHolder(up *holderConn) {
 		case wire.TypeLaneEnd:
 			x, _ := wire.ParseUint64(f.Type, f.Payload)
 			h.laneEnded(x) // viewer_lane.go
+		case wire.TypeLaneInput:
+			h.laneHandBack(bytes.Clone(f.Payload)) // viewer_lanein.go
+		case wire.TypeLaneTyped:
+			n, _ := wire.ParseUint64(f.Type, f.Payload)
+			h.laneTyped(n)
 		case wire.TypeError:
 			_, msg, _ := wire.ParseError(f.Payload)
 			h.log.Warn("holder reported an error", "msg", msg)

@@ -51,6 +51,9 @@ type ViewerOptions struct {
 	// own uid; only such a viewer may hand over its terminal for a lane
 	// (viewer_lane.go), and its connection must be an FDTaker.
 	Local bool
+	// Pid is the viewer's process, when known (0: unknown): the holder
+	// reads an input lane's terminal only for it (viewer_lanein.go).
+	Pid int
 	// Started, when set, is called once the viewer has its first frames
 	// (the welcome, and its screen when it starts from one) and before
 	// any frame from it is applied: the server's bookkeeping for a new
@@ -393,6 +396,10 @@ func (v *viewer) readLoop() {
 			}
 		case wire.TypeLane, wire.TypeLaneOff:
 			if !v.laneFrame(f) {
+				return
+			}
+		case wire.TypeLaneIn:
+			if !v.laneIn() { // viewer_lanein.go
 				return
 			}
 		case wire.TypeAnswer:

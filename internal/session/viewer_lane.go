@@ -30,10 +30,12 @@ type FDTaker interface{ Take() int }
 
 // viewerLane is a viewer's lane: its gate and its terminal.
 type viewerLane struct {
-	mu   sync.Mutex // guards gate and term
+	mu   sync.Mutex // guards gate, term, back and done
 	gate lanegate.Gate
 	term int           // the viewer's terminal, once handed over (-1: none); kept raw: an *os.File's Fd would make it blocking
 	poke chan struct{} // one slot: wakes the write loop
+	back [][]byte      // keys the holder handed back, for the write loop to send (viewer_lanein.go)
+	done bool          // the write loop has ended: hand-backs go to the pty
 }
 
 func newViewerLane() *viewerLane { return &viewerLane{term: -1, poke: make(chan struct{}, 1)} }
@@ -98,8 +100,14 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 		h.mu.Unlock()
 		v.lane.mu.Lock()
 		vv.Terminal = v.lane.term >= 0
+		// Taken with the step: keys handed back before a lane-end are
+		// queued before the gate hears of it, so they go first.
+		back := v.lane.takeBack()
 		a := v.lane.gate.Step(time.Now(), vv, s, p.Next(), end)
 		v.lane.mu.Unlock()
+		if err := v.sendBack(back); err != nil { // viewer_lanein.go
+			return false, err
+		}
 		switch a.Kind {
 		case lanegate.Stream:
 			*retry = a.RetryAt
@@ -110,6 +118,8 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 			h.meter.LanesOpened.Add(1)
 			if !h.openLane(v, a.At) {
 				v.lane.do(func(g *lanegate.Gate) { g.Ended(a.At) })
+			} else if err := v.offerInputLane(); err != nil { // viewer_lanein.go
+				return false, err
 			}
 		case lanegate.Revoke:
 			h.revokeLane(v)

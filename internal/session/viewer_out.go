@@ -57,6 +57,7 @@ func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 				v.h.revokeLane(v) // its end, when it comes, finds nobody
 			}
 			v.lane.close()
+			v.endBack() // viewer_lanein.go
 		}()
 	}
 	resyncNow := func(end uint64) error { return resync(end, flow.Why{}) }
