@@ -236,12 +236,16 @@ var (
 		"Output lanes to an attached terminal: opened, and of those ended, that wrote output or that ended at their start (refused).", []string{"result"}, nil)
 	descLaneBytes = prometheus.NewDesc(metricsPrefix+"lane_bytes_total",
 		"Output that lanes wrote to attached terminals.", nil, nil)
+	descLaneTyped = prometheus.NewDesc(metricsPrefix+"lane_typed_bytes_total",
+		"Input that holders read from input lanes' terminals and wrote to their ptys themselves (part of input_bytes_total).", nil, nil)
+	descLaneHandBacks = prometheus.NewDesc(metricsPrefix+"lane_hand_backs_total",
+		"Reads of input lanes' terminals that were not plain typing, handed back to be taken as typed.", nil, nil)
 	descLogDisk = prometheus.NewDesc(metricsPrefix+"log_disk_bytes",
 		"Output log segments on disk, all sessions (recomputed at most every 10 s).", nil, nil)
 )
 
 func (c *hostCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSessions, descViewers, descInput, descOutput, descResyncs, descReconnects, descLanes, descLaneBytes, descLogDisk} {
+	for _, d := range []*prometheus.Desc{descSessions, descViewers, descInput, descOutput, descResyncs, descReconnects, descLanes, descLaneBytes, descLaneTyped, descLaneHandBacks, descLogDisk} {
 		ch <- d
 	}
 }
@@ -283,6 +287,8 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.CounterValue, float64(m.meter.Lanes.Load()), "wrote")
 	ch <- prometheus.MustNewConstMetric(descLanes, prometheus.CounterValue, float64(m.meter.LanesRefused.Load()), "refused")
 	ch <- prometheus.MustNewConstMetric(descLaneBytes, prometheus.CounterValue, float64(m.meter.LaneBytes.Load()))
+	ch <- prometheus.MustNewConstMetric(descLaneTyped, prometheus.CounterValue, float64(m.meter.LaneTyped.Load()))
+	ch <- prometheus.MustNewConstMetric(descLaneHandBacks, prometheus.CounterValue, float64(m.meter.LaneHandBacks.Load()))
 	_, total := m.disk.get()
 	ch <- prometheus.MustNewConstMetric(descLogDisk, prometheus.GaugeValue, float64(total))
 }

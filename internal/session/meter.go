@@ -28,6 +28,10 @@ type Meter struct {
 	// Lanes wrote at least a byte and LanesRefused ended at their start.
 	// LaneBytes is the output lanes wrote to viewers' terminals.
 	LanesOpened, Lanes, LaneBytes, LanesRefused atomic.Uint64
+	// LaneTyped is the input holders wrote to ptys from input lanes'
+	// terminals themselves (counted in InputBytes too), and LaneHandBacks
+	// the reads they handed back to be taken as typed.
+	LaneTyped, LaneHandBacks atomic.Uint64
 }
 
 // Counters are what one host has counted since it was made.

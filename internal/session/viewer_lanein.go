@@ -88,6 +88,7 @@ func (v *viewer) laneIn() bool {
 // the lane's viewer, which takes them as typed, or, with no viewer to
 // take them, to the pty as input by the usual path.
 func (h *Host) laneHandBack(p []byte) {
+	h.meter.LaneHandBacks.Add(1)
 	h.mu.Lock()
 	o := h.laneOwner
 	h.mu.Unlock()
@@ -118,6 +119,7 @@ func (h *Host) laneTyped(n uint64) {
 	h.stampInput()
 	h.inBytes.Add(n)
 	h.meter.InputBytes.Add(n)
+	h.meter.LaneTyped.Add(n)
 	h.mu.Lock()
 	o := h.laneOwner
 	h.mu.Unlock()
