@@ -14,21 +14,28 @@ import (
 // runtime's poller never sees. A file in the poller's epoll set (edge-
 // triggered, in and out) wakes the process for each key that arrives and
 // for each echo a lane writes there, though no goroutine waits on it: about
-// two wake-ups per key. Here one goroutine reads, waiting in poll(2) on the
-// terminal and an eventfd of its own; a write that would block waits in
-// poll(2) for room.
+// two wake-ups per key. The terminal sits instead, for input only, in an
+// epoll instance of attach's own, which is in the runtime's poller in its
+// place: a key wakes the reader, an echo does not. (A goroutine waiting in
+// poll(2) would be a blocking system call, which keeps the runtime's
+// monitor thread ticking and hands the P off: three times the context
+// switches per key, measured.) A write that would block waits in poll(2)
+// for room.
 //
 // pause stops the reader for an input lane: once it returns, the reader
-// neither reads nor polls the terminal until resume, and what is typed
-// meanwhile stays in the terminal for whoever reads it.
+// reads the terminal no more and the terminal is out of attach's epoll set
+// until resume; what is typed meanwhile stays in the terminal for whoever
+// reads it.
 type rawTerm struct {
-	fd, ev int // the terminal; the eventfd that wakes the reader's poll
+	fd int      // the terminal
+	ep *os.File // attach's epoll instance; the runtime polls it
+	rc syscall.RawConn
 
 	mu      sync.Mutex
 	cond    sync.Cond
+	watched bool // fd is in ep
 	paused  bool // the reader is to leave the terminal alone
-	busy    bool // the reader polls, reads, or handles a chunk it read
-	polling bool // the reader is in poll(2) with fd
+	busy    bool // the reader handles a chunk it read
 	gone    bool // the reader returned for good (done)
 	closed  bool
 }
@@ -36,13 +43,44 @@ type rawTerm struct {
 // newRawTerm takes fd, a non-blocking descriptor of the terminal (from
 // openTerminal); Close closes it.
 func newRawTerm(fd int) (*rawTerm, error) {
-	ev, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return nil, os.NewSyscallError("eventfd", err)
+		return nil, os.NewSyscallError("epoll_create1", err)
 	}
-	t := &rawTerm{fd: fd, ev: ev}
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
+	t := &rawTerm{fd: fd, ep: os.NewFile(uintptr(epfd), "epoll")}
 	t.cond.L = &t.mu
+	if t.rc, err = t.ep.SyscallConn(); err == nil {
+		err = t.watch(true)
+	}
+	if err != nil {
+		t.ep.Close()
+		return nil, err
+	}
 	return t, nil
+}
+
+// watch adds the terminal to attach's epoll set, for input, or takes it
+// out (under mu).
+func (t *rawTerm) watch(on bool) error {
+	if on == t.watched {
+		return nil
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(t.fd)}
+	op := unix.EPOLL_CTL_DEL
+	if on {
+		op = unix.EPOLL_CTL_ADD
+	}
+	var err error
+	t.rc.Control(func(epfd uintptr) { err = unix.EpollCtl(int(epfd), op, t.fd, &ev) })
+	if err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	t.watched = on
+	return nil
 }
 
 // Read reads one chunk typed on the terminal; it is called by one
@@ -60,43 +98,60 @@ func (t *rawTerm) Read(p []byte) (int, error) {
 		if t.closed {
 			return 0, os.ErrClosed
 		}
-		t.busy, t.polling = true, true
 		t.mu.Unlock()
-		fds := [2]unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}, {Fd: int32(t.ev), Events: unix.POLLIN}}
-		_, err := unix.Poll(fds[:], -1)
+		var n int
+		var rerr error
+		stopped := false
+		werr := t.rc.Read(func(epfd uintptr) bool {
+			// Under mu, so that pause cannot return between the check
+			// and the read; neither call blocks.
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			if t.paused || t.closed {
+				stopped = true
+				return true
+			}
+			if !ready(int(epfd)) {
+				return false // wait in the runtime's poller
+			}
+			n, rerr = rawRead(t.fd, p)
+			if rerr == syscall.EAGAIN || rerr == syscall.EINTR {
+				return false
+			}
+			t.busy = true
+			return true
+		})
 		t.mu.Lock()
-		t.polling = false
-		t.cond.Broadcast()
-		if err == nil && fds[1].Revents != 0 {
-			var b [8]byte
-			rawRead(t.ev, b[:]) // reset the eventfd's count
-		}
-		if t.closed || t.paused {
-			t.busy = false
-			t.cond.Broadcast()
-			continue
-		}
-		if err == syscall.EINTR || (err == nil && fds[0].Revents == 0) {
-			continue
-		}
-		if err != nil {
-			t.busy = false
-			return 0, os.NewSyscallError("poll", err)
-		}
-		// Under mu, so that pause cannot return between the check above
-		// and this read; it does not block.
-		n, err := rawRead(t.fd, p)
 		switch {
-		case err == syscall.EAGAIN || err == syscall.EINTR:
+		case t.closed:
+			t.busy = false
+			return 0, os.ErrClosed
+		case werr != nil:
+			t.busy = false
+			return 0, werr
+		case stopped:
 			continue
-		case err == syscall.EIO || (err == nil && n == 0):
+		case rerr == syscall.EIO || (rerr == nil && n == 0):
 			t.busy = false
 			return 0, io.EOF // hung up
-		case err != nil:
+		case rerr != nil:
 			t.busy = false
-			return 0, err
+			return 0, rerr
 		}
 		return n, nil
+	}
+}
+
+// ready reports whether the epoll instance epfd has an event (input or a
+// hang-up of the terminal), without waiting.
+func ready(epfd int) bool {
+	var ev [1]unix.EpollEvent
+	for {
+		n, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&ev[0])), 1, 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		return e == 0 && n > 0
 	}
 }
 
@@ -108,14 +163,15 @@ func (t *rawTerm) done() {
 	t.mu.Unlock()
 }
 
-// pause returns once the reader will neither read nor poll the terminal
-// until resume, and has handled every chunk it read before.
+// pause returns once the reader will not read the terminal until resume,
+// and has handled every chunk it read before; the terminal is then in no
+// epoll set of attach's.
 func (t *rawTerm) pause() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.paused = true
-	if t.polling {
-		t.wake()
+	if !t.closed {
+		t.watch(false)
 	}
 	for t.busy && !t.gone && !t.closed {
 		t.cond.Wait()
@@ -125,15 +181,12 @@ func (t *rawTerm) pause() {
 // resume lets the reader read the terminal again.
 func (t *rawTerm) resume() {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.paused = false
+	if !t.closed {
+		t.watch(true)
+	}
 	t.cond.Broadcast()
-	t.mu.Unlock()
-}
-
-// wake ends the reader's poll (under mu).
-func (t *rawTerm) wake() {
-	one := [8]byte{1}
-	rawWrite(t.ev, one[:]) // host order; any non-zero count wakes it
 }
 
 // Write writes all of p, waiting in poll(2) while the terminal takes no
@@ -157,8 +210,7 @@ func (t *rawTerm) Write(p []byte) (int, error) {
 	return done, nil
 }
 
-// Close ends the reader and closes the terminal's descriptor, once the
-// reader no longer polls it.
+// Close ends the reader and closes the terminal's descriptor.
 func (t *rawTerm) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -167,14 +219,8 @@ func (t *rawTerm) Close() error {
 	}
 	t.closed = true
 	t.cond.Broadcast()
-	if t.polling {
-		t.wake()
-	}
-	for t.polling {
-		t.cond.Wait()
-	}
 	t.mu.Unlock()
-	unix.Close(t.ev)
+	t.ep.Close() // wakes a reader waiting in the runtime's poller
 	return unix.Close(t.fd)
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -73,6 +75,19 @@ func collect(ch <-chan []byte, want int, d time.Duration) []byte {
 	return got
 }
 
+// watched reports whether the terminal is in rt's epoll set, as the kernel
+// lists it.
+func watched(t *testing.T, rt *rawTerm) bool {
+	t.Helper()
+	var info []byte
+	var err error
+	rt.rc.Control(func(epfd uintptr) { info, err = os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(int(epfd))) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile(`(?m)^tfd:\s+` + strconv.Itoa(rt.fd) + `\s`).Match(info)
+}
+
 // Bytes typed while the reader is paused stay in the terminal and are read
 // after resume, in order, none lost or doubled; pause returns promptly
 // though the reader waits for the terminal.
@@ -107,7 +122,13 @@ func TestRawTermPauseResume(t *testing.T) {
 	if n, _ := unix.Poll(fds, 0); n != 1 {
 		t.Fatal("the typed bytes are not waiting in the terminal")
 	}
+	if watched(t, rt) {
+		t.Fatal("the terminal is in attach's epoll set while paused")
+	}
 	rt.resume()
+	if !watched(t, rt) {
+		t.Fatal("the terminal is not in attach's epoll set after resume")
+	}
 	if got := collect(ch, want.Len(), 5*time.Second); !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("after resume: read %q, want %q", got, want.Bytes())
 	}
