@@ -144,14 +144,10 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	// off, no lanes; output, the output lane without the input lane.
 	lanesOff := os.Getenv("TERMKEEP_ECHO_LANE") == "off"
 	inputOff := lanesOff || os.Getenv("TERMKEEP_ECHO_LANE") == "output"
-	if fd := openTerminal(in, out); fd >= 0 {
-		if t, err := newRawTerm(fd); err == nil {
-			defer t.Close()
-			defer t.resume() // attach ends: its reader is stopped no more
-			tin, tout, laneFD, rt = t, t, fd, t
-		} else {
-			syscall.Close(fd)
-		}
+	if rt = openRawTerm(in, out); rt != nil {
+		defer rt.Close()
+		defer rt.resume() // attach ends: its reader is stopped no more
+		tin, tout, laneFD = rt, rt, rt.fd
 	}
 	// A detach key that is plain typing would reach the pty through an
 	// input lane: attach never stops reading for one.
@@ -522,29 +518,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	}
 }
 
-// terminalGone is a write to attach's terminal that failed: the terminal
-// hung up (a write that would block waits in the poller instead), so
-// attach ends rather than reconnect.
-type terminalGone struct{ err error }
-
-func (e terminalGone) Error() string { return "the terminal is gone: " + e.err.Error() }
-func (e terminalGone) Unwrap() error { return e.err }
-
 // frameEvery is how often attach paints a session drawn from its screen
 // model while output flows: every paint writes the whole terminal.
 const frameEvery = 16 * time.Millisecond
 
 // noticeFor is how long a notice of an event stays on the bottom row.
 const noticeFor = 3 * time.Second
-
-// sessionEnded says how a session ended, and carries its status out.
-func sessionEnded(ref string, e *wire.Exit) (string, error) {
-	switch {
-	case e.ExitCode == nil:
-		return fmt.Sprintf("session %s was %s: %s", ref, e.State, e.Reason), &exitErr{code: exitError}
-	case e.State == "closed":
-		return fmt.Sprintf("session %s was closed (status %d)", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
-	default:
-		return fmt.Sprintf("session %s exited with status %d", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
-	}
-}

@@ -38,6 +38,21 @@ func openTerminal(in, out *os.File) int {
 	return fd
 }
 
+// openRawTerm is attach's raw terminal on in and out, or nil when they are
+// not one terminal.
+func openRawTerm(in, out *os.File) *rawTerm {
+	fd := openTerminal(in, out)
+	if fd < 0 {
+		return nil
+	}
+	t, err := newRawTerm(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil
+	}
+	return t
+}
+
 // ttyName is the path of the terminal on in ("/dev/pts/3"), or "a
 // terminal" when it cannot be found: how attach is shown to the session's
 // other viewers.

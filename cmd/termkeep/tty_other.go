@@ -7,18 +7,16 @@ import (
 	"os"
 )
 
-// openTerminal is attach's own non-blocking descriptor of its terminal
-// where the terminal's path can be found (Linux); elsewhere attach uses
-// stdin and stdout as they are.
-func openTerminal(in, out *os.File) int { return -1 }
+// openRawTerm is attach's own descriptor of its terminal where the
+// terminal's path can be found (Linux); elsewhere attach uses stdin and
+// stdout as they are.
+func openRawTerm(in, out *os.File) *rawTerm { return nil }
 
 // ttyName is how attach is shown to the session's other viewers.
 func ttyName(in *os.File) string { return in.Name() }
 
 // rawTerm is Linux's (rawterm_linux.go); elsewhere there is none.
 type rawTerm struct{ fd int }
-
-func newRawTerm(fd int) (*rawTerm, error) { return nil, errors.New("no raw terminal here") }
 
 func (t *rawTerm) Read(p []byte) (int, error)  { return 0, errors.ErrUnsupported }
 func (t *rawTerm) Write(p []byte) (int, error) { return 0, errors.ErrUnsupported }
