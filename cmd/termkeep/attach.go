@@ -18,7 +18,6 @@ import (
 	"termkeep/internal/client"
 	"termkeep/internal/keys"
 	"termkeep/internal/outerterm"
-	"termkeep/internal/rawio"
 	"termkeep/internal/wire"
 )
 
@@ -133,22 +132,26 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		}
 	}
 	size()
-	// Keystrokes and output go through a non-blocking file of the terminal
-	// with raw calls where there is one (tty_linux.go): an ordinary system
-	// call after attach was idle wakes the runtime's monitor thread, once
-	// per keystroke and once per echo.
+	// Keystrokes and output go through a non-blocking descriptor of the
+	// terminal outside the runtime's poller where there is one
+	// (rawterm_linux.go): in the poller, each key and each echo a lane
+	// writes wakes attach.
 	var tin io.Reader = in
 	var tout io.Writer = out
-	var laneTerm *os.File // what a lane writes to: the non-blocking file of the terminal
-	// The switch for A/B runs (docs/architecture.md, Echo through attach).
+	laneFD := -1    // what a lane reads and writes: the terminal's descriptor
+	var rt *rawTerm // its reader stops while a holder reads the terminal
+	// The switch for A/B runs (docs/architecture.md, Echo through attach):
+	// off, no lanes; output, the output lane without the input lane.
 	lanesOff := os.Getenv("TERMKEEP_ECHO_LANE") == "off"
-	if tf := openTerminal(in, out); tf != nil {
-		defer tf.Close()
-		if rc, err := tf.SyscallConn(); err == nil {
-			tin, tout = rawio.NewReadWriter(rc), rawio.NewReadWriter(rc)
-			laneTerm = tf
-		}
+	inputOff := lanesOff || os.Getenv("TERMKEEP_ECHO_LANE") == "output"
+	if rt = openRawTerm(in, out); rt != nil {
+		defer rt.Close()
+		defer rt.resume() // attach ends: its reader is stopped no more
+		tin, tout, laneFD = rt, rt, rt.fd
 	}
+	// A detach key that is plain typing would reach the pty through an
+	// input lane: attach never stops reading for one.
+	keyTyped := detachKey >= 0 && wire.PlainTyping([]byte{byte(detachKey)})
 
 	// Every byte for the terminal passes through ot (package outerterm),
 	// under wmu: the session's output from the reader goroutine, notices
@@ -243,7 +246,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 
 	typed := &inputPath{ch: make(chan []byte, 16)}
 	input := typed.ch
-	detached := make(chan struct{})
+	detached := newDetacher()
 	go readInput(tin, detachKey, typed, detached)
 
 	logStopped := false  // as last said
@@ -271,8 +274,14 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		// now (under wmu): a read-write attach drawing the session's bytes
 		// as they are, on a server that speaks lanes.
 		canLane := func() bool {
-			return laneTerm != nil && !f.readOnly && !altScreen && wire.ViewerLanes(s.Welcome.Version) &&
+			return laneFD >= 0 && !f.readOnly && !altScreen && wire.ViewerLanes(s.Welcome.Version) &&
 				!ot.Rendered() && !ot.Redraw && f.off >= 0 && !leaving && !lanesOff
+		}
+		// canIn says whether attach may stop reading its terminal for an
+		// input lane (under wmu).
+		canIn := func() bool {
+			return rt != nil && !f.readOnly && !altScreen && wire.InputLanes(s.Welcome.Version) &&
+				!inputOff && !keyTyped && !leaving
 		}
 		handed := false // the terminal went with an offer on this connection
 		type result struct {
@@ -318,10 +327,35 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					f.advance(off, len(data))
 				case wire.TypeLaneEnd:
 					wmu.Lock()
-					for _, b := range gate.ended() {
+					write, resume := gate.ended()
+					for _, b := range write {
 						tout.Write(b)
 					}
 					wmu.Unlock()
+					if resume {
+						rt.resume()
+					}
+				case wire.TypeLaneIn:
+					// The holder may read the terminal: stop reading it
+					// first (outside wmu: the reader may be handing a
+					// chunk to the stream), then say so.
+					wmu.Lock()
+					pause := gate.laneIn(canIn())
+					wmu.Unlock()
+					if pause {
+						rt.pause()
+						s.LaneIn()
+					}
+				case wire.TypeLaneInput:
+					// Keys the holder read and did not type: as if read
+					// here, then the holder may read on.
+					left := typed.take(fr.Payload, detachKey, detached)
+					wmu.Lock()
+					again := gate.handBack(!left && !leaving)
+					wmu.Unlock()
+					if again {
+						s.LaneIn()
+					}
 				case wire.TypeGap:
 					_, to, _ := wire.ParseGap(fr.Payload)
 					f.off = int64(to)
@@ -391,9 +425,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					redraw = false
 				} else if !redraw && s.Buffered() == 0 && gate.offer(f.off, canLane()) {
 					// Everything sent is on the terminal: a lane may start here.
-					var term *os.File
+					term := -1
 					if !handed {
-						term, handed = laneTerm, true
+						term, handed = laneFD, true
 					}
 					s.OfferLane(uint64(f.off), term)
 				}
@@ -433,7 +467,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 				quiesce(s)
 				s.Close()
 				return nil
-			case <-detached:
+			case <-detached.ch:
 				quiesce(s)
 				s.Close()
 				farewell = "detached from " + f.ref
@@ -447,11 +481,14 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 				s.Close()
 				wmu.Lock()
 				stream = nil
-				write, snapshot := gate.lost()
+				write, snapshot, resume := gate.lost()
 				for _, b := range write {
 					tout.Write(b)
 				}
 				wmu.Unlock()
+				if resume {
+					rt.resume()
+				}
 				if snapshot && r.exit == nil {
 					// A lane may have written past f.off.
 					f.off = wire.FromSnapshot
@@ -481,29 +518,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	}
 }
 
-// terminalGone is a write to attach's terminal that failed: the terminal
-// hung up (a write that would block waits in the poller instead), so
-// attach ends rather than reconnect.
-type terminalGone struct{ err error }
-
-func (e terminalGone) Error() string { return "the terminal is gone: " + e.err.Error() }
-func (e terminalGone) Unwrap() error { return e.err }
-
 // frameEvery is how often attach paints a session drawn from its screen
 // model while output flows: every paint writes the whole terminal.
 const frameEvery = 16 * time.Millisecond
 
 // noticeFor is how long a notice of an event stays on the bottom row.
 const noticeFor = 3 * time.Second
-
-// sessionEnded says how a session ended, and carries its status out.
-func sessionEnded(ref string, e *wire.Exit) (string, error) {
-	switch {
-	case e.ExitCode == nil:
-		return fmt.Sprintf("session %s was %s: %s", ref, e.State, e.Reason), &exitErr{code: exitError}
-	case e.State == "closed":
-		return fmt.Sprintf("session %s was closed (status %d)", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
-	default:
-		return fmt.Sprintf("session %s exited with status %d", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
-	}
-}

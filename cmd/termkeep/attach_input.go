@@ -63,25 +63,49 @@ func (p *inputPath) queued(s inputStream, data []byte) {
 	p.held = append(p.held, data)
 }
 
+// detacher closes ch once, whichever path (attach's reader, a lane's
+// hand-back) finds the detach key first.
+type detacher struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newDetacher() *detacher { return &detacher{ch: make(chan struct{})} }
+
+func (d *detacher) detach() { d.once.Do(func() { close(d.ch) }) }
+
+// take handles one chunk typed on the terminal, read by attach or handed
+// back by a lane: up to the detach key it goes to the session; the key
+// detaches (it reports that), and what follows it is dropped.
+func (p *inputPath) take(data []byte, detachKey int, d *detacher) bool {
+	if detachKey >= 0 {
+		if i := bytes.IndexByte(data, byte(detachKey)); i >= 0 {
+			if i > 0 {
+				p.send(data[:i])
+			}
+			d.detach()
+			return true
+		}
+	}
+	if len(data) > 0 {
+		p.send(data)
+	}
+	return false
+}
+
 // readInput copies the local terminal to the session until it ends or the
 // detach key is pressed. It reads with a plain Read: no buffering decoder
-// stands in front of terminal bytes.
-func readInput(in io.Reader, detachKey int, typed *inputPath, detached chan<- struct{}) {
+// stands in front of terminal bytes. A reader that can be paused
+// (rawTerm) is told when it reads no more.
+func readInput(in io.Reader, detachKey int, typed *inputPath, d *detacher) {
+	if r, ok := in.(interface{ done() }); ok {
+		defer r.done()
+	}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := in.Read(buf)
-		if n > 0 {
-			data := buf[:n]
-			if detachKey >= 0 {
-				if i := bytes.IndexByte(data, byte(detachKey)); i >= 0 {
-					if i > 0 {
-						typed.send(data[:i])
-					}
-					close(detached)
-					return
-				}
-			}
-			typed.send(data)
+		if n > 0 && typed.take(buf[:n], detachKey, d) {
+			return
 		}
 		if err != nil {
 			close(typed.ch)

@@ -84,3 +84,36 @@ func TestInputPathHeldOnce(t *testing.T) {
 		t.Fatalf("new stream got %q, want %q", got, "abc")
 	}
 }
+
+// A chunk is taken alike whether attach read it or a lane handed it back:
+// up to the detach key it goes to the session, the key detaches, and a
+// second detach key (from the other path) closes nothing twice.
+func TestInputTakeDetachKey(t *testing.T) {
+	p := &inputPath{ch: make(chan []byte, 16)}
+	s := &fakeStream{}
+	p.connected(s)
+	d := newDetacher()
+	for _, c := range []struct {
+		in     string
+		key    int
+		detach bool
+	}{
+		{"ls\r", 0x1c, false},
+		{"", 0x1c, false},
+		{"\x1c", -1, false}, // no detach key: the byte is typed
+		{"ab\x1ccd", 0x1c, true},
+		{"\x1c", 0x1c, true},
+	} {
+		if got := p.take([]byte(c.in), c.key, d); got != c.detach {
+			t.Fatalf("take %q: detached %v, want %v", c.in, got, c.detach)
+		}
+	}
+	select {
+	case <-d.ch:
+	default:
+		t.Fatal("the detach key did not detach")
+	}
+	if got := s.text(); got != "ls\r\x1cab" {
+		t.Fatalf("the session got %q", got)
+	}
+}

@@ -6,6 +6,11 @@ package main
 // the server says no lane runs (a lane-end frame). Its own lines (a
 // notice, a paint, the resets at detach) wait for that: it asks for its
 // terminal back (lane-off) and writes them when the lane-end comes.
+//
+// The input half (wire/lanein.go): on the server's lane-in, attach stops
+// reading its terminal and answers lane-in, and the holder reads it; what
+// the holder hands back (a lane-input) attach takes as typed, then answers
+// lane-in again while the lane runs. It reads again at every lane end.
 
 // laneGate is attach's lane state for one connection. It does no I/O: the
 // caller sends what it returns. Its zero value is idle.
@@ -13,6 +18,7 @@ type laneGate struct {
 	state   laneState
 	offered int64    // the offset of the last offer (valid while offered)
 	queued  [][]byte // attach's own lines, waiting for the lane-end
+	handed  bool     // attach stopped reading its terminal for this lane
 }
 
 type laneState int
@@ -59,19 +65,41 @@ func (g *laneGate) withdraw() bool {
 	return w
 }
 
+// laneIn takes the server's lane-in: it says whether to stop reading the
+// terminal and answer lane-in, which attach does once per lane, for a lane
+// that runs and that it does not want back, and only when it may (read-
+// write, input lanes on, a detach key that is not plain typing). Any other
+// is stale: its lane ended, or attach asked for the terminal back.
+func (g *laneGate) laneIn(may bool) (pause bool) {
+	if !may || g.state != laneOffered || g.handed {
+		return false
+	}
+	g.handed = true
+	return true
+}
+
+// handBack follows a lane-input that attach took as typed: it says whether
+// to answer lane-in again, so that the holder reads on: only for the lane
+// it stopped reading for, still running, and when attach stays (the bytes
+// held no detach key, attach is not ending).
+func (g *laneGate) handBack(staying bool) (again bool) {
+	return staying && g.handed && g.state == laneOffered
+}
+
 // ended takes a lane-end: attach may write again, starting with what it
-// kept.
-func (g *laneGate) ended() (write [][]byte) {
-	write = g.queued
+// kept, and reads its terminal again if it had stopped (resume).
+func (g *laneGate) ended() (write [][]byte, resume bool) {
+	write, resume = g.queued, g.handed
 	*g = laneGate{}
-	return write
+	return write, resume
 }
 
 // lost takes a connection that ended: the terminal is attach's again (the
 // holder closes a lane whose server connection ends), but how far a lane
 // wrote is unknown unless it was idle, so snapshot says to reconnect from
 // a snapshot.
-func (g *laneGate) lost() (write [][]byte, snapshot bool) {
+func (g *laneGate) lost() (write [][]byte, snapshot, resume bool) {
 	snapshot = g.state != laneIdle
-	return g.ended(), snapshot
+	write, resume = g.ended()
+	return write, snapshot, resume
 }

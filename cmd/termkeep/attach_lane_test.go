@@ -81,9 +81,9 @@ func TestLaneGate(t *testing.T) {
 					var got [][]byte
 					snap := false
 					if s.do == "ended" {
-						got = g.ended()
+						got, _ = g.ended()
 					} else {
-						got, snap = g.lost()
+						got, snap, _ = g.lost()
 					}
 					var gs []string
 					for _, b := range got {
@@ -92,6 +92,94 @@ func TestLaneGate(t *testing.T) {
 					if !reflect.DeepEqual(gs, s.written) || snap != s.snapshot || !g.idle() {
 						t.Fatalf("step %d %s: wrote %q, snapshot %v, idle %v", i, s.do, gs, snap, g.idle())
 					}
+				}
+			}
+		})
+	}
+}
+
+// The input half: attach stops reading its terminal only for a lane that
+// runs, answers each server's lane-in once, offers again after a hand-back
+// only while the lane runs and it stays, and reads again at every lane end,
+// whatever order the frames come in.
+func TestLaneGateInput(t *testing.T) {
+	type step struct {
+		do   string // offer / lane-in / lane-in-no (may not) / back / back-leaving / own / withdraw / ended / lost
+		want bool   // lane-in: pause and answer; back: lane-in again; ended, lost: resume the reader
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"lane-in, hand-backs, lane-end", []step{
+			{do: "offer"}, {do: "lane-in", want: true},
+			{do: "back", want: true}, {do: "back", want: true},
+			{do: "ended", want: true},
+		}},
+		{"a lane-in before any offer is stale", []step{
+			{do: "lane-in"}, {do: "ended"},
+		}},
+		{"a lane-in after the lane ended is stale", []step{
+			{do: "offer"}, {do: "ended"}, {do: "lane-in"}, {do: "back"},
+		}},
+		{"two lane-ins: one answer", []step{
+			{do: "offer"}, {do: "lane-in", want: true}, {do: "lane-in"},
+			{do: "lost", want: true},
+		}},
+		{"attach may not: no answer", []step{
+			{do: "offer"}, {do: "lane-in-no"}, {do: "back"}, {do: "ended"},
+		}},
+		{"a lane-in while withdrawing is not answered", []step{
+			{do: "offer"}, {do: "withdraw"}, {do: "lane-in"}, {do: "ended"},
+		}},
+		{"a lane-input while withdrawing: taken, no lane-in, resume at the end", []step{
+			{do: "offer"}, {do: "lane-in", want: true}, {do: "own"},
+			{do: "back"}, {do: "ended", want: true},
+		}},
+		{"a lane-input with the detach key: no lane-in again", []step{
+			{do: "offer"}, {do: "lane-in", want: true}, {do: "back-leaving"},
+			{do: "withdraw"}, {do: "ended", want: true},
+		}},
+		{"a lane-input after the lane-end: taken, no lane-in", []step{
+			{do: "offer"}, {do: "lane-in", want: true}, {do: "ended", want: true},
+			{do: "back"}, {do: "ended"},
+		}},
+		{"a lane-input never asked for", []step{
+			{do: "offer"}, {do: "back"}, {do: "lost"},
+		}},
+		{"a re-offer keeps the reader stopped; a new lane asks again", []step{
+			{do: "offer"}, {do: "lane-in", want: true}, {do: "offer"}, {do: "lane-in"},
+			{do: "ended", want: true}, {do: "offer"}, {do: "lane-in", want: true},
+			{do: "lost", want: true}, {do: "lost"},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var g laneGate
+			var off int64
+			for i, s := range c.steps {
+				var got bool
+				switch s.do {
+				case "offer":
+					off++
+					if !g.offer(off, true) {
+						t.Fatalf("step %d: no offer", i)
+					}
+				case "lane-in", "lane-in-no":
+					got = g.laneIn(s.do == "lane-in")
+				case "back", "back-leaving":
+					got = g.handBack(s.do == "back")
+				case "own":
+					g.own([]byte("N"))
+				case "withdraw":
+					g.withdraw()
+				case "ended":
+					_, got = g.ended()
+				case "lost":
+					_, _, got = g.lost()
+				}
+				if got != s.want {
+					t.Fatalf("step %d %s: %v, want %v", i, s.do, got, s.want)
 				}
 			}
 		})

@@ -5,40 +5,52 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // openTerminal opens the terminal that in and out both are once more, as a
-// file of attach's own: non-blocking, so that its reads and writes wait in
-// the runtime's poller and can be raw calls (rawio.ReadWriter), without changing
-// the flags of the file in and out share with the shell (each open of a
-// terminal has flags of its own). It returns nil when in and out are not
-// one terminal, or when the terminal cannot be opened again; attach then
-// uses in and out as they are.
-func openTerminal(in, out *os.File) *os.File {
+// descriptor of attach's own: non-blocking, never in the Go runtime's
+// poller (rawterm_linux.go), without changing the flags of the file in and
+// out share with the shell (each open of a terminal has flags of its own).
+// It returns -1 when in and out are not one terminal, or when the terminal
+// cannot be opened again; attach then uses in and out as they are.
+func openTerminal(in, out *os.File) int {
 	var a, b syscall.Stat_t
 	if syscall.Fstat(int(in.Fd()), &a) != nil || syscall.Fstat(int(out.Fd()), &b) != nil ||
 		a.Mode&syscall.S_IFMT != syscall.S_IFCHR || a.Rdev != b.Rdev {
-		return nil
+		return -1
 	}
 	path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(in.Fd())))
 	if err != nil {
-		return nil
+		return -1
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil
+		return -1
 	}
 	// The path names the same terminal unless it was replaced meanwhile.
-	rc, err := f.SyscallConn()
 	var c syscall.Stat_t
-	if err == nil {
-		err = rc.Control(func(fd uintptr) { err = syscall.Fstat(int(fd), &c) })
+	if syscall.Fstat(fd, &c) != nil || c.Rdev != a.Rdev || c.Mode&syscall.S_IFMT != syscall.S_IFCHR {
+		unix.Close(fd)
+		return -1
 	}
-	if err != nil || c.Rdev != a.Rdev || c.Mode&syscall.S_IFMT != syscall.S_IFCHR {
-		f.Close()
+	return fd
+}
+
+// openRawTerm is attach's raw terminal on in and out, or nil when they are
+// not one terminal.
+func openRawTerm(in, out *os.File) *rawTerm {
+	fd := openTerminal(in, out)
+	if fd < 0 {
 		return nil
 	}
-	return f
+	t, err := newRawTerm(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil
+	}
+	return t
 }
 
 // ttyName is the path of the terminal on in ("/dev/pts/3"), or "a

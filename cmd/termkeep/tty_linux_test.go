@@ -9,7 +9,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"termkeep/internal/rawio"
+	"golang.org/x/sys/unix"
 )
 
 // openTerminal opens the terminal again as a non-blocking file of its own,
@@ -24,15 +24,15 @@ func TestOpenTerminal(t *testing.T) {
 	defer ptmx.Close()
 	defer tty.Close()
 
-	f := openTerminal(tty, tty)
-	if f == nil {
+	fd := openTerminal(tty, tty)
+	if fd < 0 {
 		t.Fatal("openTerminal declined a terminal given as stdin and stdout")
 	}
-	defer f.Close()
-	rc, err := f.SyscallConn()
+	term, err := newRawTerm(fd)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer term.Close()
 	nonblock := func(fd uintptr) bool {
 		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
 		if e != 0 {
@@ -40,9 +40,10 @@ func TestOpenTerminal(t *testing.T) {
 		}
 		return fl&syscall.O_NONBLOCK != 0
 	}
-	var own bool
-	rc.Control(func(fd uintptr) { own = nonblock(fd) })
-	if !own {
+	if fl, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); fl&unix.FD_CLOEXEC == 0 {
+		t.Error("attach's descriptor of the terminal is inherited by children")
+	}
+	if !nonblock(uintptr(fd)) {
 		t.Error("attach's file of the terminal is blocking")
 	}
 	if nonblock(tty.Fd()) {
@@ -50,7 +51,6 @@ func TestOpenTerminal(t *testing.T) {
 	}
 
 	// Output written to it reaches the terminal; keys typed there come out.
-	term := rawio.NewReadWriter(rc)
 	if _, err := term.Write([]byte("shown")); err != nil {
 		t.Fatal(err)
 	}
@@ -73,12 +73,12 @@ func TestOpenTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if f := openTerminal(tty, other); f != nil {
-		f.Close()
+	if fd := openTerminal(tty, other); fd >= 0 {
+		unix.Close(fd)
 		t.Error("openTerminal accepted stdout that is not the terminal")
 	}
-	if f := openTerminal(other, other); f != nil {
-		f.Close()
+	if fd := openTerminal(other, other); fd >= 0 {
+		unix.Close(fd)
 		t.Error("openTerminal accepted a regular file")
 	}
 }

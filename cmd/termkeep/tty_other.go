@@ -2,12 +2,25 @@
 
 package main
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
-// openTerminal is attach's own non-blocking file of its terminal where the
+// openRawTerm is attach's own descriptor of its terminal where the
 // terminal's path can be found (Linux); elsewhere attach uses stdin and
 // stdout as they are.
-func openTerminal(in, out *os.File) *os.File { return nil }
+func openRawTerm(in, out *os.File) *rawTerm { return nil }
 
 // ttyName is how attach is shown to the session's other viewers.
 func ttyName(in *os.File) string { return in.Name() }
+
+// rawTerm is Linux's (rawterm_linux.go); elsewhere there is none.
+type rawTerm struct{ fd int }
+
+func (t *rawTerm) Read(p []byte) (int, error)  { return 0, errors.ErrUnsupported }
+func (t *rawTerm) Write(p []byte) (int, error) { return 0, errors.ErrUnsupported }
+func (t *rawTerm) Close() error                { return nil }
+func (t *rawTerm) pause()                      {}
+func (t *rawTerm) resume()                     {}
+func (t *rawTerm) done()                       {}
