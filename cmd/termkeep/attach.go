@@ -241,7 +241,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	// SIGHUP (the terminal went away) and SIGTERM end attach cleanly, so the
 	// deferred resets and Restore run; the session is untouched.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGWINCH, syscall.SIGHUP, syscall.SIGTERM)
+	signal.Notify(sigs, syscall.SIGWINCH, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGCONT)
 	defer signal.Stop(sigs)
 
 	typed := &inputPath{ch: make(chan []byte, 16)}
@@ -253,6 +253,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	holderStuck := false // as last said: the session's holder does not answer
 	holder := ""         // who holds the session's size, as last said (attach_size.go)
 	lost := false        // the connection was lost: say when it is back
+	redrawNext := false  // attach was stopped and continued: reconnect from a snapshot
 	for {
 		s, err := f.open(ctx, func() {
 			lost = true
@@ -281,7 +282,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		// input lane (under wmu).
 		canIn := func() bool {
 			return rt != nil && !f.readOnly && !altScreen && wire.InputLanes(s.Welcome.Version) &&
-				!inputOff && !keyTyped && !leaving
+				!inputOff && !keyTyped && !leaving && leadsTerminal(rt)
 		}
 		handed := false // the terminal went with an offer on this connection
 		type result struct {
@@ -464,6 +465,17 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					}
 					continue
 				}
+				if sig == syscall.SIGCONT {
+					// Stopped, then continued (kill -STOP, fg): the shell
+					// had the terminal meanwhile, in its own modes, and
+					// drew on it. Raw again, and the screen drawn anew.
+					if term.IsTerminal(fd) {
+						term.MakeRaw(fd)
+					}
+					redrawNext = true
+					s.Close() // the reader's end reconnects, below
+					continue
+				}
 				quiesce(s)
 				s.Close()
 				return nil
@@ -505,10 +517,12 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					farewell = r.detachedBy
 					return nil
 				}
-				if r.redraw {
+				if r.redraw || redrawNext {
 					// A fresh snapshot draws the session's normal screen
-					// again, where the alternate screen's contents were.
+					// again, where the alternate screen's contents were
+					// or the shell drew while attach was stopped.
 					f.off = wire.FromSnapshot
+					redrawNext = false
 				} else if errors.Is(r.err, wire.ErrMalformed) {
 					return r.err
 				}

@@ -136,6 +136,10 @@ func TestAttachInputLane(t *testing.T) {
 	os.Stdin, os.Stdout = tty, tty
 	defer func() { os.Stdin, os.Stdout = oldIn, oldOut }()
 	t.Setenv("TERMKEEP_ECHO_LANE", "")
+	// The pty is not the test's controlling terminal: attach could not be
+	// seen to have it (TestRawTermLeads), and would take no input lane.
+	leadsTerminal = func(*rawTerm) bool { return true }
+	defer func() { leadsTerminal = (*rawTerm).leads }()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	ended := make(chan error, 1)

@@ -248,3 +248,22 @@ func TestRawTermClose(t *testing.T) {
 		}
 	}
 }
+
+// A terminal that is not the process's controlling one is not led by it:
+// no input lane could see that attach still has it.
+func TestRawTermLeads(t *testing.T) {
+	_, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	fd, err := unix.Dup(int(tty.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &rawTerm{fd: fd}
+	defer unix.Close(fd)
+	if rt.leads() {
+		t.Fatal("a pty the test process does not control counts as led by it")
+	}
+}

@@ -62,3 +62,16 @@ func ttyName(in *os.File) string {
 	}
 	return "a terminal"
 }
+
+// leadsTerminal is rawTerm.leads, replaced by tests that run attach on a
+// terminal that is not the test's controlling one.
+var leadsTerminal = (*rawTerm).leads
+
+// leads reports whether attach's process group is the foreground of the
+// terminal and the terminal its controlling one: only then can the
+// holder see (in /proc) that attach still has the terminal, so only then
+// may it read it for attach.
+func (t *rawTerm) leads() bool {
+	pgrp, err := unix.IoctlGetInt(t.fd, unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}

@@ -24,3 +24,6 @@ func (t *rawTerm) Close() error                { return nil }
 func (t *rawTerm) pause()                      {}
 func (t *rawTerm) resume()                     {}
 func (t *rawTerm) done()                       {}
+func (t *rawTerm) leads() bool                 { return false }
+
+var leadsTerminal = (*rawTerm).leads
