@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -221,9 +222,16 @@ func TestAttachInputLane(t *testing.T) {
 	}
 	// A stale lane-in (its lane ended) and a stale lane-input: the bytes
 	// are taken, nothing is answered.
-	s.w.Uint64(wire.TypeLaneEnd, 2)
-	s.w.Frame(wire.TypeLaneIn, nil)
-	s.w.Frame(wire.TypeLaneInput, []byte("g"))
+	// In one write: between frames read apart attach would offer again,
+	// and a lane-in after an offer is not stale.
+	var stale bytes.Buffer
+	sw := wire.NewWriter(&stale)
+	sw.Uint64(wire.TypeLaneEnd, 2)
+	sw.Frame(wire.TypeLaneIn, nil)
+	sw.Frame(wire.TypeLaneInput, []byte("g"))
+	if _, err := c.Write(stale.Bytes()); err != nil {
+		t.Fatal(err)
+	}
 	if f := s.input(); string(f.Payload) != "g" {
 		t.Fatalf("input %q for a stale hand-back", f.Payload)
 	}
