@@ -44,6 +44,14 @@ const SHELLS = [
 ];
 /** A typist's pace: about 7 keys a second, a pause before each line. */
 const KEY_MS = 140;
+/**
+ * Each pause is KEY_MS give or take up to JITTER_MS, drawn at random: a
+ * fixed pace drifts slowly against the display's frames (16.7 ms at 60
+ * Hz), so key after key met the frame at nearly the same point, and a
+ * run's median was that of a few phases, not of a frame's worth of
+ * them. Wider than a frame, the next key's phase is new.
+ */
+const JITTER_MS = 20;
 const LINE_PAUSE_MS = 600;
 
 /** What a trace records: the main thread's tasks, input, frames, and the page's own marks. */
@@ -166,7 +174,7 @@ async function run(browser, s, proxy, sh) {
         }
         typed++;
         editing++;
-        await sleep(KEY_MS);
+        await sleep(KEY_MS + (Math.random() * 2 - 1) * JITTER_MS);
       }
       // Every character drawn, then the line is run.
       await waitFor(() => p.evaluate(() => window.__bench.lat.length >= window.__bench.want), { what: 'the line drawn', timeout: 30000 });
