@@ -15,7 +15,9 @@
 // the event's own (its timeStamp, when the browser took the key).
 //
 // Usage: node bench/predict.mjs KEYS [DELAY_MS] (TERMKEEP_BIN, CHROMIUM as
-// for the browser tests). It prints one JSON object per shell on stdout:
+// for the browser tests; PREDICT_TRACE=file.json records a performance
+// trace of Chromium while bash is typed into, for chrome://tracing or
+// web/bench/predicttrace.mjs). It prints one JSON object per shell on stdout:
 // {shell, typed (keys, Enter included), editing (printable keys and
 // backspaces), latencies (ms), drawn (timed keys first shown predicted),
 // shown, wrong, corrections (ms), rtt}, or {shell, skipped} or
@@ -42,7 +44,28 @@ const SHELLS = [
 ];
 /** A typist's pace: about 7 keys a second, a pause before each line. */
 const KEY_MS = 140;
+/**
+ * Each pause is KEY_MS give or take up to JITTER_MS, drawn at random: a
+ * fixed pace drifts slowly against the display's frames (16.7 ms at 60
+ * Hz), so key after key met the frame at nearly the same point, and a
+ * run's median was that of a few phases, not of a frame's worth of
+ * them. Wider than a frame, the next key's phase is new.
+ */
+const JITTER_MS = 20;
 const LINE_PAUSE_MS = 600;
+
+/** What a trace records: the main thread's tasks, input, frames, and the page's own marks. */
+const TRACE_CATEGORIES = [
+  'devtools.timeline',
+  'disabled-by-default-devtools.timeline',
+  'disabled-by-default-devtools.timeline.frame',
+  'blink.user_timing',
+  'input',
+  'latencyInfo',
+  'benchmark',
+  'cc',
+  'viz',
+];
 
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
@@ -114,6 +137,7 @@ async function run(browser, s, proxy, sh) {
   if (!existsSync(sh.command[0])) return { shell: sh.name, skipped: `${sh.command[0]} is missing` };
   const m = await newSession(s, `bench-${sh.name}`, { command: sh.command });
   const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 } });
+  let tracing = false;
   try {
     if (sh.setup) await s.cli('send', m.id, sh.setup);
     const p = await ctx.newPage();
@@ -127,6 +151,10 @@ async function run(browser, s, proxy, sh) {
       const l = (await p.evaluate(() => window.__termkeep.screen())).map((x) => x.trimEnd()).filter((x) => x !== '');
       return sh.prompt.test(l[l.length - 1] ?? '') && (await info()).view.cells.length === 0;
     };
+    if (sh.name === 'bash' && process.env.PREDICT_TRACE) {
+      await browser.startTracing(p, { path: process.env.PREDICT_TRACE, categories: TRACE_CATEGORIES });
+      tracing = true;
+    }
     const start = (await info()).stats;
     let typed = 0;
     let editing = 0;
@@ -146,7 +174,7 @@ async function run(browser, s, proxy, sh) {
         }
         typed++;
         editing++;
-        await sleep(KEY_MS);
+        await sleep(KEY_MS + (Math.random() * 2 - 1) * JITTER_MS);
       }
       // Every character drawn, then the line is run.
       await waitFor(() => p.evaluate(() => window.__bench.lat.length >= window.__bench.want), { what: 'the line drawn', timeout: 30000 });
@@ -154,6 +182,10 @@ async function run(browser, s, proxy, sh) {
       typed++;
     }
     await waitFor(atPrompt, { what: `the ${sh.name} prompt`, timeout: 30000 });
+    if (tracing) {
+      tracing = false;
+      await browser.stopTracing();
+    }
     const end = await info();
     return {
       shell: sh.name,
@@ -167,6 +199,7 @@ async function run(browser, s, proxy, sh) {
       rtt: end.rtt,
     };
   } finally {
+    if (tracing) await browser.stopTracing().catch(() => {});
     await ctx.close();
     await s.cli('kill', m.id).catch(() => {});
     await s.cli('rm', m.id).catch(() => {});
