@@ -2,9 +2,9 @@ package holder
 
 import (
 	"os"
-	"syscall"
 
 	"termkeep/internal/fdpass"
+	"termkeep/internal/rawio"
 )
 
 // The output lane (docs/architecture.md, Echo through attach): a terminal
@@ -205,12 +205,7 @@ func (u *upstream) dueLaneEnds(sent uint64) []uint64 {
 	return due
 }
 
-// tryWrite makes one write of p to fd, never waiting.
-func tryWrite(fd uintptr, p []byte) (int, error) {
-	for {
-		n, err := syscall.Write(int(fd), p)
-		if err != syscall.EINTR {
-			return n, err
-		}
-	}
-}
+// tryWrite makes one write of p to fd, never waiting, and without
+// telling the runtime (rawio): an ordinary system call would wake its
+// monitor thread on another CPU for every echo.
+func tryWrite(fd uintptr, p []byte) (int, error) { return rawio.WriteFD(fd, p) }

@@ -27,11 +27,17 @@ import (
 // but refuses to read their terminals (A/B runs).
 const laneInputOff = "output"
 
-// laneForwardEvery is how long the forwarder lets output wait for the
-// server while an input lane reads: the echo has reached the lane's
-// terminal already, and sending it at once would wake the server on
-// every key, in the middle of the next key's way.
-const laneForwardEvery = 20 * time.Millisecond
+// While an input lane reads, the forwarder sends output to the server
+// once typing pauses for laneQuietFor, and at the latest laneForwardMax
+// after it has output to send: the echo has reached the lane's terminal
+// already, and sending it at once would wake the server on every key, in
+// the middle of the next key's way. A typist's keys are tens of
+// milliseconds apart, so the server still has each key's echo within
+// milliseconds, between keys.
+const (
+	laneQuietFor   = 2 * time.Millisecond
+	laneForwardMax = 100 * time.Millisecond
+)
 
 var errLaneStopped = errors.New("holder: the lane ended")
 
@@ -51,6 +57,8 @@ type laneReader struct {
 	stopped atomic.Bool
 	done    chan struct{} // closed by stop
 	resume  chan struct{} // one slot: read again after a hand-back
+	quiet   *time.Timer   // fires laneQuietFor after the last key typed
+	typedAt atomic.Int64  // when the last key was typed, in Unix nanoseconds
 	paused  bool          // a hand-back waits for the server (under h.ptyMu)
 	once    sync.Once
 }
@@ -103,7 +111,7 @@ func (h *holder) newLaneReader(u *upstream, pid uint32) (*laneReader, error) {
 		return nil, err
 	}
 	r := &laneReader{h: h, u: u, f: h.laneFile.f, rc: rc, rdev: uint64(st.Rdev), stat: stat, sfd: stat.Fd(),
-		done: make(chan struct{}), resume: make(chan struct{}, 1)}
+		done: make(chan struct{}), resume: make(chan struct{}, 1), quiet: time.NewTimer(0)}
 	if ps, err := r.look(); err != nil || ps.ttyNr == 0 || uint64(uint32(ps.ttyNr)) != r.rdev {
 		stat.Close()
 		if err == nil {
@@ -216,6 +224,8 @@ func (r *laneReader) take(p []byte) bool {
 		wrote = max(wrote, 0)
 		if wrote > 0 {
 			r.u.typed.Add(uint64(wrote))
+			r.typedAt.Store(time.Now().UnixNano())
+			r.quiet.Reset(laneQuietFor)
 		}
 		if err != nil && err != syscall.EAGAIN {
 			h.log.Warn("write typed input", "err", err)

@@ -330,3 +330,35 @@ func TestInputLaneRevoked(t *testing.T) {
 		t.Fatalf("the terminal holds %d unread bytes after the lane's end, want 1", n)
 	}
 }
+
+// While an input lane reads, a key's echo reaches the server only once
+// typing pauses: never within laneQuietFor of the key, so the server is
+// not woken in the middle of the next key's way.
+func TestInputLaneForwardsBetweenKeys(t *testing.T) {
+	th := startHolder(t, perKey, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	ot := newOwnedTerm(t)
+	s.openInputLane(ot, wel.End)
+	ot.master.Write([]byte("a"))
+	ot.readEcho(t, "<a>")
+	for i := range 5 {
+		k := string(rune('b' + i))
+		typed := time.Now()
+		ot.master.Write([]byte(k))
+		ot.readEcho(t, "<"+k+">")
+		s.until(func(f wire.Frame) bool {
+			if f.Type != wire.TypeOutput {
+				return false
+			}
+			_, data, _ := wire.ParseOutput(f.Payload)
+			if !bytes.Contains(data, []byte("<"+k+">")) {
+				return false
+			}
+			if d := time.Since(typed); d < laneQuietFor {
+				t.Fatalf("key %s's echo reached the server %v after the key, within %v", k, d, laneQuietFor)
+			}
+			return true
+		})
+	}
+}

@@ -241,16 +241,18 @@ func (u *upstream) sendTyped() bool {
 	return true
 }
 
-// laneQuiet lets new output wait laneForwardEvery while an input lane
-// reads (lanein.go); it reports false when the connection is gone.
+// laneQuiet lets new output wait while an input lane reads, until typing
+// pauses (lanein.go); it reports false when the connection is gone.
 func (u *upstream) laneQuiet() bool {
 	r := u.reader.Load()
-	if r == nil || r.stopped.Load() {
-		return true
+	if r == nil || r.stopped.Load() || time.Now().UnixNano()-r.typedAt.Load() >= int64(laneQuietFor) {
+		return true // output that is not typing's goes at once
 	}
-	t := time.NewTimer(laneForwardEvery)
+	t := time.NewTimer(laneForwardMax)
 	defer t.Stop()
 	select {
+	case <-r.quiet.C:
+		return true
 	case <-t.C:
 		return true
 	case <-r.done:
