@@ -71,8 +71,10 @@ func TestExportCast(t *testing.T) {
 	e.StartServer()
 	// The holder reads the pty once meta.json is written (and fsynced): a
 	// first line printed before then is logged, and stamped (Time records
-	// come every 100 ms), when the reading starts. The child waits it out.
-	e.MustTk("new", "--name", "rec", "--", "sh", "-c", "sleep 0.5; echo one; sleep 1; echo two; sleep 1; echo three")
+	// come every 100 ms), when the reading starts. The child waits it out,
+	// long enough for an fsync on a machine busy with other tests (0.5 s
+	// was not: one stamped 0.38 s late).
+	e.MustTk("new", "--name", "rec", "--", "sh", "-c", "sleep 1.5; echo one; sleep 1; echo two; sleep 1; echo three")
 	if _, errs, code := e.Tk("wait", "rec", "--exit", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
