@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"termkeep/internal/rawio"
 )
 
 // rawTerm is attach's terminal as a raw non-blocking descriptor that the Go
@@ -114,7 +116,7 @@ func (t *rawTerm) Read(p []byte) (int, error) {
 			if !ready(int(epfd)) {
 				return false // wait in the runtime's poller
 			}
-			n, rerr = rawRead(t.fd, p)
+			n, rerr = rawio.ReadFD(uintptr(t.fd), p)
 			if rerr == syscall.EAGAIN || rerr == syscall.EINTR {
 				return false
 			}
@@ -194,7 +196,7 @@ func (t *rawTerm) resume() {
 func (t *rawTerm) Write(p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
-		n, err := rawWrite(t.fd, p[done:])
+		n, err := rawio.WriteFD(uintptr(t.fd), p[done:])
 		done += n
 		switch {
 		case err == nil, err == syscall.EINTR:
@@ -222,23 +224,4 @@ func (t *rawTerm) Close() error {
 	t.mu.Unlock()
 	t.ep.Close() // wakes a reader waiting in the runtime's poller
 	return unix.Close(t.fd)
-}
-
-// rawRead and rawWrite do not block (non-blocking descriptors), so they
-// need not tell the scheduler: an ordinary system call after attach was
-// idle wakes the runtime's monitor thread.
-func rawRead(fd int, p []byte) (int, error) {
-	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
-
-func rawWrite(fd int, p []byte) (int, error) {
-	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
 }
