@@ -93,10 +93,7 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 			s.HolderVersion = h.up.version
 		}
 		end := h.end
-		vv := lanegate.Viewer{
-			Kind: v.opts.Kind, Local: v.opts.Local, ReadOnly: v.readOnly, Waiter: v.waiter,
-			Version: v.version, Cols: v.sz.Cols, Rows: v.sz.Rows,
-		}
+		vv := v.laneViewerLocked()
 		h.mu.Unlock()
 		v.lane.mu.Lock()
 		vv.Terminal = v.lane.term >= 0
@@ -149,6 +146,15 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 				return false, err
 			}
 		}
+	}
+}
+
+// laneViewerLocked is what the lane's gate knows of v, but for whether it
+// handed over its terminal (under v.lane.mu). The caller holds v.h.mu.
+func (v *viewer) laneViewerLocked() lanegate.Viewer {
+	return lanegate.Viewer{
+		Kind: v.opts.Kind, Local: v.opts.Local, ReadOnly: v.readOnly, Waiter: v.waiter,
+		Version: v.version, Cols: v.sz.Cols, Rows: v.sz.Rows,
 	}
 }
 

@@ -23,8 +23,7 @@ import (
 // terminal viewer that handed over its terminal and speaks version 9,
 // whose process is known, under a holder that takes lane-read.
 func mayReadLane(v lanegate.Viewer, pid, holderVersion int) (uint32, bool) {
-	if v.ReadOnly || v.Waiter || !v.Local || v.Kind != "cli" || !v.Terminal ||
-		!wire.InputLanes(v.Version) || !wire.HolderAccepts(holderVersion, wire.TypeLaneRead) ||
+	if !v.TerminalOwner() || !wire.InputLanes(v.Version) || !wire.HolderAccepts(holderVersion, wire.TypeLaneRead) ||
 		pid <= 0 || pid > math.MaxInt32 {
 		return 0, false
 	}
@@ -37,9 +36,7 @@ func (h *Host) inputLane(v *viewer) (*holderConn, uint32, bool) {
 	h.mu.Lock()
 	up := h.up
 	mine := h.laneOwner == v
-	vv := lanegate.Viewer{
-		Kind: v.opts.Kind, Local: v.opts.Local, ReadOnly: v.readOnly, Waiter: v.waiter, Version: v.version,
-	}
+	vv := v.laneViewerLocked()
 	h.mu.Unlock()
 	if !mine || up == nil {
 		return nil, 0, false

@@ -36,6 +36,13 @@ type Session struct {
 	ReqCols, ReqRows uint16
 }
 
+// TerminalOwner reports whether v is a read-write terminal viewer on this
+// machine, of the server's own user, that handed over its terminal: the
+// only kind a lane may write to or read from.
+func (v Viewer) TerminalOwner() bool {
+	return v.Kind == "cli" && v.Local && !v.ReadOnly && !v.Waiter && v.Terminal
+}
+
 // Eligible reports whether v may have a lane on s: a read-write terminal
 // viewer on this machine, of the server's own user, that handed over its
 // terminal, whose size is the session's (a lane writes the bytes as they
@@ -43,7 +50,7 @@ type Session struct {
 // has lanes.
 func Eligible(v Viewer, s Session) bool {
 	switch {
-	case v.Kind != "cli" || !v.Local || v.ReadOnly || v.Waiter || !v.Terminal || v.Version < 8:
+	case !v.TerminalOwner() || v.Version < 8:
 		return false
 	case s.HolderVersion < 7 || s.Ended:
 		return false
