@@ -143,16 +143,19 @@ func newLaneTerm(t *testing.T, nonBlocking bool) *laneTerm {
 	return lt
 }
 
-// give sends a lane frame at offset at with the terminal, then closes the
-// test's copy of it, so that the holder's is the only one left.
-func (s *server) giveLane(lt *laneTerm, at uint64) {
+// giveLane gives the holder a lane on lt's terminal at offset at.
+func (s *server) giveLane(lt *laneTerm, at uint64) { s.handLane(lt.slave, at) }
+
+// handLane sends a lane frame at offset at with the terminal f, then
+// closes the test's copy of it, so that the holder's is the only one left.
+func (s *server) handLane(f *os.File, at uint64) {
 	s.t.Helper()
 	var b bytes.Buffer
 	wire.NewWriter(&b).Uint64(wire.TypeLane, at)
-	if _, _, err := s.c.WriteMsgUnix(b.Bytes(), unix.UnixRights(int(lt.slave.Fd())), nil); err != nil {
+	if _, _, err := s.c.WriteMsgUnix(b.Bytes(), unix.UnixRights(int(f.Fd())), nil); err != nil {
 		s.t.Fatal(err)
 	}
-	lt.slave.Close()
+	f.Close()
 }
 
 // drain reads the lane's terminal until it has been quiet for a while

@@ -124,21 +124,35 @@ func (ot *ownedTerm) waiting(t *testing.T) int {
 	return n
 }
 
-// openInputLane gives the holder a lane on ot's terminal and has it read
-// it for ot's process.
-func (s *server) openInputLane(ot *ownedTerm, at uint64) {
-	s.t.Helper()
-	var b bytes.Buffer
-	wire.NewWriter(&b).Uint64(wire.TypeLane, at)
-	if _, _, err := s.c.WriteMsgUnix(b.Bytes(), unix.UnixRights(int(ot.file.Fd())), nil); err != nil {
-		s.t.Fatal(err)
-	}
-	ot.file.Close()
+// inputLane is a holder running perKey with an input lane on ot's
+// terminal, read for ot's process; the first key, a, has gone through it.
+func inputLane(t *testing.T) (th *testHolder, s *server, wel wire.Welcome, ot *ownedTerm) {
+	t.Helper()
+	th = startHolder(t, perKey, 0)
+	th.waitEnd(5)
+	s, wel = th.connect(wire.FromEnd)
+	ot = newOwnedTerm(t)
+	s.handLane(ot.file, wel.End)
 	s.w.LaneRead(uint32(ot.proc.Process.Pid))
+	// The lane-read may still be on its way: the key waits for it.
+	ot.master.Write([]byte("a"))
+	ot.readEcho(t, "<a>")
+	return th, s, wel, ot
 }
 
-// frames reads the server's stream until until says stop, returning the
-// frames of types other than output.
+// stays types k and checks that nobody reads it from the terminal: it is
+// there for whoever reads it next.
+func (ot *ownedTerm) stays(t *testing.T, k string) {
+	t.Helper()
+	ot.master.Write([]byte(k))
+	time.Sleep(100 * time.Millisecond)
+	if n := ot.waiting(t); n != len(k) {
+		t.Fatalf("the terminal holds %d unread bytes, want the %d just typed", n, len(k))
+	}
+}
+
+// until reads the server's stream, failing on an error frame, until stop
+// says so.
 func (s *server) until(stop func(f wire.Frame) bool) {
 	s.t.Helper()
 	for {
@@ -174,14 +188,7 @@ const perKey = `printf ready; while read -r -n1 c; do printf "<%s>" "$c"; done`
 // Typing read from the lane's terminal reaches the program, its echo the
 // terminal, and the server hears how much was typed.
 func TestInputLaneTypes(t *testing.T) {
-	th := startHolder(t, perKey, 0)
-	th.waitEnd(5)
-	s, wel := th.connect(wire.FromEnd)
-	ot := newOwnedTerm(t)
-	s.openInputLane(ot, wel.End)
-	// The lane-read may still be on its way: type until read.
-	ot.master.Write([]byte("a"))
-	ot.readEcho(t, "<a>")
+	th, s, wel, ot := inputLane(t)
 	ot.master.Write([]byte("bc"))
 	ot.readEcho(t, "<c>")
 	typed := uint64(0)
@@ -203,13 +210,7 @@ func TestInputLaneTypes(t *testing.T) {
 // Anything but plain typing goes back to the server, and nothing typed
 // after it is read until the server says so: keys keep their order.
 func TestInputLaneHandsBack(t *testing.T) {
-	th := startHolder(t, perKey, 0)
-	th.waitEnd(5)
-	s, wel := th.connect(wire.FromEnd)
-	ot := newOwnedTerm(t)
-	s.openInputLane(ot, wel.End)
-	ot.master.Write([]byte("a"))
-	ot.readEcho(t, "<a>")
+	th, s, wel, ot := inputLane(t)
 	ot.master.Write([]byte("\x1b[A"))
 	var back []byte
 	s.until(func(f wire.Frame) bool {
@@ -222,11 +223,7 @@ func TestInputLaneHandsBack(t *testing.T) {
 	if string(back) != "\x1b[A" {
 		t.Fatalf("handed back %q, want the arrow", back)
 	}
-	ot.master.Write([]byte("z"))
-	time.Sleep(100 * time.Millisecond)
-	if n := ot.waiting(t); n != 1 {
-		t.Fatalf("the terminal holds %d unread bytes after a hand-back, want the 1 typed after it", n)
-	}
+	ot.stays(t, "z") // not read after a hand-back
 	// The server writes what was handed back, then lets the holder read on.
 	s.w.Input([]byte("b"))
 	s.w.LaneRead(uint32(ot.proc.Process.Pid))
@@ -240,13 +237,7 @@ func TestInputLaneHandsBack(t *testing.T) {
 // foreground has its terminal read no more: the lane ends and the key
 // stays for the shell.
 func TestInputLaneStopsWithItsProcess(t *testing.T) {
-	th := startHolder(t, perKey, 0)
-	th.waitEnd(5)
-	s, wel := th.connect(wire.FromEnd)
-	ot := newOwnedTerm(t)
-	s.openInputLane(ot, wel.End)
-	ot.master.Write([]byte("a"))
-	ot.readEcho(t, "<a>")
+	th, s, wel, ot := inputLane(t)
 	if err := ot.proc.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -260,13 +251,9 @@ func TestInputLaneStopsWithItsProcess(t *testing.T) {
 			t.Fatal("the process did not stop")
 		}
 	}
-	ot.master.Write([]byte("q"))
-	end := s.waitLaneEnd()
-	if end != wel.End+3 {
+	ot.stays(t, "q")
+	if end := s.waitLaneEnd(); end != wel.End+3 {
 		t.Fatalf("the lane ended at %d, want %d (after <a>)", end, wel.End+3)
-	}
-	if n := ot.waiting(t); n != 1 {
-		t.Fatalf("the terminal holds %d unread bytes, want the 1 typed while stopped", n)
 	}
 	if got := string(th.logged(wel.End, th.h.out.End())); got != "<a>" {
 		t.Fatalf("the log holds %q after the lane's start, want <a>", got)
@@ -292,56 +279,31 @@ func TestInputLaneRefused(t *testing.T) {
 			th.waitEnd(5)
 			s, wel := th.connect(wire.FromEnd)
 			ot := newOwnedTerm(t)
-			var b bytes.Buffer
-			wire.NewWriter(&b).Uint64(wire.TypeLane, wel.End)
-			if _, _, err := s.c.WriteMsgUnix(b.Bytes(), unix.UnixRights(int(ot.file.Fd())), nil); err != nil {
-				t.Fatal(err)
-			}
-			ot.file.Close()
+			s.handLane(ot.file, wel.End)
 			s.w.LaneRead(uint32(tc.pid(ot)))
 			if end := s.waitLaneEnd(); end != wel.End {
 				t.Fatalf("the lane ended at %d, want %d", end, wel.End)
 			}
-			ot.master.Write([]byte("k"))
-			time.Sleep(50 * time.Millisecond)
-			if n := ot.waiting(t); n != 1 {
-				t.Fatalf("the terminal holds %d unread bytes, want 1", n)
-			}
+			ot.stays(t, "k")
 		})
 	}
 }
 
 // A lane revoked while it reads leaves later keys in the terminal.
 func TestInputLaneRevoked(t *testing.T) {
-	th := startHolder(t, perKey, 0)
-	th.waitEnd(5)
-	s, wel := th.connect(wire.FromEnd)
-	ot := newOwnedTerm(t)
-	s.openInputLane(ot, wel.End)
-	ot.master.Write([]byte("a"))
-	ot.readEcho(t, "<a>")
+	_, s, wel, ot := inputLane(t)
 	s.w.Frame(wire.TypeLaneOff, nil)
 	if end := s.waitLaneEnd(); end != wel.End+3 {
 		t.Fatalf("the lane ended at %d, want %d", end, wel.End+3)
 	}
-	ot.master.Write([]byte("k"))
-	time.Sleep(50 * time.Millisecond)
-	if n := ot.waiting(t); n != 1 {
-		t.Fatalf("the terminal holds %d unread bytes after the lane's end, want 1", n)
-	}
+	ot.stays(t, "k")
 }
 
 // While an input lane reads, a key's echo reaches the server only once
 // typing pauses: never within laneQuietFor of the key, so the server is
 // not woken in the middle of the next key's way.
 func TestInputLaneForwardsBetweenKeys(t *testing.T) {
-	th := startHolder(t, perKey, 0)
-	th.waitEnd(5)
-	s, wel := th.connect(wire.FromEnd)
-	ot := newOwnedTerm(t)
-	s.openInputLane(ot, wel.End)
-	ot.master.Write([]byte("a"))
-	ot.readEcho(t, "<a>")
+	_, s, _, ot := inputLane(t)
 	for i := range 5 {
 		k := string(rune('b' + i))
 		typed := time.Now()

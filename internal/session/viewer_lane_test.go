@@ -43,21 +43,7 @@ func TestViewerLaneHoldsAndResumes(t *testing.T) {
 	h.cols, h.rows = 80, 24
 	h.mu.Unlock()
 
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	// A lane's terminal must be non-blocking; attach's own open is.
-	term, err := os.OpenFile(tty.Name(), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, _ := term.SyscallConn()
-	var dup int
-	rc.Control(func(fd uintptr) { dup, _ = syscall.Dup(int(fd)) })
-	term.Close()
+	dup := laneTermFD(t)
 
 	srv, cli := net.Pipe()
 	done := make(chan error, 1)
@@ -187,4 +173,25 @@ func TestViewerLaneHoldsAndResumes(t *testing.T) {
 	if got := append(written, output...); !bytes.Equal(got, vh.out[start:]) {
 		t.Fatalf("the viewer got %d bytes, not the %d after its offer", len(got), len(vh.out[start:]))
 	}
+}
+
+// laneTermFD is a terminal for a lane as attach hands it over: a raw
+// descriptor of its own, non-blocking (attach's own open is), of a pty
+// that lives as long as the test.
+func laneTermFD(t *testing.T) int {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ptmx.Close(); tty.Close() })
+	term, err := os.OpenFile(tty.Name(), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	rc, _ := term.SyscallConn()
+	dup := -1
+	rc.Control(func(fd uintptr) { dup, _ = syscall.Dup(int(fd)) })
+	return dup
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
-
 	"termkeep/internal/fdpass"
 	"termkeep/internal/outlog"
 	"termkeep/internal/session/lanegate"
@@ -85,19 +83,7 @@ func newLaneRig(t *testing.T, viewerVersion, holderVersion int, opts ViewerOptio
 	go h.readHolder(up)
 	t.Cleanup(h.Close) // before the sockets close: no reconnect
 
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ptmx.Close(); tty.Close() })
-	term, err := os.OpenFile(tty.Name(), os.O_RDWR|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, _ := term.SyscallConn()
-	var dup int
-	rc.Control(func(fd uintptr) { dup, _ = syscall.Dup(int(fd)) })
-	term.Close()
+	dup := laneTermFD(t)
 
 	srv, cli := net.Pipe()
 	done := make(chan error, 1)

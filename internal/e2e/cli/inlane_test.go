@@ -19,8 +19,7 @@ import (
 
 func laneTyped(t *testing.T, e *e2e.Env) float64 {
 	t.Helper()
-	_, body := e.UnixGet("/metrics")
-	return e2e.ParseMetrics(t, body).Value(t, "termkeep_lane_typed_bytes_total")
+	return metric(t, e, "termkeep_lane_typed_bytes_total")
 }
 
 // waitInputLane types a key and erases it until the holder, not attach,

@@ -74,16 +74,22 @@ func numbered(t *testing.T, out []byte, lo, hi int) {
 	}
 }
 
-func laneMetric(t *testing.T, e *e2e.Env, result string) float64 {
+// metric is the server's metric name (with labels, name and value in
+// turn) now.
+func metric(t *testing.T, e *e2e.Env, name string, labels ...string) float64 {
 	t.Helper()
 	_, body := e.UnixGet("/metrics")
-	return e2e.ParseMetrics(t, body).Value(t, "termkeep_lanes_total", "result", result)
+	return e2e.ParseMetrics(t, body).Value(t, name, labels...)
+}
+
+func laneMetric(t *testing.T, e *e2e.Env, result string) float64 {
+	t.Helper()
+	return metric(t, e, "termkeep_lanes_total", "result", result)
 }
 
 func laneBytes(t *testing.T, e *e2e.Env) float64 {
 	t.Helper()
-	_, body := e.UnixGet("/metrics")
-	return e2e.ParseMetrics(t, body).Value(t, "termkeep_lane_bytes_total")
+	return metric(t, e, "termkeep_lane_bytes_total")
 }
 
 // The owner's attach gets an output lane, and its terminal gets every
