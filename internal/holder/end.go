@@ -125,8 +125,7 @@ func (h *holder) serve() {
 	// Give every connected server a moment to receive the tail and the
 	// exit, including one that connected as the child ended: once the
 	// accept loop has stopped, every connection it took is in h.ups.
-	h.ln.Close()
-	<-acceptDone
+	h.stopAccepting(acceptDone) // accept.go
 	h.mu.Lock()
 	ups := make([]*upstream, 0, len(h.ups))
 	for u := range h.ups {

@@ -1,12 +1,17 @@
 package holder
 
 import (
+	"bufio"
 	"fmt"
+	"net"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"termkeep/internal/sessiondir"
+	"termkeep/internal/wire"
 )
 
 // How a session ends, through a real holder: the connected server gets the
@@ -182,5 +187,75 @@ func TestJudgeEnd(t *testing.T) {
 				t.Fatalf("judgeEnd = %q %q wait %v, want %q (reason with %q) wait %v", state, reason, wait, tc.state, tc.reasonHas, tc.wait)
 			}
 		})
+	}
+}
+
+// A server that connects as the session ends is told the end, never
+// reset: every connection the holder's socket took gets its Welcome and
+// the Exit, however late it queued. One that comes later finds no socket.
+// Servers connect all the time here, but say hello one at a time: a
+// hello makes its connection the live one and closes the one before.
+func TestConnectAsTheSessionEnds(t *testing.T) {
+	for range 5 {
+		th := startHolder(t, "printf bye; exit 3", 0)
+		sock := filepath.Join(th.dir, sessiondir.SocketFile)
+		var wg sync.WaitGroup
+		var one sync.Mutex
+		errs := make(chan error, 64)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
+					if err != nil {
+						return // the holder is gone
+					}
+					one.Lock()
+					err = toTheExit(c)
+					one.Unlock()
+					c.Close()
+					if err != nil {
+						errs <- fmt.Errorf("connection %d: %w", n, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if _, err := th.endedMeta(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// toTheExit says hello on c and reads to the Exit frame, which must
+// record the child's exit 3.
+func toTheExit(c *net.UnixConn) error {
+	c.SetDeadline(time.Now().Add(wait))
+	if err := wire.NewWriter(c).JSON(wire.TypeHello, wire.Hello{Version: wire.Version, Role: "server"}); err != nil {
+		return fmt.Errorf("hello: %w", err)
+	}
+	r := bufio.NewReader(c)
+	var buf []byte
+	for {
+		f, err := wire.ReadFrame(r, &buf)
+		if err != nil {
+			return fmt.Errorf("read before the Exit: %w", err)
+		}
+		if f.Type == wire.TypeError {
+			return fmt.Errorf("error frame %q", f.Payload)
+		}
+		if f.Type == wire.TypeExit {
+			var e wire.Exit
+			if err := wire.ParseJSON(f.Payload, &e); err != nil || e.ExitCode == nil || *e.ExitCode != 3 {
+				return fmt.Errorf("exit %s (%v), want exit 3", f.Payload, err)
+			}
+			return nil
+		}
 	}
 }

@@ -36,19 +36,25 @@ func (h *holder) acceptLoop() {
 			return
 		}
 		delay = 0
-		if !samePeer(c) {
-			c.Close()
-			continue
-		}
-		u := &upstream{h: h, c: c, done: make(chan struct{}), gone: make(chan struct{}), notify: make(chan struct{}, 1)}
-		h.mu.Lock()
-		if h.ups == nil {
-			h.ups = make(map[*upstream]struct{})
-		}
-		h.ups[u] = struct{}{}
-		h.mu.Unlock()
-		go u.serve()
+		h.take(c)
 	}
+}
+
+// take serves c, a connection accepted on the holder's socket, if it comes
+// from our own uid.
+func (h *holder) take(c *net.UnixConn) {
+	if !samePeer(c) {
+		c.Close()
+		return
+	}
+	u := &upstream{h: h, c: c, done: make(chan struct{}), gone: make(chan struct{}), notify: make(chan struct{}, 1)}
+	h.mu.Lock()
+	if h.ups == nil {
+		h.ups = make(map[*upstream]struct{})
+	}
+	h.ups[u] = struct{}{}
+	h.mu.Unlock()
+	go u.serve()
 }
 
 // samePeer reports whether the peer of c runs as our uid.
