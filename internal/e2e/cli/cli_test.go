@@ -257,23 +257,36 @@ func (a *attachPty) waitOutput(s string) {
 	e2e.WaitFor(a.t, 20*time.Second, "attach to show "+s, func() bool { return bytes.Contains(a.bytes(), []byte(s)) })
 }
 
+// exitCode waits for attach to exit and returns its status, once the test
+// has read all attach wrote: its last lines may still sit in the pty when
+// the process is gone.
 func (a *attachPty) exitCode() int {
 	a.t.Helper()
 	errc := make(chan error, 1)
 	go func() { errc <- a.cmd.Wait() }()
+	var err error
 	select {
-	case err := <-errc:
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		return 0
+	case err = <-errc:
 	case <-time.After(20 * time.Second):
 		a.t.Fatal("attach did not exit")
 	}
-	return -1
+	a.mu.Lock()
+	paused := a.paused
+	a.mu.Unlock()
+	if !paused {
+		select {
+		case <-a.done:
+		case <-time.After(10 * time.Second):
+			a.t.Fatal("attach's terminal did not end after attach exited")
+		}
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return 0
 }
 
 // attach in a real terminal: output, typing, size, detach with Ctrl-\ (the
