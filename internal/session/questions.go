@@ -44,6 +44,17 @@ func (h *Host) viewerInput(id int, p []byte, now time.Time) error {
 	return h.Input(data)
 }
 
+// skipQuestions hands to the model the questions viewer v will never see
+// now that it skips the output in (had, at] (termq.Arbiter.Skip).
+func (h *Host) skipQuestions(v *viewer, had, at uint64) {
+	h.mu.Lock()
+	qs := h.questions.Skip(v.id, had, at, time.Now())
+	h.mu.Unlock()
+	for _, q := range qs {
+		h.modelAnswers(q)
+	}
+}
+
 // modelAnswers queues a question for the model to answer. One worker
 // answers in the order the questions were asked.
 func (h *Host) modelAnswers(q termq.Question) {

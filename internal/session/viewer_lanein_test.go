@@ -71,17 +71,8 @@ func newLaneRig(t *testing.T, viewerVersion, holderVersion int, opts ViewerOptio
 	t.Helper()
 	vh := newViewerHost(t, outlog.Options{})
 	vh.live([]byte("before\r\n"))
-	srvSide, holderSide := unixPair(t)
 	h := vh.h
-	up := newHolderConn(srvSide, 5*time.Second)
-	up.version = holderVersion
-	h.mu.Lock()
-	h.up = up
-	h.cols, h.rows = 80, 24
-	h.readers.Add(1)
-	h.mu.Unlock()
-	go h.readHolder(up)
-	t.Cleanup(h.Close) // before the sockets close: no reconnect
+	holderSide := vh.holder(holderVersion)
 
 	dup := laneTermFD(t)
 

@@ -61,6 +61,25 @@ func (vh *viewerHost) connected() {
 	vh.h.mu.Unlock()
 }
 
+// holder connects the host, at 80x24, to a holder of the given version
+// that the test plays, with the host's reader running; it returns the
+// holder's end of the socket.
+func (vh *viewerHost) holder(version int) net.Conn {
+	vh.t.Helper()
+	srvSide, holderSide := unixPair(vh.t)
+	h := vh.h
+	up := newHolderConn(srvSide, 5*time.Second)
+	up.version = version
+	h.mu.Lock()
+	h.up = up
+	h.cols, h.rows = 80, 24
+	h.readers.Add(1)
+	h.mu.Unlock()
+	go h.readHolder(up)
+	vh.t.Cleanup(h.Close) // before the sockets close: no reconnect
+	return holderSide
+}
+
 // live logs p and forwards it to the host, as the holder does.
 func (vh *viewerHost) live(p []byte) {
 	vh.t.Helper()

@@ -104,6 +104,33 @@ func (a *Arbiter) Leave(id int, now time.Time) []Question {
 	return out
 }
 
+// Skip records that viewer id, sent the output below had, skips to at
+// (it fell behind and is sent a snapshot): it will never see the questions
+// that end in (had, at]. Those that no other writable viewer will see are
+// handed to the model, as at Leave: Skip returns them in the order they
+// were asked, and the caller answers each.
+func (a *Arbiter) Skip(id int, had, at uint64, now time.Time) []Question {
+	v, ok := a.viewers[id]
+	if !ok || !v.live {
+		return nil
+	}
+	v.from = max(v.from, at)
+	a.viewers[id] = v
+	if !v.writable {
+		return nil
+	}
+	a.expire(now)
+	var out []Question
+	for i := range a.pending {
+		p := &a.pending[i]
+		if !p.model && p.End > had && p.End <= at && !a.seen(p.End) {
+			p.model = true
+			out = append(out, *p)
+		}
+	}
+	return out
+}
+
 // Asked records a question of kind k that the output asked, ending at
 // offset end, and says who is to answer it.
 func (a *Arbiter) Asked(k Kind, end uint64, now time.Time) Who {

@@ -14,6 +14,8 @@ import (
 //	attach ID rw|ro        a viewer arrives, writable or read-only
 //	live ID OFF            its output starts at OFF
 //	leave ID -> Q...|none  it leaves; the questions handed to the model
+//	skip ID HAD AT -> Q...|none  sent the output below HAD, it is skipped
+//	                       to AT; the questions handed to the model
 //	ask KIND END -> WHO    the output asks; who is to answer (viewer, model, nobody)
 //	flood N KIND -> COUNTS N questions of KIND at offsets 1000, 1001, ...
 //	answer ID KIND -> forward|drop   a viewer's well-formed answer
@@ -149,6 +151,50 @@ func TestArbiterTraces(t *testing.T) {
 			tick 6s
 			ask fg 20 -> viewer
 			leave 1 -> fg@20`},
+		{"a writable viewer skipped past a question: the model answers it, the viewer what it was sent", `
+			attach 1 rw
+			live 1 0
+			ask bg 10 -> viewer
+			ask cursor 20 -> viewer
+			skip 1 15 30 -> cursor@20
+			model cursor -> forward
+			answer 1 bg -> forward
+			ask da1 40 -> viewer`},
+		{"a skipped viewer's question that another writable viewer sees: that one answers", `
+			attach 1 rw
+			live 1 0
+			attach 2 rw
+			live 2 0
+			ask da1 10 -> viewer
+			skip 1 5 20 -> none
+			answer 2 da1 -> forward`},
+		{"skipped twice: a question goes to the model once", `
+			attach 1 rw
+			live 1 0
+			ask status 10 -> viewer
+			skip 1 5 20 -> status@10
+			skip 1 20 30 -> none
+			leave 1 -> none
+			model status -> forward`},
+		{"a skip that leaves the viewer behind where it was moves nothing back", `
+			attach 1 rw
+			live 1 50
+			skip 1 50 40 -> none
+			ask da2 45 -> model`},
+		{"a read-only viewer's skip, or one not yet live, hands nothing over", `
+			attach 1 ro
+			live 1 0
+			attach 2 rw
+			ask bg 10 -> model
+			skip 1 5 20 -> none
+			skip 2 5 20 -> none
+			model bg -> forward`},
+		{"an expired question is handed to nobody when its viewer is skipped", `
+			attach 1 rw
+			live 1 0
+			ask bg 10 -> viewer
+			tick 6s
+			skip 1 5 20 -> none`},
 		{"a flood of questions: past MaxPending they go unanswered, until room is made", `
 			attach 1 rw
 			live 1 0
@@ -203,6 +249,11 @@ func runArbiterScript(t *testing.T, script string) {
 		case "leave":
 			got = "none"
 			if qs := a.Leave(num(1), now); len(qs) > 0 {
+				got = strings.Trim(fmt.Sprint(qs), "[]")
+			}
+		case "skip":
+			got = "none"
+			if qs := a.Skip(num(1), uint64(num(2)), uint64(num(3)), now); len(qs) > 0 {
 				got = strings.Trim(fmt.Sprint(qs), "[]")
 			}
 		case "ask":
