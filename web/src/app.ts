@@ -188,8 +188,10 @@ export class App {
     const me = api.me().catch(() => null);
 
     let list: Session[] | null = null;
+    let asked = 0;
     for (let attempt = 0; list === null; attempt++) {
       try {
+        asked = performance.now();
         list = await api.list();
       } catch (e) {
         if (e instanceof ApiError && e.status === 401) {
@@ -204,7 +206,7 @@ export class App {
     const m = await me;
     this.holder = m ? { owner: m.owner } : null;
     this.setAccess(m?.can_create ?? true, !(m?.read_only ?? false));
-    this.reconcile(list);
+    this.reconcile(list, asked);
     const first = wantActive && this.sessions.has(wantActive) ? wantActive : this.tabOrder[0] ?? null;
     if (first) this.activate(first);
     // The active terminal is open and fitted now: it connects with its
@@ -241,8 +243,8 @@ export class App {
 
   // ---- sessions --------------------------------------------------------
 
-  /** reconcile makes the tabs match the server's list of sessions. */
-  private reconcile(list: Session[]): void {
+  /** reconcile makes the tabs match the server's list of sessions, asked for at asked (performance.now()). */
+  private reconcile(list: Session[], asked: number): void {
     const ids = new Set(list.map((s) => s.id));
     const fresh: Session[] = [];
     for (const s of list) {
@@ -254,7 +256,9 @@ export class App {
       // The connection's Exit is newer than a list fetched before it.
       if (ts.exit && s.state === 'running') continue;
       ts.info = s;
-      if (ts.state !== 'live' && !ts.exit) ts.viewers = s.viewers ?? ts.viewers;
+      // A tab that is not attached learns its viewers from the list, but
+      // not from one asked for while it was attached: that counts it.
+      if (ts.state !== 'live' && !ts.exit && asked > ts.leftLive) ts.viewers = s.viewers ?? ts.viewers;
       this.tabs.render(ts);
     }
     for (const id of [...this.sessions.keys()]) if (!ids.has(id)) this.removeSession(id);
@@ -343,7 +347,8 @@ export class App {
     }
     this.refreshing = (async () => {
       try {
-        this.reconcile(await api.list());
+        const asked = performance.now();
+        this.reconcile(await api.list(), asked);
       } catch (e) {
         if (e instanceof ApiError && e.status === 401) this.hooks.authLost(e.code);
       } finally {

@@ -141,6 +141,8 @@ export class TermSession {
   title = '';
   oscCwd = '';
   viewers = 0;
+  /** leftLive is when this tab last stopped being attached (performance.now()): a list asked for before then counts it. */
+  leftLive = -Infinity;
   /** This page's viewer id in the session's list of viewers (0: not known yet). */
   you = 0;
   /** Why the session's output is not being saved right now, or null. */
@@ -732,6 +734,7 @@ export class TermSession {
 
   private setState(s: ConnState): void {
     if (this.state === s) return;
+    if (this.state === 'live') this.leftLive = performance.now();
     this.state = s;
     this.hooks.changed(this);
   }

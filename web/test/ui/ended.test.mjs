@@ -59,6 +59,45 @@ test('a reconnecting page does not count itself as a viewer', async () => {
   }
 });
 
+test('a list the server answered before the page dropped does not count the page', async () => {
+  const made = await newSession(s, 'stale');
+  const { ctx, p } = await openLive(browser, s, 1);
+  let other;
+  try {
+    await waitFor(async () => (await tabs(p))[0].viewers === 1, { what: 'one viewer' });
+    // The next list is answered by the server now, while it counts the
+    // page, and reaches the page only once the page has dropped; the
+    // server cannot be reached after it.
+    let release;
+    const held = new Promise((r) => (release = r));
+    let answered = false;
+    let taken = false;
+    await p.route(/\/api\//, async (r) => {
+      if (taken || !/\/api\/sessions(\?|$)/.test(r.request().url())) return r.abort('connectionrefused');
+      taken = true;
+      const resp = await r.fetch();
+      answered = true;
+      await held;
+      await r.fulfill({ response: resp });
+    });
+    other = await newSession(s, 'elsewhere'); // the page asks for the list
+    await waitFor(async () => answered, { what: 'the list answered' });
+    await p.routeWebSocket(/\/ws\/sessions\//, (ws) => ws.close({ code: 1011, reason: 'refused by the test' }));
+    await p.evaluate(() => window.__termkeep.drop());
+    await waitFor(async () => (await tabs(p)).find((t) => t.id === made.id).state === 'reconnecting', { what: 'reconnecting' });
+    release();
+    await waitFor(async () => (await tabs(p)).length === 2, { what: 'the list to arrive' });
+    await sleep(300);
+    const t = (await tabs(p)).find((t) => t.id === made.id);
+    assert.equal(t.state, 'reconnecting');
+    assert.equal(t.viewers, 0, 'the page counts itself from a list answered while it was attached');
+  } finally {
+    await ctx.close();
+    if (other) await gone(s, other);
+    await gone(s, made);
+  }
+});
+
 test('a holder killed by hand is named in words, and so is its restore', async () => {
   const made = await newSession(s, 'killed');
   const { ctx, p } = await openLive(browser, s, 1);
