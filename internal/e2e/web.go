@@ -123,6 +123,10 @@ func (w *WebEnv) DialViewerWith(path string, opts *websocket.DialOptions) *WSVie
 	v := &WSViewer{T: w.T, C: c, W: wire.NewWriter(msgWriter{c}), Frames: make(chan wire.Frame, 1024)}
 	go func() {
 		defer close(v.Frames)
+		// As the page does, it answers the server's pings as they come,
+		// whoever reads its frames and however slowly: a test that takes
+		// long keeps its viewers.
+		pongs := wire.NewWriter(msgWriter{c})
 		for {
 			typ, msg, err := c.Read(context.Background())
 			if err != nil {
@@ -139,6 +143,9 @@ func (w *WebEnv) DialViewerWith(path string, opts *websocket.DialOptions) *WSVie
 				v.Mu.Unlock()
 				w.T.Errorf("message (%v, %d bytes) is not exactly one frame: %v", typ, len(msg), ferr)
 				return
+			}
+			if f.Type == wire.TypeServerPing {
+				pongs.Frame(wire.TypeAnswer, f.Payload)
 			}
 			v.Frames <- f
 		}
