@@ -48,15 +48,19 @@ func TestFreshAttachDrawsTheScreenFirst(t *testing.T) {
 		return strings.Contains(p.screen(true)+p.run("capture-pane", "-p", "-S", "-3000"), fmt.Sprintf("hist-%d\n", oldest))
 	})
 
-	b, err := os.ReadFile(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	screenAt := bytes.Index(b, []byte("ready"))
-	historyAt := bytes.Index(b, fmt.Appendf(nil, "hist-%d\r", oldest+10))
-	if screenAt < 0 || historyAt < 0 {
-		t.Fatalf("the terminal never got the screen (%d) or the history (%d): %q", screenAt, historyAt, e2e.Tail(b, 2000))
-	}
+	// The pane's copy of what the terminal got reaches the file through
+	// a process of tmux's own, a little after the screen shows it.
+	var b []byte
+	screenAt, historyAt := -1, -1
+	e2e.WaitFor(t, 20*time.Second, "the terminal's bytes in the pane's copy", func() bool {
+		var err error
+		if b, err = os.ReadFile(raw); err != nil {
+			t.Fatal(err)
+		}
+		screenAt = bytes.Index(b, []byte("ready"))
+		historyAt = bytes.Index(b, fmt.Appendf(nil, "hist-%d\r", oldest+10))
+		return screenAt >= 0 && historyAt >= 0
+	})
 	if historyAt < screenAt {
 		t.Errorf("the history was drawn before the screen (byte %d, the screen's last line at byte %d)", historyAt, screenAt)
 	}
