@@ -74,7 +74,11 @@ func TestExportCast(t *testing.T) {
 	// come every 100 ms), when the reading starts. The child waits it out,
 	// long enough for an fsync on a machine busy with other tests (0.5 s
 	// was not: one stamped 0.38 s late).
-	e.MustTk("new", "--name", "rec", "--", "sh", "-c", "sleep 1.5; echo one; sleep 1; echo two; sleep 1; echo three")
+	// Each line carries the child's own clock: on a busy machine a sleep
+	// of 1 s may take longer, and the recording must show when the line
+	// was printed, not when it was meant to be.
+	e.MustTk("new", "--name", "rec", "--", "sh", "-c",
+		"sleep 1.5; echo one@$(date +%s%N); sleep 1; echo two@$(date +%s%N); sleep 1; echo three@$(date +%s%N)")
 	if _, errs, code := e.Tk("wait", "rec", "--exit", "--timeout", "20s"); code != 0 {
 		t.Fatalf("wait: %d %s", code, errs)
 	}
@@ -83,14 +87,17 @@ func TestExportCast(t *testing.T) {
 	if hdr["title"] != "rec" || hdr["width"] != 80.0 || hdr["height"] != 24.0 {
 		t.Fatalf("header %v", hdr)
 	}
-	at := map[string]float64{}
+	at := map[string]float64{}    // in the recording
+	child := map[string]float64{} // by the child's clock
+	stamp := regexp.MustCompile(`(one|two|three)@(\d+)`)
 	for _, ev := range evs {
 		if ev[1] != "o" {
 			continue
 		}
-		for _, word := range []string{"one", "two", "three"} {
-			if _, seen := at[word]; !seen && strings.Contains(ev[2].(string), word) {
-				at[word] = ev[0].(float64)
+		for _, m := range stamp.FindAllStringSubmatch(ev[2].(string), -1) {
+			if _, seen := at[m[1]]; !seen {
+				ns, _ := strconv.ParseInt(m[2], 10, 64)
+				at[m[1]], child[m[1]] = ev[0].(float64), float64(ns)/1e9
 			}
 		}
 	}
@@ -98,11 +105,11 @@ func TestExportCast(t *testing.T) {
 		t.Fatalf("events %v", evs)
 	}
 	t.Logf("one at %.3fs, two at %.3fs, three at %.3fs", at["one"], at["two"], at["three"])
-	if d := at["two"] - at["one"]; math.Abs(d-1) > 0.25 {
-		t.Errorf("two is %.3fs after one, want 1s ±250ms (events %v)", d, evs)
-	}
-	if d := at["three"] - at["one"]; math.Abs(d-2) > 0.25 {
-		t.Errorf("three is %.3fs after one, want 2s ±250ms (events %v)", d, evs)
+	for _, w := range []string{"two", "three"} {
+		d, want := at[w]-at["one"], child[w]-child["one"]
+		if math.Abs(d-want) > 0.25 {
+			t.Errorf("%s is %.3fs after one, want %.3fs (the child's clock) ±250ms (events %v)", w, d, want, evs)
+		}
 	}
 	raw := e.MustTk("capture", "--raw", "rec")
 	if got := castText(evs); got != string([]rune(raw)) {
