@@ -173,7 +173,8 @@ func SaveCheckpoint(sessionDir string, off uint64, model []byte, first uint64) e
 // screen with no more history than that. The screen model makes it so
 // without decoding its own checkpoint again.
 func SaveTrimmedCheckpoint(sessionDir string, off uint64, trimmed []byte, first uint64) error {
-	if err := os.MkdirAll(filepath.Join(sessionDir, Dir), 0o700); err != nil {
+	// Mkdir, not MkdirAll: a session directory removed meanwhile stays so.
+	if err := os.Mkdir(filepath.Join(sessionDir, Dir), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("replay: save checkpoint: %w", err)
 	}
 	if err := WriteCheckpoint(checkpointPath(sessionDir, off), off, trimmed); err != nil {

@@ -251,6 +251,9 @@ func (h *Host) Close() {
 		if m != nil {
 			m.checkpoint(true)
 			m.stop()
+			// Its last writes land before Close returns: a session
+			// removed next must not get a checkpoint back.
+			<-m.done
 		}
 		if l, err := h.outlog(); err == nil && l != nil {
 			l.Close()

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"termkeep/internal/outlog"
 	"termkeep/internal/replay"
 	"termkeep/internal/screen"
+	"termkeep/internal/wire"
 )
 
 // A quiet screen with a short history is kept marshalled, and comes back
@@ -122,5 +124,27 @@ func TestModelCheckpointSizes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A session removed right after it ended (termkeep kill, then rm) leaves
+// nothing behind: the model's last checkpoints, which it writes when the
+// session ends, are written before Close returns, never into the removed
+// directory afterwards.
+func TestModelWritesNothingAfterClose(t *testing.T) {
+	for range 30 {
+		vh := newViewerHost(t, outlog.Options{})
+		vh.live([]byte("\x1b[31mhello\x1b[m\r\n"))
+		vh.h.startModel()
+		vh.h.MarkEnded(wire.Exit{State: "exited"})
+		vh.h.Close()
+		if err := os.RemoveAll(vh.h.dir); err != nil {
+			t.Fatalf("remove the session's directory: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if _, err := os.Stat(vh.h.dir); err == nil {
+			entries, _ := os.ReadDir(vh.h.dir)
+			t.Fatalf("the session's directory came back after its removal: %v", entries)
+		}
 	}
 }
