@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"termkeep/internal/e2e"
 	"termkeep/internal/sessiondir"
@@ -113,6 +114,12 @@ func TestDamagedLiveSegment(t *testing.T) {
 	if _, errs, code := e.Tk("wait", id, "--from", "start", "--output", "after-the-damage", "--timeout", "30s"); code != 0 {
 		t.Fatalf("wait after the damage: exit %d: %s", code, errs)
 	}
+	// The terminal's echo comes first, cat's copy after it: the session
+	// prints nothing more once both are in.
+	e2e.WaitFor(t, 30*time.Second, "cat's copy of the line", func() bool {
+		raw, _, _ := e.Tk("capture", "--raw", id)
+		return strings.Count(raw, "after-the-damage") == 2
+	})
 	end := e.Session(id).End
 
 	raw, errs, code := e.Tk("capture", "--raw", id)
