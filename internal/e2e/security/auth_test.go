@@ -134,10 +134,15 @@ func TestAuthRefusals(t *testing.T) {
 	if strings.HasPrefix(w.Token, first) {
 		first = "y"
 	}
+	// The revoked token with its last character changed, likewise.
+	last := "A"
+	if strings.HasSuffix(revoked.Secret, last) {
+		last = "B"
+	}
 	refusals := []struct{ what, auth string }{
 		{"no token", ""},
 		{"a wrong token", e2e.Bearer(first + w.Token[1:])},
-		{"a wrong token shaped like a registry token", e2e.Bearer(revoked.Secret[:len(revoked.Secret)-1] + "A")},
+		{"a wrong token shaped like a registry token", e2e.Bearer(revoked.Secret[:len(revoked.Secret)-1] + last)},
 		{"an expired token", e2e.Bearer(expired.Secret)},
 		{"a revoked token", e2e.Bearer(revoked.Secret)},
 		{"a malformed header", "Basic " + live.Secret},

@@ -176,11 +176,15 @@ func resizeTo(t *testing.T, e *e2e.Env, id string, cols, rows uint16) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	e2e.WaitFor(t, 10*time.Second, "the new size", func() bool {
 		got := e.Session(id)
 		return got.Cols == int(cols) && got.Rows == int(rows)
 	})
+	// Gone before the next one comes: a viewer still there when the next
+	// leaves would take the size back (the size passes to the writable
+	// viewer left).
+	s.Close()
+	e2e.WaitFor(t, 10*time.Second, "the resizing viewer gone", func() bool { return e.Session(id).Viewers == 0 })
 }
 
 // checkReplayOutput reads the session's output through replay/output in
