@@ -35,13 +35,18 @@ func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A program prints 4 MiB, then asks where the cursor is and waits.
+	// A program prints 1 MiB, then asks where the cursor is and waits.
 	chunk := bytes.Repeat(append(bytes.Repeat([]byte("x"), 1023), '\n'), 64)
-	// The viewer reads a frame a second: far behind the question when it
+	// The viewer reads a frame every 2 s: far behind the question when it
 	// is skipped to the present.
 	stop := make(chan struct{})
 	skipped := make(chan uint64, 1)
+	printed := make(chan struct{})
 	go func() {
+		// Not a byte read until the question is out, however slowly the
+		// test prints: the server's write blocks meanwhile, and the
+		// viewer is skipped once it reads again.
+		<-printed
 		for {
 			select {
 			case <-stop:
@@ -64,17 +69,18 @@ func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
 				if bytes.Contains(f.Payload, []byte("\x1b[6n")) {
 					t.Error("the viewer was sent the question: the test skips nothing")
 				}
-				time.Sleep(time.Second)
+				time.Sleep(2 * time.Second)
 			}
 		}
 	}()
 	t.Cleanup(func() { close(stop) })
 
-	for range 64 {
+	for range 16 {
 		print(chunk)
 	}
 	print([]byte("\x1b[5;10H\x1b[6n"))
 	asked := uint64(len(vh.out))
+	close(printed)
 
 	select {
 	case off := <-skipped:
