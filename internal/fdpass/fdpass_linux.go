@@ -7,6 +7,7 @@ package fdpass
 
 import (
 	"io"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -16,12 +17,16 @@ import (
 // Reader reads a unix socket with recvmsg, keeping the file descriptors
 // that come with the bytes (a lane frame's terminal) in the order they
 // came. It is read by one goroutine, the connection's reader, which alone
-// calls Take. The call is raw, as the other hot-path calls are
-// (internal/rawio): keystrokes arrive here.
+// calls Take; Close may come from another, the connection's owner, while
+// that reader is still winding down. The call is raw, as the other
+// hot-path calls are (internal/rawio): keystrokes arrive here.
 type Reader struct {
 	rc  syscall.RawConn
 	oob []byte
-	fds []int
+
+	mu     sync.Mutex // guards fds and closed
+	fds    []int
+	closed bool // descriptors that come after Close are closed at once
 }
 
 // maxQueuedFDs bounds the descriptors waiting for their lane frame; more
@@ -83,13 +88,15 @@ func (r *Reader) keep(oob []byte) {
 	if err != nil {
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, m := range msgs {
 		fds, err := syscall.ParseUnixRights(&m)
 		if err != nil {
 			continue
 		}
 		for _, fd := range fds {
-			if len(r.fds) >= maxQueuedFDs {
+			if r.closed || len(r.fds) >= maxQueuedFDs {
 				syscall.Close(fd)
 				continue
 			}
@@ -100,6 +107,8 @@ func (r *Reader) keep(oob []byte) {
 
 // Take returns the oldest queued descriptor, or -1; the caller owns it.
 func (r *Reader) Take() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(r.fds) == 0 {
 		return -1
 	}
@@ -108,8 +117,11 @@ func (r *Reader) Take() int {
 	return fd
 }
 
-// Close closes the descriptors nobody took.
+// Close closes the descriptors nobody took, and any that come later.
 func (r *Reader) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
 	for _, fd := range r.fds {
 		syscall.Close(fd)
 	}
