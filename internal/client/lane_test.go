@@ -4,12 +4,12 @@ package client
 
 import (
 	"bufio"
-	"net"
 	"os"
 	"syscall"
 	"testing"
 
 	"termkeep/internal/fdpass"
+	"termkeep/internal/fdpass/fdpasstest"
 	"termkeep/internal/wire"
 )
 
@@ -17,21 +17,7 @@ import (
 // the other, which keeps the descriptors that come with the frames.
 func streamPair(t *testing.T) (*Stream, *bufio.Reader, *fdpass.Reader) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := func(fd int) *net.UnixConn {
-		f := os.NewFile(uintptr(fd), "sock")
-		defer f.Close()
-		c, err := net.FileConn(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c.(*net.UnixConn)
-	}
-	a, b := conn(fds[0]), conn(fds[1])
+	a, b := fdpasstest.Pair(t)
 	rc, err := b.SyscallConn()
 	if err != nil {
 		t.Fatal(err)

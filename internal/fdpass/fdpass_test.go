@@ -3,32 +3,13 @@
 package fdpass
 
 import (
-	"net"
 	"os"
 	"sync"
 	"syscall"
 	"testing"
-)
 
-// unixPair is a connected pair of unix stream sockets.
-func unixPair(t *testing.T) (*net.UnixConn, *net.UnixConn) {
-	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := func(fd int) *net.UnixConn {
-		f := os.NewFile(uintptr(fd), "pair")
-		defer f.Close()
-		c, err := net.FileConn(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c.(*net.UnixConn)
-	}
-	return conn(fds[0]), conn(fds[1])
-}
+	"termkeep/internal/fdpass/fdpasstest"
+)
 
 // openFDs is how many descriptors the process has open.
 func openFDs(t *testing.T) int {
@@ -45,7 +26,7 @@ func openFDs(t *testing.T) int {
 // race, and no descriptor leaks, whichever comes first.
 func TestReaderClosedWhileItReads(t *testing.T) {
 	for range 50 {
-		a, b := unixPair(t)
+		a, b := fdpasstest.Pair(t)
 		rc, err := b.SyscallConn()
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +74,7 @@ func TestReaderClosedWhileItReads(t *testing.T) {
 // A descriptor that arrives after Close is closed at once, and Take has
 // nothing to give.
 func TestReaderClosesWhatComesAfterClose(t *testing.T) {
-	a, b := unixPair(t)
+	a, b := fdpasstest.Pair(t)
 	rc, err := b.SyscallConn()
 	if err != nil {
 		t.Fatal(err)
