@@ -123,8 +123,10 @@ func (h *Host) readHolder(up *holderConn) {
 		case wire.TypeOutput:
 			off, data, _ := wire.ParseOutput(f.Payload)
 			h.shell.feed(off, time.Now(), data)
-			kept := h.appendOutput(off, data)
+			// The arbiter learns of a question before any viewer can see
+			// it: a viewer quick to answer must find it asked.
 			h.questionScan.Scan(data, off, h.asked)
+			kept := h.appendOutput(off, data)
 			h.maybeCheckCwd()
 			if kept {
 				buf = nil

@@ -125,3 +125,54 @@ func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
 		}
 	}
 }
+
+// A writable viewer that answers the moment it sees a question finds it
+// asked: the arbiter learns of a question before any viewer is sent it,
+// so the answer reaches the program, every time.
+func TestQuestionAnsweredAtOnceIsForwarded(t *testing.T) {
+	vh := newViewerHost(t, outlog.Options{})
+	vh.connected()
+	holderSide := vh.holder(wire.Version)
+	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd}, ViewerOptions{})
+	if w := pv.welcome(); w.Resume != wire.ResumeLive {
+		t.Fatalf("welcome %+v, want live", w)
+	}
+	hw := wire.NewWriter(holderSide)
+	vw := wire.NewWriter(pv.c)
+	const rounds = 200
+	go func() {
+		for {
+			pv.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			f, err := wire.ReadFrame(pv.c, &pv.buf)
+			if err != nil {
+				return
+			}
+			if f.Type == wire.TypeOutput && bytes.Contains(f.Payload, []byte("\x1b[c")) {
+				vw.Input([]byte("\x1b[?1;2c"))
+			}
+		}
+	}()
+	r := bufio.NewReader(holderSide)
+	var buf []byte
+	for i := range rounds {
+		off := uint64(len(vh.out))
+		q := []byte("\x1b[c")
+		vh.logged(q)
+		if err := hw.Output(off, q); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			holderSide.SetReadDeadline(time.Now().Add(10 * time.Second))
+			f, err := wire.ReadFrame(r, &buf)
+			if err != nil {
+				t.Fatalf("question %d: the viewer's answer did not reach the holder: %v", i, err)
+			}
+			if f.Type == wire.TypeInput {
+				if string(f.Payload) != "\x1b[?1;2c" {
+					t.Fatalf("question %d: the holder got %q", i, f.Payload)
+				}
+				break
+			}
+		}
+	}
+}
