@@ -217,6 +217,10 @@ func (r *laneReader) take(p []byte) bool {
 	h := r.h
 	wrote := 0
 	if wire.PlainTyping(p) {
+		// Stamped before the write: the echo may be read, and its
+		// forwarding decided, before the write returns.
+		r.typedAt.Store(time.Now().UnixNano())
+		r.quiet.Reset(laneQuietFor)
 		var err error
 		if cerr := h.ptmxRC.Control(func(fd uintptr) { wrote, err = rawio.WriteFD(fd, p) }); cerr != nil {
 			err = cerr
@@ -224,8 +228,6 @@ func (r *laneReader) take(p []byte) bool {
 		wrote = max(wrote, 0)
 		if wrote > 0 {
 			r.u.typed.Add(uint64(wrote))
-			r.typedAt.Store(time.Now().UnixNano())
-			r.quiet.Reset(laneQuietFor)
 		}
 		if err != nil && err != syscall.EAGAIN {
 			h.log.Warn("write typed input", "err", err)
