@@ -2,6 +2,7 @@ package termq
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -92,16 +93,7 @@ func (a *Arbiter) Leave(id int, now time.Time) []Question {
 	if !ok || !v.writable {
 		return nil
 	}
-	a.expire(now)
-	var out []Question
-	for i := range a.pending {
-		p := &a.pending[i]
-		if !p.model && !a.seen(p.End) {
-			p.model = true
-			out = append(out, *p)
-		}
-	}
-	return out
+	return a.handOver(0, math.MaxUint64, now)
 }
 
 // Skip records that viewer id, sent the output below had, skips to at
@@ -119,11 +111,18 @@ func (a *Arbiter) Skip(id int, had, at uint64, now time.Time) []Question {
 	if !v.writable {
 		return nil
 	}
+	return a.handOver(had, at, now)
+}
+
+// handOver hands to the model the outstanding questions that end in
+// (after, upTo] and that no writable viewer will see, and returns them in
+// the order they were asked.
+func (a *Arbiter) handOver(after, upTo uint64, now time.Time) []Question {
 	a.expire(now)
 	var out []Question
 	for i := range a.pending {
 		p := &a.pending[i]
-		if !p.model && p.End > had && p.End <= at && !a.seen(p.End) {
+		if !p.model && p.End > after && p.End <= upTo && !a.seen(p.End) {
 			p.model = true
 			out = append(out, *p)
 		}
