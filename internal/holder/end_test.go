@@ -15,7 +15,9 @@ import (
 )
 
 // How a session ends, through a real holder: the connected server gets the
-// last byte, then the Exit frame, and meta.json records the same end.
+// last byte, then the Exit frame, and meta.json records the same end. Each
+// script waits for a line from the server, which is connected by then: a
+// child that ended first would leave no socket to connect to.
 func TestSessionEnd(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -32,8 +34,9 @@ func TestSessionEnd(t *testing.T) {
 		{"a background job left behind", "printf bye; (trap '' HUP; for i in $(seq 100); do printf .; sleep 0.01; done) & exit 0", false, "exited", 0, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			th := startHolder(t, tc.script, 0)
+			th := startHolder(t, "read -r go; "+tc.script, 0)
 			s, _ := th.connect(0)
+			s.w.Input([]byte("\n"))
 			st := &stream{}
 			if tc.close {
 				s.readTo(st, uint64(len(tc.tail)))
