@@ -35,6 +35,7 @@ import (
 	"termkeep/internal/bootid"
 	"termkeep/internal/outlog"
 	"termkeep/internal/sessiondir"
+	"termkeep/internal/termq"
 	"termkeep/internal/wire"
 )
 
@@ -202,6 +203,7 @@ type holder struct {
 	// at start.
 	lane         lane
 	laneFile     laneFile
+	questions    termq.Scanner // every chunk's, for the lane (lane.chunk's asks)
 	laneDisabled bool
 	laneInputOff bool
 	// spin decides whether awaitEcho looks (echospin.go); spinMu guards

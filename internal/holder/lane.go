@@ -5,6 +5,7 @@ import (
 
 	"termkeep/internal/fdpass"
 	"termkeep/internal/rawio"
+	"termkeep/internal/termq"
 )
 
 // The output lane (docs/architecture.md, Echo through attach): a terminal
@@ -49,12 +50,16 @@ func (l *lane) start(at, end uint64, allowed bool) (ends []uint64) {
 // chunk decides whether a chunk logged at [off, off+n) goes to the lane's
 // terminal: only the chunk right at its next byte. Bytes the lane never
 // saw (a mark the holder logged itself, a chunk the log refused) end it
-// where it is. It returns the ends to report.
-func (l *lane) chunk(off uint64, n int) (write bool, ends []uint64) {
+// where it is. So does a chunk that asks the terminal a question (asks):
+// the server must record a question before its answer can come, and
+// the terminal answers what it is written at once, while the server has
+// the output only when the forwarder sends it. It returns the ends to
+// report.
+func (l *lane) chunk(off uint64, n int, asks bool) (write bool, ends []uint64) {
 	if !l.open || n == 0 {
 		return false, nil
 	}
-	if off != l.next {
+	if off != l.next || asks {
 		return false, l.stop()
 	}
 	return true, nil
@@ -144,6 +149,8 @@ func (h *holder) laneEndedLocked(ends []uint64) {
 // The caller holds ptyMu; logged says whether the chunk has its offsets
 // (appended, or kept in memory while the log is stopped).
 func (h *holder) laneWrite(off uint64, p []byte, logged bool) {
+	asks := false
+	h.questions.Scan(p, off, func(termq.Kind, uint64) { asks = true })
 	if !h.lane.open {
 		return
 	}
@@ -151,7 +158,7 @@ func (h *holder) laneWrite(off uint64, p []byte, logged bool) {
 		h.laneReport(h.lane.stop())
 		return
 	}
-	write, ends := h.lane.chunk(off, len(p))
+	write, ends := h.lane.chunk(off, len(p), asks)
 	if write {
 		n, err := tryWrite(h.laneFile.fd, p)
 		ends = h.lane.wrote(off, len(p), n, err)

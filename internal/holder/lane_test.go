@@ -18,7 +18,7 @@ import (
 // The lane's decisions, as a trace of calls and the ends each reported.
 func TestLaneDecisions(t *testing.T) {
 	type step struct {
-		op         string // start, chunk, wrote, stop
+		op         string // start, chunk (ask: one with a question), wrote, stop
 		a, b       uint64 // start: at, end; chunk: off, n; wrote: off, n
 		wrote      int
 		err        error
@@ -63,6 +63,17 @@ func TestLaneDecisions(t *testing.T) {
 			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
 			{op: "chunk", a: 9, b: 10, wantEnds: []uint64{7}},
 		}},
+		{"a chunk that asks the terminal a question ends it before the chunk", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 3, wantWrite: true, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 3, wrote: 3, wantIsOpen: true},
+			{op: "ask", a: 10, b: 8, wantEnds: []uint64{10}},
+			{op: "chunk", a: 18, b: 2},
+		}},
+		{"a question as the first chunk: the lane wrote nothing", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "ask", a: 7, b: 4, wantEnds: []uint64{7}},
+		}},
 		{"a chunk behind it ends it too", []step{
 			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
 			{op: "chunk", a: 3, b: 10, wantEnds: []uint64{7}},
@@ -98,7 +109,9 @@ func TestLaneDecisions(t *testing.T) {
 				case "start":
 					ends = l.start(s.a, s.b, s.allowed)
 				case "chunk":
-					write, ends = l.chunk(s.a, int(s.b))
+					write, ends = l.chunk(s.a, int(s.b), false)
+				case "ask":
+					write, ends = l.chunk(s.a, int(s.b), true)
 				case "wrote":
 					ends = l.wrote(s.a, int(s.b), s.wrote, s.err)
 				case "stop":

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -183,6 +184,10 @@ type attachPty struct {
 	paused bool
 	resume *sync.Cond
 	done   chan struct{}
+	// answers: the terminal answers each cursor-position question the
+	// moment it shows, as a real one does (set before any is asked).
+	answers  atomic.Bool
+	answered int
 }
 
 func startAttach(t *testing.T, e *e2e.Env, ref string, autostart bool, flags ...string) *attachPty {
@@ -229,7 +234,15 @@ func (a *attachPty) copyOut() {
 		n, err := a.pty.Read(buf)
 		a.mu.Lock()
 		a.out.Write(buf[:n])
+		asked := 0
+		if a.answers.Load() {
+			asked = bytes.Count(a.out.Bytes(), []byte("\x1b[6n")) - a.answered
+			a.answered += asked
+		}
 		a.mu.Unlock()
+		for range asked {
+			a.pty.Write([]byte("\x1b[7;3R"))
+		}
 		if err != nil {
 			close(a.done)
 			return

@@ -151,6 +151,32 @@ func TestAttachInputLaneGivesTheTerminalBack(t *testing.T) {
 	}
 }
 
+// A program that asks the terminal where its cursor is right after a
+// key the holder typed gets the terminal's answer: the question reaches
+// the server's arbiter before the terminal can answer it, though the
+// holder writes the output to the terminal first and the answer comes
+// back to the server by the input lane.
+func TestAttachLaneQuestionAfterAKey(t *testing.T) {
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.TkEnv([]string{bashPrompt}, "", "new", "--name", "q", "--", "bash", "--norc", "--noprofile")
+	a := startLaneTerm(t, e, "q")
+	a.answers.Store(true)
+	a.waitOutput("$ ")
+	waitInputLane(t, e, a.typ)
+	a.typ(`ask() { printf '\e[6n'; IFS= read -rs -d R -t 10 p; echo "<$1:${p#*[}>"; }` + "\r")
+	a.waitOutput("$ ")
+	for i := range 10 {
+		a.typ(fmt.Sprintf("ask %d\r", i))
+		a.waitOutput(fmt.Sprintf("<%d:", i))
+		if want := fmt.Sprintf("<%d:7;3>", i); !strings.Contains(string(a.bytes()), want) {
+			t.Fatalf("question %d: the program got no answer (want %s):\n%q", i, want, tail(a.bytes(), 300))
+		}
+	}
+}
+
+func tail(b []byte, n int) []byte { return b[max(0, len(b)-n):] }
+
 func capture(t *testing.T, e *e2e.Env, ref string) string {
 	t.Helper()
 	txt, err := e.C.Screen(context.Background(), ref, false, 0)
