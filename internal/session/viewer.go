@@ -208,9 +208,16 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	if opts.Started != nil {
 		opts.Started()
 	}
-	go v.readLoop()
+	readDone := make(chan struct{})
+	go func() { defer close(readDone); v.readLoop() }()
 	go v.pinger()
-	return v.writeLoop(l, flow.New(from, start.Live(), flow.Config{Queue: uint64(opts.Queue), Waiter: v.waiter}))
+	err = v.writeLoop(l, flow.New(from, start.Live(), flow.Config{Queue: uint64(opts.Queue), Waiter: v.waiter}))
+	// The viewer is removed (the deferred removeViewer) only once its
+	// read loop has ended: a frame it read is acted on before the viewer
+	// is gone, never after.
+	v.leave()
+	<-readDone
+	return err
 }
 
 type viewer struct {
