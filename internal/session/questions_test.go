@@ -17,24 +17,8 @@ import (
 // once. Before, the question waited for that viewer until it expired, and
 // the program asking got no answer at all.
 func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
-	vh := newViewerHost(t, outlog.Options{})
-	vh.connected()
-	holderSide := vh.holder(wire.Version)
-
-	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd}, ViewerOptions{Queue: 64 << 10})
-	if w := pv.welcome(); w.Resume != wire.ResumeLive {
-		t.Fatalf("welcome %+v, want live", w)
-	}
-
-	// What the holder forwards: output logged, then sent to the server.
-	hw := wire.NewWriter(holderSide)
-	print := func(p []byte) {
-		off := uint64(len(vh.out))
-		vh.logged(p)
-		if err := hw.Output(off, p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rig := newQuestionRig(t, ViewerOptions{Queue: 64 << 10})
+	pv := rig.pv
 	// A program prints 1 MiB, then asks where the cursor is and waits.
 	chunk := bytes.Repeat(append(bytes.Repeat([]byte("x"), 1023), '\n'), 64)
 	// The viewer reads a frame every 2 s: far behind the question when it
@@ -76,10 +60,10 @@ func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
 	t.Cleanup(func() { close(stop) })
 
 	for range 16 {
-		print(chunk)
+		rig.print(chunk)
 	}
-	print([]byte("\x1b[5;10H\x1b[6n"))
-	asked := uint64(len(vh.out))
+	rig.print([]byte("\x1b[5;10H\x1b[6n"))
+	asked := uint64(len(rig.out))
 	close(printed)
 
 	select {
@@ -93,36 +77,23 @@ func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
 
 	// The holder gets the model's answer: the cursor where the output put
 	// it when it asked.
-	r := bufio.NewReader(holderSide)
-	var buf []byte
 	cpr := regexp.MustCompile(`\x1b\[\d+;\d+R`)
 	var got []byte
 	for !cpr.Match(got) {
-		holderSide.SetReadDeadline(time.Now().Add(10 * time.Second))
-		f, err := wire.ReadFrame(r, &buf)
+		p, err := rig.input(10 * time.Second)
 		if err != nil {
 			t.Fatalf("the holder got no answer to the question: %v", err)
 		}
-		if f.Type == wire.TypeInput {
-			got = append(got, f.Payload...)
-		}
+		got = append(got, p...)
 	}
 	if want := "\x1b[5;10R"; string(got) != want {
 		t.Fatalf("the holder got %q, want the model's answer %q once", got, want)
 	}
 	// And only once.
-	holderSide.SetReadDeadline(time.Now().Add(time.Second))
-	for {
-		f, err := wire.ReadFrame(r, &buf)
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.Type == wire.TypeInput {
-			t.Fatalf("the holder got more input after the answer: %q", f.Payload)
-		}
+	if p, err := rig.input(time.Second); err == nil {
+		t.Fatalf("the holder got more input after the answer: %q", p)
+	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatal(err)
 	}
 }
 
@@ -130,14 +101,8 @@ func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
 // asked: the arbiter learns of a question before any viewer is sent it,
 // so the answer reaches the program, every time.
 func TestQuestionAnsweredAtOnceIsForwarded(t *testing.T) {
-	vh := newViewerHost(t, outlog.Options{})
-	vh.connected()
-	holderSide := vh.holder(wire.Version)
-	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd}, ViewerOptions{})
-	if w := pv.welcome(); w.Resume != wire.ResumeLive {
-		t.Fatalf("welcome %+v, want live", w)
-	}
-	hw := wire.NewWriter(holderSide)
+	rig := newQuestionRig(t, ViewerOptions{})
+	pv := rig.pv
 	vw := wire.NewWriter(pv.c)
 	const rounds = 200
 	go func() {
@@ -152,27 +117,62 @@ func TestQuestionAnsweredAtOnceIsForwarded(t *testing.T) {
 			}
 		}
 	}()
-	r := bufio.NewReader(holderSide)
-	var buf []byte
 	for i := range rounds {
-		off := uint64(len(vh.out))
-		q := []byte("\x1b[c")
-		vh.logged(q)
-		if err := hw.Output(off, q); err != nil {
-			t.Fatal(err)
+		rig.print([]byte("\x1b[c"))
+		p, err := rig.input(10 * time.Second)
+		if err != nil {
+			t.Fatalf("question %d: the viewer's answer did not reach the holder: %v", i, err)
 		}
-		for {
-			holderSide.SetReadDeadline(time.Now().Add(10 * time.Second))
-			f, err := wire.ReadFrame(r, &buf)
-			if err != nil {
-				t.Fatalf("question %d: the viewer's answer did not reach the holder: %v", i, err)
-			}
-			if f.Type == wire.TypeInput {
-				if string(f.Payload) != "\x1b[?1;2c" {
-					t.Fatalf("question %d: the holder got %q", i, f.Payload)
-				}
-				break
-			}
+		if string(p) != "\x1b[?1;2c" {
+			t.Fatalf("question %d: the holder got %q", i, p)
+		}
+	}
+}
+
+// questionRig is a host whose holder the test plays, with one writable
+// viewer live at the end.
+type questionRig struct {
+	*viewerHost
+	holderSide net.Conn
+	hw         *wire.Writer
+	r          *bufio.Reader
+	buf        []byte
+	pv         *pipeViewer
+}
+
+func newQuestionRig(t *testing.T, opts ViewerOptions) *questionRig {
+	t.Helper()
+	vh := newViewerHost(t, outlog.Options{})
+	vh.connected()
+	hs := vh.holder(wire.Version)
+	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd}, opts)
+	if w := pv.welcome(); w.Resume != wire.ResumeLive {
+		t.Fatalf("welcome %+v, want live", w)
+	}
+	return &questionRig{viewerHost: vh, holderSide: hs, hw: wire.NewWriter(hs), r: bufio.NewReader(hs), pv: pv}
+}
+
+// print logs p and sends it to the server, as the holder does.
+func (q *questionRig) print(p []byte) {
+	q.t.Helper()
+	off := uint64(len(q.out))
+	q.logged(p)
+	if err := q.hw.Output(off, p); err != nil {
+		q.t.Fatal(err)
+	}
+}
+
+// input is the payload of the next Input frame the holder is sent within
+// wait.
+func (q *questionRig) input(wait time.Duration) ([]byte, error) {
+	q.holderSide.SetReadDeadline(time.Now().Add(wait))
+	for {
+		f, err := wire.ReadFrame(q.r, &q.buf)
+		if err != nil {
+			return nil, err
+		}
+		if f.Type == wire.TypeInput {
+			return bytes.Clone(f.Payload), nil
 		}
 	}
 }
