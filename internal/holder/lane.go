@@ -2,6 +2,8 @@ package holder
 
 import (
 	"os"
+	"syscall"
+	"time"
 
 	"termkeep/internal/fdpass"
 	"termkeep/internal/rawio"
@@ -27,10 +29,33 @@ const maxLaneEnds = 64
 // Every start is answered by exactly one end, an offset: the lane wrote to
 // its terminal every byte from its start below the end, and none at or
 // above it.
+//
+// A terminal that does not take a chunk at once (it is slower than the
+// child for a moment: a flood) does not end the lane: what it did not
+// take waits in a queue of at most laneQueueMax bytes, which a writer
+// hands it as it takes them, and the chunks after it join the queue. Only
+// a terminal that falls further behind ends the lane, at the first byte
+// it did not take; the server sends the rest. The pty's reader never
+// waits for the terminal.
 type lane struct {
-	open bool
-	next uint64 // the offset of the next byte the terminal is owed
+	open    bool
+	next    uint64 // the offset of the next byte the lane is owed: those below were written or queued
+	written uint64 // the terminal took every byte below it; [written, next) are queued
 }
+
+// laneQueueMax bounds the bytes a lane's terminal may be behind: past it,
+// the lane ends and the server, which keeps a viewer's queue of its own,
+// takes over.
+const laneQueueMax = 256 << 10
+
+// laneHow is what the pty's reader does with a chunk.
+type laneHow uint8
+
+const (
+	laneSkip  laneHow = iota // not the lane's
+	laneWrite                // write it to the terminal now
+	laneQueue                // append it to the queue: the terminal is behind
+)
 
 // start decides whether a lane asked for at offset at opens, given the
 // log's end and whether lanes are allowed and the file is fit (a
@@ -43,49 +68,76 @@ func (l *lane) start(at, end uint64, allowed bool) (ends []uint64) {
 	if !allowed || at != end {
 		return append(ends, at)
 	}
-	*l = lane{open: true, next: at}
+	*l = lane{open: true, next: at, written: at}
 	return ends
 }
 
-// chunk decides whether a chunk logged at [off, off+n) goes to the lane's
-// terminal: only the chunk right at its next byte. Bytes the lane never
-// saw (a mark the holder logged itself, a chunk the log refused) end it
-// where it is. So does a chunk that asks the terminal a question (asks):
-// the server must record a question before its answer can come, and
-// the terminal answers what it is written at once, while the server has
-// the output only when the forwarder sends it. It returns the ends to
-// report.
-func (l *lane) chunk(off uint64, n int, asks bool) (write bool, ends []uint64) {
+// chunk decides what becomes of a chunk logged at [off, off+n): written
+// to the terminal if it is the lane's next and nothing is queued, queued
+// behind what is. Bytes the lane never saw (a mark the holder logged
+// itself, a chunk the log refused) end it where it is, and so does a
+// queue that would grow past laneQueueMax. So does a chunk that asks the
+// terminal a question (asks): the server must record a question before
+// its answer can come, and the terminal answers what it is written at
+// once, while the server has the output only when the forwarder sends it.
+// It returns the ends to report.
+func (l *lane) chunk(off uint64, n int, asks bool) (how laneHow, ends []uint64) {
 	if !l.open || n == 0 {
-		return false, nil
+		return laneSkip, nil
 	}
 	if off != l.next || asks {
-		return false, l.stop()
+		return laneSkip, l.stop()
 	}
-	return true, nil
+	if l.written < l.next {
+		if l.next-l.written+uint64(n) > laneQueueMax {
+			return laneSkip, l.stop()
+		}
+		l.next += uint64(n)
+		return laneQueue, nil
+	}
+	return laneWrite, nil
 }
 
 // wrote records that the terminal took wrote of the n bytes at off (err
-// from the write): anything short of all of them ends the lane at the
-// first byte it did not take. It returns the ends to report.
-func (l *lane) wrote(off uint64, n, wrote int, err error) (ends []uint64) {
+// from the write). What it did not take is to be queued (rest), unless the
+// write failed other than for a full terminal: that ends the lane after
+// what it took. It returns the ends to report.
+func (l *lane) wrote(off uint64, n, wrote int, err error) (rest int, ends []uint64) {
+	if !l.open {
+		return 0, nil
+	}
+	w := max(wrote, 0)
+	l.written, l.next = off+uint64(w), off+uint64(n)
+	if err != nil && err != syscall.EAGAIN || uint64(n-w) > laneQueueMax {
+		return 0, l.stop()
+	}
+	return n - w, nil
+}
+
+// flushed records that the terminal took k more bytes of the queue (err
+// from the write; EAGAIN: it is full for now). A failed write ends the
+// lane after what it took. It returns the ends to report.
+func (l *lane) flushed(k int, err error) (ends []uint64) {
 	if !l.open {
 		return nil
 	}
-	l.next = off + uint64(max(wrote, 0))
-	if wrote < n || err != nil {
+	l.written = min(l.written+uint64(max(k, 0)), l.next)
+	if err != nil && err != syscall.EAGAIN {
 		return l.stop()
 	}
 	return nil
 }
 
-// stop ends an open lane at its next byte.
+// queued is the number of bytes waiting for the terminal.
+func (l *lane) queued() uint64 { return l.next - l.written }
+
+// stop ends an open lane after the last byte its terminal took.
 func (l *lane) stop() (ends []uint64) {
 	if !l.open {
 		return nil
 	}
 	l.open = false
-	return []uint64{l.next}
+	return []uint64{l.written}
 }
 
 // laneFile is the terminal of the open lane, and the connection that
@@ -95,6 +147,11 @@ type laneFile struct {
 	fd     uintptr
 	owner  *upstream
 	reader *laneReader // reading the terminal too (lanein.go), once asked
+	// queue[head:] are the lane's bytes the terminal has yet to take
+	// ([lane.written, lane.next)); writing: a laneWriter hands them over.
+	queue   []byte
+	head    int
+	writing bool
 }
 
 // openLane opens a lane for u at offset at on the terminal fd (the
@@ -133,21 +190,31 @@ func (h *holder) closeLane(u *upstream, report bool) {
 
 // laneEndedLocked closes the lane's file once the lane has ended (its
 // reader does, once out of its read). The caller holds ptyMu.
+//
+// A file is never closed here while its writer runs: closing waits for
+// the writer, which may be waiting for ptyMu. The writer is woken and
+// closes it itself.
 func (h *holder) laneEndedLocked(ends []uint64) {
 	if len(ends) > 0 && !h.lane.open && h.laneFile.f != nil {
-		if r := h.laneFile.reader; r != nil {
-			r.stop()
-		} else {
-			h.laneFile.f.Close()
+		lf := h.laneFile
+		if lf.writing {
+			lf.f.SetWriteDeadline(time.Unix(1, 0)) // wakes it in the poller
+		}
+		switch {
+		case lf.reader != nil:
+			lf.reader.stop()
+		case !lf.writing:
+			lf.f.Close()
 		}
 		h.laneFile = laneFile{}
 	}
 }
 
-// laneWrite writes a chunk just logged at off to the lane's terminal, once,
-// without waiting: a terminal that does not take all of it ends the lane.
-// The caller holds ptyMu; logged says whether the chunk has its offsets
-// (appended, or kept in memory while the log is stopped).
+// laneWrite hands a chunk just logged at off to the lane's terminal:
+// written at once, without waiting, or queued behind what the terminal
+// has yet to take (lane.chunk). The caller holds ptyMu; logged says
+// whether the chunk has its offsets (appended, or kept in memory while the
+// log is stopped).
 func (h *holder) laneWrite(off uint64, p []byte, logged bool) {
 	asks := false
 	h.questions.Scan(p, off, func(termq.Kind, uint64) { asks = true })
@@ -158,12 +225,82 @@ func (h *holder) laneWrite(off uint64, p []byte, logged bool) {
 		h.laneReport(h.lane.stop())
 		return
 	}
-	write, ends := h.lane.chunk(off, len(p), asks)
-	if write {
+	how, ends := h.lane.chunk(off, len(p), asks)
+	switch how {
+	case laneWrite:
 		n, err := tryWrite(h.laneFile.fd, p)
-		ends = h.lane.wrote(off, len(p), n, err)
+		var rest int
+		rest, ends = h.lane.wrote(off, len(p), n, err)
+		if rest > 0 {
+			h.laneFile.enqueue(p[len(p)-rest:])
+			h.startLaneWriter()
+		}
+	case laneQueue:
+		h.laneFile.enqueue(p)
 	}
 	h.laneReport(ends)
+}
+
+// enqueue appends p to the queue, moving what is left of it to the front
+// first so that it never grows past about laneQueueMax.
+func (lf *laneFile) enqueue(p []byte) {
+	if lf.head > 0 {
+		n := copy(lf.queue, lf.queue[lf.head:])
+		lf.queue, lf.head = lf.queue[:n], 0
+	}
+	lf.queue = append(lf.queue, p...)
+}
+
+// startLaneWriter starts the writer of the lane's queue, unless one runs.
+// The caller holds ptyMu.
+func (h *holder) startLaneWriter() {
+	if h.laneFile.writing {
+		return
+	}
+	h.laneFile.writing = true
+	go h.laneWriter(h.laneFile.f)
+}
+
+// laneWriter hands the lane's queue to its terminal f as the terminal
+// takes it, waiting for it in the runtime's poller, until the queue is
+// empty or the lane has ended. Every write to a lane's terminal is made
+// under ptyMu, so the queue's bytes keep their place among the chunks.
+func (h *holder) laneWriter(f *os.File) {
+	ours := func() bool { return h.laneFile.f == f && h.lane.open }
+	rc, err := f.SyscallConn()
+	if err == nil {
+		err = rc.Write(func(fd uintptr) bool {
+			h.ptyMu.Lock()
+			defer h.ptyMu.Unlock()
+			lf := &h.laneFile
+			if !ours() {
+				return true // the lane ended, its queue with it
+			}
+			n, werr := tryWrite(fd, lf.queue[lf.head:])
+			lf.head += max(n, 0)
+			if ends := h.lane.flushed(n, werr); len(ends) > 0 {
+				h.laneReport(ends)
+				return true
+			}
+			if lf.head == len(lf.queue) {
+				// Drained: a burst's buffer is not kept for the next.
+				lf.queue, lf.head, lf.writing = nil, 0, false
+				return true
+			}
+			return false // the terminal is full: wait until it takes more
+		})
+	}
+	h.ptyMu.Lock()
+	if err != nil && ours() {
+		// The terminal cannot be waited for: the lane ends where its
+		// terminal stopped.
+		h.laneReport(h.lane.stop())
+	}
+	ended := !ours()
+	h.ptyMu.Unlock()
+	if ended {
+		f.Close() // after its reader, if it had one: closing twice is harmless
+	}
 }
 
 func (h *holder) laneReport(ends []uint64) {

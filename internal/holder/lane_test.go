@@ -18,24 +18,27 @@ import (
 // The lane's decisions, as a trace of calls and the ends each reported.
 func TestLaneDecisions(t *testing.T) {
 	type step struct {
-		op         string // start, chunk (ask: one with a question), wrote, stop
+		op         string // start, chunk (ask: one with a question), wrote, flushed, stop
 		a, b       uint64 // start: at, end; chunk: off, n; wrote: off, n
-		wrote      int
+		wrote      int    // wrote, flushed: bytes the terminal took
 		err        error
 		allowed    bool
-		wantWrite  bool
+		wantHow    laneHow // chunk
+		wantRest   int     // wrote: bytes to queue
 		wantEnds   []uint64
 		wantIsOpen bool
+		wantQueued uint64
 	}
+	const max = laneQueueMax
 	cases := []struct {
 		name  string
 		steps []step
 	}{
 		{"opens at the end, writes, is stopped", []step{
 			{op: "start", a: 100, b: 100, allowed: true, wantIsOpen: true},
-			{op: "chunk", a: 100, b: 5, wantWrite: true, wantIsOpen: true},
+			{op: "chunk", a: 100, b: 5, wantHow: laneWrite, wantIsOpen: true},
 			{op: "wrote", a: 100, b: 5, wrote: 5, wantIsOpen: true},
-			{op: "chunk", a: 105, b: 3, wantWrite: true, wantIsOpen: true},
+			{op: "chunk", a: 105, b: 3, wantHow: laneWrite, wantIsOpen: true},
 			{op: "wrote", a: 105, b: 3, wrote: 3, wantIsOpen: true},
 			{op: "stop", wantEnds: []uint64{108}},
 			{op: "stop"},
@@ -43,32 +46,72 @@ func TestLaneDecisions(t *testing.T) {
 		{"refused below the end", []step{{op: "start", a: 99, b: 100, allowed: true, wantEnds: []uint64{99}}}},
 		{"refused past the end", []step{{op: "start", a: 101, b: 100, allowed: true, wantEnds: []uint64{101}}}},
 		{"refused when not allowed", []step{{op: "start", a: 100, b: 100, wantEnds: []uint64{100}}}},
-		{"a terminal that would block ends it where it is", []step{
+		{"a full terminal queues the chunk, and what follows joins the queue", []step{
 			{op: "start", a: 0, b: 0, allowed: true, wantIsOpen: true},
-			{op: "chunk", a: 0, b: 10, wantWrite: true, wantIsOpen: true},
-			{op: "wrote", a: 0, b: 10, wrote: -1, err: syscall.EAGAIN, wantEnds: []uint64{0}},
-			{op: "chunk", a: 10, b: 10},
+			{op: "chunk", a: 0, b: 10, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 0, b: 10, wrote: -1, err: syscall.EAGAIN, wantRest: 10, wantIsOpen: true, wantQueued: 10},
+			{op: "chunk", a: 10, b: 10, wantHow: laneQueue, wantIsOpen: true, wantQueued: 20},
+			{op: "flushed", wrote: 15, wantIsOpen: true, wantQueued: 5},
+			{op: "flushed", wrote: -1, err: syscall.EAGAIN, wantIsOpen: true, wantQueued: 5},
+			{op: "chunk", a: 20, b: 1, wantHow: laneQueue, wantIsOpen: true, wantQueued: 6},
+			{op: "flushed", wrote: 6, wantIsOpen: true},
+			{op: "chunk", a: 21, b: 4, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 21, b: 4, wrote: 4, wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{25}},
 		}},
-		{"a short write ends it after what was taken", []step{
+		{"a short write queues the rest", []step{
 			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
-			{op: "chunk", a: 7, b: 10, wantWrite: true, wantIsOpen: true},
-			{op: "wrote", a: 7, b: 10, wrote: 4, wantEnds: []uint64{11}},
+			{op: "chunk", a: 7, b: 10, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 10, wrote: 4, wantRest: 6, wantIsOpen: true, wantQueued: 6},
+			{op: "stop", wantEnds: []uint64{11}}, // after what the terminal took
+		}},
+		{"a terminal that falls a queue behind ends it where it stopped", []step{
+			{op: "start", a: 0, b: 0, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 0, b: 100, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 0, b: 100, wrote: 40, wantRest: 60, wantIsOpen: true, wantQueued: 60},
+			{op: "chunk", a: 100, b: max - 60, wantHow: laneQueue, wantIsOpen: true, wantQueued: max},
+			{op: "chunk", a: max + 40, b: 1, wantEnds: []uint64{40}},
+			{op: "flushed", wrote: 10}, // a writer's write after the end changes nothing
+			{op: "chunk", a: max + 41, b: 1},
+		}},
+		{"a chunk larger than a queue the terminal did not take ends it", []step{
+			{op: "start", a: 0, b: 0, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 0, b: max + 2, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 0, b: max + 2, wrote: 1, wantEnds: []uint64{1}},
 		}},
 		{"a failed write ends it", []step{
 			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
-			{op: "chunk", a: 7, b: 10, wantWrite: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 10, wantHow: laneWrite, wantIsOpen: true},
 			{op: "wrote", a: 7, b: 10, wrote: -1, err: syscall.EIO, wantEnds: []uint64{7}},
+		}},
+		{"a failed write of the queue ends it after what the terminal took", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 10, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 10, wrote: 2, wantRest: 8, wantIsOpen: true, wantQueued: 8},
+			{op: "flushed", wrote: 3, err: syscall.EIO, wantEnds: []uint64{12}},
 		}},
 		{"bytes it never saw end it before them", []step{
 			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
 			{op: "chunk", a: 9, b: 10, wantEnds: []uint64{7}},
 		}},
+		{"bytes it never saw behind a queue end it where the terminal stopped", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 10, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 10, wrote: 2, wantRest: 8, wantIsOpen: true, wantQueued: 8},
+			{op: "chunk", a: 30, b: 10, wantEnds: []uint64{9}},
+		}},
 		{"a chunk that asks the terminal a question ends it before the chunk", []step{
 			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
-			{op: "chunk", a: 7, b: 3, wantWrite: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 3, wantHow: laneWrite, wantIsOpen: true},
 			{op: "wrote", a: 7, b: 3, wrote: 3, wantIsOpen: true},
 			{op: "ask", a: 10, b: 8, wantEnds: []uint64{10}},
 			{op: "chunk", a: 18, b: 2},
+		}},
+		{"a question behind a queue ends it where the terminal stopped", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 3, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 3, wrote: 1, wantRest: 2, wantIsOpen: true, wantQueued: 2},
+			{op: "ask", a: 10, b: 8, wantEnds: []uint64{8}},
 		}},
 		{"a question as the first chunk: the lane wrote nothing", []step{
 			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
@@ -84,19 +127,27 @@ func TestLaneDecisions(t *testing.T) {
 		}},
 		{"a second start ends the first, then opens", []step{
 			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
-			{op: "chunk", a: 7, b: 3, wantWrite: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 3, wantHow: laneWrite, wantIsOpen: true},
 			{op: "wrote", a: 7, b: 3, wrote: 3, wantIsOpen: true},
 			{op: "start", a: 10, b: 10, allowed: true, wantEnds: []uint64{10}, wantIsOpen: true},
 			{op: "start", a: 5, b: 10, allowed: true, wantEnds: []uint64{10, 5}},
 		}},
+		{"a second start with a queue ends the first where its terminal stopped", []step{
+			{op: "start", a: 7, b: 7, allowed: true, wantIsOpen: true},
+			{op: "chunk", a: 7, b: 3, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 7, b: 3, wrote: 0, wantRest: 3, wantIsOpen: true, wantQueued: 3},
+			{op: "start", a: 10, b: 10, allowed: true, wantEnds: []uint64{7}, wantIsOpen: true},
+		}},
 		{"writes reported while closed are ignored", []step{
 			{op: "wrote", a: 0, b: 10, wrote: 10},
+			{op: "flushed", wrote: 10},
 			{op: "chunk", a: 0, b: 10},
 		}},
 		{"the largest offsets", []step{
 			{op: "start", a: 1<<64 - 5, b: 1<<64 - 5, allowed: true, wantIsOpen: true},
-			{op: "chunk", a: 1<<64 - 5, b: 4, wantWrite: true, wantIsOpen: true},
-			{op: "wrote", a: 1<<64 - 5, b: 4, wrote: 2, wantEnds: []uint64{1<<64 - 3}},
+			{op: "chunk", a: 1<<64 - 5, b: 4, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 1<<64 - 5, b: 4, wrote: 2, wantRest: 2, wantIsOpen: true, wantQueued: 2},
+			{op: "stop", wantEnds: []uint64{1<<64 - 3}},
 		}},
 	}
 	for _, c := range cases {
@@ -104,22 +155,28 @@ func TestLaneDecisions(t *testing.T) {
 			var l lane
 			for i, s := range c.steps {
 				var ends []uint64
-				write := false
+				how, rest := laneSkip, 0
 				switch s.op {
 				case "start":
 					ends = l.start(s.a, s.b, s.allowed)
 				case "chunk":
-					write, ends = l.chunk(s.a, int(s.b), false)
+					how, ends = l.chunk(s.a, int(s.b), false)
 				case "ask":
-					write, ends = l.chunk(s.a, int(s.b), true)
+					how, ends = l.chunk(s.a, int(s.b), true)
 				case "wrote":
-					ends = l.wrote(s.a, int(s.b), s.wrote, s.err)
+					rest, ends = l.wrote(s.a, int(s.b), s.wrote, s.err)
+				case "flushed":
+					ends = l.flushed(s.wrote, s.err)
 				case "stop":
 					ends = l.stop()
 				}
-				if write != s.wantWrite || fmt.Sprint(ends) != fmt.Sprint(s.wantEnds) && len(ends)+len(s.wantEnds) > 0 || l.open != s.wantIsOpen {
-					t.Fatalf("step %d (%s %d %d): write %v, ends %v, open %v; want %v, %v, %v",
-						i, s.op, s.a, s.b, write, ends, l.open, s.wantWrite, s.wantEnds, s.wantIsOpen)
+				queued := uint64(0)
+				if l.open {
+					queued = l.queued()
+				}
+				if how != s.wantHow || rest != s.wantRest || fmt.Sprint(ends) != fmt.Sprint(s.wantEnds) && len(ends)+len(s.wantEnds) > 0 || l.open != s.wantIsOpen || queued != s.wantQueued {
+					t.Fatalf("step %d (%s %d %d): how %d, rest %d, ends %v, open %v, queued %d; want %d, %d, %v, %v, %d",
+						i, s.op, s.a, s.b, how, rest, ends, l.open, queued, s.wantHow, s.wantRest, s.wantEnds, s.wantIsOpen, s.wantQueued)
 				}
 			}
 		})
@@ -290,17 +347,56 @@ func TestLaneStalledTerminal(t *testing.T) {
 	}
 }
 
-// A lane revoked in the middle of a flood ends at an offset, and its
-// terminal has exactly the bytes before it; the holder lets the terminal go.
-func TestLaneRevoked(t *testing.T) {
-	const flood = 4 << 20
-	th := startHolder(t, floodScript(flood), 0)
+// readLane starts script, connects at the end, gives the connection a lane
+// whose terminal the test reads as fast as it can, and lets the script go.
+func readLane(t *testing.T, script string) (*testHolder, *server, wire.Welcome, <-chan []byte) {
+	t.Helper()
+	th := startHolder(t, script, 0)
 	th.waitEnd(5)
 	s, wel := th.connect(wire.FromEnd)
 	lt := newLaneTerm(t, true)
 	s.giveLane(lt, wel.End)
 	got := lt.readAll(t)
 	s.w.Input([]byte("go\n"))
+	return th, s, wel, got
+}
+
+// closed is all the lane's terminal got, once the holder has closed it.
+func closed(t *testing.T, got <-chan []byte) []byte {
+	t.Helper()
+	select {
+	case all := <-got:
+		return all
+	case <-time.After(wait):
+		t.Fatal("the holder kept the lane's terminal open after its end")
+		return nil
+	}
+}
+
+// A terminal slower than the child only for moments keeps its lane: what
+// it does not take at once waits in the lane's queue, and it gets every
+// byte of bursts larger than it takes at a time, through the lane alone.
+func TestLaneKeptThroughBursts(t *testing.T) {
+	const bursts, burst = 64, 32 << 10
+	th, s, wel, got := readLane(t, fmt.Sprintf(`printf ready; read -r x; for i in $(seq %d); do head -c %d /dev/zero | tr '\0' 'x'; sleep 0.02; done; printf END; read -r y`, bursts, burst))
+	total := wel.End + bursts*burst + 3
+	if ends, _ := s.followLane(total, wel.End); len(ends) != 0 {
+		t.Fatalf("the lane ended at %v during the bursts (%d to %d)", ends, wel.End, total)
+	}
+	s.w.Frame(wire.TypeLaneOff, nil)
+	if end := s.waitLaneEnd(); end != total {
+		t.Fatalf("the lane ended at %d; want after every burst, at %d", end, total)
+	}
+	if all, want := closed(t, got), th.logged(wel.End, total); !bytes.Equal(all, want) {
+		t.Fatalf("the lane's terminal got %d bytes; the log holds %d between the lane's start and end", len(all), len(want))
+	}
+}
+
+// A lane revoked in the middle of a flood ends at an offset, and its
+// terminal has exactly the bytes before it; the holder lets the terminal go.
+func TestLaneRevoked(t *testing.T) {
+	const flood = 4 << 20
+	th, s, wel, got := readLane(t, floodScript(flood))
 	for th.h.out.End() < wel.End+flood/4 {
 		time.Sleep(time.Millisecond)
 	}
@@ -310,12 +406,7 @@ func TestLaneRevoked(t *testing.T) {
 	if len(ends) != 1 {
 		t.Fatalf("lane ends %v, want one", ends)
 	}
-	var all []byte
-	select {
-	case all = <-got:
-	case <-time.After(wait):
-		t.Fatal("the holder kept the lane's terminal open after its end")
-	}
+	all := closed(t, got)
 	if want := th.logged(wel.End, ends[0]); !bytes.Equal(all, want) {
 		t.Fatalf("the lane's terminal got %d bytes; the log holds %d between the lane's start and end (%d)", len(all), len(want), ends[0])
 	}
