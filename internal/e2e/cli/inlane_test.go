@@ -23,13 +23,14 @@ func laneTyped(t *testing.T, e *e2e.Env) float64 {
 }
 
 // waitInputLane types a key and erases it until the holder, not attach,
-// has read one: the input lane runs.
+// has read one since the call: the input lane runs.
 func waitInputLane(t *testing.T, e *e2e.Env, typ func(string)) {
 	t.Helper()
+	before := laneTyped(t, e)
 	e2e.WaitFor(t, 15*time.Second, "an input lane to read a key", func() bool {
 		typ("z\x7f")
 		time.Sleep(20 * time.Millisecond)
-		return laneTyped(t, e) > 0
+		return laneTyped(t, e) > before
 	})
 }
 
@@ -128,7 +129,9 @@ func TestAttachInputLaneGivesTheTerminalBack(t *testing.T) {
 	// Stopped from outside: the shell takes the terminal back.
 	syscall.Kill(pid, syscall.SIGSTOP)
 	e2e.WaitFor(t, 10*time.Second, "the shell to take the terminal back", func() bool { return echoOn(t, p) })
-	a.typ("echo outer-$((3+4))\r")
+	// Ctrl-U first: keys typed as attach stopped may be left in the
+	// terminal, for the shell, as they would be for a person.
+	a.typ("\x15echo outer-$((3+4))\r")
 	a.waitOutput("outer-7")
 	if scr := capture(t, e, "gb"); strings.Contains(scr, "outer") {
 		t.Fatalf("keys typed to the shell reached the session:\n%s", scr)
@@ -144,7 +147,7 @@ func TestAttachInputLaneGivesTheTerminalBack(t *testing.T) {
 	// Killed: the shell has its terminal, and no key goes astray.
 	syscall.Kill(pid, syscall.SIGKILL)
 	e2e.WaitFor(t, 10*time.Second, "the shell to take the terminal back", func() bool { return echoOn(t, p) })
-	a.typ("echo back-$((4+4))\r")
+	a.typ("\x15echo back-$((4+4))\r")
 	a.waitOutput("back-8")
 	if scr := capture(t, e, "gb"); strings.Contains(scr, "back") {
 		t.Fatalf("keys typed to the shell reached the session:\n%s", scr)
