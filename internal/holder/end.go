@@ -109,17 +109,19 @@ func (h *holder) serve() {
 		h.drain(died)
 	}
 
+	// The log is made durable, and the segments retention dropped are
+	// gone from disk (Sync waits for the log's background work), before
+	// anything says the session ended: a forwarder that sees exited sends
+	// the Exit frame at once, and what a server then reads of the log
+	// (an export after wait --exit) must be what stays there.
+	if err := syncEnded(h.out); err != nil {
+		h.log.Error("sync output log", "err", err)
+	}
 	h.mu.Lock()
 	h.meta, h.exitFrame = ended(h.meta, state, reason, code, sig, h.out.End(), time.Now())
 	meta := h.meta
 	h.exited = true
 	h.mu.Unlock()
-
-	// The log is made durable before meta.json says the session ended, so
-	// an ended session's log is always complete on disk.
-	if err := h.out.Sync(); err != nil {
-		h.log.Error("sync output log", "err", err)
-	}
 	h.recordEnd(meta)
 	h.poke()
 	// Give every connected server a moment to receive the tail and the
@@ -159,6 +161,9 @@ func (h *holder) serve() {
 	// Last: the next holder may write the directory once this lets go.
 	h.lock.Close()
 }
+
+// syncEnded syncs an ended session's log (a variable for tests).
+var syncEnded = (*outlog.Log).Sync
 
 // ended returns meta.json's record and the Exit frame of a session whose
 // child ended at now with status code (128+sig when killed by signal sig)

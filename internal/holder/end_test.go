@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"termkeep/internal/outlog"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
@@ -260,5 +262,47 @@ func toTheExit(c *net.UnixConn) error {
 			}
 			return nil
 		}
+	}
+}
+
+// The Exit frame follows the sync of the ended session's log, which
+// waits for the removal of the segments retention dropped: a server told
+// the end (termkeep wait --exit) then reads the log as it stays, and two
+// exports of the ended session agree. The sync is held here while the
+// forwarder is woken: an end already published would be sent then.
+func TestExitAfterLogSync(t *testing.T) {
+	var hp atomic.Pointer[holder]
+	gotExit := make(chan struct{})
+	early := make(chan bool, 1)
+	sync0 := syncEnded
+	t.Cleanup(func() { syncEnded = sync0 })
+	syncEnded = func(l *outlog.Log) error {
+		if h := hp.Load(); h != nil {
+			h.poke()
+		}
+		select {
+		case <-gotExit:
+			early <- true
+		case <-time.After(time.Second):
+			early <- false
+		}
+		return sync0(l)
+	}
+	th := startHolder(t, "read -r go; printf bye; exit 3", 0)
+	hp.Store(th.h)
+	s, _ := th.connect(0)
+	s.w.Input([]byte("\n"))
+	for {
+		f := s.next()
+		if f.Type == wire.TypeExit {
+			close(gotExit)
+			break
+		}
+	}
+	if <-early {
+		t.Fatal("the Exit frame was sent before the log was synced")
+	}
+	if _, err := th.endedMeta(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1074,7 +1074,10 @@ func (l *Log) resync() error {
 	return l.scanTail()
 }
 
-// Sync flushes appended bytes to stable storage. Read-only: nothing to do.
+// Sync flushes appended bytes to stable storage, after the background work
+// queued before it: the files of segments retention dropped are gone when
+// it returns, so the directory (FirstOffset, a read-only Open) agrees with
+// First. Read-only: nothing to do.
 func (l *Log) Sync() error {
 	if l.ro {
 		return nil
