@@ -19,7 +19,8 @@ func Descendants(pid int) ([]int, error) { return descendants(pid) }
 func OpenFiles(pid int) ([]string, error) { return openFiles(pid) }
 
 // Environ returns the environment process pid was started with (what it
-// changed in itself since is not seen).
+// changed in itself since is not seen). A process in the middle of its
+// exec has none yet: empty, and no error.
 func Environ(pid int) ([]string, error) { return environ(pid) }
 
 // tree returns root and its descendants in parents (pid => parent's pid).

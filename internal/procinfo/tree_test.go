@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDescendants: the child of a child of this process is found, and so
@@ -96,6 +97,12 @@ func TestEnviron(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	env, err := Environ(cmd.Process.Pid)
+	// Start returns once the exec has begun; until the kernel has laid
+	// out the new program's memory its environment reads empty.
+	for deadline := time.Now().Add(10 * time.Second); err == nil && len(env) == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		env, err = Environ(cmd.Process.Pid)
+	}
 	if runtime.GOOS != "linux" {
 		if err != ErrUnsupported {
 			t.Fatalf("err = %v, want ErrUnsupported", err)
