@@ -128,9 +128,6 @@ func (l *lane) flushed(k int, err error) (ends []uint64) {
 	return nil
 }
 
-// queued is the number of bytes waiting for the terminal.
-func (l *lane) queued() uint64 { return l.next - l.written }
-
 // stop ends an open lane after the last byte its terminal took.
 func (l *lane) stop() (ends []uint64) {
 	if !l.open {

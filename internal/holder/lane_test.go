@@ -172,7 +172,7 @@ func TestLaneDecisions(t *testing.T) {
 				}
 				queued := uint64(0)
 				if l.open {
-					queued = l.queued()
+					queued = l.next - l.written
 				}
 				if how != s.wantHow || rest != s.wantRest || fmt.Sprint(ends) != fmt.Sprint(s.wantEnds) && len(ends)+len(s.wantEnds) > 0 || l.open != s.wantIsOpen || queued != s.wantQueued {
 					t.Fatalf("step %d (%s %d %d): how %d, rest %d, ends %v, open %v, queued %d; want %d, %d, %v, %v, %d",

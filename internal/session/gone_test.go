@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -38,25 +37,23 @@ func TestNothingFromAViewerAfterItIsGone(t *testing.T) {
 		}
 	}()
 
-	serve := func(hello wire.Hello) (net.Conn, chan error) {
-		srv, cli := net.Pipe()
-		done := make(chan error, 1)
-		go func() { done <- vh.h.ServeViewer(srv, hello, ViewerOptions{}) }()
+	serve := func(hello wire.Hello) *pipeViewer {
+		pv := vh.attach(hello, ViewerOptions{})
 		go func() { // the viewer reads whatever it is sent
 			var buf []byte
 			for {
-				if _, err := wire.ReadFrame(cli, &buf); err != nil {
+				if _, err := wire.ReadFrame(pv.c, &buf); err != nil {
 					return
 				}
 			}
 		}()
-		return cli, done
+		return pv
 	}
 	const rounds = 50
 	for i := range rounds {
-		typist, typistDone := serve(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd})
+		typist := serve(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd})
 		go func() {
-			w := wire.NewWriter(typist)
+			w := wire.NewWriter(typist.c)
 			for w.Input([]byte(fmt.Sprintf("<%d>", i))) == nil {
 			}
 		}()
@@ -72,18 +69,18 @@ func TestNothingFromAViewerAfterItIsGone(t *testing.T) {
 				t.Fatalf("round %d: the viewer's typing never arrived", i)
 			}
 		}
-		other, otherDone := serve(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd, DetachOthers: true})
+		other := serve(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd, DetachOthers: true})
 		select {
-		case <-typistDone:
+		case <-typist.done:
 		case <-time.After(30 * time.Second):
 			t.Fatalf("round %d: the detached viewer was not let go", i)
 		}
 		if err := vh.h.Input([]byte(fmt.Sprintf("|%d|", i))); err != nil {
 			t.Fatal(err)
 		}
-		typist.Close()
-		other.Close()
-		<-otherDone
+		typist.c.Close()
+		other.c.Close()
+		<-other.done
 	}
 	// Every marker is in, after everything before it.
 	var got []byte

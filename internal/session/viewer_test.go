@@ -93,9 +93,9 @@ func (vh *viewerHost) live(p []byte) {
 func (vh *viewerHost) attach(hello wire.Hello, opts ViewerOptions) *pipeViewer {
 	vh.t.Helper()
 	srv, cli := net.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- vh.h.ServeViewer(srv, hello, opts) }()
+	done := make(chan struct{})
 	pv := &pipeViewer{t: vh.t, c: cli, done: done}
+	go func() { defer close(done); pv.err = vh.h.ServeViewer(srv, hello, opts) }()
 	vh.t.Cleanup(func() {
 		cli.Close()
 		select {
@@ -111,7 +111,8 @@ type pipeViewer struct {
 	t    *testing.T
 	c    net.Conn
 	buf  []byte
-	done chan error
+	done chan struct{} // closed when ServeViewer has returned
+	err  error         // what it returned
 }
 
 // next reads the next frame, failing the test after a generous deadline.
@@ -277,9 +278,8 @@ func TestServeViewerResumeFromTheFuture(t *testing.T) {
 		t.Fatalf("got %s %d %q, want an unavailable error naming the end", f.Type, code, msg)
 	}
 	select {
-	case err := <-pv.done:
-		pv.done <- err // for the cleanup
-		if err == nil {
+	case <-pv.done:
+		if pv.err == nil {
 			t.Fatal("ServeViewer returned no error")
 		}
 	case <-time.After(30 * time.Second):
