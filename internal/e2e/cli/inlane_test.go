@@ -173,12 +173,10 @@ func TestAttachLaneQuestionAfterAKey(t *testing.T) {
 		a.typ(fmt.Sprintf("ask %d\r", i))
 		a.waitOutput(fmt.Sprintf("<%d:", i))
 		if want := fmt.Sprintf("<%d:7;3>", i); !strings.Contains(string(a.bytes()), want) {
-			t.Fatalf("question %d: the program got no answer (want %s):\n%q", i, want, tail(a.bytes(), 300))
+			t.Fatalf("question %d: the program got no answer (want %s):\n%q", i, want, e2e.Tail(a.bytes(), 300))
 		}
 	}
 }
-
-func tail(b []byte, n int) []byte { return b[max(0, len(b)-n):] }
 
 func capture(t *testing.T, e *e2e.Env, ref string) string {
 	t.Helper()

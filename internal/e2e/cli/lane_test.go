@@ -184,7 +184,7 @@ func TestAttachLane(t *testing.T) {
 		t.Fatal("attach did not detach")
 	}
 	if !bytes.Contains(a.bytes(), []byte("[termkeep: detached from l]")) {
-		t.Fatalf("no farewell on attach's terminal: %q", a.bytes()[max(0, len(a.bytes())-200):])
+		t.Fatalf("no farewell on attach's terminal: %q", e2e.Tail(a.bytes(), 200))
 	}
 	if laneBytes(t, e) <= before {
 		t.Fatal("the switch to the alternate screen did not go by the lane")
