@@ -65,21 +65,32 @@ test('a list the server answered before the page dropped does not count the page
   let other;
   try {
     await waitFor(async () => (await tabs(p))[0].viewers === 1, { what: 'one viewer' });
-    // The next list is answered by the server now, while it counts the
-    // page, and reaches the page only once the page has dropped; the
-    // server cannot be reached after it.
+    // The first list that holds the session made next is answered by the
+    // server now, while it counts the page, and reaches the page only once
+    // the page has dropped; the server cannot be reached after it. A list
+    // the page asks for before that (an event, its periodic look) passes.
     let release;
     const held = new Promise((r) => (release = r));
     let answered = false;
     let taken = false;
+    let passed = 0;
     await p.route(/\/api\//, async (r) => {
       if (taken || !/\/api\/sessions(\?|$)/.test(r.request().url())) return r.abort('connectionrefused');
-      taken = true;
       const resp = await r.fetch();
+      const body = await resp.text();
+      if (!body.includes('"elsewhere"')) {
+        passed++;
+        return r.fulfill({ response: resp, body });
+      }
+      if (taken) return r.abort('connectionrefused');
+      taken = true;
       answered = true;
       await held;
-      await r.fulfill({ response: resp });
+      await r.fulfill({ response: resp, body });
     });
+    // A list asked for now, before the session exists, is one that passes.
+    await p.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    await waitFor(async () => passed > 0, { what: 'a list asked for before the session' });
     other = await newSession(s, 'elsewhere'); // the page asks for the list
     await waitFor(async () => answered, { what: 'the list answered' });
     await p.routeWebSocket(/\/ws\/sessions\//, (ws) => ws.close({ code: 1011, reason: 'refused by the test' }));
