@@ -21,7 +21,7 @@ func (s *Store) SetAgentConversation(ctx context.Context, id, was, conv, restore
 	if conv == "" {
 		return wrap(op, errors.New("empty conversation id"))
 	}
-	return wrap(op, s.inTx(ctx, func(tx *sql.Tx) error {
+	return wrap(op, s.sessionsTx(ctx, func(tx *sql.Tx) error {
 		var agent, cur string
 		err := tx.QueryRowContext(ctx, `SELECT agent, agent_conversation FROM sessions WHERE id = ?`, id).Scan(&agent, &cur)
 		switch {

@@ -125,14 +125,17 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 	if sess.EndedAt != nil {
 		endedAt = sql.NullString{String: formatTime(*sess.EndedAt), Valid: true}
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		sess.ID, nullString(sess.Name), sess.Workspace, string(cmdJSON), sess.Cwd,
-		sess.Cols, sess.Rows, sess.Owner, string(sess.State),
-		nullIntPtr(sess.ExitCode), sess.Reason, nullInt(sess.Pid), nullInt(sess.HolderPid),
-		formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt), sess.SizePolicy,
-		sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration, sess.EnvPolicy, sess.Cause,
-		sess.Agent, sess.AgentConversation)
+	err = s.sessions.write(func() error {
+		_, err := s.db.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			sess.ID, nullString(sess.Name), sess.Workspace, string(cmdJSON), sess.Cwd,
+			sess.Cols, sess.Rows, sess.Owner, string(sess.State),
+			nullIntPtr(sess.ExitCode), sess.Reason, nullInt(sess.Pid), nullInt(sess.HolderPid),
+			formatTime(sess.CreatedAt), endedAt, formatTime(sess.UpdatedAt), sess.SizePolicy,
+			sess.RestoreCommand, sess.AutoRestore, sess.ShellIntegration, sess.EnvPolicy, sess.Cause,
+			sess.Agent, sess.AgentConversation)
+		return err
+	})
 	switch {
 	case isUnique(err, "sessions.name"):
 		return wrap(op, ErrNameTaken)
@@ -146,19 +149,38 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) error {
 
 // Session returns the session with the given id, or ErrNotFound.
 func (s *Store) Session(ctx context.Context, id string) (Session, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
-	sess, err := scanSession(row)
+	sess, err := s.cached(id, false, func() (Session, error) {
+		return scanSession(s.db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id))
+	})
 	return sess, wrap("get session "+id, err)
 }
 
 // Resolve returns the session whose id is idOrName, else the one whose name is
 // idOrName, else ErrNotFound. Both matches are exact.
 func (s *Store) Resolve(ctx context.Context, idOrName string) (Session, error) {
-	// One statement, so a concurrent rename cannot fall between two lookups.
-	row := s.db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions
-		WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1`, idOrName)
-	sess, err := scanSession(row)
+	sess, err := s.cached(idOrName, true, func() (Session, error) {
+		// One statement, so a concurrent rename cannot fall between two lookups.
+		return scanSession(s.db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions
+			WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1`, idOrName))
+	})
 	return sess, wrap("resolve session "+idOrName, err)
+}
+
+// cached answers a lookup of ref from the session cache, else by read,
+// whose answer it keeps.
+func (s *Store) cached(ref string, byName bool, read func() (Session, error)) (Session, error) {
+	sess, ok, epoch := s.sessions.lookup(ref, byName)
+	if ok {
+		if s.sessions.check {
+			s.sessions.verify(ref, sess, epoch, read)
+		}
+		return sess, nil
+	}
+	sess, err := read()
+	if err == nil {
+		s.sessions.store(ref, sess, epoch)
+	}
+	return sess, err
 }
 
 // Sessions returns every session, oldest first (by CreatedAt, then ID). It
@@ -209,7 +231,7 @@ func (s *Store) EndCause(ctx context.Context, id string, st State, exitCode *int
 	if !st.Ended() {
 		return false, wrap(op, fmt.Errorf("%q is not an ended state", st))
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.sessionsTx(ctx, func(tx *sql.Tx) error {
 		cur, err := stateOf(ctx, tx, id)
 		if err != nil {
 			return err
@@ -234,7 +256,7 @@ func (s *Store) EndCause(ctx context.Context, id string, st State, exitCode *int
 // pids, clearing exit_code, ended_at and reason. A session that is already
 // running is an error: its processes are not replaced.
 func (s *Store) Restart(ctx context.Context, id string, pid, holderPid int) error {
-	return wrap("restart session "+id, s.inTx(ctx, func(tx *sql.Tx) error {
+	return wrap("restart session "+id, s.sessionsTx(ctx, func(tx *sql.Tx) error {
 		cur, err := stateOf(ctx, tx, id)
 		if err != nil {
 			return err
@@ -255,8 +277,12 @@ func (s *Store) Restart(ctx context.Context, id string, pid, holderPid int) erro
 // It changes nothing and returns changed false unless the session is
 // interrupted with another cause or reason.
 func (s *Store) SetCause(ctx context.Context, id, cause, reason string) (changed bool, err error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE sessions SET cause = ?, reason = ?, updated_at = ?
-		WHERE id = ? AND state = ? AND (cause != ? OR reason != ?)`, cause, reason, s.nowText(), id, string(StateInterrupted), cause, reason)
+	var res sql.Result
+	err = s.sessions.write(func() (err error) {
+		res, err = s.db.ExecContext(ctx, `UPDATE sessions SET cause = ?, reason = ?, updated_at = ?
+			WHERE id = ? AND state = ? AND (cause != ? OR reason != ?)`, cause, reason, s.nowText(), id, string(StateInterrupted), cause, reason)
+		return err
+	})
 	if err != nil {
 		return false, wrap("set cause of session "+id, err)
 	}
@@ -269,7 +295,7 @@ func (s *Store) SetCause(ctx context.Context, id, cause, reason string) (changed
 // unknown). It fails with ErrNotRunning if the session is not running, so a
 // late report cannot give an ended session a live pid.
 func (s *Store) SetPids(ctx context.Context, id string, pid, holderPid int) error {
-	return wrap("set pids of session "+id, s.inTx(ctx, func(tx *sql.Tx) error {
+	return wrap("set pids of session "+id, s.sessionsTx(ctx, func(tx *sql.Tx) error {
 		cur, err := stateOf(ctx, tx, id)
 		if err != nil {
 			return err
@@ -321,7 +347,12 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // update runs a statement on one session row; ErrNotFound if none matched.
 func (s *Store) update(ctx context.Context, query string, args ...any) error {
-	return s.updateRow(ctx, ErrNotFound, query, args...)
+	return s.sessions.write(func() error { return s.updateRow(ctx, ErrNotFound, query, args...) })
+}
+
+// sessionsTx is inTx for a transaction that writes session rows.
+func (s *Store) sessionsTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.sessions.write(func() error { return s.inTx(ctx, fn) })
 }
 
 // updateRow runs a statement meant to change one row; notFound if none

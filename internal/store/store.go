@@ -52,6 +52,8 @@ type Store struct {
 	path string
 	now  func() time.Time
 
+	sessions *sessionCache // rows of sessions, kept between writes (sessioncache.go)
+
 	// genMu guards the generation's state (generation.go).
 	genMu      sync.Mutex
 	gen        GenerationCheck
@@ -107,7 +109,7 @@ func open(ctx context.Context, path string, now func() time.Time, migs []string,
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 
-	s := &Store{db: db, path: path, now: now}
+	s := &Store{db: db, path: path, now: now, sessions: newSessionCache()}
 	if err := s.init(ctx, migs); err != nil {
 		db.Close()
 		return nil, openError("open "+path, abs, err)

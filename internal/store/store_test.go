@@ -31,7 +31,7 @@ func (c *clock) Now() time.Time {
 	return c.t
 }
 
-func openTest(t *testing.T) (*Store, *clock, string) {
+func openTest(t testing.TB) (*Store, *clock, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "termkeep.db")
 	c := newClock()

@@ -107,7 +107,7 @@ func (s *Store) SessionsInWorkspace(ctx context.Context, name string) ([]Session
 // Pause moves a running session to paused, clearing its pid and recording
 // why; ErrNotRunning if it is not running.
 func (s *Store) Pause(ctx context.Context, id, reason string) error {
-	return wrap("pause session "+id, s.inTx(ctx, func(tx *sql.Tx) error {
+	return wrap("pause session "+id, s.sessionsTx(ctx, func(tx *sql.Tx) error {
 		cur, err := stateOf(ctx, tx, id)
 		if err != nil {
 			return err
