@@ -417,10 +417,13 @@ func (s *Stream) Next() (wire.Frame, error) {
 			return f, err
 		}
 		if f.Type == wire.TypeServerPing {
+			// An answer that cannot be sent (the server closed the
+			// connection after a session's last output and its Exit) is
+			// no reason to stop reading: what the server sent before is
+			// still here, and a connection that is gone shows in the
+			// next read.
 			x, _ := wire.ParseUint64(f.Type, f.Payload)
-			if err := s.Send(func(w *wire.Writer) error { return w.Uint64(wire.TypeAnswer, x) }); err != nil {
-				return f, err
-			}
+			s.Send(func(w *wire.Writer) error { return w.Uint64(wire.TypeAnswer, x) })
 			continue
 		}
 		return f, nil
