@@ -23,7 +23,7 @@ import (
 
 const (
 	predictDelay     = 150 * time.Millisecond // each way
-	fullPredictKeys  = 120                    // per shell
+	fullPredictKeys  = 360                    // per shell (report_predict.go says why)
 	quickPredictKeys = 40
 
 	predictP50Max   = 10 * time.Millisecond // perceived echo p50 in bash

@@ -83,7 +83,9 @@ func (rep *report) predictMethod() []string {
 			"WebSocket chunk %s each way (a %s round trip; the page's HTTP passes at once); predictive echo is on its "+
 			"default, auto. A typist types %d keys into each shell, a key every 140 ms and a pause of 600 ms at each "+
 			"prompt: short commands with a typo fixed by backspaces (bash and zsh with termkeep's shell integration, "+
-			"python3's REPL without it), each line run with Enter once it is drawn. Driver: `web/bench/predict.mjs`; "+
+			"python3's REPL without it), each line run with Enter once it is drawn. A key waits for the next frame, "+
+			"at a time spread evenly over the frame's 16.7 ms, so the p50 of 120 keys moves by about 0.8 ms from run "+
+			"to run; the full run types 360 (about 0.5 ms). Driver: `web/bench/predict.mjs`; "+
 			"alone: `%s`.", fmtDur(predictDelay), fmtDur(2*predictDelay), rep.predict.keys, rep.onlyCommand("predict")),
 		"**Perceived**: for each printable key, from its key event in the page (the event's timeStamp) to the first " +
 			"animation frame that shows its character at its cell, predicted or echoed, read from the page's elements " +
