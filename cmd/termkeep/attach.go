@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"strings"
@@ -207,7 +208,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		}
 	}
 	notice := func(format string, args ...any) {
-		msg := fmt.Sprintf("[termkeep: "+format+"]", args...)
+		msg := fmt.Sprintf("termkeep: "+format, args...)
 		own(func() []byte { return ot.Notice(msg) })
 	}
 	// A notice that reports an event, not a state, goes after a while.
@@ -255,12 +256,23 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	lost := false        // the connection was lost: say when it is back
 	redrawNext := false  // attach was stopped and continued: reconnect from a snapshot
 	for {
+		if f.off < 0 {
+			f.claim = 0 // a snapshot draws it all
+		}
+		f.laneToken = laneToken()
 		s, err := f.open(ctx, func() {
 			lost = true
 			notice("connection lost; reconnecting (Ctrl-\\ detaches)")
 		})
 		if err != nil {
 			return err
+		}
+		if f.claim != 0 && !wire.LaneClaims(s.Welcome.Version) {
+			// A server that cannot say where the lane ended: the
+			// screen is drawn anew.
+			s.Close()
+			f.off, f.claim = wire.FromSnapshot, 0
+			continue
 		}
 		if lost {
 			lost = false
@@ -327,6 +339,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					wmu.Unlock()
 					f.advance(off, len(data))
 				case wire.TypeLaneEnd:
+					f.claim = 0 // the first lane-end answers a claim
 					wmu.Lock()
 					write, resume := gate.ended()
 					for _, b := range write {
@@ -501,9 +514,11 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 				if resume {
 					rt.resume()
 				}
-				if snapshot && r.exit == nil {
-					// A lane may have written past f.off.
-					f.off = wire.FromSnapshot
+				if snapshot && r.exit == nil && f.off >= 0 && f.claim == 0 {
+					// A lane may have written past f.off: the next
+					// connection asks where it ended (an unanswered
+					// claim stays: this connection had no lane).
+					f.claim = f.laneToken
 				}
 				if errors.As(r.err, new(terminalGone)) {
 					return nil // as above: the terminal hung up
@@ -528,6 +543,16 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 				}
 				break loop // reconnect from f.off
 			}
+		}
+	}
+}
+
+// laneToken draws a token for a connection's lanes: random, so that no
+// other attach's connection, before or after a server restart, has it.
+func laneToken() uint64 {
+	for {
+		if t := rand.Uint64(); t != 0 {
+			return t
 		}
 	}
 }

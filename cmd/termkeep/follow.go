@@ -34,6 +34,10 @@ type follower struct {
 	// screenFirst asks for a snapshot's screen before its history
 	// (wire.Hello.ScreenFirst): attach, whose user waits for the screen.
 	screenFirst bool
+	// laneToken names the current connection's lanes; claim is an earlier
+	// connection's token whose lane's end the next connection asks for
+	// (wire/laneclaim.go): attach only.
+	laneToken, claim uint64
 	// unchecked: c was made without asking whether a server answers (a
 	// round trip before attach's first draw); the first connection that
 	// finds none starts one (globals.connect) instead of counting as lost.
@@ -61,7 +65,7 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 		s, err := f.c.Attach(ctx, f.ref, wire.Hello{
 			Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly,
 			DetachOthers: f.detachOthers, Fit: f.fit, IgnoreSize: f.ignoreSize, Name: f.name,
-			ScreenFirst: f.screenFirst,
+			ScreenFirst: f.screenFirst, LaneToken: f.laneToken, Claim: f.claim,
 		})
 		if err == nil {
 			f.detachOthers, f.fit, f.unchecked = false, false, false

@@ -8,6 +8,7 @@ import (
 	"termkeep/internal/fdpass"
 	"termkeep/internal/rawio"
 	"termkeep/internal/termq"
+	"termkeep/internal/wire"
 )
 
 // The output lane (docs/architecture.md, Echo through attach): a terminal
@@ -39,8 +40,19 @@ const maxLaneEnds = 64
 // waits for the terminal.
 type lane struct {
 	open    bool
+	token   uint64 // the open lane's (wire.Hello.LaneToken; 0: an older server's)
 	next    uint64 // the offset of the next byte the lane is owed: those below were written or queued
 	written uint64 // the terminal took every byte below it; [written, next) are queued
+	// records are the last lanes' ends by token, newest last, at most
+	// wire.MaxLaneRecords: what a claim (wire/laneclaim.go) is answered.
+	records []laneRecord
+}
+
+// laneRecord is where token's last lane ended, and whether the token was
+// claimed: its connection is gone, so it may open no lane again.
+type laneRecord struct {
+	token, end uint64
+	claimed    bool
 }
 
 // laneQueueMax bounds the bytes a lane's terminal may be behind: past it,
@@ -63,13 +75,60 @@ const (
 // the bytes in between are the server's to send; past it, they do not
 // exist. A lane still open ends first (at its next byte). It returns the
 // ends to report, in order.
-func (l *lane) start(at, end uint64, allowed bool) (ends []uint64) {
+func (l *lane) start(at, end uint64, allowed bool, token uint64) (ends []uint64) {
 	ends = l.stop()
-	if !allowed || at != end {
+	if r := l.record(token); !allowed || at != end || r != nil && r.claimed {
 		return append(ends, at)
 	}
-	*l = lane{open: true, next: at, written: at}
+	l.open, l.token, l.next, l.written = true, token, at, at
 	return ends
+}
+
+// claim ends token's lane if it runs, and marks the token claimed: its
+// lanes end at their start from now on. It returns the ends to report to
+// the lane's owner, and where token's last lane ended (0: none known).
+func (l *lane) claim(token uint64) (ends []uint64, end uint64) {
+	if token == 0 {
+		return nil, 0
+	}
+	if l.open && l.token == token {
+		ends = l.stop()
+	}
+	r := l.record(token)
+	if r == nil {
+		r = l.remember(token)
+	}
+	r.claimed = true
+	return ends, r.end
+}
+
+// record returns token's record, or nil. Token 0 (an older server's
+// lanes) has none.
+func (l *lane) record(token uint64) *laneRecord {
+	for i := range l.records {
+		if token != 0 && l.records[i].token == token {
+			return &l.records[i]
+		}
+	}
+	return nil
+}
+
+// remember returns token's record, made newest: the oldest is forgotten
+// past wire.MaxLaneRecords.
+func (l *lane) remember(token uint64) *laneRecord {
+	r := laneRecord{token: token}
+	for i := range l.records {
+		if l.records[i].token == token {
+			r = l.records[i]
+			l.records = append(l.records[:i], l.records[i+1:]...)
+			break
+		}
+	}
+	if len(l.records) >= wire.MaxLaneRecords {
+		l.records = append(l.records[:0], l.records[1:]...)
+	}
+	l.records = append(l.records, r)
+	return &l.records[len(l.records)-1]
 }
 
 // chunk decides what becomes of a chunk logged at [off, off+n): written
@@ -134,6 +193,9 @@ func (l *lane) stop() (ends []uint64) {
 		return nil
 	}
 	l.open = false
+	if l.token != 0 {
+		l.remember(l.token).end = l.written
+	}
 	return []uint64{l.written}
 }
 
@@ -154,14 +216,14 @@ type laneFile struct {
 // openLane opens a lane for u at offset at on the terminal fd (the
 // holder takes it over: it is closed whatever happens). Called by u's
 // reader.
-func (h *holder) openLane(u *upstream, at uint64, fd int) {
+func (h *holder) openLane(u *upstream, at, token uint64, fd int) {
 	f := os.NewFile(uintptr(fd), "lane")
 	fit := f != nil && fdpass.NonBlockingTerminal(fd)
 	h.ptyMu.Lock()
 	defer h.ptyMu.Unlock()
 	ends := h.lane.stop() // a lane still open ends first, its file with it
 	h.laneEndedLocked(ends)
-	ends = append(ends, h.lane.start(at, h.out.End(), fit && !h.laneDisabled)...)
+	ends = append(ends, h.lane.start(at, h.out.End(), fit && !h.laneDisabled, token)...)
 	if h.lane.open {
 		h.laneFile = laneFile{f: f, fd: uintptr(fd), owner: u}
 	} else if f != nil {
@@ -309,16 +371,34 @@ func (h *holder) laneReport(ends []uint64) {
 	u.laneEnds(ends)
 }
 
+// laneNote is what the forwarder tells the server of lanes, in order
+// with the output: a lane's end (to the connection that opened it), or
+// the answer to a claim (claimed: token's last lane ended at off).
+type laneNote struct {
+	off     uint64
+	token   uint64
+	claimed bool
+}
+
 // laneEnds queues lane ends for u's forwarder, which sends them once the
 // output before them has gone, and wakes it. It never waits.
 func (u *upstream) laneEnds(ends []uint64) {
-	if u == nil || len(ends) == 0 {
+	notes := make([]laneNote, len(ends))
+	for i, e := range ends {
+		notes[i] = laneNote{off: e}
+	}
+	u.laneNotes(notes)
+}
+
+// laneNotes queues notes for u's forwarder and wakes it.
+func (u *upstream) laneNotes(notes []laneNote) {
+	if u == nil || len(notes) == 0 {
 		return
 	}
 	u.h.mu.Lock()
-	over := len(u.ends)+len(ends) > maxLaneEnds
+	over := len(u.ends)+len(notes) > maxLaneEnds
 	if !over {
-		u.ends = append(u.ends, ends...)
+		u.ends = append(u.ends, notes...)
 	}
 	u.h.mu.Unlock()
 	if over {
@@ -331,19 +411,33 @@ func (u *upstream) laneEnds(ends []uint64) {
 	}
 }
 
-// dueLaneEnds takes the queued lane ends at or below sent, the offset up
-// to which the forwarder has sent output: a server resumes a viewer at an
+// dueLaneEnds takes the queued notes at or below sent, the offset up to
+// which the forwarder has sent output: a server resumes a viewer at an
 // end only once it has the bytes before it.
-func (u *upstream) dueLaneEnds(sent uint64) []uint64 {
+func (u *upstream) dueLaneEnds(sent uint64) []laneNote {
 	u.h.mu.Lock()
 	defer u.h.mu.Unlock()
 	i := 0
-	for i < len(u.ends) && u.ends[i] <= sent {
+	for i < len(u.ends) && u.ends[i].off <= sent {
 		i++
 	}
 	due := u.ends[:i:i]
 	u.ends = u.ends[i:]
 	return due
+}
+
+// claimLane answers u's claim of token (wire/laneclaim.go): the token's
+// lane, if it runs, ends (told to the connection that opened it, which
+// may be gone), and u is told where its last lane ended once the output
+// below that has gone to u.
+func (h *holder) claimLane(u *upstream, token uint64) {
+	h.ptyMu.Lock()
+	ends, end := h.lane.claim(token)
+	if len(ends) > 0 {
+		h.laneReport(ends)
+	}
+	h.ptyMu.Unlock()
+	u.laneNotes([]laneNote{{off: end, token: token, claimed: true}})
 }
 
 // tryWrite makes one write of p to fd, never waiting, and without

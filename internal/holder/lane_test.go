@@ -28,6 +28,8 @@ func TestLaneDecisions(t *testing.T) {
 		wantEnds   []uint64
 		wantIsOpen bool
 		wantQueued uint64
+		token      uint64 // start, claim
+		wantEnd    uint64 // claim: the end it answers
 	}
 	const max = laneQueueMax
 	cases := []struct {
@@ -143,6 +145,46 @@ func TestLaneDecisions(t *testing.T) {
 			{op: "flushed", wrote: 10},
 			{op: "chunk", a: 0, b: 10},
 		}},
+		{"a claim ends its token's lane and answers where it ended", []step{
+			{op: "start", a: 100, b: 100, allowed: true, token: 7, wantIsOpen: true},
+			{op: "chunk", a: 100, b: 5, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 100, b: 5, wrote: 3, wantRest: 2, wantIsOpen: true, wantQueued: 2},
+			{op: "claim", token: 7, wantEnds: []uint64{103}, wantEnd: 103},
+			{op: "start", a: 105, b: 105, allowed: true, token: 7, wantEnds: []uint64{105}}, // claimed: never again
+			{op: "claim", token: 7, wantEnd: 103},
+		}},
+		{"a claim of a lane that ended leaves another token's lane running", []step{
+			{op: "start", a: 0, b: 0, allowed: true, token: 7, wantIsOpen: true},
+			{op: "chunk", a: 0, b: 10, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 0, b: 10, wrote: 10, wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{10}},
+			{op: "start", a: 10, b: 10, allowed: true, token: 8, wantIsOpen: true},
+			{op: "claim", token: 7, wantEnd: 10, wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{10}},
+			{op: "claim", token: 8, wantEnd: 10},
+		}},
+		{"a token's last lane is its record", []step{
+			{op: "start", a: 0, b: 0, allowed: true, token: 7, wantIsOpen: true},
+			{op: "chunk", a: 0, b: 10, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 0, b: 10, wrote: 10, wantIsOpen: true},
+			{op: "ask", a: 10, b: 4, wantEnds: []uint64{10}},
+			{op: "start", a: 20, b: 20, allowed: true, token: 7, wantIsOpen: true},
+			{op: "chunk", a: 20, b: 5, wantHow: laneWrite, wantIsOpen: true},
+			{op: "wrote", a: 20, b: 5, wrote: 5, wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{25}},
+			{op: "start", a: 30, b: 30, token: 7, wantEnds: []uint64{30}}, // refused: not a lane, not its record
+			{op: "claim", token: 7, wantEnd: 25},
+		}},
+		{"a claim of a token never seen answers none and refuses its lanes", []step{
+			{op: "claim", token: 9},
+			{op: "start", a: 0, b: 0, allowed: true, token: 9, wantEnds: []uint64{0}},
+		}},
+		{"an older server's lanes (token 0) are not recorded", []step{
+			{op: "start", a: 0, b: 0, allowed: true, wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{0}},
+			{op: "claim"},
+			{op: "start", a: 0, b: 0, allowed: true, wantIsOpen: true},
+		}},
 		{"the largest offsets", []step{
 			{op: "start", a: 1<<64 - 5, b: 1<<64 - 5, allowed: true, wantIsOpen: true},
 			{op: "chunk", a: 1<<64 - 5, b: 4, wantHow: laneWrite, wantIsOpen: true},
@@ -158,7 +200,12 @@ func TestLaneDecisions(t *testing.T) {
 				how, rest := laneSkip, 0
 				switch s.op {
 				case "start":
-					ends = l.start(s.a, s.b, s.allowed)
+					ends = l.start(s.a, s.b, s.allowed, s.token)
+				case "claim":
+					var end uint64
+					if ends, end = l.claim(s.token); end != s.wantEnd {
+						t.Fatalf("step %d: claim of %d answers %d, want %d", i, s.token, end, s.wantEnd)
+					}
 				case "chunk":
 					how, ends = l.chunk(s.a, int(s.b), false)
 				case "ask":
@@ -180,6 +227,25 @@ func TestLaneDecisions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A holder remembers the last wire.MaxLaneRecords tokens' lanes.
+func TestLaneRecordsBounded(t *testing.T) {
+	var l lane
+	for tok := uint64(1); tok <= wire.MaxLaneRecords+1; tok++ {
+		l.start(tok*10, tok*10, true, tok)
+		l.wrote(tok*10, 5, 5, nil)
+		l.stop()
+	}
+	if len(l.records) != wire.MaxLaneRecords {
+		t.Fatalf("%d records, want %d", len(l.records), wire.MaxLaneRecords)
+	}
+	if _, end := l.claim(1); end != 0 {
+		t.Errorf("the oldest token's end %d is still known", end)
+	}
+	if _, end := l.claim(wire.MaxLaneRecords + 1); end != (wire.MaxLaneRecords+1)*10+5 {
+		t.Errorf("the newest token's end is %d", end)
 	}
 }
 

@@ -77,7 +77,7 @@ type upstream struct {
 	version int
 	// ends are the lane ends the forwarder has yet to send (lane.go),
 	// guarded by h.mu.
-	ends []uint64
+	ends []laneNote
 	// reader is the latest input lane's reader on this connection, and
 	// typed what lanes wrote to the pty since the last lane-typed frame
 	// (lanein.go).
@@ -215,7 +215,7 @@ func (u *upstream) serve() {
 			h.prepareShutdown(on) // shutdown.go
 			u.send(func(w *wire.Writer) error { return w.Shutdown(wire.TypePrepared, on) })
 		case wire.TypeLane:
-			at, _ := wire.ParseUint64(f.Type, f.Payload)
+			at, token, _ := wire.ParseLane(f.Payload)
 			fd := fr.Take()
 			if at > h.out.End() {
 				if fd >= 0 {
@@ -224,7 +224,10 @@ func (u *upstream) serve() {
 				u.fail(wire.CodeMalformed, fmt.Sprintf("a lane at %d, past the end of the log (%d)", at, h.out.End()))
 				return
 			}
-			h.openLane(u, at, fd)
+			h.openLane(u, at, token, fd)
+		case wire.TypeLaneClaim:
+			token, _ := wire.ParseUint64(f.Type, f.Payload)
+			h.claimLane(u, token)
 		case wire.TypeLaneOff:
 			h.closeLane(u, true)
 		case wire.TypeLaneRead:
@@ -275,8 +278,14 @@ func (u *upstream) sendLaneEnds(sent uint64) bool {
 	if r := u.reader.Load(); r != nil && len(due) > 0 {
 		r.barrier() // keys read before the end have gone where they go
 	}
-	for _, end := range due {
-		if u.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneEnd, end) }) != nil {
+	for _, n := range due {
+		err := u.send(func(w *wire.Writer) error {
+			if n.claimed {
+				return w.LaneClaimed(n.token, n.off)
+			}
+			return w.Uint64(wire.TypeLaneEnd, n.off)
+		})
+		if err != nil {
 			return false
 		}
 	}

@@ -1,10 +1,12 @@
 // Package outerterm keeps the terminal that `termkeep attach` draws on in
 // order. A session's program switches that terminal's modes (the alternate
 // screen, application cursor keys, mouse reporting, a hidden cursor…), and a
-// terminal's earlier modes cannot be asked for, so on a detach, an exit or a
-// lost connection attach returns it to a terminal's defaults with a fixed
-// list of resets. It tracks only what the list cannot undo blindly: whether
-// the alternate screen is on, and by which switch.
+// terminal's earlier modes cannot be asked for, so a detach, an exit or a
+// lost connection puts back every mode the session switched away from a
+// terminal's defaults (modes.go), and nothing else: a reset the session
+// never needed could move the cursor or clear what the user's shell set.
+// attach's notices go in the terminal's title, where output never is: a
+// notice neither lands inside a line of output nor erases one when it goes.
 //
 // Every byte attach writes to the terminal passes through one Term:
 // snapshots (Snapshot), live output (Output) and attach's own lines.
@@ -14,12 +16,14 @@ package outerterm
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf8"
 
 	"termkeep/internal/screen"
 	"termkeep/internal/vtscan"
 )
 
-// Reset returns a terminal to its defaults without clearing it: normal
+// Reset, before a snapshot is drawn, returns a terminal to its defaults
+// without clearing it (the snapshot then sets the session's): normal
 // cursor keys and keypad, every mouse mode, bracketed paste, focus events
 // and synchronized output off, insert and origin mode off, autowrap on,
 // the cursor visible in its default shape, the full scroll region (set
@@ -57,9 +61,13 @@ type Term struct {
 	// Redraw is set when the session left its alternate screen under
 	// --alt-screen: the switch was kept from the terminal, whose screen
 	// now needs the session's normal screen drawn again (a new snapshot).
-	Redraw  bool
-	note    bool   // a notice is on the bottom row
-	noteMsg string // its text, painted again over a paint from the model
+	Redraw bool
+	note   bool // a notice is in the title
+	// The session's title as it last set it (OSC 0 or 2), when known in
+	// full; titleSet: it set one while a notice was shown.
+	title              []byte
+	titleKnown, titled bool
+	m                  modes // what the terminal was switched to (modes.go)
 
 	// The session's size and screen (size.go): the terminal is drawn
 	// from model while the session's size is not the terminal's.
@@ -113,6 +121,7 @@ func (t *Term) drawSnapshot(p []byte) []byte {
 	first := !t.drew
 	t.drew, t.Redraw = true, false
 	t.alt, t.seq, t.flushed, t.sc = 0, t.seq[:0], false, vtscan.Scanner{}
+	t.m = modes{} // Reset, below
 	rest, _ := bytes.CutPrefix(p, []byte("\x1bc"))
 	var b []byte
 	switch {
@@ -129,9 +138,8 @@ func (t *Term) drawSnapshot(p []byte) []byte {
 	}
 	if t.rendered() {
 		t.dirty = true
-		return append(b, t.Paint()...) // the notice, if any, painted again
+		return append(b, t.Paint()...)
 	}
-	t.note = false // erased
 	return append(b, t.pass(rest)...)
 }
 
@@ -182,6 +190,12 @@ func (t *Term) scan(p []byte, out []byte) []byte {
 		}
 		k := t.sc.Step(p[i])
 		i++
+		switch k {
+		case vtscan.CSI, vtscan.Esc:
+			t.m.seq(&t.sc, k)
+		case vtscan.OSC:
+			t.osc(t.sc.Payload())
+		}
 		if !t.sc.Ground() {
 			continue
 		}
@@ -237,65 +251,85 @@ func (t *Term) mode(on bool) bool {
 
 // End returns what leaves the terminal as it was before the attach: the
 // session's alternate screen left (or, under --alt-screen, attach's own,
-// which brings the earlier screen back), Reset, the title restored, and
-// the cursor on a line of its own below the session's last.
+// which brings the earlier screen back), the modes the session switched
+// put back, the title restored, and, when the session was drawn, the
+// cursor on a line of its own below the session's last. It never moves
+// the cursor otherwise.
 func (t *Term) End() []byte {
 	var b []byte
 	b = append(b, t.clearNote()...)
 	switch {
 	case t.altScreen:
-		b = append(b, Reset...)
+		b = append(b, t.m.reset(t.rows)...)
 		b = append(b, "\x1b[?1049l"...)
 	case t.alt != 0:
 		b = append(b, "\x1b[?"...)
 		b = strconv.AppendInt(b, int64(t.alt), 10)
 		b = append(b, 'l')
-		b = append(b, Reset...)
+		b = append(b, t.m.reset(t.rows)...)
 		b = append(b, "\r\n"...)
 	default:
-		b = append(b, Reset...)
-		b = append(b, "\r\n"...)
+		b = append(b, t.m.reset(t.rows)...)
+		if t.drew {
+			b = append(b, "\r\n"...)
+		}
 	}
 	t.alt = 0
 	return append(b, popTitle...)
 }
 
-// Notice returns what shows msg on the terminal's bottom row, in reverse
-// video, without moving the cursor or touching the session's modes: a
-// status line, not output.
+// Notice returns what shows msg in the terminal's title, the title before
+// it saved (on terminals with a title stack): a status line, not output.
 func (t *Term) Notice(msg string) []byte {
-	t.note, t.noteMsg = true, msg
-	b := []byte("\x1b7\x1b[")
-	b = strconv.AppendInt(b, int64(t.rows), 10)
-	b = append(b, ";1H\x1b[0;7m\x1b[2K"...)
-	r := []rune(msg)
-	if len(r) > t.cols {
-		r = r[:t.cols]
+	var b []byte
+	if !t.note {
+		b = append(b, pushTitle...)
 	}
-	b = append(b, string(r)...)
-	return append(b, "\x1b[m\x1b8"...)
+	t.note, t.titled = true, false
+	b = append(b, "\x1b]2;"...)
+	b = append(b, titleText(msg)...)
+	return append(b, '\a')
 }
 
-// ClearNote returns what removes a notice from the bottom row, if one is
-// shown; the row is left blank until the session draws it again, or, when
-// the terminal is drawn from the model (size.go), painted at once.
-func (t *Term) ClearNote() []byte {
-	b := t.clearNote()
-	if b != nil && t.rendered() {
-		t.dirty = true
-		b = append(b, t.Paint()...)
-	}
-	return b
-}
+// ClearNote returns what takes a notice out of the title, if one is shown.
+func (t *Term) ClearNote() []byte { return t.clearNote() }
 
+// clearNote puts back the title from before the notice, or the one the
+// session set meanwhile. A terminal without a title stack is left an
+// empty title rather than the notice.
 func (t *Term) clearNote() []byte {
 	if !t.note {
 		return nil
 	}
 	t.note = false
-	b := []byte("\x1b7\x1b[")
-	b = strconv.AppendInt(b, int64(t.rows), 10)
-	return append(b, ";1H\x1b[2K\x1b8"...)
+	if t.titled && t.titleKnown {
+		b := append([]byte(popTitle), "\x1b]2;"...)
+		b = append(b, t.title...)
+		return append(b, '\a')
+	}
+	return []byte("\x1b]2;\a" + popTitle)
+}
+
+// osc follows an OSC the session wrote: its title.
+func (t *Term) osc(p []byte) {
+	if len(p) < 2 || p[1] != ';' || p[0] != '0' && p[0] != '2' {
+		return
+	}
+	t.titled = t.note
+	t.titleKnown = len(p) < vtscan.MaxPayload // else cut short
+	t.title = append(t.title[:0], p[2:]...)
+}
+
+// titleText is msg as a title may carry it: no control characters.
+func titleText(msg string) []byte {
+	b := make([]byte, 0, len(msg))
+	for _, r := range msg {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			r = ' '
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return b
 }
 
 // Written follows output that reached the terminal by another way (an

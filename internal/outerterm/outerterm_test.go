@@ -20,30 +20,55 @@ func TestEndLeavesWhatTheSessionSwitchedOn(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		chunks []string
-		alt    string // the switch End must undo, "" for none
+		end    string // what End writes before its line break and the title's pop
 	}{
 		{"plain output", []string{"hello\r\n"}, ""},
-		{"vim", []string{"\x1b[?1049h\x1b[?1h\x1b=\x1b[?25l~\r\n~"}, "\x1b[?1049l"},
+		{"vim", []string{"\x1b[?1049h\x1b[?1h\x1b=\x1b[?25l~\r\n~"}, "\x1b[?1049l\x1b[?1l\x1b[?25h\x1b>"},
 		{"vim split in the switch", []string{"\x1b[?10", "49", "h text"}, "\x1b[?1049l"},
 		{"less with 1047", []string{"\x1b[?1047h"}, "\x1b[?1047l"},
 		{"old curses with 47", []string{"\x1b[?47h"}, "\x1b[?47l"},
 		{"in and out again", []string{"\x1b[?1049h x \x1b[?1049l"}, ""},
-		{"several modes in one CSI", []string{"\x1b[?1000;1049;25h"}, "\x1b[?1049l"},
+		{"several modes in one CSI", []string{"\x1b[?1000;1049;25h"}, "\x1b[?1049l\x1b[?1000l"},
+		{"a mode switched on and off again", []string{"\x1b[?2004h$ ", "\x1b[?2004l"}, ""},
+		{"bracketed paste and a colour left on", []string{"\x1b[?2004h\x1b[31m$ "}, "\x1b[?2004l\x1b[m"},
+		{"a colour reset", []string{"\x1b[1;31mred\x1b[0m"}, ""},
+		{"not private: insert mode", []string{"\x1b[4h"}, "\x1b[4l"},
 		{"not private", []string{"\x1b[1049h"}, ""},
 		{"aborted by CAN", []string{"\x1b[?10\x1849h"}, ""},
 		{"a reset of a screen never set", []string{"\x1b[?1049l"}, ""},
+		{"a scroll region, put back where the cursor is", []string{"\x1b[2;20r"}, "\x1b7\x1b[r\x1b8"},
+		{"a full scroll region is no region", []string{"\x1b[2;20r\x1b[r"}, ""},
+		{"origin mode: reset, the cursor to the last row", []string{"\x1b[?6h"}, "\x1b[?6l\x1b[24;1H"},
+		{"the cursor hidden and a shape", []string{"\x1b[?25l\x1b[5 q"}, "\x1b[?25h\x1b[0 q"},
+		{"line drawing", []string{"\x1b(0qqq\x1b(B"}, "\x1b(B\x0f"},
+		{"the kitty keyboard protocol", []string{"\x1b[>1u"}, "\x1b[<99u"},
+		{"modifyOtherKeys", []string{"\x1b[>4;2m"}, "\x1b[>4m"},
+		{"the mouse", []string{"\x1b[?1000h\x1b[?1006h"}, "\x1b[?1000l\x1b[?1006l"},
+		{"DECCOLM is never touched", []string{"\x1b[?3h"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			term := New(80, 24, false)
+			term.Snapshot([]byte("\x1bc"))
 			if got := feed(term, c.chunks...); got != strings.Join(c.chunks, "") {
 				t.Fatalf("output changed on the normal screen: %q", got)
 			}
 			end := string(term.End())
-			want := c.alt + Reset + "\r\n" + popTitle
-			if end != want {
+			if want := c.end + "\r\n" + popTitle; end != want {
 				t.Fatalf("End = %q, want %q", end, want)
 			}
 		})
+	}
+}
+
+// An attach that drew nothing (no such session, a refusal) writes nothing
+// at its end but the title it saved: the user's screen stays as it was.
+func TestEndOfAnAttachThatDrewNothing(t *testing.T) {
+	term := New(80, 24, false)
+	if b := string(term.Begin()); b != pushTitle {
+		t.Fatalf("Begin = %q", b)
+	}
+	if e := string(term.End()); e != popTitle {
+		t.Fatalf("End = %q, want only the title's pop", e)
 	}
 }
 
@@ -100,26 +125,39 @@ func TestSnapshotKeepsTheScrollback(t *testing.T) {
 	if s := string(alt.Snapshot([]byte(snap))); s != Reset+"\x1b[H\x1b[2J\x1b[20lscreen" {
 		t.Fatalf("--alt-screen snapshot %q", s)
 	}
-	if e := string(alt.End()); e != Reset+"\x1b[?1049l"+popTitle {
+	if e := string(alt.End()); e != "\x1b[?1049l"+popTitle {
 		t.Fatalf("--alt-screen end %q", e)
 	}
 }
 
-func TestNoticeIsAStatusLine(t *testing.T) {
+// A notice goes in the title, never among the output: showing or
+// clearing it writes nothing that moves the cursor or erases a cell.
+func TestNoticeIsInTheTitle(t *testing.T) {
 	term := New(10, 24, false)
-	n := string(term.Notice("connection lost; reconnecting"))
-	if !strings.HasPrefix(n, "\x1b7\x1b[24;1H") || !strings.HasSuffix(n, "\x1b8") || !strings.Contains(n, "connection") || strings.Contains(n, "reconnecting") {
+	term.Snapshot([]byte("\x1bc"))
+	n := string(term.Notice("connection lost;\x1b[2J reconnecting"))
+	if n != pushTitle+"\x1b]2;connection lost; [2J reconnecting\a" {
 		t.Fatalf("notice %q", n)
 	}
-	if c := string(term.ClearNote()); c != "\x1b7\x1b[24;1H\x1b[2K\x1b8" {
+	if n := string(term.Notice("again")); n != "\x1b]2;again\a" {
+		t.Fatalf("a second notice %q: the title is saved once", n)
+	}
+	if c := string(term.ClearNote()); c != "\x1b]2;\a"+popTitle {
 		t.Fatalf("clear %q", c)
 	}
 	if c := term.ClearNote(); c != nil {
 		t.Fatalf("a second clear writes %q", c)
 	}
+	// The session sets its title while a notice shows: clearing it
+	// shows the session's.
 	term.Notice("x")
-	if e := string(term.End()); !strings.HasPrefix(e, "\x1b7\x1b[24;1H\x1b[2K\x1b8") {
-		t.Fatalf("End leaves the notice: %q", e)
+	feed(term, "out\x1b]0;vim main.go\x07put")
+	if c := string(term.ClearNote()); c != popTitle+"\x1b]2;vim main.go\a" {
+		t.Fatalf("clear after the session's title %q", c)
+	}
+	term.Notice("x")
+	if e := string(term.End()); e != "\x1b]2;\a"+popTitle+"\r\n"+popTitle {
+		t.Fatalf("End with a notice: %q", e)
 	}
 }
 

@@ -105,9 +105,7 @@ func (t *Term) Paint() []byte {
 	}
 	t.dirty = false
 	b := t.model.Viewport(t.cols, t.rows, Fill)
-	if t.note {
-		b = append(b, t.Notice(t.noteMsg)...)
-	}
+	t.m.scan(b)
 	return b
 }
 

@@ -95,6 +95,7 @@ func (h *Host) connect(from int64, again bool) error {
 	}
 	go h.readHolder(up)
 	go h.watchHolder(up)
+	h.pokeLanes(false) // a claim waiting for a holder is asked now
 	return nil
 }
 
@@ -202,6 +203,9 @@ func (h *Host) readHolder(up *holderConn) {
 		case wire.TypeLaneEnd:
 			x, _ := wire.ParseUint64(f.Type, f.Payload)
 			h.laneEnded(x) // viewer_lane.go
+		case wire.TypeLaneClaimed:
+			token, end, _ := wire.ParseLaneClaimed(f.Payload)
+			h.laneClaimed(token, end) // viewer_lane.go
 		case wire.TypeLaneInput:
 			h.laneHandBack(bytes.Clone(f.Payload)) // viewer_lanein.go
 		case wire.TypeLaneTyped:
@@ -221,6 +225,7 @@ func (h *Host) readHolder(up *holderConn) {
 	}
 	shut := h.shut
 	h.mu.Unlock()
+	h.pokeLanes(true) // claims asked on up are asked again of the next
 	if !shut {
 		h.reconnect()
 	}

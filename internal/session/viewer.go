@@ -183,7 +183,13 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	}
 	v.version = welcome.Version
 	if !v.waiter && wire.ViewerLanes(v.version) {
-		v.lane = newViewerLane()
+		v.lane = newViewerLane(hello.LaneToken)
+		if hello.Claim != 0 && !start.Snapshot() && wire.LaneClaims(v.version) {
+			// Its last connection was lost while a lane may have written
+			// past from: held until the holder says how far.
+			v.lane.claim = hello.Claim
+			v.lane.gate.Claim(from)
+		}
 	}
 	if err := v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeWelcome, welcome) }); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -36,9 +37,15 @@ type viewerLane struct {
 	poke chan struct{} // one slot: wakes the write loop
 	back [][]byte      // keys the holder handed back, for the write loop to send (viewer_lanein.go)
 	done bool          // the write loop has ended: hand-backs go to the pty
+	// token names this connection's lanes to the holder, claim the
+	// earlier connection's whose lane's end the gate waits for
+	// (wire/laneclaim.go); both fixed at the start.
+	token, claim uint64
 }
 
-func newViewerLane() *viewerLane { return &viewerLane{term: -1, poke: make(chan struct{}, 1)} }
+func newViewerLane(token uint64) *viewerLane {
+	return &viewerLane{term: -1, poke: make(chan struct{}, 1), token: token}
+}
 
 func (l *viewerLane) wake() {
 	select {
@@ -120,6 +127,8 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 			}
 		case lanegate.Revoke:
 			h.revokeLane(v)
+		case lanegate.Claim:
+			h.claimLane(v)
 		case lanegate.Answer:
 			if err := v.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneEnd, a.At) }); err != nil {
 				return false, err
@@ -218,7 +227,7 @@ func (h *Host) openLane(v *viewer, at uint64) bool {
 	if term < 0 {
 		err = errors.New("no terminal")
 	} else {
-		err = up.sendWithFD(func(w *wire.Writer) error { return w.Uint64(wire.TypeLane, at) }, term)
+		err = up.sendWithFD(func(w *wire.Writer) error { return w.Lane(at, v.lane.token, up.version) }, term)
 	}
 	v.lane.mu.Unlock()
 	if err != nil {
@@ -241,6 +250,53 @@ func (h *Host) revokeLane(v *viewer) {
 	if mine && up != nil {
 		up.frame(wire.TypeLaneOff, nil)
 	}
+}
+
+// claimLane asks the holder where the lane of v's earlier connection
+// ended; its lane-claimed answer goes to v by the token (laneClaimed). A
+// claim that cannot be sent (the connection is going) is asked again on
+// the next holder connection (Host.pokeLanes).
+func (h *Host) claimLane(v *viewer) {
+	h.mu.Lock()
+	up := h.up
+	h.mu.Unlock()
+	if up != nil && wire.HolderAccepts(up.version, wire.TypeLaneClaim) {
+		up.frame(wire.TypeLaneClaim, binary.BigEndian.AppendUint64(nil, v.lane.claim))
+	}
+}
+
+// laneClaimed hands the holder's answer to a claim of token to the
+// viewers that claimed it.
+func (h *Host) laneClaimed(token, end uint64) {
+	for _, v := range h.laneViewers() {
+		if token != 0 && v.lane.claim == token {
+			v.lane.do(func(g *lanegate.Gate) { g.Ended(end) })
+		}
+	}
+}
+
+// pokeLanes tells every viewer's gate that the holder connection changed
+// (lost: the claims it was asked are asked again).
+func (h *Host) pokeLanes(lost bool) {
+	for _, v := range h.laneViewers() {
+		v.lane.do(func(g *lanegate.Gate) {
+			if lost && v.lane.claim != 0 {
+				g.Lost()
+			}
+		})
+	}
+}
+
+func (h *Host) laneViewers() []*viewer {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var vs []*viewer
+	for v := range h.viewers {
+		if v.lane != nil {
+			vs = append(vs, v)
+		}
+	}
+	return vs
 }
 
 // laneEnded hands the holder's lane-end at x to the lane's viewer.

@@ -52,8 +52,11 @@ import (
 // lane.go). A holder has nothing new in it. Version 9 adds the input lane
 // (lanein.go): lane-read (server → holder), lane-in (viewer ↔ server),
 // lane-input (holder → server → viewer) and lane-typed (holder → server).
+// Version 10 adds lane claims (laneclaim.go): the lane frame's token,
+// Hello's lane_token and claim, lane-claim (server → holder) and
+// lane-claimed (holder → server).
 const (
-	Version    = 9
+	Version    = 10
 	MinVersion = 1
 )
 
@@ -107,7 +110,7 @@ const (
 // holders, which all know it, are sent it.
 var holderSince = map[Type]int{
 	TypeInput: 1, TypeResize: 1, TypeSignal: 1, TypeClose: 1, TypeAck: 1, TypePing: 1,
-	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 7, TypeLaneOff: 7, TypeLaneRead: 9,
+	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 7, TypeLaneOff: 7, TypeLaneRead: 9, TypeLaneClaim: 10,
 }
 
 // HolderAccepts reports whether a holder that announced version (in its
@@ -165,6 +168,7 @@ var typeNames = map[Type]string{
 	TypeShutdown: "shutdown", TypePrepared: "prepared", TypeTermMode: "term-mode",
 	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end", TypeLaneWritten: "lane-written",
 	TypeLaneRead: "lane-read", TypeLaneIn: "lane-in", TypeLaneInput: "lane-input", TypeLaneTyped: "lane-typed",
+	TypeLaneClaim: "lane-claim", TypeLaneClaimed: "lane-claimed",
 }
 
 func (t Type) String() string {
@@ -520,6 +524,14 @@ type Hello struct {
 	// waits for, the history goes into the terminal's scrollback). A
 	// server that does not know it sends one snapshot with the history.
 	ScreenFirst bool `json:"screen_first,omitempty"`
+	// LaneToken (version 10) names the lanes opened for this connection
+	// (laneclaim.go): a random number, new for each connection.
+	LaneToken uint64 `json:"lane_token,omitempty"`
+	// Claim (version 10) is the LaneToken of an earlier connection that
+	// was lost while a lane may have written to the viewer's terminal:
+	// the stream starts at that lane's end, or From if it is further, the
+	// bytes from From below it sent as lane-written. Only with From >= 0.
+	Claim uint64 `json:"claim,omitempty"`
 }
 
 // MaxViewerName bounds a viewer's name as the server keeps it.
@@ -773,8 +785,12 @@ func Validate(f Frame) error {
 		_, err = ParseSignal(f.Payload)
 	case TypeClose:
 		_, err = ParseClose(f.Payload)
-	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer, TypeLane, TypeLaneEnd, TypeLaneTyped:
+	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer, TypeLaneEnd, TypeLaneTyped, TypeLaneClaim:
 		_, err = ParseUint64(f.Type, f.Payload)
+	case TypeLane:
+		_, _, err = ParseLane(f.Payload)
+	case TypeLaneClaimed:
+		_, _, err = ParseLaneClaimed(f.Payload)
 	case TypeLaneRead:
 		_, err = ParseLaneRead(f.Payload)
 	case TypeLaneInput:

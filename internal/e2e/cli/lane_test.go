@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,21 +57,30 @@ func sameScreen(t *testing.T, e *e2e.Env, a *attachPty, ref string) {
 	}
 }
 
-// numbered checks that the lines of digits in out are lo..hi, each once
-// and in order, and nothing else between them.
+// numbered checks that the lines lo..hi are on attach's terminal, in its
+// scrollback and screen as an emulator fed every byte it got shows them,
+// each once and in order, with nothing else between them: no line lost,
+// none drawn twice, and nothing of attach's own (a notice) among them.
 func numbered(t *testing.T, out []byte, lo, hi int) {
 	t.Helper()
-	start := bytes.Index(out, []byte("\r\n"+strconv.Itoa(lo)+"\r\n"))
+	s := screen.New(80, 24, screen.Options{ScrollbackLines: 1 << 22})
+	s.Write(out)
+	rows := strings.Split(s.Text(s.ScrollbackLines()), "\n")
+	start := slices.Index(rows, strconv.Itoa(lo))
 	if start < 0 {
-		t.Fatalf("no line %d on attach's terminal", lo)
+		t.Fatalf("no line %d on attach's terminal (%d lines, the first: %q)", lo, len(rows), rows[:min(len(rows), 40)])
 	}
-	rest := out[start+2:]
-	for n := lo; n <= hi; n++ {
-		want := strconv.Itoa(n) + "\r\n"
-		if !bytes.HasPrefix(rest, []byte(want)) {
-			t.Fatalf("after line %d attach's terminal got %q, want %q", n-1, rest[:min(len(rest), 40)], want)
+	for i, n := start, lo; n <= hi; i, n = i+1, n+1 {
+		if i >= len(rows) || rows[i] != strconv.Itoa(n) {
+			got := "the end"
+			if i < len(rows) {
+				got = strconv.Quote(rows[i])
+			}
+			t.Fatalf("after line %d attach's terminal shows %s, want %d", n-1, got, n)
 		}
-		rest = rest[len(want):]
+	}
+	if rest := strings.Join(rows[start+hi-lo+1:], "\n"); strings.Contains("\n"+rest+"\n", "\n"+strconv.Itoa(lo)+"\n") {
+		t.Fatalf("line %d is on attach's terminal twice", lo)
 	}
 }
 
@@ -202,15 +212,20 @@ func TestAttachLane(t *testing.T) {
 	}
 	t.Logf("lanes wrote %v bytes; %v lanes ended having written, %v refused", n, laneMetric(t, e, "wrote"), laneMetric(t, e, "refused"))
 
-	// Reattach, then kill the server mid-flood: attach reconnects from a
-	// snapshot and draws the right screen.
+	// Reattach, then kill the server mid-flood, three times: attach
+	// resumes where its terminal's last byte was (a lane's included),
+	// every line once and in order, and nothing drawn again.
 	a = startLaneTerm(t, e, "l")
 	a.waitOutput("again-6")
-	a.typ("seq 1 200000; echo killed-$((2+2))\r")
-	a.waitOutput("\r\n5000\r\n")
-	e.KillServer()
-	e.StartServer()
+	// Back on the normal screen, where the lines go into the scrollback.
+	a.typ("printf '\\033[?1049l'; seq 1 200000; echo killed-$((2+2))\r")
+	for _, at := range []string{"5000", "40000", "90000"} {
+		a.waitOutput("\r\n" + at + "\r\n")
+		e.KillServer()
+		e.StartServer()
+	}
 	a.waitOutput("killed-4")
+	numbered(t, a.bytes(), 1, 200000)
 	sameScreen(t, e, a, "l")
 }
 

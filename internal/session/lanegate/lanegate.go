@@ -93,6 +93,10 @@ const (
 	// Resync: the lane's end is lost (its holder connection went): send
 	// the viewer a snapshot, then a lane-end at the snapshot's offset.
 	Resync
+	// Claim: send the holder a lane-claim of the viewer's earlier
+	// connection's token, and send the viewer nothing until it is
+	// answered (an Ended) or cannot be (Lost).
+	Claim
 )
 
 // Action is one decision.
@@ -115,9 +119,12 @@ type Gate struct {
 	start    uint64 // the open lane's start
 	revoking bool   // lane-off sent
 	lost     bool   // the open lane's holder connection went
-	ends     []uint64
-	refusals int
-	retryAt  time.Time
+	// claiming: the "lane" open is an earlier connection's, whose end is
+	// asked of the holder (Claim); asked once it has been sent.
+	claiming, asked bool
+	ends            []uint64
+	refusals        int
+	retryAt         time.Time
 }
 
 // Offer records the viewer's offer: it has written everything below at.
@@ -130,6 +137,15 @@ func (g *Gate) Offer(at uint64) {
 	g.offered, g.offer, g.withdraw = true, at, false
 }
 
+// Claim starts the gate of a viewer that resumes at at after losing a
+// connection while a lane may have written to its terminal: it is held,
+// as behind an open lane that started at at, until the holder says where
+// that lane ended. A viewer that has no earlier lane to claim never calls
+// it.
+func (g *Gate) Claim(at uint64) {
+	*g = Gate{open: true, start: at, claiming: true}
+}
+
 // Withdraw records the viewer asking for its terminal back.
 func (g *Gate) Withdraw() { g.offered, g.withdraw = false, true }
 
@@ -138,8 +154,14 @@ func (g *Gate) Ended(x uint64) { g.ends = append(g.ends, x) }
 
 // Lost records that the connection that opened the lane is gone: its end
 // will never come.
+//
+// A claim asked on that connection is asked again on the next: a claim
+// changes nothing the second time.
 func (g *Gate) Lost() {
-	if g.open {
+	switch {
+	case g.claiming:
+		g.asked = false
+	case g.open:
 		g.lost = true
 	}
 }
@@ -157,15 +179,20 @@ func (g *Gate) Step(now time.Time, v Viewer, s Session, next, end uint64) Action
 			x := g.ends[0]
 			g.ends = g.ends[1:]
 			from := g.start
-			g.open, g.revoking, g.lost = false, false, false
+			claimed := g.claiming
+			g.open, g.revoking, g.lost, g.claiming, g.asked = false, false, false, false, false
 			g.offered = false // its offer was at the start: stale
 			if x < from || x > end {
-				// Never below its start; never past what reached us
-				// (the holder sends an end after the bytes before it):
-				// a holder that says so has lost track of the lane.
+				// Never below its start (a claimed lane that ended
+				// before the viewer's offset, or none: the viewer has
+				// them all); never past what reached us (the holder
+				// sends an end after the bytes before it): a holder
+				// that says so has lost track of the lane.
 				x = max(from, min(x, end))
 			}
-			if x == from {
+			if claimed {
+				// Nothing was refused: the claim is answered.
+			} else if x == from {
 				g.refusals++
 				g.retryAt = now.Add(min(FirstRetry<<min(g.refusals-1, 10), MaxRetry))
 			} else {
@@ -175,8 +202,23 @@ func (g *Gate) Step(now time.Time, v Viewer, s Session, next, end uint64) Action
 			return Action{Kind: Written, From: from, To: x}
 		}
 		if g.lost {
-			g.open, g.revoking, g.lost, g.offered, g.withdraw = false, false, false, false, false
+			g.open, g.revoking, g.lost, g.offered, g.withdraw, g.claiming, g.asked = false, false, false, false, false, false, false
 			return Action{Kind: Resync}
+		}
+		if g.claiming {
+			switch {
+			case g.asked:
+				return Action{Kind: Hold}
+			case s.HolderVersion == 0 && !s.Ended:
+				return Action{Kind: Hold} // asked once a holder connection comes
+			case s.Ended || s.HolderVersion < 10:
+				// No holder can say where the lane ended (the session
+				// ended, or an older holder): the screen is drawn anew.
+				g.claiming, g.lost = false, true
+				return g.Step(now, v, s, next, end)
+			}
+			g.asked = true
+			return Action{Kind: Claim}
 		}
 		if !g.revoking && (g.withdraw || !Eligible(v, s)) {
 			g.revoking = true

@@ -9,7 +9,7 @@ import (
 
 var (
 	owner = Viewer{Kind: "cli", Local: true, Terminal: true, Version: 8, Cols: 80, Rows: 24}
-	sess  = Session{HolderVersion: 7, Cols: 80, Rows: 24, ReqCols: 80, ReqRows: 24}
+	sess  = Session{HolderVersion: 10, Cols: 80, Rows: 24, ReqCols: 80, ReqRows: 24}
 )
 
 func TestEligible(t *testing.T) {
@@ -160,6 +160,61 @@ func TestGateTraces(t *testing.T) {
 			end 20
 			at 0 40 +0 => written 0 20
 			at 20 40 +0 => stream`},
+		{"a claim holds the viewer until the holder says where the lane ended", `
+			claim 100
+			at 100 180 +0 => claim
+			at 100 180 +1 => hold
+			end 160
+			at 100 180 +2 => written 100 160
+			at 160 180 +3 => stream`},
+		{"a claimed lane that wrote nothing past the viewer's offset is no refusal", `
+			claim 100
+			at 100 180 +0 => claim
+			end 0
+			at 100 180 +1 => written 100 100
+			offer 180
+			at 180 180 +2 => open 180`},
+		{"a claim waits for a holder connection", `
+			claim 100
+			holder 0
+			at 100 100 +0 => hold
+			holder 10
+			at 100 100 +1 => claim`},
+		{"a claim no holder can answer draws the screen anew", `
+			claim 100
+			holder 9
+			at 100 100 +0 => resync
+			at 100 100 +1 => stream`},
+		{"a claim on an ended session with no holder draws the screen anew", `
+			claim 100
+			holder 0
+			ended
+			at 100 100 +0 => resync`},
+		{"a claim whose holder connection goes before it is asked is asked of the next", `
+			claim 100
+			lost
+			at 100 100 +0 => claim`},
+		{"a claim whose holder connection goes after it is asked is asked again", `
+			claim 100
+			at 100 100 +0 => claim
+			at 100 100 +1 => hold
+			lost
+			at 100 100 +2 => claim
+			end 100
+			at 100 100 +3 => written 100 100`},
+		{"hostile: an end past what reached the server is cut to it", `
+			claim 100
+			at 100 120 +0 => claim
+			end 500
+			at 100 120 +1 => written 100 120`},
+		{"hostile: an offer and a withdraw while claiming wait for the answer", `
+			claim 100
+			offer 100
+			withdraw
+			at 100 100 +0 => claim
+			end 100
+			at 100 100 +1 => written 100 100
+			at 100 100 +2 => stream`},
 		{"hostile: a withdraw then an offer is an offer", `
 			withdraw
 			offer 7
@@ -184,6 +239,13 @@ func TestGateTraces(t *testing.T) {
 					g.Ended(a)
 				case line == "lost":
 					g.Lost()
+				case strings.HasPrefix(line, "claim "):
+					fmt.Sscan(line[6:], &a)
+					g.Claim(a)
+				case strings.HasPrefix(line, "holder "):
+					fmt.Sscan(line[7:], &s.HolderVersion)
+				case line == "ended":
+					s.Ended = true
 				case strings.HasPrefix(line, "resize "):
 					fmt.Sscan(line[7:], &s.Cols, &s.Rows)
 					s.ReqCols, s.ReqRows = s.Cols, s.Rows
@@ -224,6 +286,8 @@ func show(a Action, t0 time.Time) string {
 		return fmt.Sprintf("answer %d", a.At)
 	case Resync:
 		return "resync"
+	case Claim:
+		return "claim"
 	}
 	return "?"
 }
