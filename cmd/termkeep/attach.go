@@ -245,7 +245,7 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 	signal.Notify(sigs, syscall.SIGWINCH, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGCONT)
 	defer signal.Stop(sigs)
 
-	typed := &inputPath{ch: make(chan []byte, 16)}
+	typed := newInputPath(nil)
 	input := typed.ch
 	detached := newDetacher()
 	go readInput(tin, detachKey, typed, detached)
@@ -283,6 +283,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 		wmu.Unlock()
 		paint(func() []byte { return ot.Session(int(s.Welcome.Cols), int(s.Welcome.Rows)) })
 		typed.connected(s)
+		if n := typed.takeDropped(); n > 0 {
+			passing("%d bytes typed while the connection was down for more than %v were dropped", n, keyHold)
+		}
 		// canLane says whether attach may offer its terminal for a lane
 		// now (under wmu): a read-write attach drawing the session's bytes
 		// as they are, on a server that speaks lanes.
@@ -465,6 +468,9 @@ func attach(ctx context.Context, f *follower, detachKey int, altScreen bool) err
 					return nil
 				}
 				typed.queued(s, data)
+				if n := typed.takeDropped(); n > 0 {
+					passing("%d bytes typed while the connection was down for more than %v were dropped", n, keyHold)
+				}
 			case sig := <-sigs:
 				if sig == syscall.SIGWINCH {
 					size()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"time"
 )
 
 // inputPath carries keystrokes to the server. While attached, with
@@ -15,27 +16,92 @@ import (
 // them. A keystroke the stream refuses (the server died before the loop
 // noticed) is held and sent first on the next connection: it never reached
 // a server, so sending it again loses nothing and doubles nothing.
+//
+// Keystrokes wait for a connection only a moment (keyHold): after a
+// longer outage they are dropped, and counted for a notice, since what
+// they were typed into may be gone (a prompt answered by a timeout, a
+// program that ended) and they would land in whatever runs now.
 type inputPath struct {
-	ch      chan []byte
+	ch      chan key
+	now     func() time.Time // the clock; time.Now when nil
 	mu      sync.Mutex
 	s       inputStream // the stream while attached
 	waiting int         // keystrokes on ch or held
-	held    [][]byte    // taken from ch, refused by a broken stream
+	held    []key       // taken from ch, refused by a broken stream
+	// lostAt is when the last connection was lost (zero while attached);
+	// keys typed before dropBefore were typed before an outage longer
+	// than keyHold, and are dropped; dropped counts their bytes.
+	lostAt, dropBefore time.Time
+	dropped            int
+}
+
+// key is a chunk typed on the terminal, and when.
+type key struct {
+	b  []byte
+	at time.Time
+}
+
+// keyHold bounds how long a keystroke waits for a connection. A server
+// restarting (an upgrade, a crash and the autostart) is back within a
+// few hundred milliseconds, and keys typed meanwhile belong where they
+// were typed; by a second, a user looking at a terminal that does not
+// answer stops typing into it, and what runs may have changed.
+const keyHold = time.Second
+
+func newInputPath(now func() time.Time) *inputPath {
+	return &inputPath{ch: make(chan key, 16), now: now}
+}
+
+func (p *inputPath) clock() time.Time {
+	if p.now == nil {
+		return time.Now()
+	}
+	return p.now()
 }
 
 // inputStream is where keystrokes go: a *client.Stream.
 type inputStream interface{ Input([]byte) error }
 
 // connected sets the stream keystrokes go to (nil while reconnecting) and
-// sends it what an earlier stream refused.
+// sends it what an earlier stream refused, unless the outage was too long
+// for them.
 func (p *inputPath) connected(s inputStream) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := p.clock()
+	switch {
+	case s == nil && p.lostAt.IsZero():
+		p.lostAt = now
+	case s != nil && !p.lostAt.IsZero():
+		if now.Sub(p.lostAt) > keyHold {
+			p.dropBefore = now
+		}
+		p.lostAt = time.Time{}
+	}
 	p.s = s
-	for s != nil && len(p.held) > 0 && s.Input(p.held[0]) == nil {
+	for s != nil && len(p.held) > 0 && (p.stale(p.held[0]) || s.Input(p.held[0].b) == nil) {
 		p.held = p.held[1:]
 		p.waiting--
 	}
+}
+
+// stale reports whether k was typed before an outage too long for it,
+// and counts it as dropped if so.
+func (p *inputPath) stale(k key) bool {
+	if k.at.Before(p.dropBefore) {
+		p.dropped += len(k.b)
+		return true
+	}
+	return false
+}
+
+// takeDropped returns the bytes dropped since it was last asked.
+func (p *inputPath) takeDropped() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.dropped
+	p.dropped = 0
+	return n
 }
 
 // send writes data to the stream when it can go straight there, else
@@ -47,20 +113,22 @@ func (p *inputPath) send(data []byte) {
 		return
 	}
 	p.waiting++
+	at := p.clock()
 	p.mu.Unlock()
-	p.ch <- append([]byte(nil), data...)
+	p.ch <- key{b: append([]byte(nil), data...), at: at}
 }
 
 // queued sends a queued keystroke on s, the attach loop's stream, or holds
-// it for the next one when s is broken or earlier ones are held.
-func (p *inputPath) queued(s inputStream, data []byte) {
+// it for the next one when s is broken or earlier ones are held; one typed
+// before a long outage is dropped.
+func (p *inputPath) queued(s inputStream, k key) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.held) == 0 && s.Input(data) == nil {
+	if p.stale(k) || len(p.held) == 0 && s.Input(k.b) == nil {
 		p.waiting--
 		return
 	}
-	p.held = append(p.held, data)
+	p.held = append(p.held, k)
 }
 
 // detacher closes ch once, whichever path (attach's reader, a lane's

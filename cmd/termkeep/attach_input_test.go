@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeStream records what reaches a connection, or refuses everything once
@@ -34,7 +35,7 @@ func (f *fakeStream) text() string {
 // Keystrokes typed while a connection breaks reach the next one, in order
 // and once, whichever path (direct or queued) each took.
 func TestInputPathKeepsKeystrokesAcrossReconnect(t *testing.T) {
-	p := &inputPath{ch: make(chan []byte, 16)}
+	p := newInputPath(nil)
 	old := &fakeStream{}
 	p.connected(old)
 	p.send([]byte("echo "))
@@ -69,7 +70,7 @@ func TestInputPathKeepsKeystrokesAcrossReconnect(t *testing.T) {
 
 // A keystroke that a broken stream refused is never sent twice.
 func TestInputPathHeldOnce(t *testing.T) {
-	p := &inputPath{ch: make(chan []byte, 16)}
+	p := newInputPath(nil)
 	old := &fakeStream{broken: true}
 	p.connected(old)
 	p.send([]byte("a"))
@@ -85,11 +86,62 @@ func TestInputPathHeldOnce(t *testing.T) {
 	}
 }
 
+// fakeClock is a clock the test moves.
+type fakeClock struct{ t time.Time }
+
+func newFakeClock() *fakeClock           { return &fakeClock{t: time.Unix(1000, 0)} }
+func (c *fakeClock) now() time.Time      { return c.t }
+func (c *fakeClock) add(d time.Duration) { c.t = c.t.Add(d) }
+
+// Keys typed during an outage reach the next connection only when it came
+// within keyHold; after a longer one they are dropped and counted, those
+// held from before it too, and what is typed afterwards goes as usual.
+func TestInputPathOutageBound(t *testing.T) {
+	cases := []struct {
+		name    string
+		outage  time.Duration
+		want    string
+		dropped int
+	}{
+		{"a server restart", 300 * time.Millisecond, "held-during-after", 0},
+		{"at the bound", keyHold, "held-during-after", 0},
+		{"just past it", keyHold + time.Millisecond, "after", len("held-during-")},
+		{"a ten-second outage", 10 * time.Second, "after", len("held-during-")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clk := newFakeClock()
+			p := newInputPath(clk.now)
+			old := &fakeStream{broken: true} // killed; attach has not noticed
+			p.connected(old)
+			p.send([]byte("held-"))
+			p.queued(old, <-p.ch)
+			p.connected(nil) // attach notices
+			clk.add(c.outage / 2)
+			p.send([]byte("during-"))
+			clk.add(c.outage - c.outage/2)
+			neu := &fakeStream{}
+			p.connected(neu)
+			p.queued(neu, <-p.ch)
+			p.send([]byte("after"))
+			if got := neu.text(); got != c.want {
+				t.Errorf("the new connection got %q, want %q", got, c.want)
+			}
+			if got := p.takeDropped(); got != c.dropped {
+				t.Errorf("dropped %d bytes, want %d", got, c.dropped)
+			}
+			if p.takeDropped() != 0 {
+				t.Error("the count is not reset once taken")
+			}
+		})
+	}
+}
+
 // A chunk is taken alike whether attach read it or a lane handed it back:
 // up to the detach key it goes to the session, the key detaches, and a
 // second detach key (from the other path) closes nothing twice.
 func TestInputTakeDetachKey(t *testing.T) {
-	p := &inputPath{ch: make(chan []byte, 16)}
+	p := newInputPath(nil)
 	s := &fakeStream{}
 	p.connected(s)
 	d := newDetacher()

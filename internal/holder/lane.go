@@ -1,6 +1,7 @@
 package holder
 
 import (
+	"bytes"
 	"os"
 	"syscall"
 	"time"
@@ -43,6 +44,10 @@ type lane struct {
 	token   uint64 // the open lane's (wire.Hello.LaneToken; 0: an older server's)
 	next    uint64 // the offset of the next byte the lane is owed: those below were written or queued
 	written uint64 // the terminal took every byte below it; [written, next) are queued
+	// back are keys the lane's reader handed back (lanein.go) that the
+	// server has not yet answered with a lane-read: a server that dies
+	// meanwhile may have lost them.
+	back []byte
 	// records are the last lanes' ends by token, newest last, at most
 	// wire.MaxLaneRecords: what a claim (wire/laneclaim.go) is answered.
 	records []laneRecord
@@ -53,6 +58,7 @@ type lane struct {
 type laneRecord struct {
 	token, end uint64
 	claimed    bool
+	back       []byte // keys handed back and never answered, as lane.back
 }
 
 // laneQueueMax bounds the bytes a lane's terminal may be behind: past it,
@@ -77,19 +83,33 @@ const (
 // ends to report, in order.
 func (l *lane) start(at, end uint64, allowed bool, token uint64) (ends []uint64) {
 	ends = l.stop()
-	if r := l.record(token); !allowed || at != end || r != nil && r.claimed {
+	r := l.record(token)
+	if !allowed || at != end || r != nil && r.claimed {
 		return append(ends, at)
 	}
-	l.open, l.token, l.next, l.written = true, token, at, at
+	if r != nil {
+		// The viewer offered this lane after its last one's end, which
+		// followed any keys handed back: it has them.
+		r.back = nil
+	}
+	l.open, l.token, l.next, l.written, l.back = true, token, at, at, nil
 	return ends
 }
 
+// handBack records keys handed back to the server (lanein.go) until it
+// answers (answered): a claim hands them on if it never did.
+func (l *lane) handBack(p []byte) { l.back = append(l.back[:0], p...) }
+
+// answered records a lane-read: the keys handed back have gone through.
+func (l *lane) answered() { l.back = l.back[:0] }
+
 // claim ends token's lane if it runs, and marks the token claimed: its
 // lanes end at their start from now on. It returns the ends to report to
-// the lane's owner, and where token's last lane ended (0: none known).
-func (l *lane) claim(token uint64) (ends []uint64, end uint64) {
+// the lane's owner, where token's last lane ended (0: none known), and
+// the keys its reader handed back that no lane-read answered, once.
+func (l *lane) claim(token uint64) (ends []uint64, end uint64, back []byte) {
 	if token == 0 {
-		return nil, 0
+		return nil, 0, nil
 	}
 	if l.open && l.token == token {
 		ends = l.stop()
@@ -99,7 +119,8 @@ func (l *lane) claim(token uint64) (ends []uint64, end uint64) {
 		r = l.remember(token)
 	}
 	r.claimed = true
-	return ends, r.end
+	back, r.back = r.back, nil
+	return ends, r.end, back
 }
 
 // record returns token's record, or nil. Token 0 (an older server's
@@ -194,8 +215,10 @@ func (l *lane) stop() (ends []uint64) {
 	}
 	l.open = false
 	if l.token != 0 {
-		l.remember(l.token).end = l.written
+		r := l.remember(l.token)
+		r.end, r.back = l.written, bytes.Clone(l.back)
 	}
+	l.back = l.back[:0]
 	return []uint64{l.written}
 }
 
@@ -378,6 +401,7 @@ type laneNote struct {
 	off     uint64
 	token   uint64
 	claimed bool
+	back    []byte // with claimed: keys handed back and never answered
 }
 
 // laneEnds queues lane ends for u's forwarder, which sends them once the
@@ -432,12 +456,12 @@ func (u *upstream) dueLaneEnds(sent uint64) []laneNote {
 // below that has gone to u.
 func (h *holder) claimLane(u *upstream, token uint64) {
 	h.ptyMu.Lock()
-	ends, end := h.lane.claim(token)
+	ends, end, back := h.lane.claim(token)
 	if len(ends) > 0 {
 		h.laneReport(ends)
 	}
 	h.ptyMu.Unlock()
-	u.laneNotes([]laneNote{{off: end, token: token, claimed: true}})
+	u.laneNotes([]laneNote{{off: end, token: token, claimed: true, back: back}})
 }
 
 // tryWrite makes one write of p to fd, never waiting, and without

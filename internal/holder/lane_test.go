@@ -30,6 +30,7 @@ func TestLaneDecisions(t *testing.T) {
 		wantQueued uint64
 		token      uint64 // start, claim
 		wantEnd    uint64 // claim: the end it answers
+		back       string // handback: keys handed back; claim: the keys it answers
 	}
 	const max = laneQueueMax
 	cases := []struct {
@@ -185,6 +186,33 @@ func TestLaneDecisions(t *testing.T) {
 			{op: "claim"},
 			{op: "start", a: 0, b: 0, allowed: true, wantIsOpen: true},
 		}},
+		{"keys handed back to a server that died go with the claim, once", []step{
+			{op: "start", a: 0, b: 0, allowed: true, token: 7, wantIsOpen: true},
+			{op: "handback", back: "\x1b[A", wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{0}},
+			{op: "claim", token: 7, back: "\x1b[A"},
+			{op: "claim", token: 7},
+		}},
+		{"keys handed back and answered by a lane-read are not claimed", []step{
+			{op: "start", a: 0, b: 0, allowed: true, token: 7, wantIsOpen: true},
+			{op: "handback", back: "\x1b[A", wantIsOpen: true},
+			{op: "answered", wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{0}},
+			{op: "claim", token: 7},
+		}},
+		{"keys handed back before a lane the viewer offered after it are not claimed", []step{
+			{op: "start", a: 0, b: 0, allowed: true, token: 7, wantIsOpen: true},
+			{op: "handback", back: "\x03", wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{0}},
+			{op: "start", a: 0, b: 0, allowed: true, token: 7, wantIsOpen: true},
+			{op: "stop", wantEnds: []uint64{0}},
+			{op: "claim", token: 7},
+		}},
+		{"a claim of a running lane takes its unanswered keys", []step{
+			{op: "start", a: 0, b: 0, allowed: true, token: 7, wantIsOpen: true},
+			{op: "handback", back: "\x1bOP", wantIsOpen: true},
+			{op: "claim", token: 7, wantEnds: []uint64{0}, back: "\x1bOP"},
+		}},
 		{"the largest offsets", []step{
 			{op: "start", a: 1<<64 - 5, b: 1<<64 - 5, allowed: true, wantIsOpen: true},
 			{op: "chunk", a: 1<<64 - 5, b: 4, wantHow: laneWrite, wantIsOpen: true},
@@ -203,9 +231,14 @@ func TestLaneDecisions(t *testing.T) {
 					ends = l.start(s.a, s.b, s.allowed, s.token)
 				case "claim":
 					var end uint64
-					if ends, end = l.claim(s.token); end != s.wantEnd {
-						t.Fatalf("step %d: claim of %d answers %d, want %d", i, s.token, end, s.wantEnd)
+					var back []byte
+					if ends, end, back = l.claim(s.token); end != s.wantEnd || string(back) != s.back {
+						t.Fatalf("step %d: claim of %d answers %d %q, want %d %q", i, s.token, end, back, s.wantEnd, s.back)
 					}
+				case "handback":
+					l.handBack([]byte(s.back))
+				case "answered":
+					l.answered()
 				case "chunk":
 					how, ends = l.chunk(s.a, int(s.b), false)
 				case "ask":
@@ -241,10 +274,10 @@ func TestLaneRecordsBounded(t *testing.T) {
 	if len(l.records) != wire.MaxLaneRecords {
 		t.Fatalf("%d records, want %d", len(l.records), wire.MaxLaneRecords)
 	}
-	if _, end := l.claim(1); end != 0 {
+	if _, end, _ := l.claim(1); end != 0 {
 		t.Errorf("the oldest token's end %d is still known", end)
 	}
-	if _, end := l.claim(wire.MaxLaneRecords + 1); end != (wire.MaxLaneRecords+1)*10+5 {
+	if _, end, _ := l.claim(wire.MaxLaneRecords + 1); end != (wire.MaxLaneRecords+1)*10+5 {
 		t.Errorf("the newest token's end is %d", end)
 	}
 }
@@ -284,10 +317,14 @@ func (s *server) giveLane(lt *laneTerm, at uint64) { s.handLane(lt.slave, at) }
 
 // handLane sends a lane frame at offset at with the terminal f, then
 // closes the test's copy of it, so that the holder's is the only one left.
-func (s *server) handLane(f *os.File, at uint64) {
+func (s *server) handLane(f *os.File, at uint64, token ...uint64) {
 	s.t.Helper()
 	var b bytes.Buffer
-	wire.NewWriter(&b).Uint64(wire.TypeLane, at)
+	if len(token) > 0 {
+		wire.NewWriter(&b).Lane(at, token[0], wire.Version)
+	} else {
+		wire.NewWriter(&b).Uint64(wire.TypeLane, at)
+	}
 	if _, _, err := s.c.WriteMsgUnix(b.Bytes(), unix.UnixRights(int(f.Fd())), nil); err != nil {
 		s.t.Fatal(err)
 	}

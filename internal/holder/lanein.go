@@ -76,6 +76,7 @@ func (h *holder) laneRead(u *upstream, pid uint32) {
 	if r := h.laneFile.reader; r != nil {
 		if r.paused {
 			r.paused = false
+			h.lane.answered()
 			r.resume <- struct{}{}
 		}
 		return
@@ -239,13 +240,17 @@ func (r *laneReader) take(p []byte) bool {
 	}
 	// A hand-back: the viewer takes these as typed, then the server
 	// lets the holder read again.
+	rest := p[wrote:]
 	h.ptyMu.Lock()
 	r.paused = true
+	if h.laneFile.reader == r {
+		h.lane.handBack(rest) // until a lane-read answers (lane.go)
+	}
 	h.ptyMu.Unlock()
-	rest := p[wrote:]
 	if err := r.u.send(func(w *wire.Writer) error { return w.Frame(wire.TypeLaneInput, rest) }); err != nil {
 		// The server is gone; the lane goes with its connection, and
-		// these bytes with it, as any unsent keys.
+		// the lane's record keeps these bytes for the claim of the
+		// viewer's next connection.
 		h.log.Warn("hand typed input back", "err", err)
 	}
 	return false

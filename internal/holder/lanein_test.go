@@ -233,6 +233,51 @@ func TestInputLaneHandsBack(t *testing.T) {
 	}
 }
 
+// Keys handed back to a server that dies before it answers are not lost:
+// the lane's record keeps them, and the claim of the viewer's next
+// connection hands them on, once, with the lane's exact end.
+func TestInputLaneHandBackSurvivesTheServer(t *testing.T) {
+	th := startHolder(t, perKey, 0)
+	th.waitEnd(5)
+	s, wel := th.connect(wire.FromEnd)
+	ot := newOwnedTerm(t)
+	s.handLane(ot.file, wel.End, 42)
+	s.w.LaneRead(uint32(ot.proc.Process.Pid))
+	ot.master.Write([]byte("a"))
+	ot.readEcho(t, "<a>")
+	ot.master.Write([]byte("\x1b[A"))
+	s.until(func(f wire.Frame) bool { return f.Type == wire.TypeLaneInput })
+	s.c.Close() // the server is killed before its lane-read
+
+	claim := func() (end uint64, back string) {
+		s2, _ := th.connect(wire.FromEnd)
+		defer s2.c.Close()
+		s2.w.Uint64(wire.TypeLaneClaim, 42)
+		s2.until(func(f wire.Frame) bool {
+			if f.Type != wire.TypeLaneClaimed {
+				return false
+			}
+			tok, e, b, err := wire.ParseLaneClaimed(f.Payload)
+			if err != nil || tok != 42 {
+				t.Fatalf("lane-claimed for %d: %v", tok, err)
+			}
+			end, back = e, string(b)
+			return true
+		})
+		return end, back
+	}
+	end, back := claim()
+	if back != "\x1b[A" {
+		t.Fatalf("the claim hands on %q, want the arrow", back)
+	}
+	if want := wel.End + uint64(len("<a>")); end != want {
+		t.Fatalf("the claimed lane ended at %d, want %d (after its echo)", end, want)
+	}
+	if _, back := claim(); back != "" {
+		t.Fatalf("a second claim hands on %q again", back)
+	}
+}
+
 // A process that stops (its shell takes the terminal back) or leaves the
 // foreground has its terminal read no more: the lane ends and the key
 // stays for the shell.

@@ -281,7 +281,7 @@ func (u *upstream) sendLaneEnds(sent uint64) bool {
 	for _, n := range due {
 		err := u.send(func(w *wire.Writer) error {
 			if n.claimed {
-				return w.LaneClaimed(n.token, n.off)
+				return w.LaneClaimed(n.token, n.off, n.back)
 			}
 			return w.Uint64(wire.TypeLaneEnd, n.off)
 		})

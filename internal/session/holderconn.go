@@ -204,8 +204,8 @@ func (h *Host) readHolder(up *holderConn) {
 			x, _ := wire.ParseUint64(f.Type, f.Payload)
 			h.laneEnded(x) // viewer_lane.go
 		case wire.TypeLaneClaimed:
-			token, end, _ := wire.ParseLaneClaimed(f.Payload)
-			h.laneClaimed(token, end) // viewer_lane.go
+			token, end, back, _ := wire.ParseLaneClaimed(f.Payload)
+			h.laneClaimed(token, end, bytes.Clone(back)) // viewer_lane.go
 		case wire.TypeLaneInput:
 			h.laneHandBack(bytes.Clone(f.Payload)) // viewer_lanein.go
 		case wire.TypeLaneTyped:

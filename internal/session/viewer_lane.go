@@ -266,12 +266,20 @@ func (h *Host) claimLane(v *viewer) {
 }
 
 // laneClaimed hands the holder's answer to a claim of token to the
-// viewers that claimed it.
-func (h *Host) laneClaimed(token, end uint64) {
+// viewer that claimed it: the lane's end, and first any keys its reader
+// handed back to a server that died with them (back), which the viewer
+// takes as typed. With no such viewer left, they are written as input.
+func (h *Host) laneClaimed(token, end uint64, back []byte) {
 	for _, v := range h.laneViewers() {
 		if token != 0 && v.lane.claim == token {
+			if len(back) > 0 && v.lane.handBack(back) {
+				back = nil
+			}
 			v.lane.do(func(g *lanegate.Gate) { g.Ended(end) })
 		}
+	}
+	if len(back) > 0 {
+		go h.orphanInput(back)
 	}
 }
 

@@ -24,7 +24,7 @@ import "encoding/binary"
 //     them), a TypeLaneEnd at the end, and the output from there.
 const (
 	TypeLaneClaim   Type = 0x11 // server → holder: token uint64
-	TypeLaneClaimed Type = 0x53 // holder → server: token uint64, end uint64
+	TypeLaneClaimed Type = 0x53 // holder → server: token uint64, end uint64, then keys handed back
 )
 
 // MaxLaneRecords is how many tokens' lane ends a holder remembers: more
@@ -58,18 +58,20 @@ func ParseLane(p []byte) (off, token uint64, err error) {
 	return 0, 0, short(TypeLane, p, 16)
 }
 
-// LaneClaimed writes a lane-claimed frame.
-func (w *Writer) LaneClaimed(token, end uint64) error {
-	b := w.begin(TypeLaneClaimed, 16)
+// LaneClaimed writes a lane-claimed frame: back are keys the token's
+// lane's reader handed back to a server that never answered (it may
+// have died with them), which the claiming viewer takes as typed.
+func (w *Writer) LaneClaimed(token, end uint64, back []byte) error {
+	b := w.begin(TypeLaneClaimed, 16+len(back))
 	b = binary.BigEndian.AppendUint64(b, token)
 	b = binary.BigEndian.AppendUint64(b, end)
-	return w.flush(b)
+	return w.flush(append(b, back...))
 }
 
-// ParseLaneClaimed decodes a lane-claimed payload.
-func ParseLaneClaimed(p []byte) (token, end uint64, err error) {
-	if len(p) != 16 {
-		return 0, 0, short(TypeLaneClaimed, p, 16)
+// ParseLaneClaimed decodes a lane-claimed payload; back aliases p.
+func ParseLaneClaimed(p []byte) (token, end uint64, back []byte, err error) {
+	if len(p) < 16 {
+		return 0, 0, nil, short(TypeLaneClaimed, p, 16)
 	}
-	return binary.BigEndian.Uint64(p), binary.BigEndian.Uint64(p[8:]), nil
+	return binary.BigEndian.Uint64(p), binary.BigEndian.Uint64(p[8:]), p[16:], nil
 }

@@ -790,7 +790,7 @@ func Validate(f Frame) error {
 	case TypeLane:
 		_, _, err = ParseLane(f.Payload)
 	case TypeLaneClaimed:
-		_, _, err = ParseLaneClaimed(f.Payload)
+		_, _, _, err = ParseLaneClaimed(f.Payload)
 	case TypeLaneRead:
 		_, err = ParseLaneRead(f.Payload)
 	case TypeLaneInput:
