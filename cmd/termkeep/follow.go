@@ -103,6 +103,16 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 	}
 }
 
+// dial opens a stream for hello h as open does, retrying while no
+// server answers: the opener of package attach, which decides the
+// offsets and first-connection flags itself.
+func (f *follower) dial(ctx context.Context, h wire.Hello, notify func()) (*client.Stream, error) {
+	f.role, f.off, f.cols, f.rows, f.scrollback = h.Role, h.From, h.Cols, h.Rows, h.Scrollback
+	f.readOnly, f.detachOthers, f.fit, f.ignoreSize = h.ReadOnly, h.DetachOthers, h.Fit, h.IgnoreSize
+	f.name, f.screenFirst, f.laneToken, f.claim = h.Name, h.ScreenFirst, h.LaneToken, h.Claim
+	return f.open(ctx, notify)
+}
+
 // advance records output received at off.
 func (f *follower) advance(off uint64, n int) {
 	f.off = int64(off) + int64(n)

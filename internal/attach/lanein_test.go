@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package attach
 
 import (
 	"bufio"
@@ -8,7 +8,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -133,9 +132,6 @@ func TestAttachInputLane(t *testing.T) {
 	}
 	defer ln.Close()
 
-	oldIn, oldOut := os.Stdin, os.Stdout
-	os.Stdin, os.Stdout = tty, tty
-	defer func() { os.Stdin, os.Stdout = oldIn, oldOut }()
 	t.Setenv("TERMKEEP_ECHO_LANE", "")
 	// The pty is not the test's controlling terminal: attach could not be
 	// seen to have it (TestRawTermLeads), and would take no input lane.
@@ -145,9 +141,11 @@ func TestAttachInputLane(t *testing.T) {
 	defer cancel()
 	ended := make(chan error, 1)
 	go func() {
-		f := &follower{g: &globals{stateDir: string(dir), noAutostart: true}, c: client.New(dir), ref: "s1",
-			role: wire.RoleViewer, off: wire.FromSnapshot, fit: true, name: "attach test"}
-		ended <- attach(ctx, f, 0x1c, false)
+		c := client.New(dir)
+		open := func(ctx context.Context, h wire.Hello, _ func()) (*client.Stream, error) {
+			return c.Attach(ctx, "s1", h)
+		}
+		ended <- Run(ctx, Config{Ref: "s1", In: tty, Out: tty, Open: open, DetachKey: 0x1c, Name: "attach test"})
 	}()
 
 	c, err := ln.Accept()

@@ -1,4 +1,4 @@
-package main
+package attach
 
 import (
 	"os"
@@ -53,10 +53,10 @@ func openRawTerm(in, out *os.File) *rawTerm {
 	return t
 }
 
-// ttyName is the path of the terminal on in ("/dev/pts/3"), or "a
+// TTYName is the path of the terminal on in ("/dev/pts/3"), or "a
 // terminal" when it cannot be found: how attach is shown to the session's
 // other viewers.
-func ttyName(in *os.File) string {
+func TTYName(in *os.File) string {
 	if path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(in.Fd()))); err == nil && strings.HasPrefix(path, "/dev/") {
 		return path
 	}

@@ -1,4 +1,6 @@
-package main
+package attach
+
+import "termkeep/internal/wire"
 
 // attach's half of the output lane (docs/architecture.md, Echo through
 // attach): it offers the server its terminal once it has written all the
@@ -96,10 +98,52 @@ func (g *laneGate) ended() (write [][]byte, resume bool) {
 
 // lost takes a connection that ended: the terminal is attach's again (the
 // holder closes a lane whose server connection ends), but how far a lane
-// wrote is unknown unless it was idle, so snapshot says to reconnect from
-// a snapshot.
-func (g *laneGate) lost() (write [][]byte, snapshot, resume bool) {
-	snapshot = g.state != laneIdle
+// wrote only the holder knows unless it was idle: claim says the next
+// connection asks it (resume.lost).
+func (g *laneGate) lost() (write [][]byte, claim, resume bool) {
+	claim = g.state != laneIdle
 	write, resume = g.ended()
-	return write, snapshot, resume
+	return write, claim, resume
+}
+
+// laneConds are the conditions of attach's lanes that its flags and
+// terminal fix: only a read-write attach drawing on its own terminal's
+// normal screen takes one, and not under TERMKEEP_ECHO_LANE=off (nor an
+// input lane under output, or with a detach key that is plain typing,
+// which the holder would type).
+type laneConds struct {
+	fd       int  // the terminal's descriptor a lane writes to (-1: none)
+	reader   bool // attach reads a raw descriptor it can pause (rawTerm)
+	readOnly bool
+	alt      bool // --alt-screen: it filters the switches a lane would write as they are
+	off      bool // no lanes
+	inputOff bool // no input lanes
+	keyTyped bool // the detach key is plain typing
+}
+
+func newLaneConds(cfg Config, rt *rawTerm) laneConds {
+	l := laneConds{fd: -1, readOnly: cfg.ReadOnly, alt: cfg.AltScreen,
+		off: cfg.Lanes == "off", inputOff: cfg.Lanes == "off" || cfg.Lanes == "output",
+		keyTyped: cfg.DetachKey >= 0 && wire.PlainTyping([]byte{byte(cfg.DetachKey)})}
+	if rt != nil {
+		l.fd, l.reader = rt.fd, true
+	}
+	return l
+}
+
+// output reports whether attach may offer its terminal for an output lane
+// now, on a server of version: it draws the session's bytes as they are
+// (not from the model, no redraw due), from a known offset, and is not
+// ending.
+func (l laneConds) output(version int, redrawing bool, off int64, leaving bool) bool {
+	return l.fd >= 0 && !l.readOnly && !l.alt && !l.off && wire.ViewerLanes(version) &&
+		!redrawing && off >= 0 && !leaving
+}
+
+// input reports whether attach may stop reading its terminal for an input
+// lane, on a server of version (and the terminal's foreground its own,
+// which the caller asks last: it reads /proc).
+func (l laneConds) input(version int, leaving bool) bool {
+	return l.reader && !l.readOnly && !l.alt && !l.inputOff && !l.keyTyped &&
+		wire.InputLanes(version) && !leaving
 }

@@ -1,4 +1,4 @@
-package main
+package attach
 
 import (
 	"fmt"
@@ -16,14 +16,15 @@ type terminalGone struct{ err error }
 func (e terminalGone) Error() string { return "the terminal is gone: " + e.err.Error() }
 func (e terminalGone) Unwrap() error { return e.err }
 
-// sessionEnded says how a session ended, and carries its status out.
-func sessionEnded(ref string, e *wire.Exit) (string, error) {
+// sessionEnded says how a session ended, and the status attach exits
+// with: the session's, or 1 when it is not known.
+func sessionEnded(ref string, e *wire.Exit) (string, int) {
 	switch {
 	case e.ExitCode == nil:
-		return fmt.Sprintf("session %s was %s: %s", ref, e.State, e.Reason), &exitErr{code: exitError}
+		return fmt.Sprintf("session %s was %s: %s", ref, e.State, e.Reason), 1
 	case e.State == "closed":
-		return fmt.Sprintf("session %s was closed (status %d)", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
+		return fmt.Sprintf("session %s was closed (status %d)", ref, *e.ExitCode), *e.ExitCode
 	default:
-		return fmt.Sprintf("session %s exited with status %d", ref, *e.ExitCode), &exitErr{code: *e.ExitCode}
+		return fmt.Sprintf("session %s exited with status %d", ref, *e.ExitCode), *e.ExitCode
 	}
 }

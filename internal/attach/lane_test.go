@@ -1,4 +1,4 @@
-package main
+package attach
 
 import (
 	"reflect"
@@ -183,5 +183,58 @@ func TestLaneGateInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Which attach may offer its terminal for a lane, and stop reading it for
+// an input lane.
+func TestLaneConds(t *testing.T) {
+	base := laneConds{fd: 5, reader: true}
+	cases := []struct {
+		name          string
+		c             laneConds
+		version       int
+		redraw, leave bool
+		off           int64
+		output, input bool
+	}{
+		{"a read-write attach on its own terminal", base, 10, false, false, 100, true, true},
+		{"read-only: neither", laneConds{fd: 5, reader: true, readOnly: true}, 10, false, false, 100, false, false},
+		{"--alt-screen: neither", laneConds{fd: 5, reader: true, alt: true}, 10, false, false, 100, false, false},
+		{"lanes off: neither", laneConds{fd: 5, reader: true, off: true, inputOff: true}, 10, false, false, 100, false, false},
+		{"output lanes only", laneConds{fd: 5, reader: true, inputOff: true}, 10, false, false, 100, true, false},
+		{"a detach key that is plain typing: no input lane", laneConds{fd: 5, reader: true, keyTyped: true}, 10, false, false, 100, true, false},
+		{"no descriptor of its own", laneConds{fd: -1}, 10, false, false, 100, false, false},
+		{"a server of version 7", base, 7, false, false, 100, false, false},
+		{"a server of version 8: the output lane", base, 8, false, false, 100, true, false},
+		{"drawn from the model, or a redraw due", base, 10, true, false, 100, false, true},
+		{"before the first snapshot", base, 10, false, false, -2, false, true},
+		{"ending", base, 10, false, true, 100, false, false},
+	}
+	for _, c := range cases {
+		if got := c.c.output(c.version, c.redraw, c.off, c.leave); got != c.output {
+			t.Errorf("%s: output %v, want %v", c.name, got, c.output)
+		}
+		if got := c.c.input(c.version, c.leave); got != c.input {
+			t.Errorf("%s: input %v, want %v", c.name, got, c.input)
+		}
+	}
+}
+
+// A lane's config from attach's flags.
+func TestNewLaneConds(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want laneConds
+	}{
+		{Config{DetachKey: 0x1c}, laneConds{fd: -1}},
+		{Config{DetachKey: 0x1c, Lanes: "off"}, laneConds{fd: -1, off: true, inputOff: true}},
+		{Config{DetachKey: 0x1c, Lanes: "output"}, laneConds{fd: -1, inputOff: true}},
+		{Config{DetachKey: '\r'}, laneConds{fd: -1, keyTyped: true}},
+		{Config{DetachKey: -1, ReadOnly: true, AltScreen: true}, laneConds{fd: -1, readOnly: true, alt: true}},
+	} {
+		if got := newLaneConds(c.cfg, nil); got != c.want {
+			t.Errorf("%+v: %+v, want %+v", c.cfg, got, c.want)
+		}
 	}
 }

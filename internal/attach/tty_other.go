@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package attach
 
 import (
 	"errors"
@@ -12,8 +12,8 @@ import (
 // stdout as they are.
 func openRawTerm(in, out *os.File) *rawTerm { return nil }
 
-// ttyName is how attach is shown to the session's other viewers.
-func ttyName(in *os.File) string { return in.Name() }
+// TTYName is how attach is shown to the session's other viewers.
+func TTYName(in *os.File) string { return in.Name() }
 
 // rawTerm is Linux's (rawterm_linux.go); elsewhere there is none.
 type rawTerm struct{ fd int }
