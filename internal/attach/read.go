@@ -39,7 +39,11 @@ func (c *attacher) frame(s *client.Stream, fr wire.Frame) (r result, end bool) {
 		if err := c.paint(func() []byte { return c.ot.Snapshot(data) }); err != nil {
 			return result{err: err}, true
 		}
-		c.res.snapshot(off) // output continues from the snapshot's offset
+		if n := c.res.snapshot(off); n > 0 {
+			// A skip to the present (the log no longer holds what this
+			// terminal missed, or it fell a queue behind): say so.
+			c.passing("skipped %d bytes of output: the screen is drawn anew", n)
+		}
 	case wire.TypeResized:
 		// The output from here on was printed at this size.
 		_, cols, rows, _ := wire.ParseResized(fr.Payload)
@@ -76,8 +80,9 @@ func (c *attacher) frame(s *client.Stream, fr wire.Frame) (r result, end bool) {
 			s.LaneIn()
 		}
 	case wire.TypeGap:
-		_, to, _ := wire.ParseGap(fr.Payload)
+		from, to, _ := wire.ParseGap(fr.Payload)
 		c.res.gap(to)
+		c.passing("skipped %d bytes of output the log no longer holds", to-from)
 	case wire.TypeExit:
 		var e wire.Exit
 		wire.ParseJSON(fr.Payload, &e)

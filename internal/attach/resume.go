@@ -18,6 +18,9 @@ type resume struct {
 	// connection's, lost while a lane may have written past off, whose
 	// end the next connection asks for (wire/laneclaim.go).
 	token, claim uint64
+	// drawing counts the snapshots a connection that asked for one has
+	// yet to draw (its screen, then its history): they skip nothing.
+	drawing int
 }
 
 func newResume() resume { return resume{off: wire.FromSnapshot} }
@@ -25,8 +28,10 @@ func newResume() resume { return resume{off: wire.FromSnapshot} }
 // connecting starts a connection with token: it returns what its hello
 // asks for.
 func (r *resume) connecting(token uint64) (from int64, tok, claim uint64) {
+	r.drawing = 0
 	if r.off < 0 {
 		r.claim = 0 // a snapshot draws it all
+		r.drawing = 2
 	}
 	r.token = token
 	return r.off, r.token, r.claim
@@ -46,7 +51,17 @@ func (r *resume) welcomed(version int) (again bool) {
 func (r *resume) wrote(off uint64, n int) { r.off = int64(off) + int64(n) }
 
 // snapshot records a snapshot valid at off: output continues from there.
-func (r *resume) snapshot(off uint64) { r.off = int64(off) }
+// It returns how many bytes of output the terminal skipped: a snapshot
+// that replaces an offset the terminal had reached.
+func (r *resume) snapshot(off uint64) (skipped uint64) {
+	if r.drawing > 0 {
+		r.drawing--
+	} else if r.off >= 0 && int64(off) > r.off {
+		skipped = off - uint64(r.off)
+	}
+	r.off = int64(off)
+	return skipped
+}
 
 // gap records bytes below to that the log no longer holds.
 func (r *resume) gap(to uint64) { r.off = int64(to) }

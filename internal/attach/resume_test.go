@@ -10,7 +10,8 @@ import (
 
 // Where each connection starts, as a trace: "connect TOKEN => FROM CLAIM",
 // "welcome VERSION => again|stay", "wrote OFF N", "snapshot OFF",
-// "gap TO", "lane-end", "lost idle|lane", "redraw".
+// "snapshot OFF => SKIPPED", "gap TO", "lane-end", "lost idle|lane",
+// "redraw".
 func TestResumeTraces(t *testing.T) {
 	cases := []struct{ name, script string }{
 		{"the first connection asks for a snapshot", `
@@ -67,6 +68,22 @@ func TestResumeTraces(t *testing.T) {
 			gap 5000
 			lost idle
 			connect 2 => 5000 0`},
+		{"a snapshot on a reconnect says what it skipped", `
+			connect 1 => snap 0
+			snapshot 100 => 0
+			wrote 100 50
+			lost idle
+			connect 2 => 150 0
+			snapshot 9000 => 8850`},
+		{"a snapshot asked for, and its history, skip nothing; a resync after them does", `
+			connect 1 => snap 0
+			snapshot 100 => 0
+			snapshot 130 => 0
+			wrote 130 10
+			snapshot 5000 => 4860
+			redraw
+			connect 2 => snap 0
+			snapshot 6000 => 0`},
 		{"hostile: a lane-end with no claim changes nothing", `
 			connect 1 => snap 0
 			snapshot 10
@@ -108,7 +125,9 @@ func TestResumeTraces(t *testing.T) {
 					r.wrote(a, int(b))
 				case "snapshot":
 					fmt.Sscan(f[1], &a)
-					r.snapshot(a)
+					if got := fmt.Sprint(r.snapshot(a)); want != "" && got != want {
+						t.Fatalf("%s: skipped %s", line, got)
+					}
 				case "gap":
 					fmt.Sscan(f[1], &a)
 					r.gap(a)
