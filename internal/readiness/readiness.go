@@ -76,7 +76,7 @@ func quiet(in Input) bool {
 
 func starting(in Input) bool {
 	return in.Shell.State != shellmark.AtPrompt && in.Shell.State != shellmark.Running &&
-		in.Integration && in.Shell.Marks == 0 && in.Now.Sub(in.Created) < StartWait
+		in.Shell.State != shellmark.Returning && in.Integration && in.Shell.Marks == 0 && in.Now.Sub(in.Created) < StartWait
 }
 
 // NeedsScreen reports whether Decide's answer depends on the screen: the
@@ -94,6 +94,12 @@ func Decide(in Input) Activity {
 		return Activity{State: Starting, Since: in.Created}
 	}
 	a := Activity{State: Running, Since: in.Created, Command: strings.Join(in.Command, " ")}
+	if in.Shell.State == shellmark.Returning {
+		// Between a command's end and the next prompt: the shell's
+		// prompt hooks run. Not its prompt: typing now reaches whatever
+		// reads first.
+		a.Since, a.Command = in.Shell.Since, "(the shell's prompt hooks)"
+	}
 	if in.Shell.State == shellmark.Running {
 		a.Since, a.Command = in.Shell.Since, ""
 		if c := in.Shell.Running; c != nil {

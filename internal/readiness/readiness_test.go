@@ -23,6 +23,9 @@ func TestDecide(t *testing.T) {
 	}{
 		{"at its prompt", Input{Shell: prompt, Integration: true, Command: bash, LastOutput: at(1), Now: at(60), QuietAfter: 2 * time.Second},
 			Activity{State: AtPrompt, Since: at(1)}},
+		{"a command ended, its shell's prompt hooks running: not at its prompt",
+			Input{Shell: shellmark.Status{State: shellmark.Returning, Since: at(8), Marks: 4}, Integration: true, Command: bash, LastOutput: at(8), Now: at(9), QuietAfter: 2 * time.Second},
+			Activity{State: Running, Since: at(8), Command: "(the shell's prompt hooks)"}},
 		{"a command printing nothing is running, not waiting", Input{Shell: running, Integration: true, Command: bash, LastOutput: at(5), Now: at(40), QuietAfter: 2 * time.Second,
 			Screen: &Screen{Line: ""}},
 			Activity{State: Running, Since: at(5), Command: "sleep 30"}},

@@ -47,9 +47,15 @@ func (e *EndedError) Error() string { return fmt.Sprintf("session %s is %s", e.R
 type BusyError struct {
 	Ref     string
 	Command string // the running command's line, when the shell marked it
+	// Hooks: the command ended, and the shell's prompt hooks have not
+	// given it its prompt back yet.
+	Hooks bool
 }
 
 func (e *BusyError) Error() string {
+	if e.Hooks {
+		return fmt.Sprintf("session %s is not at its prompt: its last command ended, and its prompt hooks still run", e.Ref)
+	}
 	what := "a command"
 	if e.Command != "" {
 		what = strconv.Quote(e.Command)
@@ -95,8 +101,12 @@ func Start(ctx context.Context, srv Server, ref, line string, wait time.Duration
 		return nil, &EndedError{Ref: ref, State: sess.State}
 	}
 	integrated := sess.ShellIntegration && shellinit.Kind(sess.Command) != ""
+	// A new shell's first prompt, and the prompt after a command's end
+	// (its prompt hooks run first), are waited for: a line typed before
+	// the prompt is read by whatever reads the terminal first.
 	for deadline := time.Now().Add(wait); integrated && sess.Shell != nil &&
-		sess.Shell.State == string(shellmark.Unknown) && time.Now().Before(deadline); {
+		(sess.Shell.State == string(shellmark.Unknown) || sess.Shell.State == string(shellmark.Returning)) &&
+		time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -108,6 +118,9 @@ func Start(ctx context.Context, srv Server, ref, line string, wait time.Duration
 	}
 	if sess.Shell != nil && sess.Shell.State == string(shellmark.Running) {
 		return nil, &BusyError{Ref: ref, Command: sess.Shell.Command}
+	}
+	if sess.Shell != nil && sess.Shell.State == string(shellmark.Returning) {
+		return nil, &BusyError{Ref: ref, Hooks: true}
 	}
 	run := &Run{Ref: ref, Session: sess, From: sess.End, next: sess.End}
 	run.marks.Emit = func(m shellmark.Mark) {

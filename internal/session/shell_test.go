@@ -97,10 +97,11 @@ func TestShellLoadFromLog(t *testing.T) {
 		} else if tc.want == shellmark.Running && (st.Running.Line != "make" || !st.Running.Start.Equal(logged) || st.Last == nil || *st.Last.Status != 1) {
 			t.Errorf("%s: %+v %+v %+v", tc.name, st, st.Running, st.Last)
 		}
-		// Live output goes on from the log's end.
+		// Live output goes on from the log's end: the command ends, and
+		// the shell's prompt hooks run until its prompt.
 		s.feed(done, logged, []byte("\x1b]133;D;0\x07"))
 		if tc.want == shellmark.Running {
-			if st := s.t.Status(); st.State != shellmark.AtPrompt || st.Last.Line != "make" || *st.Last.Status != 0 {
+			if st := s.t.Status(); st.State != shellmark.Returning || st.Last.Line != "make" || *st.Last.Status != 0 {
 				t.Errorf("%s: after D: %+v", tc.name, st)
 			}
 		}

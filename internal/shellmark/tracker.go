@@ -14,6 +14,12 @@ const (
 	AtPrompt State = "prompt"
 	// Running: a command started (C) and has not ended (D).
 	Running State = "running"
+	// Returning: a command ended (D) and the shell has not drawn its
+	// prompt (A) yet: the user's prompt hooks (PROMPT_COMMAND, precmd,
+	// a version manager's, a git prompt's) run, and what is typed now
+	// waits for whatever reads the terminal first: a program a hook
+	// starts, not the shell's command line.
+	Returning State = "returning"
 )
 
 // Command is one command as its marks bound it.
@@ -100,8 +106,8 @@ func (t *Tracker) mark(m Mark) {
 		}
 		t.last, t.hasLast = e, true
 		t.current = Command{}
-		// The shell has its prompt back; A follows at once.
-		t.state, t.since = AtPrompt, m.Time
+		// The shell is back, but its prompt is not until A.
+		t.state, t.since = Returning, m.Time
 	}
 }
 

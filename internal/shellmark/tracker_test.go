@@ -68,8 +68,14 @@ func TestTracker(t *testing.T) {
 		{"two commands: the last counts", prompt + "true\r\n" + c + d("0") + prompt + "ls\r\n" + c + "x\r\n" + d("2") + prompt,
 			`prompt last="ls"#2[72,75)=2`},
 		{"a D without a C ends no command", prompt + d("0") + prompt, "prompt last=no-output=0"},
-		{"a D with no status", prompt + "x\r\n" + c + "\x1b]133;D\x07", `prompt last="x"#1[29,29)=?`},
-		{"a D with a bad status", prompt + "x\r\n" + c + d("abc"), `prompt last="x"#1[29,29)=?`},
+		{"a D with no status", prompt + "x\r\n" + c + "\x1b]133;D\x07", `returning last="x"#1[29,29)=?`},
+		{"a D with a bad status", prompt + "x\r\n" + c + d("abc"), `returning last="x"#1[29,29)=?`},
+		// The user's prompt hooks run between D and A: what is typed then
+		// is read by whatever reads the terminal first.
+		{"ended, the prompt hooks running", prompt + "true\r\n" + c + d("0") + "hook output",
+			`returning last="true"#1[32,32)=0`},
+		{"ended, the prompt drawn after the hooks", prompt + "true\r\n" + c + d("0") + "hook output" + prompt,
+			`prompt last="true"#1[32,32)=0`},
 		{"a C with no B: no command line", a + c + "out", `running running=""#1@16`},
 		// A program printing a fake D in its output: the tracker takes it
 		// as a terminal would, and the real D that follows has no C.

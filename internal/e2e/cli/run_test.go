@@ -55,6 +55,8 @@ func TestRunCommandInShells(t *testing.T) {
 		if strings.Contains(errs, "no shell integration") {
 			t.Fatalf("%s: run fell back: %s", sh, errs)
 		}
+		// run ends at the command's end mark; the prompt follows.
+		e2e.WaitFor(t, 10*time.Second, sh+" at its prompt", func() bool { return e.Session(id).Shell.State == "prompt" })
 		s := e.Session(id)
 		if s.Shell.State != "prompt" || s.Shell.Last == nil || s.Shell.Last.Status == nil || *s.Shell.Last.Status != 3 ||
 			s.Shell.Last.Command != runScript || !s.Shell.Last.HasOutput {
@@ -197,5 +199,52 @@ func TestWaitExitStatusOnly(t *testing.T) {
 	}
 	if _, _, code := e.Tk("wait", id, "--output", "x", "--status-only"); code != 2 {
 		t.Fatalf("--status-only without --exit = %d, want a usage error", code)
+	}
+}
+
+// A user's prompt hook runs between a command's end mark and its next
+// prompt: what is typed then waits for whatever reads the terminal first.
+// run waits for the prompt, so a program the next command starts (rm -i)
+// is never typed into: the run after it is refused, and the file stays.
+func TestRunNeverTypesIntoAWaitingProgram(t *testing.T) {
+	e2e.SkipShort(t)
+	t.Parallel()
+	for _, sh := range []struct{ name, rc, hook string }{
+		{"bash", ".bashrc", "PROMPT_COMMAND='sleep 2'\n"},
+		{"zsh", ".zshrc", "slowhook() { sleep 2 }\nprecmd_functions+=(slowhook)\n"},
+	} {
+		t.Run(sh.name, func(t *testing.T) {
+			path, err := exec.LookPath(sh.name)
+			if err != nil {
+				t.Skipf("%s is not installed (make test installs it)", sh.name)
+			}
+			home := shellHome(t)
+			dir := strings.TrimPrefix(home[1], "HOME=")
+			if err := os.WriteFile(filepath.Join(dir, sh.rc), []byte(sh.hook), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			victim := filepath.Join(dir, "victim.txt")
+			if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e := e2e.NewEnv(t)
+			e.StartServer()
+			id := strings.TrimSpace(e.MustTk(append(append([]string{"new"}, home...), "--", path)...))
+			if out, errs, code := e.Tk("run", id, "--timeout", "30s", "--", "echo warm"); code != 0 || out != "warm\n" {
+				t.Fatalf("run echo = %d %q %q", code, out, errs)
+			}
+			if _, errs, code := e.Tk("run", id, "--timeout", "30s", "--", "true"); code != 0 {
+				t.Fatalf("run true = %d %q", code, errs)
+			}
+			if _, errs, code := e.Tk("run", id, "--timeout", "5s", "--", "rm -i "+victim); code != 124 {
+				t.Fatalf("run rm -i = %d %q, want its timeout (124)", code, errs)
+			}
+			if _, errs, code := e.Tk("run", id, "--", "y_next_command"); code != 1 || !strings.Contains(errs, "not at its prompt") {
+				t.Fatalf("run into rm's question = %d %q, want a refusal", code, errs)
+			}
+			if _, err := os.Stat(victim); err != nil {
+				t.Fatalf("the file rm -i asked about is gone: %v", err)
+			}
+		})
 	}
 }
