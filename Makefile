@@ -154,7 +154,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode wire:FuzzPlainTyping h
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzPrintFastPath screen:FuzzUnmarshal screen:FuzzViewport \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
-	export:FuzzCast export:FuzzRedact export:FuzzGrepMatch mcp:FuzzClean mcp:FuzzIDFromPrefix server:FuzzQueryBool \
+	export:FuzzCast export:FuzzRedact export:FuzzGrepMatch mcp:FuzzClean mcp:FuzzBadID mcp:FuzzIDFromPrefix server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
 	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus holder:FuzzStatTTY \
 	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine mcp:FuzzScreenRef \

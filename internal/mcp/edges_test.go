@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,6 +122,39 @@ func FuzzIDFromPrefix(f *testing.F) {
 			}
 		default:
 			t.Fatalf("id of type %T from %q", id, p)
+		}
+	})
+}
+
+// badID refuses exactly null and non-integer numbers as a message's id,
+// whatever else the line holds, and never an id it could not read.
+func FuzzBadID(f *testing.F) {
+	for _, s := range []string{`{"id":null}`, `{"id":1.5}`, `{"id":3e0}`, `{"id":"x"}`, `{"method":"x"}`, `{"id":-0.0}`, `{"id":1e400}`, `[1]`, `{`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		if len(p) == 0 {
+			return
+		}
+		id, why := badID(p)
+		if why == "" {
+			if id != nil {
+				t.Fatalf("an id %v with no refusal from %q", id, p)
+			}
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(p, &m) != nil {
+			t.Fatalf("refused %q, which is no JSON object: %s", p, why)
+		}
+		raw, ok := m["id"]
+		if !ok {
+			t.Fatalf("refused %q, which has no id: %s", p, why)
+		}
+		var v any
+		json.Unmarshal(raw, &v)
+		if f, isNum := v.(float64); isNum && f == float64(int64(f)) {
+			t.Fatalf("refused the integer id of %q", p)
 		}
 	})
 }

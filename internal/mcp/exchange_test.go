@@ -22,6 +22,7 @@ import (
 //	               must have every member given here with the same value
 //	               (members not given are not checked); "*" matches any value
 //	! print ID STR the fake session ID prints STR (a JSON string)
+//	! screen ID STR the fake session ID's screen is STR (a JSON string)
 //	# ...          a comment
 //
 // Requests are sent one at a time and answered before the next: a
@@ -97,6 +98,15 @@ func playScript(t *testing.T, file string) {
 			}
 			time.Sleep(50 * time.Millisecond) // let the request reach its wait
 			fake.print(id, s)
+		case strings.HasPrefix(line, "! screen "):
+			id, text, _ := strings.Cut(strings.TrimPrefix(line, "! screen "), " ")
+			var s string
+			if err := json.Unmarshal([]byte(text), &s); err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			fake.mu.Lock()
+			fake.screen[id] = s
+			fake.mu.Unlock()
 		case line == "" || strings.HasPrefix(line, "#"):
 		default:
 			t.Fatalf("%s: cannot read the script line %q", where, line)

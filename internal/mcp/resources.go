@@ -2,10 +2,13 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"termkeep/internal/wire"
@@ -101,7 +104,13 @@ func (r *resources) read(ctx context.Context, req *sdk.ReadResourceRequest) (*sd
 		// Unknown, beyond the scope, or no server: the model reads why.
 		return nil, &resourceError{uri: uri, err: err}
 	}
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: strings.TrimRight(text, " \n")}}}, nil
+	text = strings.TrimRight(text, " \n")
+	if text == "" {
+		// A blank screen is one empty line: contents without text (the
+		// SDK leaves an empty one out) are no text resource to a client.
+		text = "\n"
+	}
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, nil
 }
 
 // resourceError is a screen that cannot be read, as the SDK answers a
@@ -112,6 +121,12 @@ type resourceError struct {
 }
 
 func (e *resourceError) Error() string { return errorResult(e.err).Content[0].(*sdk.TextContent).Text }
+
+// Unwrap makes it the SDK's resource-not-found JSON-RPC error (-32002),
+// with the reason as its message: a plain error is answered with code 0.
+func (e *resourceError) Unwrap() error {
+	return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: e.Error(), Data: json.RawMessage(fmt.Sprintf(`{"uri":%q}`, e.uri))}
+}
 
 // subscribe starts watching a screen's session for changes.
 func (r *resources) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {

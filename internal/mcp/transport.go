@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,6 +154,10 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(line) == 0 {
 			continue
 		}
+		if id, why := badID(line); why != "" {
+			c.reject(id, jsonrpc.CodeInvalidRequest, "invalid request: "+why)
+			continue
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if resp, ok := msg.(*jsonrpc.Response); ok && err == nil && resp.Result == nil && resp.Error == nil {
 			// Neither a method nor a result: a request missing its method,
@@ -240,6 +245,9 @@ func (c *lineConn) drain(ctx context.Context) {
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error != nil {
+		resp.Error = withCode(resp.Error)
+	}
 	b, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
@@ -275,6 +283,52 @@ func (c *lineConn) Close() error {
 }
 
 func (c *lineConn) SessionID() string { return "" }
+
+// badID reads the "id" of a message: null, or a number that is not an
+// integer, which MCP forbids (its ids are strings or integers), is
+// refused with why, and the id as it can be answered (nil: null). The
+// SDK would answer the first never and the second as an integer.
+func badID(line []byte) (id any, why string) {
+	var probe map[string]json.RawMessage
+	if line[0] != '{' || json.Unmarshal(line, &probe) != nil {
+		return nil, ""
+	}
+	raw, ok := probe["id"]
+	if !ok {
+		return nil, ""
+	}
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case bytes.Equal(raw, []byte("null")):
+		return nil, "an id is a string or an integer, not null"
+	case len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') && bytes.ContainsAny(raw, ".eE"):
+		var f float64
+		if json.Unmarshal(raw, &f) == nil && f != float64(int64(f)) {
+			return f, "an id is a string or an integer, not " + string(raw)
+		}
+	}
+	return nil, ""
+}
+
+// withCode gives an error the SDK answers without a JSON-RPC code (code
+// 0, which no client can act on) the code JSON-RPC has for it: a request
+// before the session's initialize is an invalid request; anything else
+// an internal error.
+func withCode(err error) error {
+	var je *jsonrpc.Error
+	if errors.As(err, &je) && je.Code != 0 {
+		return err
+	}
+	code := int64(jsonrpc.CodeInternalError)
+	if strings.Contains(err.Error(), "invalid during session initialization") {
+		code = jsonrpc.CodeInvalidRequest
+	}
+	msg := err.Error()
+	if je != nil {
+		msg = je.Message
+	}
+	return &jsonrpc.Error{Code: code, Message: msg}
+}
 
 // idFromPrefix reads the id of a JSON-RPC request from the start of its
 // line, which may be cut anywhere: a top-level "id" member whose value is
