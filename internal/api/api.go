@@ -207,6 +207,11 @@ type SendRequest struct {
 	Keys    []string `json:"keys,omitempty"`
 	Enter   bool     `json:"enter,omitempty"`
 	NoPaste bool     `json:"no_paste,omitempty"`
+	// Signal ("INT", "TERM", "KILL", "HUP", "QUIT", with or without
+	// "SIG") goes to the program in the terminal's foreground, the
+	// command a shell runs, never the shell itself; alone, or after the
+	// text and keys.
+	Signal string `json:"signal,omitempty"`
 }
 
 // Sent answers a SendRequest: how many bytes went to the session, and the

@@ -361,6 +361,14 @@ func (h *holder) signalChild(sig syscall.Signal) {
 	}
 }
 
+// signalForeground sends sig to the pty's foreground process group when
+// it is not the child's own: the command a shell runs, never the shell.
+func (h *holder) signalForeground(sig syscall.Signal) {
+	if fg, err := foreground(h.ptmx); err == nil && fg > 0 && fg != h.cmd.Process.Pid {
+		syscall.Kill(-fg, sig)
+	}
+}
+
 // recordChild records in the status record and meta.json that the child
 // exited (c) while the holder reads on: a holder that dies while it
 // lingers leaves a finished job known as one.

@@ -200,6 +200,9 @@ func (u *upstream) serve() {
 		case wire.TypeSignal:
 			sig, _ := wire.ParseSignal(f.Payload)
 			h.signalChild(syscall.Signal(sig))
+		case wire.TypeSignalFg:
+			sig, _ := wire.ParseSignal(f.Payload)
+			h.signalForeground(syscall.Signal(sig))
 		case wire.TypeClose:
 			ms, _ := wire.ParseClose(f.Payload)
 			h.close(time.Duration(ms) * time.Millisecond)

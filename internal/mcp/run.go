@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"termkeep/internal/api"
 	"termkeep/internal/runcmd"
 )
 
@@ -50,6 +51,7 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 		Session   string `json:"session"`
 		Command   string `json:"command"`
 		TimeoutMs *int64 `json:"timeout_ms"`
+		OnTimeout string `json:"on_timeout"`
 		MaxBytes  *int   `json:"max_bytes"`
 	}
 	if err := decodeArgs(raw, &a); err != nil {
@@ -57,6 +59,11 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	}
 	if strings.TrimSpace(a.Command) == "" || strings.ContainsAny(a.Command, "\r\n") {
 		return nil, argErr("command must be one non-empty line of shell (join several with ; or &&)")
+	}
+	switch a.OnTimeout {
+	case "", "leave", "interrupt", "kill":
+	default:
+		return nil, argErr("on_timeout must be leave, interrupt or kill, not %q", a.OnTimeout)
 	}
 	limit := defaultMaxBytes
 	if a.MaxBytes != nil {
@@ -113,8 +120,12 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	switch {
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		out["timed_out"], out["waited_ms"] = true, timeout.Milliseconds()
-		out["note"] = "the command goes on in the session: read_output from output_end reads on; list_sessions shows activity.state at_prompt once it has ended"
-		return out, nil
+		if a.OnTimeout == "" || a.OnTimeout == "leave" {
+			out["on_timeout_result"] = "left"
+			out["note"] = "the command goes on in the session: read_output from output_end reads on; list_sessions shows activity.state at_prompt once it has ended"
+			return out, nil
+		}
+		return t.stopAtTimeout(ctx, b, run, tail, &read, a.OnTimeout, out)
 	case err != nil:
 		return nil, err
 	}
@@ -127,6 +138,36 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 			out["cwd"] = after.Cwd
 		}
 	}
+	return out, nil
+}
+
+// afterStop is how long a command interrupted or killed at its timeout
+// is given to end before run_command says it still runs.
+const afterStop = 3 * time.Second
+
+// stopAtTimeout interrupts (Ctrl-C, as typed) or kills (SIGKILL to the
+// terminal's foreground process group: the command, never the shell) a
+// command whose run_command timed out, and waits afterStop for its end.
+func (t *tools) stopAtTimeout(ctx context.Context, b Backend, run *runcmd.Run, tail *runcmd.Tail, read *atomic.Uint64, how string, out map[string]any) (any, error) {
+	req, did := api.SendRequest{Keys: []string{"C-c"}}, "interrupted"
+	if how == "kill" {
+		req, did = api.SendRequest{Signal: "KILL"}, "killed"
+	}
+	if _, err := b.Send(ctx, run.Session.ID, req); err != nil {
+		return nil, fmt.Errorf("the command timed out, and could not be %s: %w", did, err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, afterStop)
+	defer cancel()
+	code, err := t.follow(ctx, sctx, b, run, tail, read)
+	start, end := run.Output()
+	text, cut := tail.Text()
+	out["output"], out["truncated"], out["output_start"], out["output_end"] = text, cut, start, end
+	if err != nil {
+		out["on_timeout_result"] = did + "; still_running"
+		out["note"] = fmt.Sprintf("the command was %s and has not ended within %v; read_output from output_end reads on", did, afterStop)
+		return out, nil
+	}
+	out["on_timeout_result"], out["exit_code"] = did, code
 	return out, nil
 }
 

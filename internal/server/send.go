@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
+	"syscall"
 	"time"
 
 	"termkeep/internal/api"
@@ -37,12 +40,24 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, sess store.S
 	if err != nil {
 		s.log.Warn("send: the session's input modes are unknown; keys go in the default modes", "session", sess.ID, "err", err)
 	}
-	data, sent, err := encodeSend(req, modes)
+	sig, err := signalNumber(req.Signal)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	if err := h.Input(data); err != nil {
+	data, sent, err := encodeSend(req, modes)
+	if err != nil && !(sig != 0 && len(data) == 0) {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	err = nil
+	if len(data) > 0 {
+		err = h.Input(data)
+	}
+	if err == nil && sig != 0 {
+		err = h.SignalCommand(sig)
+	}
+	if err != nil {
 		if errors.Is(err, session.ErrEnded) {
 			writeError(w, http.StatusConflict, "%s", endedMessage(sess, h.Exit()))
 			return
@@ -51,6 +66,26 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, sess store.S
 		return
 	}
 	writeJSON(w, http.StatusOK, sent)
+}
+
+// signalNumber is a SendRequest's signal, 0 for none.
+func signalNumber(name string) (uint8, error) {
+	if name == "" {
+		return 0, nil
+	}
+	switch strings.TrimPrefix(strings.ToUpper(name), "SIG") {
+	case "INT":
+		return uint8(syscall.SIGINT), nil
+	case "TERM":
+		return uint8(syscall.SIGTERM), nil
+	case "KILL":
+		return uint8(syscall.SIGKILL), nil
+	case "HUP":
+		return uint8(syscall.SIGHUP), nil
+	case "QUIT":
+		return uint8(syscall.SIGQUIT), nil
+	}
+	return 0, fmt.Errorf("signal %q is not one of INT, TERM, KILL, HUP, QUIT", name)
 }
 
 // encodeSend is the bytes a SendRequest types into a program whose input

@@ -41,3 +41,22 @@ func TestEncodeSend(t *testing.T) {
 		})
 	}
 }
+
+// A send's signal is one of the few a user sends a command by name, with
+// or without SIG, in any case; anything else is refused before anything
+// is typed.
+func TestSignalNumber(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want uint8
+		bad  bool
+	}{
+		{"", 0, false}, {"INT", 2, false}, {"sigterm", 15, false}, {"SIGKILL", 9, false}, {"hup", 1, false}, {"QUIT", 3, false},
+		{"STOP", 0, true}, {"9", 0, true}, {"SIG", 0, true}, {"KILL ", 0, true},
+	} {
+		got, err := signalNumber(c.name)
+		if got != c.want || (err != nil) != c.bad {
+			t.Errorf("signalNumber(%q) = %d, %v; want %d (refused %v)", c.name, got, err, c.want, c.bad)
+		}
+	}
+}

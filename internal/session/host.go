@@ -334,6 +334,19 @@ func (h *Host) Signal(sig uint8) error {
 	return h.toHolder(func(w *wire.Writer) error { return w.Signal(sig) })
 }
 
+// SignalCommand sends a signal to the pty's foreground process group
+// only: the command the session's shell runs, never the shell itself.
+func (h *Host) SignalCommand(sig uint8) error {
+	h.mu.Lock()
+	up := h.up
+	h.mu.Unlock()
+	if up != nil && !wire.HolderAccepts(up.version, wire.TypeSignalFg) {
+		return fmt.Errorf("session: the session's holder (protocol %d) cannot signal its command alone; it can from protocol %d", up.version, wire.Version)
+	}
+	h.stampInput()
+	return h.toHolder(func(w *wire.Writer) error { return w.SignalFg(sig) })
+}
+
 // Kill ends the session on purpose: SIGHUP, then SIGKILL after grace. It
 // returns once the holder has been asked; wait on Ended for the end.
 func (h *Host) Kill(grace time.Duration) error {

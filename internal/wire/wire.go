@@ -54,7 +54,7 @@ import (
 // lane-input (holder → server → viewer) and lane-typed (holder → server).
 // Version 10 adds lane claims (laneclaim.go): the lane frame's token,
 // Hello's lane_token and claim, lane-claim (server → holder) and
-// lane-claimed (holder → server).
+// lane-claimed (holder → server); and signal-fg (server → holder).
 const (
 	Version    = 10
 	MinVersion = 1
@@ -101,6 +101,11 @@ const (
 	TypeLane Type = 0x0d
 	// TypeLaneOff (no payload), server → holder, version 7: end the lane.
 	TypeLaneOff Type = 0x0e
+	// TypeSignalFg is a signal number uint8, server → holder, version 10:
+	// sent to the pty's foreground process group only (the command a
+	// shell runs), never to the session's own program, which a signal
+	// frame also reaches.
+	TypeSignalFg Type = 0x12
 )
 
 // holderSince is the protocol version from which a holder accepts each
@@ -110,7 +115,7 @@ const (
 // holders, which all know it, are sent it.
 var holderSince = map[Type]int{
 	TypeInput: 1, TypeResize: 1, TypeSignal: 1, TypeClose: 1, TypeAck: 1, TypePing: 1,
-	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 7, TypeLaneOff: 7, TypeLaneRead: 9, TypeLaneClaim: 10,
+	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 7, TypeLaneOff: 7, TypeLaneRead: 9, TypeLaneClaim: 10, TypeSignalFg: 10,
 }
 
 // HolderAccepts reports whether a holder that announced version (in its
@@ -168,7 +173,7 @@ var typeNames = map[Type]string{
 	TypeShutdown: "shutdown", TypePrepared: "prepared", TypeTermMode: "term-mode",
 	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end", TypeLaneWritten: "lane-written",
 	TypeLaneRead: "lane-read", TypeLaneIn: "lane-in", TypeLaneInput: "lane-input", TypeLaneTyped: "lane-typed",
-	TypeLaneClaim: "lane-claim", TypeLaneClaimed: "lane-claimed",
+	TypeLaneClaim: "lane-claim", TypeLaneClaimed: "lane-claimed", TypeSignalFg: "signal-fg",
 }
 
 func (t Type) String() string {
@@ -408,6 +413,11 @@ func (w *Writer) Resized(off uint64, cols, rows uint16) error {
 // Signal writes a Signal frame.
 func (w *Writer) Signal(sig uint8) error {
 	return w.flush(append(w.begin(TypeSignal, 1), sig))
+}
+
+// SignalFg writes a signal-fg frame.
+func (w *Writer) SignalFg(sig uint8) error {
+	return w.flush(append(w.begin(TypeSignalFg, 1), sig))
 }
 
 // Close writes a Close frame asking for the session to end with the given
@@ -781,7 +791,7 @@ func Validate(f Frame) error {
 		}
 	case TypeResize, TypeFit:
 		_, _, err = ParseResize(f.Payload)
-	case TypeSignal:
+	case TypeSignal, TypeSignalFg:
 		_, err = ParseSignal(f.Payload)
 	case TypeClose:
 		_, err = ParseClose(f.Payload)
