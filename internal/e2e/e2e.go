@@ -97,8 +97,11 @@ func child(mode string) int {
 	if code, ok := listenerChild(mode); ok { // listener.go
 		return code
 	}
-	if mode == "lines" {
+	switch mode {
+	case "lines":
 		return linesChild() // lines.go
+	case "numbered":
+		return numberedChild() // numbered.go
 	}
 	return childMain(mode)
 }
