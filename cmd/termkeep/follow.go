@@ -42,6 +42,10 @@ type follower struct {
 	// round trip before attach's first draw); the first connection that
 	// finds none starts one (globals.connect) instead of counting as lost.
 	unchecked bool
+	// onStopped, when set, is called once each time open finds that the
+	// server it lost was stopped on purpose (termkeep shutdown, SIGTERM):
+	// open then waits for a server to be started, and starts none itself.
+	onStopped func()
 }
 
 // uncheckedClient returns a client of the state directory without asking
@@ -55,12 +59,13 @@ func (g *globals) uncheckedClient() (*client.Client, error) {
 }
 
 // open returns a stream, retrying while the server is unreachable (starting
-// it again unless --no-autostart). Errors the server states (no such session,
-// a refused request) are returned at once. notify, when set, is called once
-// when a retry begins.
+// it again unless --no-autostart, or unless it was stopped on purpose:
+// then only a command the user runs starts one). Errors the server states
+// (no such session, a refused request) are returned at once. notify, when
+// set, is called once when a retry begins.
 func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, error) {
 	delay := 100 * time.Millisecond
-	told := false
+	told, toldStopped := false, false
 	for {
 		s, err := f.c.Attach(ctx, f.ref, wire.Hello{
 			Role: f.role, From: f.off, Cols: f.cols, Rows: f.rows, Scrollback: f.scrollback, ReadOnly: f.readOnly,
@@ -95,10 +100,22 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 		case <-time.After(delay):
 		}
 		delay = min(delay*2, 2*time.Second)
-		if !f.g.noAutostart {
-			if c, err := f.g.connect(ctx); err == nil {
-				f.c = c
+		if f.g.noAutostart {
+			continue
+		}
+		if f.c.Dir().StoppedOnPurpose() {
+			// Shut down on purpose: a client in the background does not
+			// bring it back, as a tmux client would not; it reconnects
+			// when the user starts one (any command but this one).
+			if !toldStopped && f.onStopped != nil {
+				f.onStopped()
 			}
+			toldStopped = true
+			continue
+		}
+		toldStopped = false
+		if c, err := f.g.connect(ctx); err == nil {
+			f.c = c
 		}
 	}
 }

@@ -14,7 +14,17 @@ func newShutdownCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "shutdown",
 		Short: "Stop the server (sessions keep running unless --sessions)",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `Stop the server. Sessions keep running (unless --sessions), and the
+next server finds them.
+
+The stop sticks: attach, wait and run clients that were connected say
+so and wait for a server, without starting one themselves, as tmux's
+clients never bring back a killed server. The next command you type
+(termkeep ls, new, attach, ...) starts a server as usual, and they
+reconnect to it. A server that dies unexpectedly (a crash, SIGKILL) is
+started again by its clients at once; SIGTERM (a service stop) and
+Ctrl-C on termkeep serve count as stops on purpose, as this one.`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var c *client.Client
 			if sessions {

@@ -236,6 +236,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		lock.Close()
 		return nil, fmt.Errorf("server: listen on %s: %w", sock, err)
 	}
+	// A server answers again: clients waiting after a shutdown reconnect,
+	// and those that lose this one start another.
+	os.Remove(cfg.StateDir.Stopped())
 	s.ln = &peerCheckListener{Listener: ln, log: s.log}
 	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 	s.gw = startGateway(s)
@@ -453,6 +456,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 	}
 	s.log.Info("server stopping", "end_sessions", s.endSess)
+	s.markStopped()
 	stopPolicies()
 	<-restored
 	stopPruner()
@@ -462,6 +466,18 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.close()
 	return nil
+}
+
+// markStopped records, before any connection is closed, that this stop
+// is on purpose (termkeep shutdown, SIGTERM, Ctrl-C): the clients it
+// leaves wait for a server to be started rather than start one, as a
+// killed server's clients would. A crash or SIGKILL runs no code, so
+// leaves no mark, and its clients start a server again at once.
+func (s *Server) markStopped() {
+	b := fmt.Appendf(nil, "%d\n", os.Getpid())
+	if err := os.WriteFile(s.cfg.StateDir.Stopped(), b, 0o600); err != nil {
+		s.log.Warn("the stop could not be marked: attached clients may start a server again", "err", err)
+	}
 }
 
 // Shutdown asks Serve to return; with endSessions every running session is

@@ -150,6 +150,17 @@ func (d Dir) ServerLog() string { return filepath.Join(string(d), "server.log") 
 // ServerLock is held by the running server for its whole life.
 func (d Dir) ServerLock() string { return filepath.Join(string(d), "server.lock") }
 
+// Stopped exists while the last server was stopped on purpose (termkeep
+// shutdown, SIGTERM, Ctrl-C) and none has started since: clients that
+// lost their connection wait for a server instead of starting one.
+func (d Dir) Stopped() string { return filepath.Join(string(d), "server.stopped") }
+
+// StoppedOnPurpose reports whether Stopped is there.
+func (d Dir) StoppedOnPurpose() bool {
+	_, err := os.Lstat(d.Stopped())
+	return err == nil
+}
+
 // StartLock serialises clients that start a server in the background.
 func (d Dir) StartLock() string { return filepath.Join(string(d), "autostart.lock") }
 

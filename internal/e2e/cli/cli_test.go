@@ -415,13 +415,7 @@ func TestAttachSurvivesServerKill(t *testing.T) {
 	// it down through the API.
 	a.pty.Write([]byte{0x1c})
 	a.exitCode()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	e.C.Shutdown(ctx, true)
-	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool {
-		_, err := e.C.Health(context.Background())
-		return err != nil
-	})
+	stopAdopted(t, e) // stopped_test.go
 }
 
 // Two clients starting a server at the same moment start one.
