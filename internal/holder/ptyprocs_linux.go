@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"termkeep/internal/procinfo"
 )
 
 // ptsDevice is the device number of the terminal side of the pty master
@@ -47,8 +49,8 @@ func ptyProcesses(dev uint64) []int {
 		}
 		dir := filepath.Join("/proc", e.Name())
 		if b, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
-			if nr, ok := statTTY(b); ok && nr != 0 {
-				if ma, mi := ttyDevice(nr); ma == major && mi == minor {
+			if nr, ok := procinfo.StatTTY(b); ok && nr != 0 {
+				if ma, mi := procinfo.TTYDevice(nr); ma == major && mi == minor {
 					pids = append(pids, pid)
 					continue
 				}

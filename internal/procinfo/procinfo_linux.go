@@ -94,3 +94,16 @@ func readNames(dir string) ([]string, error) {
 	defer f.Close()
 	return f.Readdirnames(-1)
 }
+
+func terminal(pid int) (major, minor uint32, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	nr, ok := StatTTY(b)
+	if !ok || nr == 0 {
+		return 0, 0, false
+	}
+	major, minor = TTYDevice(nr)
+	return major, minor, true
+}

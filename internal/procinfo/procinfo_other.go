@@ -13,3 +13,5 @@ func descendants(int) ([]int, error) { return nil, ErrUnsupported }
 func openFiles(int) ([]string, error) { return nil, ErrUnsupported }
 
 func environ(int) ([]string, error) { return nil, ErrUnsupported }
+
+func terminal(int) (uint32, uint32, bool) { return 0, 0, false }
