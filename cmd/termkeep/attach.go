@@ -75,6 +75,9 @@ capture, send and wait.`,
 			if err != nil {
 				return err
 			}
+			if err := refuseNesting(cmd.Context(), c, args[0], os.Stdin); err != nil {
+				return err
+			}
 			f := &follower{g: g, c: c, unchecked: true, ref: args[0], role: wire.RoleViewer}
 			err = attach.Run(cmd.Context(), attach.Config{
 				Ref: args[0], In: os.Stdin, Out: os.Stdout, Open: f.dial, DetachKey: key,
