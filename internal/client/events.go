@@ -24,7 +24,8 @@ import (
 // With follow it then waits for new events until ctx ends (and returns
 // ctx's error), reconnecting from the last id it saw when the stream drops
 // (a restarted server), and returning ErrNoServer when no server has
-// answered for 10 seconds.
+// answered for 10 seconds, unless the server was stopped on purpose
+// (statedir.Dir.StoppedOnPurpose): then it waits for one to be started.
 func (c *Client) Events(ctx context.Context, after int64, follow bool, fn func(api.Event) error) error {
 	var gone time.Time // when the server was first found missing
 	for {
@@ -43,7 +44,9 @@ func (c *Client) Events(ctx context.Context, after int64, follow bool, fn func(a
 			return err
 		}
 		if errors.Is(err, ErrNoServer) {
-			if gone.IsZero() {
+			if c.dir.StoppedOnPurpose() {
+				gone = time.Time{} // shut down: wait for the user's next server
+			} else if gone.IsZero() {
 				gone = time.Now()
 			} else if time.Since(gone) > 10*time.Second {
 				return err

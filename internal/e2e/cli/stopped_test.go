@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -12,11 +15,19 @@ import (
 	"termkeep/internal/statedir"
 )
 
-// background starts termkeep with args (autostart on, as a user runs it)
-// and stops it when the test ends.
-func background(t *testing.T, e *e2e.Env, args ...string) *exec.Cmd {
+// background starts termkeep with args (autostart on, as a user runs it),
+// its output to out when not "", and stops it when the test ends.
+func background(t *testing.T, e *e2e.Env, out string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(e2e.TkBin, append([]string{"--state-dir", e.Dir}, args...)...)
+	if out != "" {
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdout, cmd.Stderr = f, f
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +48,17 @@ func TestShutdownSticks(t *testing.T) {
 	e.MustTk("new", "--name", "s", "--", "sh")
 	a := startAttach(t, e, "s", true)
 	b := startAttach(t, e, "s", true)
-	background(t, e, "wait", "s", "--output", "never-printed", "--timeout", "120s")
-	background(t, e, "events", "--follow")
+	wait := background(t, e, "", "wait", "s", "--output", "never-printed", "--timeout", "120s")
+	events := filepath.Join(t.TempDir(), "events")
+	follow := background(t, e, events, "events", "--follow")
 	e2e.WaitFor(t, 20*time.Second, "both attaches", func() bool { return e.Session("s").Viewers == 2 })
+	// Connected, not still starting: a command that finds no server at
+	// its start is the user's own and starts one.
+	e2e.WaitFor(t, 20*time.Second, "events --follow to connect", func() bool {
+		b, _ := os.ReadFile(events)
+		return strings.Contains(string(b), "viewer.attached")
+	})
+	e2e.WaitFor(t, 20*time.Second, "wait to connect", func() bool { return holdsSocket(wait.Process.Pid) })
 
 	e.ShutdownServer()
 	if !statedir.Dir(e.Dir).StoppedOnPurpose() {
@@ -61,6 +80,12 @@ func TestShutdownSticks(t *testing.T) {
 		default:
 		}
 	}
+	for _, c := range []*exec.Cmd{wait, follow} {
+		if err := syscall.Kill(c.Process.Pid, 0); err != nil {
+			b, _ := os.ReadFile(events)
+			t.Fatalf("%v ended after the shutdown (%v): %s", c.Args[3:], err, b)
+		}
+	}
 
 	// The user's own command starts a server; the attaches come back.
 	if out, err := exec.Command(e2e.TkBin, "--state-dir", e.Dir, "ls").CombinedOutput(); err != nil {
@@ -72,7 +97,25 @@ func TestShutdownSticks(t *testing.T) {
 	e2e.WaitFor(t, 20*time.Second, "both attaches to reconnect", func() bool { return e.Session("s").Viewers == 2 })
 	a.typ("echo back-$((20+2))\r")
 	a.waitOutput("back-22")
+	id := strings.TrimSpace(e.MustTk("new", "--", "true"))
+	e2e.WaitFor(t, 20*time.Second, "events --follow to go on with the new server", func() bool {
+		b, _ := os.ReadFile(events)
+		return strings.Contains(string(b), id)
+	})
 	stopAdopted(t, e)
+}
+
+// holdsSocket reports whether process pid has a socket open: a wait's
+// connection to the server, once it has started.
+func holdsSocket(pid int) bool {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, _ := os.ReadDir(dir)
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && strings.HasPrefix(l, "socket:") {
+			return true
+		}
+	}
+	return false
 }
 
 // stopAdopted ends every session and the server a client started (not
@@ -108,7 +151,7 @@ func TestKilledServerStartsAgain(t *testing.T) {
 	}
 	e.MustTk("new", "--name", "k", "--", "sh")
 	a := startAttach(t, e, "k", true)
-	background(t, e, "wait", "k", "--output", "never-printed", "--timeout", "120s")
+	background(t, e, "", "wait", "k", "--output", "never-printed", "--timeout", "120s")
 	e2e.WaitFor(t, 20*time.Second, "the attach", func() bool { return e.Session("k").Viewers == 1 })
 	h, _ := e.C.Health(context.Background())
 	e.KillServer()
