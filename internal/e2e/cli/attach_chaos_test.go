@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -198,17 +200,21 @@ func TestAttachCrashLoopTmux(t *testing.T) {
 			}
 			rows := p.capture(true)
 			c := e2e.CountNumbered(rows)
-			notices := 0
+			// attach's own lines (connection lost, reconnected, skipped):
+			// how many, and each kind once.
+			notices, kinds := 0, map[string]bool{}
 			for _, r := range rows {
 				if strings.Contains(r, "[termkeep") || strings.Contains(r, "skipped") || strings.Contains(r, "resync") {
 					notices++
+					kinds[strings.TrimSpace(r)] = true
 				}
 			}
+			said := slices.Sorted(maps.Keys(kinds))
 			t.Logf("SUMMARY attach crash loop in tmux (%s, pane %dx%d): %d kills in %s at %d lines/s; %s; %d notices of attach; %d resyncs",
 				v.name, v.cols, v.rows, kills, took.Round(time.Millisecond), rate, c, notices, sess.Resyncs)
 			if c.Lines == 0 || c.Missing != 0 || c.Repeated != 0 || c.Backwards != 0 || c.Torn != 0 {
-				t.Errorf("the pane's scrollback and screen do not hold every line once and in order: %s (%d kills; %d notices of attach; %d resyncs by the server)\nits last rows:\n%s",
-					c, kills, notices, sess.Resyncs, strings.Join(rows[max(0, len(rows)-v.rows-5):], "\n"))
+				t.Errorf("the pane's scrollback and screen do not hold every line once and in order: %s (%d kills; %d notices of attach: %q; %d resyncs by the server)\nits last rows:\n%s",
+					c, kills, notices, said[:min(len(said), 6)], sess.Resyncs, strings.Join(rows[max(0, len(rows)-v.rows-5):], "\n"))
 			}
 		})
 	}
