@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	"termkeep/internal/client"
@@ -123,12 +125,20 @@ func (f *follower) open(ctx context.Context, notify func()) (*client.Stream, err
 // dial opens a stream for hello h as open does, retrying while no
 // server answers: the opener of package attach, which decides the
 // offsets and first-connection flags itself.
-func (f *follower) dial(ctx context.Context, h wire.Hello, notify func()) (*client.Stream, error) {
+func (f *follower) dial(ctx context.Context, h wire.Hello, notify func(why string)) (*client.Stream, error) {
 	f.role, f.off, f.cols, f.rows, f.scrollback = h.Role, h.From, h.Cols, h.Rows, h.Scrollback
 	f.readOnly, f.detachOthers, f.fit, f.ignoreSize = h.ReadOnly, h.DetachOthers, h.Fit, h.IgnoreSize
 	f.name, f.screenFirst, f.laneToken, f.claim = h.Name, h.ScreenFirst, h.LaneToken, h.Claim
-	return f.open(ctx, notify)
+	f.onStopped = func() { notify(stoppedWhy) }
+	return f.open(ctx, func() { notify("connection lost; reconnecting (Ctrl-\\ detaches)") })
 }
+
+// stoppedWhy is what a client left by `termkeep shutdown` says: it waits
+// for a server the user starts, and starts none itself.
+const stoppedWhy = "the server was shut down; waiting for one to be started (any termkeep command, such as termkeep ls, starts it)"
+
+// stoppedNote says stoppedWhy on standard error (wait, run).
+func stoppedNote() { fmt.Fprintln(os.Stderr, "termkeep: "+stoppedWhy) }
 
 // advance records output received at off.
 func (f *follower) advance(off uint64, n int) {

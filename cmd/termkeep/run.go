@@ -100,6 +100,7 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 		fmt.Fprintf(errOut, "termkeep: session %s shows no shell integration (OSC 133); ending the command with a marker instead\n", ref)
 	}
 	f := &follower{g: g, c: c, ref: ref, role: wire.RoleWaiter, off: int64(run.From)}
+	f.onStopped = stoppedNote
 	return f.follow(ctx, func(fr wire.Frame) (bool, int, error) {
 		done, code, err := run.Feed(fr, out)
 		f.off = int64(run.Next())

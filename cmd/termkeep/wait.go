@@ -74,6 +74,7 @@ Exit codes: 0 found or ended (with --status-only); the child's status
 				return timeoutOr(ctx, err)
 			}
 			f := &follower{g: g, c: c, ref: args[0], role: wire.RoleWaiter, off: start}
+			f.onStopped = stoppedNote
 			code, err := waitFor(ctx, f, []byte(output))
 			if err != nil {
 				return timeoutOr(ctx, err)

@@ -31,9 +31,11 @@ import (
 )
 
 // Opener opens a stream to the session for hello h, retrying while no
-// server answers (it calls notify once when it starts to). Errors the
-// server states (no such session, a refused request) end the attach.
-type Opener func(ctx context.Context, h wire.Hello, notify func()) (*client.Stream, error)
+// server answers: it calls notify with why when it starts to, and when
+// why changes (the server was shut down, and no other is started).
+// Errors the server states (no such session, a refused request) end the
+// attach.
+type Opener func(ctx context.Context, h wire.Hello, notify func(why string)) (*client.Stream, error)
 
 // Config is one attach.
 type Config struct {
@@ -286,9 +288,9 @@ func (c *attacher) connect(ctx context.Context, first bool) (*client.Stream, err
 		DetachOthers: first && c.cfg.DetachOthers,
 		Fit:          first && !c.cfg.ReadOnly && !c.cfg.IgnoreSize,
 	}
-	s, err := c.cfg.Open(ctx, h, func() {
+	s, err := c.cfg.Open(ctx, h, func(why string) {
 		c.lost = true
-		c.notice("connection lost; reconnecting (Ctrl-\\ detaches)")
+		c.notice("%s", why)
 	})
 	if err != nil {
 		return nil, err

@@ -142,7 +142,7 @@ func TestAttachInputLane(t *testing.T) {
 	ended := make(chan error, 1)
 	go func() {
 		c := client.New(dir)
-		open := func(ctx context.Context, h wire.Hello, _ func()) (*client.Stream, error) {
+		open := func(ctx context.Context, h wire.Hello, _ func(string)) (*client.Stream, error) {
 			return c.Attach(ctx, "s1", h)
 		}
 		ended <- Run(ctx, Config{Ref: "s1", In: tty, Out: tty, Open: open, DetachKey: 0x1c, Name: "attach test"})

@@ -24,7 +24,7 @@ func TestMCPRunCommandOnTimeout(t *testing.T) {
 
 	for _, tc := range []struct {
 		how, command, result string
-		code               float64
+		code                 float64
 	}{
 		{"interrupt", "sleep 30", "interrupted", 130},
 		// A program that ignores SIGINT is only killed.
