@@ -394,10 +394,14 @@ func (c *Cursor) fill(p []byte, limit uint64, held bool) (int, error) {
 			c.pos += int64(got)
 			c.rem -= got
 			n += got
+			if c.rem == 0 {
+				// Done with it: recPos no longer says where damage is.
+				c.check = false
+			}
 			continue
 		}
 		if len(p)-n < minRaw {
-			if n > 0 {
+			if n > 0 || held {
 				return n, nil // the next record is read whole by the next Read
 			}
 			if err := c.readHeader(); err != nil {

@@ -3,6 +3,7 @@ package outlog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -482,4 +483,81 @@ func garbleHeader(t *testing.T, dir string) (lo, hi uint64) {
 		t.Fatal(err)
 	}
 	return lost(recs, at, at+80)
+}
+
+// A Read that fills its buffer up to the last few bytes stops before the
+// next record rather than hand out its start unchecked, and a record
+// handed out in parts to a small buffer leaves nothing behind that a
+// later damaged record in the same segment is taken for. Both read a
+// 9.8 MB log with one flipped byte as cut short at the damage.
+func TestDamageAfterAFullBuffer(t *testing.T) {
+	for _, room := range []int{1, 9, 30, minRaw - 1, minRaw, minRaw + 1} {
+		for _, hit := range []string{"next record", "later record"} {
+			t.Run(fmt.Sprintf("%d bytes left/%s", room, hit), func(t *testing.T) {
+				dir := t.TempDir()
+				now := time.Unix(1700000000, 0)
+				l := openT(t, dir, Options{SegmentSize: 1 << 20, Retention: 1 << 30, Sync: SyncNever, Now: func() time.Time { return now }})
+				defer l.Close()
+				r := rand.New(rand.NewPCG(uint64(room), 5))
+				// What precedes the first record (the opening Time and
+				// Size records) is in the file, not the stream.
+				lead := layout(t, segPath(dir, 0), 0)
+				pre := 0
+				if len(lead) > 0 {
+					pre = int(lead[len(lead)-1].end)
+				}
+				var all []byte
+				first := ReadBuffer - pre - room - hdrSize
+				for i, n := 0, first; i < 40; i, n = i+1, 4095 {
+					p := randBytes(r, n)
+					if _, err := l.Append(p); err != nil {
+						t.Fatal(err)
+					}
+					all = append(all, p...)
+				}
+				recs := layout(t, segPath(dir, 0), 0)
+				var data []laid
+				for _, rec := range recs {
+					if rec.span > 0 {
+						data = append(data, rec)
+					}
+				}
+				target := data[1]
+				if hit == "later record" {
+					target = data[30]
+				}
+				at := target.pos + hdrSize + 2
+				flipByte(t, segPath(dir, 0), at, 0x20)
+				want := []Range{{target.off, target.off + target.span}}
+				for _, bufSize := range []int{ReadBuffer, 256 << 10} {
+					if got := readMarked(t, l, all, bufSize); !equalRanges(got, want) {
+						t.Fatalf("a cursor (buffer %d) reads damage %v, want %v", bufSize, got, want)
+					}
+				}
+				ro := openT(t, dir, Options{ReadOnly: true})
+				defer ro.Close()
+				if got := readMarked(t, ro, all, 256<<10); !equalRanges(got, want) {
+					t.Fatalf("read-only: damage %v, want %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// flipByte XORs the byte at pos of the file at path with mask.
+func flipByte(t testing.TB, path string, pos int64, mask byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, pos); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= mask
+	if _, err := f.WriteAt(b, pos); err != nil {
+		t.Fatal(err)
+	}
 }

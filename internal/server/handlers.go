@@ -573,7 +573,8 @@ func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request, sess store
 		}
 	}()
 	for cur.Offset() < end {
-		n, err := cur.Read(buf[:min(uint64(len(buf)), end-cur.Offset())])
+		off := cur.Offset()
+		n, err := cur.Read(buf[:min(uint64(len(buf)), end-off)])
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return
@@ -585,11 +586,13 @@ func (s *Server) handleOutput(w http.ResponseWriter, r *http.Request, sess store
 			gaps = append(gaps, api.FormatGap(gap.Start, gap.End, gap.Reason))
 			continue
 		}
-		var dmg *outlog.DamageError
-		if errors.As(err, &dmg) {
-			// The cursor has moved past it, as every reader does.
-			s.log.Warn("output stream skips damaged bytes", "session", sess.ID, "err", err)
-			gaps = append(gaps, api.FormatGap(dmg.Start, min(dmg.End, end), api.GapDamaged))
+		if errors.Is(err, outlog.ErrCorrupt) {
+			// Skipped as the screen model and viewers skip it: to where
+			// the log's damage map says the damaged stretch ends.
+			next := min(max(l.SkipCorrupt(off), off+1), end)
+			s.log.Warn("output stream skips damaged bytes", "session", sess.ID, "from", off, "to", next, "err", err)
+			gaps = append(gaps, api.FormatGap(off, next, api.GapDamaged))
+			cur.Seek(next)
 			continue
 		}
 		if err != nil {
