@@ -60,8 +60,15 @@ func newLsCmd(g *globals) *cobra.Command {
 				if s.Pid != nil {
 					pid = fmt.Sprint(*s.Pid)
 				}
+				cwd, command := s.Cwd, strings.Join(s.Command, " ")
+				if slices.Contains(s.Unknown, "cwd") {
+					cwd = "(unknown)"
+				}
+				if slices.Contains(s.Unknown, "command") {
+					command = "(unknown)"
+				}
 				rows = append(rows, []string{s.ID, orDash(s.Name), orDash(s.Workspace), state, pid, fmt.Sprintf("%dx%d", s.Cols, s.Rows),
-					ago(s.CreatedAt), s.Cwd, strings.Join(s.Command, " ")})
+					ago(s.CreatedAt), cwd, command})
 			}
 			if w := termWidth(); !wide && w > 0 {
 				// As docker ps and tmux ls do: one row a session, in the

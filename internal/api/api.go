@@ -12,14 +12,18 @@ import (
 // Session is a session as the API shows it; `termkeep ls --json` prints a
 // list of these.
 type Session struct {
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	State     string     `json:"state"`
-	Pid       *int       `json:"pid"`       // the child's, nil when not running
-	ExitCode  *int       `json:"exit_code"` // nil until known
-	Reason    string     `json:"reason,omitempty"`
-	Command   []string   `json:"command"`
-	Cwd       string     `json:"cwd"`
+	ID       string   `json:"id"`
+	Name     string   `json:"name"`
+	State    string   `json:"state"`
+	Pid      *int     `json:"pid"`       // the child's, nil when not running
+	ExitCode *int     `json:"exit_code"` // nil until known
+	Reason   string   `json:"reason,omitempty"`
+	Command  []string `json:"command"`
+	Cwd      string   `json:"cwd"`
+	// Unknown names what could not be recovered of a session adopted
+	// from a directory whose meta.json was damaged or missing: "command"
+	// (Command is then empty, and a restore starts a shell), "cwd".
+	Unknown   []string   `json:"unknown,omitempty"`
 	Workspace string     `json:"workspace"`
 	Cols      int        `json:"cols"`
 	Rows      int        `json:"rows"`

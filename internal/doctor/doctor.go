@@ -191,6 +191,12 @@ type sessDir struct {
 	meta    sessiondir.Meta
 	metaErr error
 	holder  bool // a holder process runs for it
+	// When meta.json cannot be read: what sessiondir.Salvage made of the
+	// directory instead (in meta), and what it could not recover, or why
+	// it could not.
+	salvaged   bool
+	unknown    []string
+	salvageErr error
 }
 
 func (c *checker) add(f Finding) {
@@ -220,6 +226,10 @@ func (c *checker) sessions() {
 		}
 		sd := &sessDir{id: e.Name(), path: c.dir.Session(e.Name())}
 		sd.meta, sd.metaErr = sessiondir.ReadMeta(sd.path)
+		if sd.metaErr != nil {
+			sd.meta, sd.unknown, sd.salvageErr = sessiondir.Salvage(sd.path)
+			sd.salvaged = sd.salvageErr == nil
+		}
 		// Its socket or lock says whether a holder runs; meta.json can be
 		// unreadable (or name a reused pid) while it does.
 		sd.holder = sessiondir.HolderRuns(sd.path) || (sd.metaErr == nil && c.holderRuns(sd.meta.HolderPid))

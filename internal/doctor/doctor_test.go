@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -517,4 +518,55 @@ func registryRows(t *testing.T, d statedir.Dir, row func(s store.Session, code s
 		got[s.ID] = row(s, code)
 	}
 	return got
+}
+
+// A directory the registry lacks whose meta.json is damaged is adopted
+// from what the directory still tells, with what is lost named: the
+// ended one with its exit status from its status record, the other as
+// interrupted. Before, doctor said it "cannot be adopted" and --rebuild
+// left it out.
+func TestRebuildSalvagesDamagedMeta(t *testing.T) {
+	d := newState(t)
+	seven := 7
+	for _, id := range []string{"ended1", "gone1", "nolog1"} {
+		addSession(t, d, id, nil, false)
+	}
+	m, _ := sessiondir.ReadMeta(d.Session("ended1"))
+	now := time.Now().UTC()
+	m.EndedAt, m.ExitCode = &now, &seven
+	if w, err := sessiondir.CreateStatus(d.Session("ended1"), sessiondir.StatusOf(m), nil); err != nil {
+		t.Fatal(err)
+	} else {
+		w.Close()
+	}
+	for _, id := range []string{"ended1", "gone1", "nolog1"} {
+		p := filepath.Join(d.Session(id), sessiondir.MetaFile)
+		b, _ := os.ReadFile(p)
+		b[bytes.Index(b, []byte(`"command"`))+3] = 0
+		os.WriteFile(p, b, 0o600)
+	}
+	os.RemoveAll(filepath.Join(d.Session("nolog1"), sessiondir.LogDir))
+
+	rep := run(t, d, Options{})
+	for _, id := range []string{"ended1", "gone1"} {
+		if f := find(rep, "registry", "session "+id); len(f) != 1 || f[0].Flag != "--rebuild" || !strings.Contains(f[0].Fix, "unknown: command, cwd, name, workspace, settings") {
+			t.Errorf("%s: %v, want a fix by --rebuild naming what is unknown", id, f)
+		}
+	}
+	if f := find(rep, "registry", "session nolog1"); len(f) != 1 || !strings.Contains(f[0].Problem, "cannot be adopted") {
+		t.Errorf("nolog1 (neither status record nor log): %v", f)
+	}
+	run(t, d, Options{Rebuild: true})
+	got := registryRows(t, d, func(s store.Session, code string) string {
+		return fmt.Sprintf("%s %s %q %q", s.State, code, s.Command, s.Reason)
+	})
+	why := sessiondir.SalvagedReason([]string{"command", "cwd", "name", "workspace", "settings"})
+	pid := os.Getpid()
+	want := map[string]string{
+		"ended1": fmt.Sprintf("exited 7 [] %q", why),
+		"gone1":  fmt.Sprintf("interrupted - [] %q", fmt.Sprintf("holder pid %d is gone (found by termkeep doctor); %s", pid, why)),
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rebuilt registry:\n got %v\nwant %v", got, want)
+	}
 }

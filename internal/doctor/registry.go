@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"termkeep/internal/sessiondir"
@@ -92,12 +93,19 @@ func (c *checker) registry(ctx context.Context) {
 			continue
 		}
 		f.Fix, f.Flag = "adopt it from meta.json", "--rebuild"
+		if sd.salvaged {
+			f.Problem += "; its meta.json cannot be read (" + sd.metaErr.Error() + ")"
+			f.Fix = "adopt it from its directory, status record and log (unknown: " + strings.Join(sd.unknown, ", ") + ")"
+		}
 		if c.opts.Rebuild && !c.rep.ReadOnly {
 			if err := c.recreate(ctx, st, sess); err != nil {
 				f.Problem += "; adopt failed: " + err.Error()
 			} else {
 				f.Fixed = true
 				f.Fix = "adopted as " + string(sess.State)
+				if sd.salvaged {
+					f.Fix += " (" + sessiondir.SalvagedReason(sd.unknown) + ")"
+				}
 			}
 		}
 		c.add(f)
@@ -153,6 +161,11 @@ func (c *checker) rebuild(ctx context.Context, db string) error {
 			c.add(Finding{Severity: Warn, Check: "registry", Subject: "session " + sd.id,
 				Problem: "not recovered: " + err.Error()})
 			continue
+		}
+		if sd.salvaged {
+			c.add(Finding{Severity: Warn, Check: "registry", Subject: "session " + sd.id,
+				Problem: "meta.json cannot be read (" + sd.metaErr.Error() + ")", Fixed: true,
+				Fix: "recovered as " + string(sess.State) + " from its directory, status record and log (unknown: " + strings.Join(sd.unknown, ", ") + ")"})
 		}
 		c.rep.Recovered++
 	}
@@ -285,8 +298,8 @@ func onOff(b bool) string {
 func (sd *sessDir) session() (store.Session, error) {
 	m := sd.meta
 	switch {
-	case sd.metaErr != nil:
-		return store.Session{}, sd.metaErr
+	case sd.metaErr != nil && !sd.salvaged:
+		return store.Session{}, fmt.Errorf("%w; %w", sd.metaErr, sd.salvageErr)
 	case m.ID != sd.id:
 		return store.Session{}, fmt.Errorf("meta.json names session %q, not %q", m.ID, sd.id)
 	}
@@ -314,6 +327,13 @@ func (sd *sessDir) session() (store.Session, error) {
 	default:
 		sess.State = store.StateInterrupted
 		sess.Reason = fmt.Sprintf("holder pid %d is gone (found by termkeep doctor)", m.HolderPid)
+	}
+	if sd.salvaged {
+		note := sessiondir.SalvagedReason(sd.unknown)
+		if sess.Reason != "" {
+			note = sess.Reason + "; " + note
+		}
+		sess.Reason = note
 	}
 	return sess, nil
 }

@@ -159,6 +159,14 @@ func (s *Server) view(sess store.Session, h *session.Host) api.Session {
 	if out.Command == nil {
 		out.Command = []string{}
 	}
+	// Every session is created with a command and a directory: a row
+	// without is one adopted from a directory whose meta.json was lost.
+	if len(sess.Command) == 0 {
+		out.Unknown = append(out.Unknown, "command")
+	}
+	if sess.Cwd == "" {
+		out.Unknown = append(out.Unknown, "cwd")
+	}
 	if sess.State == store.StateRunning && sess.Pid > 0 {
 		pid := sess.Pid
 		out.Pid = &pid

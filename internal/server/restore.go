@@ -209,7 +209,9 @@ func (s *Server) restore(ctx context.Context, sess store.Session, env []string) 
 		notices = append(notices, note)
 	}
 	if len(command) == 0 {
+		// Recovered from a directory whose meta.json was lost.
 		command = []string{"/bin/sh"}
+		notices = append(notices, "its command is not known (its meta.json could not be read); starting /bin/sh")
 	}
 	if sess.Cols < 1 || sess.Rows < 1 {
 		sess.Cols, sess.Rows = 80, 24

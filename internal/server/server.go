@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -257,12 +256,28 @@ func (s *Server) recover(ctx context.Context) error {
 		known[sess.ID] = true
 	}
 	// A session directory the registry does not know (a registry restored
-	// from a backup, or lost) still has a holder that may be running: adopt
-	// it from its meta.json rather than leave it unreachable.
-	dirs, _ := filepath.Glob(filepath.Join(s.cfg.StateDir.SessionsDir(), "*", sessiondir.MetaFile))
-	for _, p := range dirs {
-		m, err := sessiondir.ReadMeta(filepath.Dir(p))
-		if err != nil || m.ID == "" || known[m.ID] || filepath.Base(filepath.Dir(p)) != m.ID {
+	// from a backup, or lost) still has a holder that may be running, and
+	// a log: adopt it from its meta.json rather than leave it unreachable,
+	// and when meta.json is damaged or gone, from what the directory still
+	// tells (sessiondir.Salvage), with what is lost marked.
+	dirs, _ := os.ReadDir(s.cfg.StateDir.SessionsDir())
+	for _, d := range dirs {
+		if !d.IsDir() || known[d.Name()] {
+			continue
+		}
+		dir := s.cfg.StateDir.Session(d.Name())
+		m, err := sessiondir.ReadMeta(dir)
+		var unknown []string
+		if err != nil {
+			var serr error
+			m, unknown, serr = sessiondir.Salvage(dir)
+			if serr != nil {
+				continue // not a session's directory
+			}
+			s.log.Warn("a session directory's meta.json cannot be read: adopting the session from its directory, status record and log",
+				"session", m.ID, "err", err, "unknown", unknown)
+		}
+		if m.ID != d.Name() {
 			continue
 		}
 		sess := store.Session{
@@ -270,6 +285,9 @@ func (s *Server) recover(ctx context.Context) error {
 			Owner: currentUser(), State: store.StateRunning, Pid: m.Pid, HolderPid: m.HolderPid,
 			CreatedAt: m.StartedAt, EnvPolicy: m.EnvPolicy, AutoRestore: m.AutoRestore, RestoreCommand: m.RestoreCommand,
 			SizePolicy: m.SizePolicy, ShellIntegration: !m.NoShellIntegration,
+		}
+		if unknown != nil {
+			sess.Reason = sessiondir.SalvagedReason(unknown)
 		}
 		err = s.store.CreateSession(ctx, sess)
 		if errors.Is(err, store.ErrNameTaken) {

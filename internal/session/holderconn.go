@@ -281,7 +281,7 @@ func (h *Host) interrupted() wire.Exit {
 		end = l.End()
 	}
 	var m sessiondir.Meta
-	if mm, err := sessiondir.ReadMeta(h.dir); err == nil {
+	if mm, err := sessiondir.ReadMetaOrSalvage(h.dir); err == nil {
 		m = mm
 	}
 	if c := m.Child; c != nil {
@@ -311,7 +311,7 @@ func (h *Host) holderAlive() bool {
 	if held, known := sessiondir.LockHeld(h.dir); known {
 		return held
 	}
-	m, err := sessiondir.ReadMeta(h.dir)
+	m, err := sessiondir.ReadMetaOrSalvage(h.dir)
 	if err != nil || m.HolderPid <= 0 {
 		return false
 	}
@@ -355,7 +355,7 @@ func (h *Host) EndIfGone() {
 // live connection: ended (from meta.json) or interrupted. It is used when the
 // holder cannot be reached at start.
 func (h *Host) Resolve() wire.Exit {
-	if m, err := sessiondir.ReadMeta(h.dir); err == nil && m.EndedAt != nil {
+	if m, err := sessiondir.ReadMetaOrSalvage(h.dir); err == nil && m.EndedAt != nil {
 		return ExitFromMeta(m)
 	}
 	return h.interrupted()
