@@ -31,6 +31,7 @@ type serveConfig struct {
 	pingInterval  time.Duration
 	pongTimeout   time.Duration
 	holderTimeout time.Duration
+	registryRetry time.Duration
 	sizePolicy    string
 	logRetention  string
 	logSync       string
@@ -175,7 +176,8 @@ container whose boot id is its host's, or a test playing a reboot).`,
 				StateDir: dir, HolderArgv: argv, LogRetention: retention, LogSync: sc.logSync,
 				KillGrace: sc.killGrace, Version: version, Logger: logger,
 				ViewerQueue: int(queue), PingInterval: sc.pingInterval, PongTimeout: sc.pongTimeout, HolderTimeout: sc.holderTimeout, SizePolicy: policy,
-				Listen: listenAddr(sc.listen), ListenFrom: listenFrom, WebUI: web.Handler(),
+				RegistryRetry: sc.registryRetry,
+				Listen:        listenAddr(sc.listen), ListenFrom: listenFrom, WebUI: web.Handler(),
 				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout, QuietAfter: quietAfter,
 				TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, InsecureNoTLS: sc.insecureNoTLS,
 				AllowedOrigins: sc.allowedOrigins, MaxSessions: maxSessions,
@@ -218,6 +220,8 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.DurationVar(&sc.pongTimeout, "pong-timeout", pong, "a viewer silent this long after a ping is dropped (env TERMKEEP_PONG_TIMEOUT)")
 	holderTimeout, _ := time.ParseDuration(envOr("TERMKEEP_HOLDER_TIMEOUT", "10s"))
 	f.DurationVar(&sc.holderTimeout, "holder-timeout", holderTimeout, "a holder that does not answer a ping this long is shown unresponsive (a kill then SIGKILLs it), and a write it does not take within this fails (env TERMKEEP_HOLDER_TIMEOUT)")
+	registryRetry, _ := time.ParseDuration(envOr("TERMKEEP_REGISTRY_RETRY", "10s"))
+	f.DurationVar(&sc.registryRetry, "registry-retry", registryRetry, "the longest wait before writing again a session's end the registry refused (locked, read-only, a full disk); the first retry comes after an eighth of it (env TERMKEEP_REGISTRY_RETRY)")
 	f.StringVar(&sc.sizePolicy, "size-policy", envOr("TERMKEEP_SIZE_POLICY", "latest"), "whose size a session takes when viewers differ: latest (the last to type or fit), smallest, largest or fixed (the size it was created at, or termkeep resize's) (env TERMKEEP_SIZE_POLICY)")
 	f.StringVar(&sc.listen, "listen", envOr("TERMKEEP_LISTEN", "127.0.0.1:7420"), "TCP address for browsers (port 0: any free port; off: none); termkeep url prints the address to open (env TERMKEEP_LISTEN)")
 	f.StringVar(&sc.orphanGrace, "orphan-grace", envOr("TERMKEEP_ORPHAN_GRACE", "0"), "end a session this long after its last viewer left, e.g. 10m or 600 (seconds); 0: never (env TERMKEEP_ORPHAN_GRACE)")

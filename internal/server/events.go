@@ -89,7 +89,7 @@ func (h *eventHub) emit(kind, session string, detail map[string]any) {
 	h.metrics.observeWrite("event", start, err)
 	if err != nil {
 		h.log.Warn("record event", "kind", kind, "session", session, "err", err)
-		if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrReadOnly) {
+		if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrReadOnly) || errors.Is(err, store.ErrFull) {
 			h.skipUntil = time.Now().Add(registryRetry)
 			h.log.Warn("events are not recorded while the registry refuses writes; trying again later", "after", registryRetry)
 		}

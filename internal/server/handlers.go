@@ -151,6 +151,7 @@ func (s *Server) withSession(fn func(http.ResponseWriter, *http.Request, store.S
 }
 
 func (s *Server) view(sess store.Session, h *session.Host) api.Session {
+	sess = s.withEnd(sess, h) // registry.go
 	out := api.Session{
 		ID: sess.ID, Name: sess.Name, State: string(sess.State), ExitCode: sess.ExitCode, Reason: sess.Reason,
 		Command: sess.Command, Cwd: sess.Cwd, Workspace: sess.Workspace, Cols: sess.Cols, Rows: sess.Rows,

@@ -33,28 +33,71 @@ import (
 //     so nothing is left behind); running sessions, their holders and their
 //     viewers go on, since none of that needs a write. For registryRetry
 //     after a refused event no event is tried (eventHub.emit), and a
-//     session's end the registry refused is written again every
-//     registryRetry until it is taken.
+//     session's end the registry refused is written again (endRetry) until
+//     it is taken; meanwhile the session is shown ended as its host knows
+//     it (withEnd).
 
 // registryRetry is how long the server leaves a registry that refused a
-// write (locked or read-only) alone before it writes a session's end
-// again or tries to record events.
+// write (locked, read-only or on a full disk) alone before it tries to
+// record events again, and by default the longest wait between writes of
+// a refused session end (Config.RegistryRetry).
 const registryRetry = 10 * time.Second
 
-// retryEnd writes a session's end again after registryRetry when err says
-// the registry refused it for being locked or read-only, until it is taken
-// or the server stops: until then the registry lists the session running.
-func (s *Server) retryEnd(id string, e wire.Exit, err error) {
-	if !errors.Is(err, store.ErrLocked) && !errors.Is(err, store.ErrReadOnly) {
+// endRetry decides when a session's end the registry refused is written
+// again: only a refusal that time can lift (another process's lock, a
+// read-only file system, a full disk), after a wait that starts at an
+// eighth of max and doubles up to max, for as long as the server runs.
+// A full disk that is freed is then noticed within max.
+type endRetry struct{ max time.Duration }
+
+// next returns when to write the end again after its failures-th refusal
+// (1 for the first), at now, with err, and whether to.
+func (p endRetry) next(err error, failures int, now time.Time) (time.Time, bool) {
+	if !errors.Is(err, store.ErrLocked) && !errors.Is(err, store.ErrReadOnly) && !errors.Is(err, store.ErrFull) {
+		return time.Time{}, false
+	}
+	d := max(p.max/8, time.Millisecond)
+	for i := 1; i < failures && d < p.max; i++ {
+		d *= 2
+	}
+	return now.Add(min(d, p.max)), true
+}
+
+// retryEnd writes session id's end e again when endRetry says so, after
+// its failures-th refusal with err, unless the server has stopped by then.
+func (s *Server) retryEnd(id string, e wire.Exit, err error, failures int) {
+	now := s.cfg.Now()
+	at, ok := s.endRetry.next(err, failures, now)
+	if !ok {
 		return
 	}
-	time.AfterFunc(registryRetry, func() {
+	time.AfterFunc(at.Sub(now), func() {
 		select {
 		case <-s.done:
 		default:
 			s.recordEnd(id, e)
 		}
 	})
+}
+
+// withEnd is sess as it stands when the registry has not taken its end
+// yet (a full disk refused the write, and retryEnd tries again): running
+// in the registry, ended for its host, which knows it from its holder,
+// and at the time the holder's status record gives, which a full disk
+// does not stop it from writing.
+func (s *Server) withEnd(sess store.Session, h *session.Host) store.Session {
+	if sess.State != store.StateRunning || h == nil {
+		return sess
+	}
+	e := h.Exit()
+	if e == nil {
+		return sess
+	}
+	sess.State, sess.ExitCode, sess.Reason, sess.Pid = endState(*e), e.ExitCode, e.Reason, 0
+	if st, err := sessiondir.ReadStatus(s.cfg.StateDir.Session(sess.ID)); err == nil && st.EndedAt != nil {
+		sess.EndedAt = st.EndedAt
+	}
+	return sess
 }
 
 // RegistryError is a registry the server cannot use, or cannot write, for

@@ -11,6 +11,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
@@ -101,6 +102,10 @@ type Config struct {
 	// IdleTimeout one with no output and no input for this long (0: never;
 	// see policy.go).
 	OrphanGrace, IdleTimeout time.Duration
+	// RegistryRetry is the longest wait between writes of a session's end
+	// the registry refused for a reason time can lift (locked, read-only,
+	// a full disk); the first comes after an eighth of it (0: 10 s).
+	RegistryRetry time.Duration
 	// QuietAfter is how long a session prints nothing before it is quiet
 	// (quiet_since, the session.quiet event; quiet.go): 0 means
 	// session.DefaultQuietAfter, a negative value turns the rule off.
@@ -125,8 +130,12 @@ type Server struct {
 
 	events *eventHub
 
-	mu    sync.Mutex // guards hosts
+	mu    sync.Mutex // guards hosts and endFailures
 	hosts map[string]*session.Host
+	// endFailures counts, by session, the refusals of its end by the
+	// registry since the last write of it that was taken.
+	endFailures map[string]int
+	endRetry    endRetry // registry.go
 
 	restoreMu sync.Mutex // one restore at a time
 	quota     sessionQuota
@@ -204,6 +213,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: st, lock: lock,
 		hosts: make(map[string]*session.Host), done: make(chan struct{}),
+		endFailures: make(map[string]int), endRetry: endRetry{max: cmp.Or(cfg.RegistryRetry, registryRetry)},
 		gwTLS: gwTLS, origins: origins, startedAt: cfg.Now(), timeouts: defaultTimeouts,
 		login: serverIdentity(processEnv()),
 		prune: pruner{kick: make(chan struct{}, 1)},
@@ -359,6 +369,15 @@ func (s *Server) recover(ctx context.Context) error {
 	return nil
 }
 
+// endState is the registry's state for an end e.
+func endState(e wire.Exit) store.State {
+	switch st := store.State(e.State); st {
+	case store.StateExited, store.StateClosed, store.StateInterrupted:
+		return st
+	}
+	return store.StateInterrupted
+}
+
 func exitFromStore(sess store.Session) wire.Exit {
 	return wire.Exit{State: string(sess.State), ExitCode: sess.ExitCode, Reason: sess.Reason}
 }
@@ -400,12 +419,7 @@ func (s *Server) viewerOptions(sess store.Session, kind string, readOnly bool) s
 // recordEnd writes a session's end to the registry. It is the only place a
 // session leaves running.
 func (s *Server) recordEnd(id string, e wire.Exit) {
-	st := store.State(e.State)
-	switch st {
-	case store.StateExited, store.StateClosed, store.StateInterrupted:
-	default:
-		st = store.StateInterrupted
-	}
+	st := endState(e)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var cause restorepolicy.Cause
@@ -416,9 +430,20 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 	changed, err := s.store.EndCause(ctx, id, st, e.ExitCode, e.Reason, string(cause))
 	s.metrics.observeWrite("end", start, err)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.log.Error("record session end", "session", id, "err", err)
-		s.retryEnd(id, e, err) // registry.go
+		s.mu.Lock()
+		s.endFailures[id]++
+		failures := s.endFailures[id]
+		s.mu.Unlock()
+		s.log.Error("record session end", "session", id, "err", err, "attempt", failures)
+		s.retryEnd(id, e, err, failures) // registry.go
 		return
+	}
+	s.mu.Lock()
+	failures := s.endFailures[id]
+	delete(s.endFailures, id)
+	s.mu.Unlock()
+	if failures > 0 {
+		s.log.Info("recorded a session end the registry had refused", "session", id, "refusals", failures)
 	}
 	if changed {
 		code := "unknown"

@@ -100,6 +100,8 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 		if !p.sees(sess) {
 			continue
 		}
+		h := s.host(sess.ID)
+		sess = s.withEnd(sess, h) // registry.go
 		until := now
 		if sess.EndedAt != nil && sess.State != "running" {
 			until = *sess.EndedAt
@@ -108,7 +110,7 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 			ID: sess.ID, Name: sess.Name, State: string(sess.State), Workspace: sess.Workspace,
 			CreatedAt: sess.CreatedAt, UptimeSeconds: seconds(until.Sub(sess.CreatedAt)), LogBytes: disk[sess.ID],
 		}
-		if h := s.host(sess.ID); h != nil {
+		if h != nil {
 			info := h.Info()
 			st.BytesOut = info.End
 			if e := h.Exit(); e != nil {

@@ -25,6 +25,9 @@ var (
 	// ErrDamaged: the file is not a SQLite database, or SQLite found it
 	// corrupt (garbage over its header, a truncated file).
 	ErrDamaged = errors.New("store: the registry is damaged")
+	// ErrFull: the file system holding the registry has no room (a full
+	// disk, a quota) for this write. It works again once room is made.
+	ErrFull = errors.New("store: the registry's disk is full")
 )
 
 // fault returns the fault err is a case of, or nil.
@@ -38,8 +41,15 @@ func fault(err error) error {
 			return ErrReadOnly
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 			return ErrDamaged
+		case sqlite3.SQLITE_FULL:
+			return ErrFull
 		}
 		return nil
+	}
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT} {
+		if errors.Is(err, e) {
+			return ErrFull
+		}
 	}
 	// Creating the file, before SQLite sees it.
 	for _, e := range []syscall.Errno{syscall.EROFS, syscall.EACCES, syscall.EPERM} {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -94,5 +96,44 @@ func TestFaultDamaged(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// A write SQLite refuses for want of room (SQLITE_FULL: here the file at
+// its max_page_count, as a full disk makes it) matches ErrFull, and so do
+// the system's ENOSPC and EDQUOT: a refusal that time lifts, so a
+// session's end is written again (the server's registry.go).
+func TestFaultFull(t *testing.T) {
+	_, _, path := openTest(t)
+	full, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	full.SetMaxOpenConns(1)
+	ctx := context.Background()
+	var pages int
+	if err := full.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := full.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, pages)); err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 2000)
+	for i := 0; ; i++ {
+		_, err = full.ExecContext(ctx, `INSERT INTO events (at, kind, detail) VALUES ('now', 'fill', ?)`, pad)
+		if err != nil || i > 10000 {
+			break
+		}
+	}
+	if got := wrap("add event", err); !errors.Is(got, ErrFull) || errors.Is(got, ErrReadOnly) {
+		t.Fatalf("%v: not ErrFull", got)
+	} else {
+		t.Log(got)
+	}
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT} {
+		if got := wrap("create", fmt.Errorf("write: %w", e)); !errors.Is(got, ErrFull) {
+			t.Errorf("%v: not ErrFull", got)
+		}
 	}
 }

@@ -25,7 +25,8 @@
 //     precision.
 //   - Errors are named "store: …" and carry the operation; ErrNotFound,
 //     ErrNameTaken and ErrNotRunning are matched with errors.Is, and so are
-//     the faults of the file itself: ErrLocked, ErrReadOnly, ErrDamaged.
+//     the faults of the file itself: ErrLocked, ErrReadOnly, ErrDamaged,
+//     ErrFull.
 //
 // Validating names, ids and commands is the caller's job, not the store's.
 package store
@@ -229,7 +230,7 @@ func parseTime(s string) (time.Time, error) {
 type opError struct {
 	op   string
 	err  error
-	kind error // ErrLocked, ErrReadOnly, ErrDamaged or nil
+	kind error // ErrLocked, ErrReadOnly, ErrDamaged, ErrFull or nil
 }
 
 func (e *opError) Error() string {

@@ -17,6 +17,7 @@ import (
 	"termkeep/internal/e2e"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
+	"termkeep/internal/store"
 	"termkeep/internal/wire"
 )
 
@@ -316,5 +317,64 @@ func TestFinishedJobIsNotRunAgain(t *testing.T) {
 	}
 	if out := e.MustTk("capture", "--raw", id); strings.Count(out, "start-") != 1 || !strings.Contains(out, "bye") {
 		t.Fatalf("the job ran %d times: %q", strings.Count(out, "start-"), out)
+	}
+}
+
+// A child that ends while the disk is full is shown ended at once, from
+// what its host knows and its holder's status record, though the registry
+// refuses the write of its end (SQLITE_FULL); the server writes the end
+// again, backing off, and the registry has it soon after space returns.
+// Before, ls and stats showed the session running with its dead pid until
+// the server restarted: it logged "record session end … database or disk
+// is full" once and never tried again.
+func TestEndRecordedAfterDiskFull(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	disk := mountSmallDisk(t, "20m")
+	e := &e2e.Env{T: t, Dir: disk, C: client.New(statedir.Dir(disk))}
+	t.Cleanup(e.Cleanup)
+	// Retries every 400 ms at the most, not every 10 s.
+	e.ServerEnv = []string{"TERMKEEP_REGISTRY_RETRY=400ms"}
+	e.StartServer()
+	stop := filepath.Join(t.TempDir(), "stop") // off the small disk
+	id := strings.TrimSpace(e.MustTk("new", "--", "sh", "-c",
+		`echo start; while [ ! -e `+stop+` ]; do sleep 0.05; done; echo bye; exit 7`))
+	e.MustTk("wait", id, "--from", "start", "--output", "start", "--timeout", "20s")
+
+	filler := fill(t, disk, 0)
+	if err := os.WriteFile(stop, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serverLog := filepath.Join(disk, "server.log")
+	e2e.WaitFor(t, 30*time.Second, "the registry to refuse the end", func() bool {
+		b, _ := os.ReadFile(serverLog)
+		return bytes.Contains(b, []byte(`msg="record session end" session=`+id)) && bytes.Contains(b, []byte("disk is full"))
+	})
+	s := e.Session(id)
+	if s.State != "exited" || s.ExitCode == nil || *s.ExitCode != 7 || s.Pid != nil {
+		t.Fatalf("while the disk is full: %s, exit %v, pid %v; want exited(7) without a pid", s.State, s.ExitCode, s.Pid)
+	}
+	if out := e.MustTk("stats"); !strings.Contains(out, "exited") {
+		t.Fatalf("stats while the disk is full:\n%s", out)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	e2e.WaitFor(t, 10*time.Second, "the server to write the end again", func() bool {
+		b, _ := os.ReadFile(serverLog)
+		return bytes.Contains(b, []byte(`msg="recorded a session end the registry had refused" session=`+id))
+	})
+	t.Logf("the end was recorded %v after space was freed", time.Since(freed).Round(time.Millisecond))
+	// The registry itself has it: read with the server gone.
+	e.KillServer()
+	st, err := store.Open(context.Background(), statedir.Dir(disk).DB(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := st.Session(context.Background(), id)
+	st.Close()
+	if err != nil || row.State != store.StateExited || row.ExitCode == nil || *row.ExitCode != 7 {
+		t.Fatalf("the registry has %s, exit %v (%v); want exited(7)", row.State, row.ExitCode, err)
 	}
 }
