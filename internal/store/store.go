@@ -41,6 +41,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -62,6 +63,20 @@ type Store struct {
 	genWritten uint64 // the generation last written beside the registry
 
 	wsMu sync.Mutex // serializes writes of the workspaces' copy (workspace.go)
+
+	failWrites atomic.Pointer[error] // FailWrites
+}
+
+// FailWrites makes every write transaction fail with err, classified as
+// the store classifies the system's errors (syscall.ENOSPC: ErrFull),
+// until it is called with nil: how tests stand a disk that fills and is
+// freed under a registry without mounting one.
+func (s *Store) FailWrites(err error) {
+	if err == nil {
+		s.failWrites.Store(nil)
+		return
+	}
+	s.failWrites.Store(&err)
 }
 
 // timeFormat is RFC 3339 with a fixed-width fraction, so that stored times
@@ -196,6 +211,9 @@ func (s *Store) Close() error {
 
 // inTx runs fn in a write transaction and commits if fn returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.failWrites.Load(); err != nil {
+		return *err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
