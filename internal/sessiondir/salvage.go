@@ -112,9 +112,24 @@ func salvageJSON(dir string) (Meta, map[string]bool, bool) {
 			continue
 		}
 		json.Unmarshal(one, &m)
-		seen[k] = true
+		seen[keyOf(k)] = true
 	}
 	return m, seen, whole
+}
+
+// salvageKeys are the keys of meta.json Salvage asks about.
+var salvageKeys = []string{"command", "cwd", "name", "workspace", "holder_pid", "started_at",
+	"auto_restore", "restore_command", "size_policy", "no_shell_integration"}
+
+// keyOf is the key of salvageKeys that k stands for as encoding/json
+// matches keys (case folded), or k.
+func keyOf(k string) string {
+	for _, s := range salvageKeys {
+		if strings.EqualFold(k, s) {
+			return s
+		}
+	}
+	return k
 }
 
 // logStart is when the log's oldest retained byte was logged, or the

@@ -129,3 +129,33 @@ func keys(t *testing.T, m Meta) map[string]any {
 	}
 	return out
 }
+
+// FuzzSalvage reads any bytes as meta.json beside a status record and a
+// log: Salvage never fails or panics on them, keeps the directory's id
+// and the log's end, and never has a command or directory it calls
+// unknown.
+func FuzzSalvage(f *testing.F) {
+	f.Add([]byte(`{"id": "abcd2345", "command": ["sh"], "cwd": "/"}`))
+	f.Add([]byte("{\"id\": \"abcd2345\", \"command\": [\"s\x00h\"]"))
+	f.Add([]byte(`{"command": 5, "cwd": ["x"], "end": "y", "cols": -1}`))
+	f.Add([]byte(`[{"id": "x"}]`))
+	f.Add([]byte(`{"id": "abcd2345", "id": "other", "pid": 1e99}`))
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		dir, _ := salvageDir(t)
+		if err := os.WriteFile(filepath.Join(dir, MetaFile), meta, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m, unknown, err := Salvage(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ID != "abcd2345" || m.End < 5000 {
+			t.Fatalf("id %q, end %d", m.ID, m.End)
+		}
+		for _, k := range unknown {
+			if k == "command" && len(m.Command) > 0 || k == "cwd" && m.Cwd != "" {
+				t.Fatalf("%s unknown but set: %+v", k, m)
+			}
+		}
+	})
+}

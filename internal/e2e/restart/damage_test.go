@@ -351,7 +351,7 @@ func TestFlippedByteCaptureMatchesExport(t *testing.T) {
 	// 8 MiB of retention: 512 KiB segments, each read in several parts.
 	e.ServerEnv = []string{"TERMKEEP_LOG_RETENTION=8MiB"}
 	e.StartServer()
-	const n = 600 << 10
+	const n = 420 << 10
 	id := e.NewWriter("flipped", 11, n, 0, false, smallRecords...)
 	if _, errs, code := e.Tk("wait", id, "--exit", "--timeout", "90s"); code != 0 {
 		t.Fatalf("wait: %d %s", code, errs)
