@@ -12,18 +12,14 @@ import (
 // Session is a session as the API shows it; `termkeep ls --json` prints a
 // list of these.
 type Session struct {
-	ID       string   `json:"id"`
-	Name     string   `json:"name"`
-	State    string   `json:"state"`
-	Pid      *int     `json:"pid"`       // the child's, nil when not running
-	ExitCode *int     `json:"exit_code"` // nil until known
-	Reason   string   `json:"reason,omitempty"`
-	Command  []string `json:"command"`
-	Cwd      string   `json:"cwd"`
-	// Unknown names what could not be recovered of a session adopted
-	// from a directory whose meta.json was damaged or missing: "command"
-	// (Command is then empty, and a restore starts a shell), "cwd".
-	Unknown   []string   `json:"unknown,omitempty"`
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	State     string     `json:"state"`
+	Pid       *int       `json:"pid"`       // the child's, nil when not running
+	ExitCode  *int       `json:"exit_code"` // nil until known
+	Reason    string     `json:"reason,omitempty"`
+	Command   []string   `json:"command"`
+	Cwd       string     `json:"cwd"`
 	Workspace string     `json:"workspace"`
 	Cols      int        `json:"cols"`
 	Rows      int        `json:"rows"`
@@ -46,6 +42,10 @@ type Session struct {
 	RestoreCommand   string `json:"restore_command,omitempty"`
 	AutoRestore      bool   `json:"auto_restore,omitempty"`
 	ShellIntegration bool   `json:"shell_integration"`
+	// Unknown names what could not be recovered of a session adopted
+	// from a directory whose meta.json was damaged or missing: "command"
+	// (Command is then empty, and a restore starts a shell), "cwd".
+	Unknown []string `json:"unknown,omitempty"`
 	// Cause is why an interrupted session ended, when the server knows:
 	// "machine_restarted" (it ran in an earlier boot of the machine),
 	// "holder_killed" (its holder died in this boot), "stopped" (its

@@ -55,9 +55,10 @@ func TestEndRetriedAfterFullDisk(t *testing.T) {
 		row, _ := ts.srv.store.Session(ctx, made.ID)
 		return row.State == store.StateExited
 	})
-	if logs := ts.logs.String(); !strings.Contains(logs, "recorded a session end the registry had refused") {
-		t.Fatalf("server log:\n%s", logs)
-	}
+	// The server says so once the write returns.
+	waitFor(t, 5*time.Second, "the server to log the end it wrote again", func() bool {
+		return strings.Contains(ts.logs.String(), "recorded a session end the registry had refused")
+	})
 }
 
 // waitFor polls cond every 20 ms until it holds (the registry has no
