@@ -18,6 +18,8 @@ export interface Session {
   restorable?: boolean;
   command: string[];
   cwd: string;
+  /** What could not be recovered of a session adopted from a damaged meta.json: command, cwd. */
+  unknown?: string[];
   cols: number;
   rows: number;
   created_at: string;

@@ -14,8 +14,9 @@ export interface Badge {
   title: string;
 }
 
-/** commandName is the program a session runs, without its directory. */
-export function commandName(s: Pick<Session, 'command'>): string {
+/** commandName is the program a session runs, without its directory; "unknown" when it was lost with its meta.json. */
+export function commandName(s: Pick<Session, 'command' | 'unknown'>): string {
+  if (s.unknown?.includes('command')) return 'unknown';
   const c = s.command?.[0] ?? 'shell';
   return c.slice(c.lastIndexOf('/') + 1) || 'shell';
 }

@@ -25,6 +25,8 @@ test('label: the name, else the title, else the command and the id', () => {
   assert.equal(label(session({ info: { command: [] } })), 'shell abcd');
   assert.equal(commandName({ command: ['/usr/bin/'] }), 'shell');
   assert.equal(commandName({}), 'shell');
+  // Lost with a damaged meta.json: said, not guessed.
+  assert.equal(label(session({ info: { command: [], unknown: ['command', 'cwd'] } })), 'unknown abcd');
 });
 
 test('badge: the state as a word', () => {
