@@ -347,6 +347,7 @@ func flipAfterFullRead(t *testing.T, e *e2e.Env, id string, pattern []byte) uint
 // flipped 4,000,000 bytes into its first segment, 3,986,617 bytes were
 // printed).
 func TestFlippedByteCaptureMatchesExport(t *testing.T) {
+	t.Parallel() // waits on a writer that pauses between 100-byte pieces: see e2e.Main
 	e := e2e.NewEnv(t)
 	// 8 MiB of retention: 512 KiB segments, each read in several parts.
 	e.ServerEnv = []string{"TERMKEEP_LOG_RETENTION=8MiB"}
@@ -395,6 +396,7 @@ func TestFlippedByteCaptureMatchesExport(t *testing.T) {
 // came after the damage, with the damaged record named as skipped (before,
 // each capture stopped at the same byte, exit 1, while the log grew).
 func TestFlippedByteNearLiveTail(t *testing.T) {
+	t.Parallel() // waits on a writer that pauses between 100-byte pieces: see e2e.Main
 	e := e2e.NewEnv(t)
 	e.ServerEnv = []string{"TERMKEEP_LOG_RETENTION=8MiB"}
 	e.StartServer()
