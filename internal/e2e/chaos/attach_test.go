@@ -1,4 +1,4 @@
-package cli
+package chaos
 
 import (
 	"context"
@@ -103,7 +103,10 @@ func (p *tmuxTerm) waitShows(s string, d time.Duration) {
 // between a reconnect and the next kill) scale it; make soak runs 100
 // kills.
 func chaosKnobs() (kills, rate int, gap time.Duration) {
-	kills, rate, gap = 20, 6000, 150*time.Millisecond
+	// make test's run: a server start under -race on a busy 2-core
+	// machine takes seconds, so 20 kills a variant would take minutes.
+	// docs/reliability.md records the 20-kill runs; make soak runs 100.
+	kills, rate, gap = 8, 6000, 150*time.Millisecond
 	if e2e.SoakMode() {
 		kills = 100
 	}
@@ -135,8 +138,7 @@ func TestAttachCrashLoopTmux(t *testing.T) {
 		env        string // before attach, and the first server's
 		flags      string
 		readOnly   bool
-		// half: half the kills, so that the four fit in a minute; the
-		// lanes' variants have them all.
+		// half: half the kills; the lanes' variants have them all.
 		half bool
 	}{
 		{name: "own size", cols: 80, rows: 24},
@@ -145,6 +147,7 @@ func TestAttachCrashLoopTmux(t *testing.T) {
 		{name: "read-only other size", cols: 100, rows: 30, flags: "--read-only", readOnly: true, half: true},
 	} {
 		t.Run(v.name, func(t *testing.T) {
+			t.Parallel() // each waits on servers starting more than it works
 			kills := kills
 			if v.half && !e2e.SoakMode() {
 				kills = (kills + 1) / 2
@@ -218,6 +221,16 @@ func TestAttachCrashLoopTmux(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lines is text's first n rows, without trailing blanks.
+func lines(text string, n int) []string {
+	rs := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	out := make([]string, n)
+	for i := range min(n, len(rs)) {
+		out[i] = strings.TrimRight(rs[i], " ")
+	}
+	return out
 }
 
 // checkSameScreen checks that the pane shows the session's screen (of

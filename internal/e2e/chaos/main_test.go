@@ -1,0 +1,12 @@
+// Package chaos holds the end-to-end tests that kill the server again and
+// again while output flows through a real terminal: a package of their
+// own, so that they run beside the other end-to-end packages.
+package chaos
+
+import (
+	"testing"
+
+	"termkeep/internal/e2e"
+)
+
+func TestMain(m *testing.M) { e2e.Main(m) }
