@@ -10,7 +10,7 @@ import (
 // sizeHolder says who holds the session's size, as attach shows it when
 // that changes: the viewer by its name (or kind), or the policy that
 // decides. It is "" while this viewer holds it, or when nothing can be
-// said (no size yet). Short: the bottom row of a small terminal shows it.
+// said (no size yet). Short: a terminal's title shows it.
 func sizeHolder(v wire.Viewers) string {
 	if v.Cols == 0 || v.Rows == 0 {
 		return ""
