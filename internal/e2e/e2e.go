@@ -29,6 +29,7 @@ import (
 	"termkeep/internal/holder"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
+	"termkeep/internal/testproc"
 	"termkeep/internal/wire"
 )
 
@@ -57,6 +58,16 @@ func Main(m *testing.M) {
 	if mode := os.Getenv("TK_CHILD"); mode != "" {
 		os.Exit(child(mode))
 	}
+	// testproc gives the tests an environment without the user's
+	// TERMKEEP_ variables and a run directory of their own, and ends every
+	// process they leave, even when this binary is killed.
+	os.Exit(testproc.Run(runner{m}))
+}
+
+// runner runs the tests inside testproc's run.
+type runner struct{ m *testing.M }
+
+func (r runner) Run() int {
 	// Quiet detection is off for the servers the e2e tests start (they
 	// inherit the test binary's environment), except where a test turns it
 	// on: many tests check a session's exact list of events, and a
@@ -72,24 +83,19 @@ func Main(m *testing.M) {
 		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
 	}
 	BinDir = os.Getenv("TK_E2E_BIN_DIR")
-	built := BinDir == ""
 	var err error
-	if built {
-		BinDir, err = buildBinaries()
+	if BinDir == "" {
+		BinDir, err = buildBinaries() // in the run directory, removed with it
 	} else {
 		err = checkBinDir(BinDir)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e binaries:", err)
-		os.Exit(1)
+		return 1
 	}
 	TkBin = filepath.Join(BinDir, "termkeep")
 	SelfBin, _ = os.Executable()
-	code := m.Run()
-	if built {
-		os.RemoveAll(BinDir)
-	}
-	os.Exit(code)
+	return r.m.Run()
 }
 
 // child runs the child program TK_CHILD names and returns its exit status.
@@ -290,6 +296,11 @@ func (e *Env) Cleanup() {
 		if b, err := os.ReadFile(filepath.Join(e.Dir, "server.log")); err == nil {
 			e.T.Logf("server.log:\n%s", Tail(b, 4000))
 		}
+	}
+	// Whatever still runs for this state directory (a server a CLI run
+	// started, a holder whose server is gone, their children) ends here.
+	if pids := testproc.Reap(e.Dir); len(pids) > 0 {
+		e.T.Logf("ended %d processes left running for %s: %v", len(pids), e.Dir, pids)
 	}
 	if os.Getenv("TK_KEEP_STATE") != "" {
 		e.T.Logf("state directory kept: %s", e.Dir)

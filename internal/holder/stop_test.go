@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"termkeep/internal/testproc"
 	"termkeep/internal/wire"
 )
 
@@ -18,7 +19,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__holder" {
 		os.Exit(Main())
 	}
-	os.Exit(m.Run())
+	// Holders are in sessions of their own: testproc ends those a killed
+	// test binary leaves.
+	os.Exit(testproc.Run(m))
 }
 
 // spawnHolder starts a real holder process (this test binary) running

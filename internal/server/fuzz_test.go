@@ -21,6 +21,7 @@ import (
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/statedir"
 	"termkeep/internal/store"
+	"termkeep/internal/testproc"
 )
 
 // safeHolderArg, as the test binary's first argument, makes it a holder
@@ -32,7 +33,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == safeHolderArg {
 		os.Exit(safeHolder())
 	}
-	os.Exit(m.Run())
+	// Holders are in sessions of their own: testproc ends those a killed
+	// test binary leaves.
+	os.Exit(testproc.Run(m))
 }
 
 func safeHolder() int {
