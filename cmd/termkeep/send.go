@@ -19,6 +19,7 @@ func newSendCmd(g *globals) *cobra.Command {
 		fromStdin bool
 		literal   bool
 		noPaste   bool
+		paste     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "send SESSION [TEXT...]",
@@ -34,9 +35,11 @@ func newSendCmd(g *globals) *cobra.Command {
 
 Keys are sent the way the session's program asked for them: cursor keys,
 Home and End in application mode for less, vim and curses programs (ESC O A
-for Up), and TEXT between bracketed-paste marks when the program turned
-those on (a shell's line editor, an agent's input box), so a newline in it
-does not run a half-typed line; --no-paste types it as keys instead.
+for Up). One line of TEXT is typed as keys, as tmux's send-keys does, so
+"termkeep send ed ':wq'" gives vim a command. TEXT of several lines goes
+between bracketed-paste marks when the program turned those on (a shell's
+line editor, an agent's input box), so a newline in it does not run a
+half-typed line. --paste and --no-paste choose for any TEXT.
 
 Key names (as tmux's send-keys): C-a..C-z, C-Space, C-@, C-[, C-\, C-], C-^,
 C-_, M-<key> (Esc first), S-<key>, Enter, Esc, Tab, BTab (S-Tab), Space,
@@ -61,10 +64,17 @@ echo of what was typed; see "termkeep run" for a command's own output.`,
 				}
 				return readStdinChunks(func(b []byte) error { return c.Input(cmd.Context(), ref, b) })
 			}
-			req := api.SendRequest{Text: strings.Join(text, " "), Keys: keyNames, NoPaste: noPaste}
+			req := api.SendRequest{Text: strings.Join(text, " "), Keys: keyNames}
+			var err error
+			if req.NoPaste, err = sendNoPaste(req.Text, paste, noPaste); err != nil {
+				return err
+			}
 			if literal {
 				if len(keyNames) > 0 {
 					return usageErr("-l types TEXT literally; drop --key")
+				}
+				if paste {
+					return usageErr("-l types TEXT without paste marks; drop --paste")
 				}
 				req.NoPaste = true
 			} else {
@@ -91,8 +101,25 @@ echo of what was typed; see "termkeep run" for a command's own output.`,
 	f.StringArrayVar(&keyNames, "key", nil, "press a named key (repeatable), e.g. C-c, Enter, Up")
 	f.BoolVar(&fromStdin, "stdin", false, "send standard input's bytes as they are, with no Enter")
 	f.BoolVarP(&literal, "literal", "l", false, "type TEXT exactly as given: no key names, no Enter, no paste marks (as tmux's send-keys -l)")
-	f.BoolVar(&noPaste, "no-paste", false, "type TEXT as keys even when the program takes bracketed pastes")
+	f.BoolVar(&noPaste, "no-paste", false, "type TEXT as keys, even TEXT of several lines")
+	f.BoolVar(&paste, "paste", false, "send TEXT as a bracketed paste when the program takes those, even one line")
 	return cmd
+}
+
+// sendNoPaste decides how send types TEXT: one line as keys (a paste is
+// text to insert for vim, which always asks for pastes), several lines as
+// a paste, unless --paste or --no-paste says. The API's default stays a
+// paste: run_command relies on it.
+func sendNoPaste(text string, paste, noPaste bool) (bool, error) {
+	switch {
+	case paste && noPaste:
+		return false, usageErr("--paste and --no-paste contradict each other: give one")
+	case paste:
+		return false, nil
+	case noPaste:
+		return true, nil
+	}
+	return !strings.ContainsAny(text, "\r\n"), nil
 }
 
 // readStdinChunks hands standard input to fn as it comes.

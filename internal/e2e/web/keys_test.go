@@ -50,16 +50,7 @@ func TestKeysFollowApplicationMode(t *testing.T) {
 // cursor with the keys send presses.
 func TestKeysMoveVim(t *testing.T) {
 	t.Parallel()
-	vim := ""
-	for _, name := range []string{"vim", "vim.tiny", "vi"} {
-		if p, err := exec.LookPath(name); err == nil {
-			vim = p
-			break
-		}
-	}
-	if vim == "" {
-		t.Skip("vim is not installed (`make test` installs vim-tiny)")
-	}
+	vim := e2e.Vim(t)
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	dir := t.TempDir()
