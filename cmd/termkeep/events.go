@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,6 +46,9 @@ leaves out session.quiet, which comes often, unless --type asks for it or
 			if after < 0 {
 				return usageErr("--after must be an event id (0 or more)")
 			}
+			if err := checkEventTypes(types); err != nil {
+				return err
+			}
 			c, err := g.connect(cmd.Context())
 			if err != nil {
 				return err
@@ -80,6 +84,36 @@ leaves out session.quiet, which comes often, unless --type asks for it or
 	f.StringArrayVar(&types, "type", nil, "print only this kind of event (session.created), or kinds starting with it (session); repeatable")
 	f.BoolVar(&all, "all", false, "print session.quiet events too")
 	return cmd
+}
+
+// eventKinds are the kinds of event the registry records (the Event*
+// constants of internal/store/events.go, which the lean CLI does not
+// link; a test keeps the two the same).
+var eventKinds = []string{
+	"session.created", "session.renamed", "session.removed", "session.pruned",
+	"viewer.attached", "viewer.detached", "session.closed", "process.exited",
+	"session.interrupted", "session.restored", "session.paused", "session.quiet",
+	"machine.restarted", "registry.rolled_back", "workspace.created", "workspace.removed",
+	"user.added", "user.removed", "token.created", "token.revoked",
+	"browser.signed_in", "browser.revoked",
+}
+
+// checkEventTypes refuses a --type that no event has, as kind or first
+// part: a misspelt one would print nothing, as if nothing had happened.
+func checkEventTypes(types []string) error {
+	var parts []string
+	for _, k := range eventKinds {
+		if p, _, _ := strings.Cut(k, "."); !slices.Contains(parts, p) {
+			parts = append(parts, p)
+		}
+	}
+	for _, t := range types {
+		if !slices.Contains(eventKinds, t) && !slices.Contains(parts, t) {
+			return usageErr("--type %q is no kind of event: give one of %s, or a first part: %s",
+				t, strings.Join(eventKinds, ", "), strings.Join(parts, ", "))
+		}
+	}
+	return nil
 }
 
 // eventFilter says which events a listing prints.

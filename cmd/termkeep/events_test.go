@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,9 +15,16 @@ func TestEventsHelpListsEveryKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := regexp.MustCompile(`(?m)^\s*Event\w+\s*=\s*"([a-z]+\.[a-z]+)"`).FindAllStringSubmatch(string(src), -1)
+	kinds := regexp.MustCompile(`(?m)^\s*Event\w+\s*=\s*"([a-z]+\.[a-z_]+)"`).FindAllStringSubmatch(string(src), -1)
 	if len(kinds) < 10 {
 		t.Fatalf("found %d event kinds in internal/store/events.go; the pattern is out of date", len(kinds))
+	}
+	var names []string
+	for _, k := range kinds {
+		names = append(names, k[1])
+	}
+	if !slices.Equal(names, eventKinds) {
+		t.Errorf("eventKinds = %v, want the kinds of internal/store/events.go: %v", eventKinds, names)
 	}
 	help := strings.Join(strings.Fields(newEventsCmd(&globals{}).Long), " ")
 	for _, k := range kinds {
@@ -46,6 +54,34 @@ func TestEventFilter(t *testing.T) {
 	} {
 		if got := c.f.keeps(c.kind); got != c.want {
 			t.Errorf("%+v keeps %s = %v, want %v", c.f, c.kind, got, c.want)
+		}
+	}
+}
+
+// A --type no event has, as kind or first part, is a usage error that
+// lists the known ones; a misspelt one printed nothing.
+func TestCheckEventTypes(t *testing.T) {
+	for _, c := range []struct {
+		types []string
+		ok    bool
+	}{
+		{nil, true},
+		{[]string{"session"}, true},
+		{[]string{"session.created", "viewer", "browser.signed_in"}, true},
+		{[]string{"sesion"}, false},
+		{[]string{"session.create"}, false},
+		{[]string{"viewer", "tokens"}, false},
+		{[]string{"session."}, false},
+		{[]string{""}, false},
+	} {
+		err := checkEventTypes(c.types)
+		if (err == nil) != c.ok {
+			t.Errorf("checkEventTypes(%q) = %v, want ok %v", c.types, err, c.ok)
+		}
+		if err != nil {
+			if ee, ok := err.(*exitErr); !ok || ee.code != exitUsage || !strings.Contains(ee.msg, "session.created") {
+				t.Errorf("%v: want a usage error listing the kinds", err)
+			}
 		}
 	}
 }

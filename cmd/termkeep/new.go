@@ -51,7 +51,7 @@ reloads the directory's chat history. See docs/agents.md.`,
 				return usageErr("--name is empty: give a name, or leave --name out for a session known by its id")
 			}
 			if name != "" {
-				if p := api.NameProblem(name); p != "" {
+				if p := api.SessionNameProblem(name); p != "" {
 					return usageErr("session name %q is not allowed: %s", name, p)
 				}
 			}

@@ -41,3 +41,31 @@ func NameProblem(name string) string {
 	}
 	return ""
 }
+
+// SessionNameProblem explains why name may not be given to a session (""
+// when it may): NameProblem's rules, and no name shaped like a session id
+// ([a-z][a-z2-7]{7}): a reference is looked up as an id first, so a later
+// session given that id would hide the session named so.
+func SessionNameProblem(name string) string {
+	if p := NameProblem(name); p != "" {
+		return p
+	}
+	if LooksLikeID(name) {
+		return "it is shaped like a session id (8 of a-z and 2-7, a letter first), and a session with that id would hide it; add a '-' or a digit 0, 1, 8 or 9"
+	}
+	return ""
+}
+
+// LooksLikeID says whether s has the shape of a session id: 8 characters
+// of lowercase base32 (a-z, 2-7), the first a letter.
+func LooksLikeID(s string) bool {
+	if len(s) != 8 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
+			return false
+		}
+	}
+	return true
+}

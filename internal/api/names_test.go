@@ -37,3 +37,25 @@ func FuzzNameRE(f *testing.F) {
 		}
 	})
 }
+
+// A name shaped like a session id is refused for a session: a session
+// given that id later would hide it.
+func TestSessionNameProblem(t *testing.T) {
+	idShape := regexp.MustCompile(`^[a-z][a-z2-7]{7}$`)
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"work", true}, {"abcd2345", false}, {"zzzzzzzz", false}, {"frontend", false},
+		{"abcd2341", true}, {"abcd-234", true}, {"Abcd2345", true}, {"2bcd2345", true},
+		{"abcd23456", true}, {"abcd234", true}, {"a..b", false}, {"", false},
+	} {
+		p := SessionNameProblem(c.name)
+		if (p == "") != c.ok {
+			t.Errorf("%q: %q, want ok %v", c.name, p, c.ok)
+		}
+		if LooksLikeID(c.name) != idShape.MatchString(c.name) {
+			t.Errorf("%q: LooksLikeID %v", c.name, LooksLikeID(c.name))
+		}
+	}
+}

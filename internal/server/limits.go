@@ -128,3 +128,7 @@ func (s *Server) claimSession(ctx context.Context, sess store.Session) (int, err
 	}
 	return 0, nil
 }
+
+// sessionNameProblem is nameProblem for a session's name, which may not be
+// shaped like a session id either: api.SessionNameProblem.
+func sessionNameProblem(name string) string { return api.SessionNameProblem(name) }

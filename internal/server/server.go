@@ -659,7 +659,7 @@ func checkName(name string) error {
 	if name == "" {
 		return nil
 	}
-	if p := nameProblem(name); p != "" {
+	if p := sessionNameProblem(name); p != "" {
 		return fmt.Errorf("session name %q is not allowed: %s", name, p)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
+	"termkeep/internal/api"
 	"termkeep/internal/e2e"
 	"termkeep/internal/screen"
 )
@@ -60,6 +61,8 @@ func TestCLIErrorsAndExitCodes(t *testing.T) {
 		{[]string{"wait", "x"}, 2, "exactly one of"},
 		{[]string{"attach"}, 2, "needs"},
 		{[]string{"send", "x", "--key", "C-Nope"}, 2, "unknown key"},
+		{[]string{"send", "x", "--paste", "--no-paste", "y"}, 2, "--paste and --no-paste"},
+		{[]string{"events", "--type", "sesion"}, 2, "session.created"},
 		{[]string{"capture", "--raw", "--ansi", "x"}, 2, "--raw prints bytes"},
 		{[]string{"capture", "--from", "3", "x"}, 2, "--from needs --raw"},
 	}
@@ -72,10 +75,17 @@ func TestCLIErrorsAndExitCodes(t *testing.T) {
 			t.Errorf("termkeep %v: %d lines on stderr, want one: %q", c.args, n+1, errs)
 		}
 	}
-	// Names are unique among sessions, and no name is another session's id.
+	// Names are unique among sessions, and no name is shaped like a
+	// session id (another's, or one a later session may get), from the CLI
+	// or the API.
 	e.MustTk("new", "--name", "dup", "--", "cat")
-	if _, errs, code := e.Tk("new", "--name", e.Session("dup").ID, "--", "cat"); code != 1 || !strings.Contains(errs, "is the id of session") {
-		t.Errorf("a name that is another session's id: exit %d %q", code, errs)
+	for _, name := range []string{e.Session("dup").ID, "abcd2345"} {
+		if _, errs, code := e.Tk("new", "--name", name, "--", "cat"); code != 2 || !strings.Contains(errs, "shaped like a session id") {
+			t.Errorf("new --name %s, shaped like an id: exit %d %q", name, code, errs)
+		}
+		if _, err := e.C.Create(context.Background(), api.CreateRequest{Name: name, Command: []string{"cat"}, Cwd: "/"}); err == nil || !strings.Contains(err.Error(), "shaped like a session id") {
+			t.Errorf("the API took the name %s, shaped like an id: %v", name, err)
+		}
 	}
 	// A --listen port another program holds is an error, not a server
 	// without its browser listener.

@@ -77,7 +77,7 @@ test('the replay shows at each moment what capture showed then, by link, timelin
   const ctx = await browser.newContext({ viewport: { width: 1200, height: 720 }, colorScheme: 'dark' });
   const go = mkdtempSync(join(tmpdir(), 'termkeep-replay-go-'));
   try {
-    const made = await newSession(s, 'recorded', { command: ['/bin/bash', '-c', script(go)], cols: 80, rows: 24 });
+    const made = await newSession(s, 'recording', { command: ['/bin/bash', '-c', script(go)], cols: 80, rows: 24 });
     const id = made.id;
 
     // At each step: a capture, the time T right after it returns, a second
