@@ -114,7 +114,7 @@ Warning: ` + api.WritableWarning + `.`,
 	f.StringVar(&req.Workspace, "workspace", "", "reach the sessions of this workspace only")
 	f.BoolVar(&req.ReadOnly, "read-only", false, "watch only: read-only viewers, no changes")
 	f.StringVar(&expires, "expires", "", "lifetime, e.g. 30m, 2h, 7d (default: never)")
-	f.StringVar(&req.Name, "name", "", "a label to tell tokens apart in `termkeep token ls`")
+	f.StringVar(&req.Name, "name", "", "a `label` to tell tokens apart in termkeep token ls")
 	f.BoolVar(&asJSON, "json", false, "print the token, secret and url as JSON")
 	return cmd
 }
