@@ -201,7 +201,7 @@ Sessions keep running when this server stops (Ctrl-C).
 				if term.IsTerminal(int(os.Stdout.Fd())) {
 					fmt.Fprintf(os.Stdout, "open %s in a browser\n", u)
 				} else {
-					fmt.Fprintln(os.Stdout, "open the address `termkeep url` prints in a browser (it carries the access token, so it is not written here)")
+					fmt.Fprintf(os.Stdout, "open the address `%s url` prints in a browser (it carries the access token, so it is not written here)\n", me)
 				}
 			}
 			return srv.Serve(cmd.Context())
