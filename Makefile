@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # holder is about 100 KiB smaller).
 HOLDER_LDFLAGS := -s -w
 
-.PHONY: all build run install test test-short test-web web chromium fuzz bench bench-quick soak deps tidy clean
+.PHONY: all build run install test test-deps test-short test-web web chromium fuzz bench bench-quick soak deps tidy clean
 
 all: build
 
@@ -87,11 +87,7 @@ RACE_BUILD = $(GO) build -race -o $(RACE_BIN)/ ./cmd/termkeep-holder && \
 	$(GO) build -race -tags lean -o $(RACE_BIN)/termkeep ./cmd/termkeep && \
 	$(GO) build -race -o $(RACE_BIN)/termkeep-server ./cmd/termkeep
 GORACE ?= atexit_sleep_ms=0
-test: build chromium
-	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || echo "tmux is missing and could not be installed: the screen model's tmux test will fail" >&2
-	@(command -v zsh && command -v fish) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh fish >/dev/null) || echo "zsh or fish is missing and could not be installed: their shell integration tests are skipped" >&2
-	@command -v dbus-daemon >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dbus-daemon >/dev/null) || echo "dbus-daemon is missing and could not be installed: the logind tests (a private bus with a fake logind) are skipped" >&2
-	@(command -v vim || command -v vim.tiny) >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim-tiny >/dev/null) || echo "vim is missing and could not be installed: attach's vim case is skipped" >&2
+test: build chromium test-deps
 	$(GO) vet ./...
 	$(GO) vet -tags lean ./cmd/termkeep
 	@$(MAKE) --no-print-directory tidy
@@ -106,6 +102,28 @@ test: build chromium
 	if [ $$gostatus != 0 ]; then echo "make test: the Go tests failed (above the browser tests' output)" >&2; fi; \
 	if [ $$webstatus != 0 ]; then echo "make test: the browser tests failed (make test-web runs them alone)" >&2; fi; \
 	[ $$gostatus = 0 ] && [ $$webstatus = 0 ]
+
+# The programs some tests run, installed with apt-get when missing (as
+# root, saying which and why first; otherwise it says how and those tests
+# are skipped, but for tmux's, which fails): tmux (the screen model is
+# checked against tmux's, and attach runs in a tmux pane), zsh and fish
+# (their shell integration), dbus-daemon (the logind tests run a private
+# bus with a fake logind), vim-tiny (send's and attach's vim cases).
+test-deps:
+	@missing=; why=; \
+	command -v tmux >/dev/null 2>&1 || { missing="$$missing tmux"; why="$$why, tmux (the screen model is checked against it; attach runs in its pane)"; }; \
+	command -v zsh >/dev/null 2>&1 || { missing="$$missing zsh"; why="$$why, zsh (its shell integration)"; }; \
+	command -v fish >/dev/null 2>&1 || { missing="$$missing fish"; why="$$why, fish (its shell integration)"; }; \
+	command -v dbus-daemon >/dev/null 2>&1 || { missing="$$missing dbus-daemon"; why="$$why, dbus-daemon (the logind tests' private bus)"; }; \
+	{ command -v vim || command -v vim.tiny; } >/dev/null 2>&1 || { missing="$$missing vim-tiny"; why="$$why, vim-tiny (send's and attach's vim cases)"; }; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "make test: installing Debian packages with apt-get for tests that run them: $${why#, }"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) || \
+			echo "make test: apt-get could not install$$missing: the tests that run them are skipped (tmux's fails)" >&2; \
+	else \
+		echo "make test: not root, so not installing$$missing, which some tests run: $${why#, }. Those tests are skipped (tmux's fails); to run them: sudo apt-get install -y$$missing" >&2; \
+	fi
 
 # go.mod and go.sum say exactly what the code imports: a module imported
 # directly is not marked indirect, and nothing unused is listed.
@@ -125,10 +143,12 @@ TEST_WEB = (cd web && npx tsc --noEmit -p .) && \
 test-web: build chromium
 	$(TEST_WEB)
 
-# Debian's Chromium, installed when missing (as root; otherwise it says how).
+# Debian's Chromium, installed when missing (as root, saying so first;
+# otherwise it says how).
 chromium:
 	@if [ ! -x $(CHROMIUM) ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
+			echo "make: installing Debian's chromium with apt-get: the browser tests drive it (playwright-core downloads no browser)"; \
 			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; \
 		else \
 			echo "Chromium is missing ($(CHROMIUM)): run 'sudo apt-get install -y chromium' (or set CHROMIUM=/path/to/chromium), then make test-web again" >&2; exit 1; \
@@ -202,8 +222,8 @@ soak: deps
 # dtach are installed when missing (as root); without them, or without
 # Chromium, their rows say skipped.
 bench: build
-	@command -v tmux >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq tmux) || true
-	@command -v dtach >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq dtach) || true
+	@command -v tmux >/dev/null 2>&1 || { echo "make bench: installing tmux with apt-get, a contender"; apt-get update -qq && apt-get install -y -qq tmux; } || true
+	@command -v dtach >/dev/null 2>&1 || { echo "make bench: installing dtach with apt-get, a contender"; apt-get update -qq && apt-get install -y -qq dtach; } || true
 	$(GO) run ./bench -bin $(BIN) -out docs/PERFORMANCE.md
 
 bench-quick: build
