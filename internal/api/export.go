@@ -43,9 +43,12 @@ func ParseProgress(h string) (done, total uint64, ok bool) {
 // Time is when the last of them was logged: a screen at End shows the
 // match whole (its line may have begun long before, at a prompt).
 type GrepHit struct {
-	Offset uint64     `json:"offset"`      // of the match's first byte
-	End    uint64     `json:"end"`         // after the match's last byte
-	Time   *time.Time `json:"time"`        // when the match's last byte was logged; null when the log does not say
-	T      *int64     `json:"t,omitempty"` // the same in Unix ms, absent when the log does not say
-	Line   string     `json:"line"`        // the whole line's text, escape sequences left out
+	Offset uint64 `json:"offset"` // of the match's first byte
+	End    uint64 `json:"end"`    // after the match's last byte
+	// Shown is the end of the log chunk holding the match's last byte: a
+	// moment a terminal showed (a screen at End may cut a chunk short).
+	Shown uint64     `json:"shown,omitempty"`
+	Time  *time.Time `json:"time"`        // when the match's last byte was logged; null when the log does not say
+	T     *int64     `json:"t,omitempty"` // the same in Unix ms, absent when the log does not say
+	Line  string     `json:"line"`        // the whole line's text, escape sequences left out
 }

@@ -551,6 +551,13 @@ func TestGrep(t *testing.T) {
 	if off := uint64(bytes.Index(all, []byte("done needle")) + 5); hits[1].Offset != off || !hits[1].Time.Equal(t0.Add(3*time.Second)) {
 		t.Errorf("second hit at %d %v, want %d", hits[1].Offset, hits[1].Time, off)
 	}
+	// Each is shown at the end of the chunk its match's last byte came in:
+	// a terminal never showed "first needle" without " here".
+	for i, chunk := range []string{"first \x1b[1mneedle\x1b[0m here\r\n", "progress 10%\rprogress 50%\r\x1b[Kdone needle\r\n", "\x1b[10;1Hrow ten needle\x1b[11;1Hrow eleven\r\n", "dle\r\n"} {
+		if end := uint64(bytes.LastIndex(all, []byte(chunk)) + len(chunk)); hits[i].Shown != end {
+			t.Errorf("hit %d (%q) shown at %d, want %d, the end of its chunk %q (its match ends at %d)", i, hits[i].Line, hits[i].Shown, end, chunk, hits[i].End)
+		}
+	}
 	// A full-screen program's rows are lines; -i is the caller's (?i).
 	n := 0
 	Grep(l, regexp.MustCompile(`(?i)^ROW`), 0, l.End(), func(h Hit) error { n++; return nil })

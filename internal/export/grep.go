@@ -16,6 +16,12 @@ type Hit struct {
 	// [Offset, End): a screen after End shows the whole match. For a
 	// match of blanks only, drawn by no byte, the line's first byte.
 	Offset, End uint64
+	// Shown is the end of the log's chunk that holds the match's last
+	// byte: the first moment after End that a terminal showed, since each
+	// chunk is what one read of the terminal gave (a screen at End itself
+	// may cut a chunk, as no terminal ever did: "MARKER" of
+	// "MARKER-alpha\r\n" alone).
+	Shown uint64
 	// Time is when the last of those bytes was logged (zero when the log
 	// does not say): when the match was on the screen whole, not when its
 	// line began (a prompt may precede its command by hours).
@@ -65,7 +71,7 @@ func Grep(l Log, re *regexp.Regexp, from, to uint64, fn func(Hit) error) error {
 // whose characters are cells (one a character), begun at start at time
 // at: the bytes that drew its characters, and when the last of them came.
 func matchHit(line string, cells []drawnCell, lo, hi int, start uint64, at time.Time) Hit {
-	h := Hit{Line: line, Offset: start, End: start, Time: at}
+	h := Hit{Line: line, Offset: start, End: start, Shown: start, Time: at}
 	found := false
 	i := 0 // cell index of the character at byte b
 	for b := range line {
@@ -78,7 +84,7 @@ func matchHit(line string, cells []drawnCell, lo, hi int, start uint64, at time.
 				h.Offset = c.off
 			}
 			if !found || c.end > h.End {
-				h.End, h.Time = c.end, c.at
+				h.End, h.Shown, h.Time = c.end, c.shown, c.at
 			}
 			found = true
 		}
@@ -92,6 +98,7 @@ func matchHit(line string, cells []drawnCell, lo, hi int, start uint64, at time.
 type drawnCell struct {
 	r        rune
 	off, end uint64
+	shown    uint64 // the end of the chunk the character was completed in
 	at       time.Time
 }
 
@@ -110,10 +117,11 @@ type lineText struct {
 	// character in u began.
 	off, uoff uint64
 	now       time.Time
+	chunkEnd  uint64 // the end of the chunk being read
 }
 
 func (g *lineText) feed(off uint64, at time.Time, p []byte) error {
-	g.now = at
+	g.now, g.chunkEnd = at, off+uint64(len(p))
 	for i, b := range p {
 		g.off = off + uint64(i)
 		if !g.open {
@@ -192,7 +200,7 @@ func (g *lineText) put(r rune, off, end uint64) {
 	for len(g.cells) <= g.col {
 		g.cells = append(g.cells, drawnCell{r: ' '})
 	}
-	g.cells[g.col] = drawnCell{r: r, off: off, end: end, at: g.now}
+	g.cells[g.col] = drawnCell{r: r, off: off, end: end, shown: g.chunkEnd, at: g.now}
 	g.col++
 }
 

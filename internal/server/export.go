@@ -259,7 +259,7 @@ func (s *Server) handleGrep(w http.ResponseWriter, r *http.Request, sess store.S
 		return nil
 	}
 	err = export.Grep(l, re, l.First(), l.End(), func(hit export.Hit) error {
-		out := api.GrepHit{Offset: hit.Offset, End: hit.End, Line: hit.Line}
+		out := api.GrepHit{Offset: hit.Offset, End: hit.End, Shown: hit.Shown, Line: hit.Line}
 		if !hit.Time.IsZero() {
 			ms := hit.Time.UnixMilli()
 			out.Time, out.T = &hit.Time, &ms

@@ -184,6 +184,8 @@ export interface GrepHit {
   offset: number;
   /** After the match's last byte (absent from servers of before). */
   end?: number;
+  /** The end of the log chunk holding the match's last byte: a moment a terminal showed (absent from servers of before). */
+  shown?: number;
   time: string | null;
   t?: number;
   line: string;

@@ -542,16 +542,24 @@ export class ReplayView {
   }
 
   /**
-   * seekHit shows the screen just after a search hit's match was drawn
-   * (the server's end of its bytes), and highlights the match there.
-   * An offset, not the hit's time: a time is only as fine as the log's
-   * time index, and may fall before the match's last byte.
+   * seekHit shows the screen just after a search hit's match was drawn,
+   * and highlights the match there: at the end of the log chunk that holds
+   * the match's last byte (the server's shown), a moment a terminal
+   * showed; the match's own end could cut a chunk ("MARKER" of
+   * "MARKER-alpha" alone, a screen that never was). An offset, not the
+   * hit's time: a time is only as fine as the log's time index, and may
+   * fall before the match's last byte.
    */
   private async seekHit(h: GrepHit, query: string): Promise<void> {
     const play = this.state === 'playing';
     const last = this.tl ? this.tl.end_offset : Infinity;
-    // A server of before sends no end: about where the line ends.
-    const end = typeof h.end === 'number' && h.end > h.offset ? h.end : h.offset + utf8.encode(h.line).length;
+    // A server of before sends no shown (nor, older, an end): about where the line ends.
+    const end =
+      typeof h.shown === 'number' && h.shown > h.offset
+        ? h.shown
+        : typeof h.end === 'number' && h.end > h.offset
+          ? h.end
+          : h.offset + utf8.encode(h.line).length;
     const done = this.seek({ offset: Math.min(last, end) }, play);
     const gen = this.gen;
     await done;

@@ -63,3 +63,33 @@ test('a search hit goes to when its text was typed, and highlights it', async ()
     await s.stop();
   }
 });
+
+test('a search hit shows a screen the terminal showed, not one cut inside a chunk', async () => {
+  const s = await Server.start();
+  const ctx = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+  try {
+    // One write, one chunk of the log: "MARKER-ONE-alpha\r\n". A screen
+    // cut at the match's end ("MARKER-ONE" alone) never was.
+    await newSession(s, 'chunked', { command: ['/bin/sh', '-c', 'printf "MARKER-ONE-alpha\\n"; exec sleep 300'] });
+    const p = await open(ctx, s, { tabs: 1 });
+    await waitText(p, /^MARKER-ONE-alpha$/);
+    await p.click('#btn-replay');
+    await p.waitForSelector('#replay:not([hidden])');
+    await p.fill('#replay-search', 'MARKER-ONE');
+    await p.press('#replay-search', 'Enter');
+    await p.locator('.replay-hit').first().waitFor({ timeout: 10000 });
+    await p.locator('.replay-hit').first().click();
+    const screen = await waitFor(
+      async () => {
+        const r = await p.evaluate(() => ({ state: document.getElementById('replay').dataset.state, screen: window.__termkeep.replayScreen() }));
+        return r.state === 'paused' && r.screen.some((l) => l.includes('MARKER-ONE')) ? r.screen : false;
+      },
+      { timeout: 10000, what: 'the screen with the hit' },
+    );
+    const line = screen.find((l) => l.includes('MARKER-ONE')).trimEnd();
+    assert.equal(line, 'MARKER-ONE-alpha', `the replayed screen:\n${screen.join('\n')}`);
+  } finally {
+    await ctx.close();
+    await s.stop();
+  }
+});
