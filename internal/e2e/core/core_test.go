@@ -53,7 +53,7 @@ func TestServerKilledMidOutput(t *testing.T) {
 	e.StartServer()
 	const n = 50 * e2e.MiB
 	// 800 chunks of 64 KiB, 5 ms apart: output lasts about 4 s.
-	id := e.NewWriter("survivor", 2, n, 5*time.Millisecond, true)
+	id := e.NewWriter("survivor-1", 2, n, 5*time.Millisecond, true)
 	before := e.Session(id)
 	if before.Pid == nil {
 		t.Fatalf("running session has no pid: %+v", before)

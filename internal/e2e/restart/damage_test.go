@@ -193,7 +193,7 @@ func TestDamagedMiddleSegment(t *testing.T) {
 	e.ServerEnv = []string{"TERMKEEP_LOG_RETENTION=2MiB"}
 	e.StartServer()
 	const n = 600 << 10
-	id := e.NewWriter("segments", 5, n, 0, false)
+	id := e.NewWriter("segmented", 5, n, 0, false)
 	if _, errs, code := e.Tk("wait", id, "--exit", "--timeout", "60s"); code != 0 {
 		t.Fatalf("wait: %d %s", code, errs)
 	}

@@ -33,7 +33,7 @@ test('five tabs: each × is clickable, each name whole, reconnecting too', async
   const s = await Server.start();
   const ctx = await browser.newContext({ viewport: { width: 1200, height: 700 }, colorScheme: 'dark' });
   try {
-    const want = ['backend', 'frontend', 'database', 'logs', 'worker'];
+    const want = ['backend', 'front-end', 'db-store', 'logs', 'worker'];
     for (const n of want) await newSession(s, n);
     const p = await open(ctx, s, { tabs: 5 });
     await screenshot(p, 'bar-five.png');

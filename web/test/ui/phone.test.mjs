@@ -21,7 +21,7 @@ after(async () => {
 /** phone is a phone's page on a server of its own with three sessions (closed by done). */
 async function phone({ clipboard = false } = {}) {
   s = await Server.start();
-  for (const n of ['frontend', 'api-server', 'logs']) await newSession(s, n);
+  for (const n of ['front-end', 'api-server', 'logs']) await newSession(s, n);
   const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, colorScheme: 'dark' });
   if (clipboard) await ctx.grantPermissions(['clipboard-read', 'clipboard-write']);
   const p = await open(ctx, s, { tabs: 3 });
@@ -127,7 +127,7 @@ test('the bar on a phone: the active name readable, a list goes to any session',
     await p.locator('#tab-list').waitFor({ state: 'visible' });
     const items = await p.locator('#tab-list [role="option"]').allTextContents();
     assert.equal(items.length, 3);
-    for (const n of ['frontend', 'api-server', 'logs']) assert.ok(items.some((t) => t.includes(n)), `${n} is in the list`);
+    for (const n of ['front-end', 'api-server', 'logs']) assert.ok(items.some((t) => t.includes(n)), `${n} is in the list`);
     // Who holds the size, and fit to this screen: in the list, not the bar.
     assert.match(await p.locator('#tab-list-size').textContent(), /^\d+×\d+ · this tab$/);
     assert.ok(await p.isVisible('#tab-list-fit'), 'the list offers fit to this screen');
