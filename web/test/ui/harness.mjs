@@ -346,18 +346,19 @@ const AXE = join(here, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
  * checkA11y runs axe-core on what the page shows now (WCAG 2.1 A and AA)
  * and fails on any serious or critical violation, naming each rule and the
  * elements it found; the whole report goes to TERMKEEP_ARTIFACTS as
- * a11y-<label>.json. It returns the violations of lesser impact.
+ * a11y-<label>.json. It returns the violations of lesser impact. rules,
+ * given, are the axe rules to run instead (best practices included).
  */
-export async function checkA11y(page, label, { include } = {}) {
+export async function checkA11y(page, label, { include, rules } = {}) {
   // Evaluated through the DevTools protocol: the page's CSP (default-src
   // 'self') refuses a script tag, rightly.
   if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(readFileSync(AXE, 'utf8'));
   // Colors are measured once the page is still: a view fading in has the
   // contrast of its last frame only at the end (spinners never end).
   await page.evaluate(() => Promise.all(document.getAnimations().filter((a) => a.effect?.getComputedTiming().iterations !== Infinity).map((a) => a.finished.catch(() => {}))));
-  const result = await page.evaluate(async (include) => {
+  const result = await page.evaluate(async ({ include, rules }) => {
     const r = await window.axe.run(include ? { include: [include] } : document, {
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+      runOnly: rules ? { type: 'rule', values: rules } : { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
       resultTypes: ['violations'],
     });
     return r.violations.map((v) => ({
@@ -366,7 +367,7 @@ export async function checkA11y(page, label, { include } = {}) {
       help: v.help,
       nodes: v.nodes.map((n) => ({ target: n.target.join(' '), summary: n.failureSummary })),
     }));
-  }, include ?? null);
+  }, { include: include ?? null, rules: rules ?? null });
   writeArtifact(`a11y-${label}.json`, JSON.stringify(result, null, 2));
   const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   if (bad.length) {

@@ -123,6 +123,11 @@ test('the bar on a phone: the active name readable, a list goes to any session',
     assert.ok(bar.some((b) => b.key === 'btn-share' && b.right <= 390), 'the Share button is in the bar');
     await screenshot(p, 'phone-bar.png');
     await checkA11y(p, 'phone');
+    // Every part of the page is in a landmark, the extra-keys row too
+    // (axe's region rule, a best practice the WCAG tags leave out).
+    await p.locator('#keys').waitFor({ state: 'visible' });
+    const regions = await checkA11y(p, 'phone-region', { rules: ['region'] });
+    assert.deepEqual(regions.flatMap((v) => v.nodes.map((n) => n.target)), [], 'content outside every landmark');
     await p.tap('#switcher');
     await p.locator('#tab-list').waitFor({ state: 'visible' });
     const items = await p.locator('#tab-list [role="option"]').allTextContents();
