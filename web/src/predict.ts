@@ -107,6 +107,8 @@ const ECHO_MAX = 3000;
 const CORRECTIONS_KEPT = 256;
 
 const printable = /^[\x20-\x7e\u00a0-\u02ff\u0370-\u1fff]$/u;
+/** Ctrl+A, B, E, F, K, U and W: a line editor's keys that edit the line it reads and run nothing. */
+const lineEditKey = /^[\x01\x02\x05\x06\x0b\x15\x17]$/;
 
 export class Predictor {
   private opts: Options;
@@ -318,8 +320,12 @@ export class Predictor {
       this.epoch++;
     }
     // A line sent or a control key (Tab completes in place) at a prompt:
-    // a command may now read a password before its mode is known.
-    if (this.modes.shell === 'prompt' && /[\r\n]|^[\x00-\x08\x0a-\x1f]$/.test(data)) this.awaitPrompt = true;
+    // a command may now read a password before its mode is known. Not the
+    // keys a line editor edits its line with (Ctrl+U kills it, Ctrl+W a
+    // word, Ctrl+A/E/B/F move, Ctrl+K kills the rest): no command runs,
+    // the editor still reads this line, and what is typed next is
+    // predicted once their effect is seen.
+    if (this.modes.shell === 'prompt' && /[\r\n]|^[\x00-\x08\x0a-\x1f]$/.test(data) && !lineEditKey.test(data)) this.awaitPrompt = true;
   }
 
   /**

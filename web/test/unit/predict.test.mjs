@@ -450,3 +450,27 @@ test('focus reports are not keys', () => {
   p.key('a', 2, t.screen());
   assert.deepEqual(p.stats, { keys: 1, shown: 1, confirmed: 0, wrong: 0 });
 });
+
+test('after Ctrl+U at a prompt, typing is shown again on the same line; after Ctrl+C, not before the next prompt', () => {
+  for (const [key, erase] of [
+    ['\x15', '\b\b\x1b[K'], // Ctrl+U: the line editor kills the line
+    ['\x17', '\b\b\x1b[K'], // Ctrl+W: the word
+  ]) {
+    const { p, t } = setup();
+    p.key('l', 0, t.screen());
+    p.key('s', 10, t.screen());
+    p.screen(150, t.write('ls').screen());
+    p.key(key, 200, t.screen());
+    p.screen(350, t.write(erase).screen()); // its effect: still at the prompt, no new one
+    p.key('p', 400, t.screen());
+    assert.equal(shown(p, t), '$ p', `after ${JSON.stringify(key)}, typing on the same line`);
+  }
+  // Ctrl+C ends the line: a command may run before the next prompt.
+  const { p, t } = setup();
+  p.key('l', 0, t.screen());
+  p.screen(150, t.write('l').screen());
+  p.key('\x03', 200, t.screen());
+  p.screen(350, t.write('^C\r\n').screen());
+  p.key('p', 400, t.screen());
+  assert.deepEqual(p.view().cells, [], 'after Ctrl+C, before the next prompt');
+});
