@@ -32,6 +32,7 @@ import { WebLinksAddon } from '@xterm/addon-web-links';
 import { WebglAddon } from '@xterm/addon-webgl';
 import { api, ApiError, Session } from './api';
 import { wsProtocols } from './auth';
+import { DropCause, dropCause } from './dropcause';
 import type { Holder } from './sizeinfo';
 import type { Setting } from './predict';
 import { PredictStyle, PredictView } from './predictview';
@@ -155,6 +156,8 @@ export class TermSession {
   bell = false;
   exit: wire.Exit | null = null;
   lastError = '';
+  /** Why the connection is down, as the last try to reach the server found (dropcause.ts). */
+  dropCause: DropCause = null;
 
   private ws: WebSocket | null = null;
   private gen = 0;
@@ -531,6 +534,7 @@ export class TermSession {
         this.ever = true;
         this.attempt = 0;
         this.lastError = '';
+        this.dropCause = null;
         if (w.resume === 'live') this.written = w.start;
         this.sessionResized(w.cols, w.rows);
         this.setState('live');
@@ -769,8 +773,12 @@ export class TermSession {
       const s = await api.get(this.id);
       if (gen !== this.gen || this.disposed) return;
       this.info = s;
+      // The server answers: if the session's connection fails again, the
+      // way to it (a proxy, the network) is what drops it.
+      this.dropCause = dropCause(navigator.onLine, true);
     } catch (e) {
       if (gen !== this.gen || this.disposed) return;
+      this.dropCause = dropCause(navigator.onLine, false, e instanceof ApiError ? e.status : 0);
       if (e instanceof ApiError && e.status === 404) {
         this.setState('gone');
         this.hooks.gone(this);

@@ -3,6 +3,7 @@
 // size's holder and "fit to this window", and the empty page.
 
 import { $ } from './dom';
+import { dropNotice } from './dropcause';
 import { offersFit } from './sizeinfo';
 import type { TermSession } from './session';
 import { badge, interruptedWhy, sentence } from './tabinfo';
@@ -52,8 +53,8 @@ export function renderOverlay(ts: TermSession | undefined): void {
   overlay.dataset.state = ts!.state;
   const secs = Math.max(0, Math.ceil((ts!.retryAt - Date.now()) / 1000));
   const parts: string[] = [];
-  if (!navigator.onLine) parts.push('This device is offline.');
-  else if (ts!.lastError) parts.push(sentence(ts!.lastError));
+  const why = dropNotice(navigator.onLine, ts!.dropCause, ts!.lastError);
+  if (why) parts.push(sentence(why));
   parts.push(secs > 0 ? `Trying again in ${secs} s.` : 'Trying now.');
   parts.push('The session keeps running.');
   $('overlay-detail').textContent = parts.join(' ');

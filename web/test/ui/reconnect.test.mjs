@@ -88,6 +88,54 @@ test('a dropped WebSocket reconnects from its offset; offline pages probe when b
   }
 });
 
+test('the notice says which: this device offline, the server not answering, or the connection dropping', async () => {
+  const s = await Server.start();
+  const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 } });
+  // Session connections pass through here: cut, each is closed at once
+  // while the server answers every other request.
+  let cut = false;
+  await ctx.routeWebSocket(/\/ws\/sessions\//, (ws) => (cut ? ws.close({ code: 1006 }) : ws.connectToServer()));
+  const notice = async (p, what) => {
+    await p.locator('#overlay').waitFor({ state: 'visible', timeout: 10000 });
+    return waitFor(
+      async () => {
+        const t = await p.locator('#overlay-detail').textContent();
+        return what.test(t) ? t : false;
+      },
+      { timeout: 10000, what: `the overlay to say ${what}` },
+    );
+  };
+  try {
+    await newSession(s, 'notice');
+    const p = await open(ctx, s, { tabs: 1 });
+    await ready(p, 1);
+
+    await ctx.setOffline(true);
+    await p.evaluate(() => window.__termkeep.drop());
+    const offline = await notice(p, /device is offline/);
+    assert.doesNotMatch(offline, /server/);
+    await ctx.setOffline(false);
+    await ready(p, 1);
+
+    cut = true;
+    await p.evaluate(() => window.__termkeep.drop());
+    const link = await notice(p, /server answers/);
+    assert.doesNotMatch(link, /offline|does not answer/);
+    cut = false;
+    await ready(p, 1);
+
+    await s.kill('SIGKILL');
+    const dead = await notice(p, /server does not answer/);
+    assert.doesNotMatch(dead, /offline|server answers/);
+    await screenshot(p, 'reconnect-server-down.png');
+    await s.start(s.port);
+    await ready(p, 1);
+  } finally {
+    await ctx.close();
+    await s.stop();
+  }
+});
+
 test('a page back from the back/forward cache reconnects by itself', async () => {
   const s = await Server.start();
   const bf = await launch({ bfcache: true });

@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
 
 /** The modules of web/src that hold no DOM, no storage and no network. */
-const PURE = new Set(['keys.ts', 'taborder.ts', 'tabinfo.ts', 'replay-clock.ts', 'replay-playback.ts', 'ended.ts', 'presence.ts', 'quiet.ts', 'replay-mark.ts', 'gestures.ts', 'announce.ts', 'fitplan.ts', 'sizeinfo.ts', 'predict.ts', 'predictdraw.ts', 'wire.ts']);
+const PURE = new Set(['keys.ts', 'taborder.ts', 'tabinfo.ts', 'replay-clock.ts', 'replay-playback.ts', 'ended.ts', 'presence.ts', 'quiet.ts', 'replay-mark.ts', 'gestures.ts', 'announce.ts', 'fitplan.ts', 'sizeinfo.ts', 'predict.ts', 'predictdraw.ts', 'wire.ts', 'dropcause.ts']);
 
 export async function load(name) {
   const entry = join(src, name);
