@@ -40,6 +40,18 @@ export async function waitFor(fn, { timeout = 15000, interval = 50, what = 'cond
 }
 
 /**
+ * testEnv is this process's environment without a TERMKEEP_ variable of
+ * the user's (an exported TERMKEEP_LISTEN would take a port the user's
+ * own server holds) nor the XDG directories, which would reach the user's
+ * files: what the servers and CLI runs of the tests get.
+ */
+function testEnv() {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('TERMKEEP_') || /^XDG_(CONFIG|DATA|STATE|CACHE)_HOME$/.test(k)) delete env[k];
+  return env;
+}
+
+/**
  * Server is `termkeep serve` on its own state directory, listening on
  * 127.0.0.1 (a free port, or the one given, to restart on the same origin).
  */
@@ -60,8 +72,7 @@ export class Server {
 
   async start(port = 0) {
     rmSync(join(this.dir, 'url'), { force: true });
-    const env = { ...process.env, TERMKEEP_STATE_DIR: this.dir, SHELL: '/bin/bash', HOME: process.env.HOME || '/root' };
-    delete env.TERMKEEP_LISTEN;
+    const env = { ...testEnv(), TERMKEEP_STATE_DIR: this.dir, SHELL: '/bin/bash', HOME: process.env.HOME || '/root' };
     this.proc = spawn(join(BIN, 'termkeep'), ['serve', '--state-dir', this.dir, '--listen', `127.0.0.1:${port}`, '--holder', join(BIN, 'termkeep-holder'), ...(this.args ?? [])], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -93,7 +104,7 @@ export class Server {
   /** cli runs `termkeep ARGS` against this server's state directory. */
   async cli(...args) {
     const { stdout } = await run(join(BIN, 'termkeep'), ['--state-dir', this.dir, '--no-autostart', ...args], {
-      env: { ...process.env, TERMKEEP_STATE_DIR: this.dir },
+      env: { ...testEnv(), TERMKEEP_STATE_DIR: this.dir },
       maxBuffer: 64 << 20,
     });
     return stdout;
