@@ -274,7 +274,8 @@ func TestWebURL(t *testing.T) {
 	// Its output is not a terminal here: it says where the address is,
 	// and never writes the token to its log (TestSecurityTokenNotLogged).
 	log, _ := os.ReadFile(filepath.Join(w.Dir, "server.log"))
-	if !strings.Contains(string(log), "`termkeep url` prints") {
+	if !strings.Contains(string(log), "`"+e2e.TkBin+" url` prints") { // named as it was run
+
 		t.Errorf("serve did not say how to get the address:\n%s", log)
 	}
 	if strings.Contains(string(log), w.Token) {
