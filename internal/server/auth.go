@@ -146,6 +146,14 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 		for k, v := range securityHeaders {
 			w.Header().Set(k, v)
 		}
+		if r.RequestURI != "" && !strings.HasPrefix(r.RequestURI, "/") {
+			// An absolute-form request line (GET http://host/path): Go
+			// takes r.Host from the line and drops the Host header
+			// unseen, so the check below could not see a mismatch. Only
+			// a proxy is sent such lines, and this is no proxy.
+			writeError(w, http.StatusBadRequest, "absolute-form request lines (GET http://host/path) are refused: send the path alone, with the host in the Host header")
+			return
+		}
 		if !g.hosts[strings.ToLower(r.Host)] {
 			// DNS rebinding: a page on evil.example whose name now points
 			// at 127.0.0.1 sends its own name as Host.

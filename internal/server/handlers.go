@@ -307,7 +307,7 @@ func (s *Server) create(ctx context.Context, req api.CreateRequest, policy envPo
 	if !isDir(req.Cwd) {
 		return store.Session{}, http.StatusBadRequest, fmt.Errorf("working directory %s does not exist or is not a directory", req.Cwd)
 	}
-	if err := checkEnv(req.Env, req.SetEnv, req.KeepEnv); err != nil {
+	if err := checkEnv(req.KeepEnv, req.Env, req.SetEnv); err != nil {
 		return store.Session{}, http.StatusBadRequest, err
 	}
 	for _, kv := range req.SetEnv {

@@ -35,9 +35,12 @@ func validRef(ref string) bool { return api.NameRE.MatchString(ref) }
 func nameProblem(name string) string { return api.NameProblem(name) }
 
 // checkEnv checks the environment of a create or restore request: at most
-// MaxEnvVars variables and MaxEnvBytes bytes in all, each KEY=VALUE with a
-// name of printable ASCII (no '=', no space) and no NUL in it.
-func checkEnv(lists ...[]string) error {
+// MaxEnvVars variables and MaxEnvBytes bytes in all, each entry of lists
+// KEY=VALUE and each of names a bare KEY, with a name of printable ASCII
+// (no '=', no space) and no NUL in it. An entry of lists without '=' is
+// refused: the child would get a line no program can read as a variable.
+func checkEnv(names []string, lists ...[]string) error {
+	lists = append(lists, names)
 	n, size := 0, 0
 	for _, l := range lists {
 		n += len(l)
@@ -51,10 +54,14 @@ func checkEnv(lists ...[]string) error {
 	if size > MaxEnvBytes {
 		return fmt.Errorf("the request's environment is %d bytes; at most %d (1 MiB) are accepted", size, MaxEnvBytes)
 	}
-	for _, l := range lists {
+	for i, l := range lists {
+		bare := i == len(lists)-1
 		for _, kv := range l {
-			k, _, _ := strings.Cut(kv, "=")
-			if !validEnvName(k) {
+			k, _, hasEq := strings.Cut(kv, "=")
+			if !bare && !hasEq && validEnvName(k) {
+				return fmt.Errorf("environment variable %.80q is not KEY=VALUE: it has no '='", kv)
+			}
+			if !validEnvName(k) || (bare && hasEq) {
 				return fmt.Errorf("environment variable %.80q has no valid name: a name is printable ASCII without '=' or spaces", kv)
 			}
 			if strings.IndexByte(kv, 0) >= 0 {

@@ -345,7 +345,7 @@ func (s *Server) handleRestore(w http.ResponseWriter, r *http.Request, sess stor
 			return
 		}
 	}
-	if err := checkEnv(req.Env); err != nil {
+	if err := checkEnv(nil, req.Env); err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}

@@ -246,21 +246,25 @@ func TestCheckEnv(t *testing.T) {
 		many[i] = "A=1"
 	}
 	for _, c := range []struct {
+		names   []string
 		lists   [][]string
 		problem string
 	}{
-		{[][]string{os.Environ()}, ""},
-		{[][]string{{"A=1", "BASH_FUNC_f%%=() { echo; }", "lower.dot-dash=x", "E="}, {"B=2"}, {"KEEP"}}, ""},
-		{[][]string{many}, "at most 1000"},
-		{[][]string{many[:600], many[:401]}, "at most 1000"},
-		{[][]string{{"A=" + strings.Repeat("x", MaxEnvBytes)}}, "1 MiB"},
-		{[][]string{{"A B=1"}}, "no valid name"},
-		{[][]string{{"=1"}}, "no valid name"},
-		{[][]string{{"A\n=1"}}, "no valid name"},
-		{[][]string{{"É=1"}}, "no valid name"},
-		{[][]string{{"A=x\x00y"}}, "NUL"},
+		{nil, [][]string{os.Environ()}, ""},
+		{[]string{"KEEP"}, [][]string{{"A=1", "BASH_FUNC_f%%=() { echo; }", "lower.dot-dash=x", "E="}, {"B=2"}}, ""},
+		{nil, [][]string{{"A=1", "NOEQUALS"}}, "no '='"},
+		{nil, [][]string{{"A=1"}, {"NOEQUALS"}}, "no '='"},
+		{[]string{"KEEP=1"}, nil, "no valid name"},
+		{nil, [][]string{many}, "at most 1000"},
+		{nil, [][]string{many[:600], many[:401]}, "at most 1000"},
+		{nil, [][]string{{"A=" + strings.Repeat("x", MaxEnvBytes)}}, "1 MiB"},
+		{nil, [][]string{{"A B=1"}}, "no valid name"},
+		{nil, [][]string{{"=1"}}, "no valid name"},
+		{nil, [][]string{{"A\n=1"}}, "no valid name"},
+		{nil, [][]string{{"É=1"}}, "no valid name"},
+		{nil, [][]string{{"A=x\x00y"}}, "NUL"},
 	} {
-		err := checkEnv(c.lists...)
+		err := checkEnv(c.names, c.lists...)
 		if (c.problem == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.problem)) {
 			t.Errorf("checkEnv(%.60q) = %v, want %q", c.lists, err, c.problem)
 		}

@@ -2,15 +2,18 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"sync"
 
 	"github.com/coder/websocket"
+
+	"termkeep/internal/wire"
 )
 
 // wsConn is a browser viewer's WebSocket as the byte stream of frames the
-// session host reads (one wire frame per binary message). Unlike
+// session host reads (exactly one wire frame per binary message, refused otherwise). Unlike
 // websocket.NetConn it reads each message whole before handing out any of
 // its bytes, so a message above the read limit is refused (the connection
 // closed with "message too big") before a single frame in it is acted on,
@@ -53,11 +56,26 @@ func (w *wsConn) Read(p []byte) (int, error) {
 			w.c.Close(websocket.StatusUnsupportedData, "send binary messages, each one wire frame")
 			return 0, errors.New("a text message on a viewer's WebSocket")
 		}
+		if !oneFrame(msg) {
+			// Two frames in one message, or a cut one: the protocol says
+			// one frame per message, and a peer that breaks it is not
+			// acted on at all.
+			w.c.Close(websocket.StatusPolicyViolation, "each message must hold exactly one wire frame")
+			return 0, errors.New("a viewer's WebSocket message is not exactly one wire frame")
+		}
 		w.rest = msg
 	}
 	n := copy(p, w.rest)
 	w.rest = w.rest[n:]
 	return n, nil
+}
+
+// oneFrame reports whether msg is exactly one wire frame: a header and
+// the payload length it names, nothing more. What the frame holds is the
+// host's to judge.
+func oneFrame(msg []byte) bool {
+	return len(msg) >= wire.HeaderSize &&
+		uint64(len(msg)-wire.HeaderSize) == uint64(binary.BigEndian.Uint32(msg[1:wire.HeaderSize]))
 }
 
 // Write sends p as one binary message: the host writes each frame with a
