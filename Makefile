@@ -176,7 +176,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode wire:FuzzPlainTyping h
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \
 	export:FuzzCast export:FuzzRedact export:FuzzGrepMatch mcp:FuzzClean mcp:FuzzBadID mcp:FuzzIDFromPrefix server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
-	keys:FuzzEncode store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus sessiondir:FuzzSalvage procinfo:FuzzStatTTY \
+	keys:FuzzEncode keys:FuzzSanitizePaste store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus sessiondir:FuzzSalvage procinfo:FuzzStatTTY \
 	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzCheckLine mcp:FuzzScreenRef \
 	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine ../bench:FuzzParsePredict session/lanegate:FuzzGate \
 	../cmd/termkeep:FuzzCommandFor

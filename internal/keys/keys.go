@@ -5,7 +5,6 @@
 package keys
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -177,23 +176,4 @@ func ctrl(k string) (byte, bool) {
 		return 0x7f, true
 	}
 	return 0, false
-}
-
-// Paste returns text as a terminal pastes it: between the bracketed-paste
-// marks when the program asked for them (bracketed), so that it takes the
-// text as a paste and not as keys (a newline does not run a half-typed
-// command). An end mark inside text would end the paste early and let the
-// rest run as keys: it is removed.
-func Paste(text []byte, bracketed bool) []byte {
-	if !bracketed {
-		return text
-	}
-	const start, end = "\x1b[200~", "\x1b[201~"
-	for bytes.Contains(text, []byte(end)) {
-		text = bytes.ReplaceAll(text, []byte(end), nil)
-	}
-	b := make([]byte, 0, len(text)+len(start)+len(end))
-	b = append(b, start...)
-	b = append(b, text...)
-	return append(b, end...)
 }

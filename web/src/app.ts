@@ -14,7 +14,8 @@ import { api, ApiError, Session } from './api';
 import { createSession, endSession, restoreSession, showAccess } from './actions';
 import { forget, signIn } from './auth';
 import { Account, askSwitch, signInAgain } from './account';
-import { copy, dialogOpen, fatal, toast } from './dialogs';
+import { askClipboard, copy, dialogOpen, fatal, toast } from './dialogs';
+import { decideClipWrite } from './clipwrite';
 import { $, readJSON, sleep, writeStorage } from './dom';
 import { endedNotice, Holder } from './ended';
 import { EventFeed } from './feed';
@@ -68,6 +69,10 @@ export class App {
   canCreate = true;
   /** Whether this page may change sessions (end, rename, restore): not a read-only link. */
   canWrite = true;
+  /** guest: a share link's or a read-only token's page (or one that could not ask): no program writes its clipboard. */
+  private guest = true;
+  /** The sessions whose clipboard writes the user allowed "Always for this session" on this page. */
+  private readonly clipAllowed = new Set<string>();
   /** Whether Tab moves the focus out of the terminal (Ctrl+Shift+M) instead of reaching the shell. */
   private tabMoves = false;
   private readonly hooks: SessionHooks;
@@ -97,6 +102,9 @@ export class App {
       gone: (ts) => this.removeSession(ts.id),
       authLost: (code) => void this.accessEnded(code),
       clipboard: (text, why) => copy(text, why),
+      osc52: (ts, text, live, viewOnly) => this.clipWrite(ts, text, live, viewOnly),
+      pasted: (removed) =>
+        toast(`The paste lost ${removed} control character${removed === 1 ? '' : 's'} (escape sequences cannot run from a paste); Ctrl+Shift+Alt+V pastes as it is.`),
       notice: (text) => toast(text),
       filterInput: (d) => this.keyRow.apply(d),
     };
@@ -205,6 +213,7 @@ export class App {
     $('fatal').hidden = true;
     const m = await me;
     this.holder = m ? { owner: m.owner } : null;
+    this.guest = !m || m.read_only || m.session !== '' || m.workspace !== '';
     this.setAccess(m?.can_create ?? true, !(m?.read_only ?? false));
     this.reconcile(list, asked);
     const first = wantActive && this.sessions.has(wantActive) ? wantActive : this.tabOrder[0] ?? null;
@@ -360,6 +369,23 @@ export class App {
       }
     })();
     return this.refreshing;
+  }
+
+  /** clipWrite applies, asks about or refuses a program's clipboard write (clipwrite.ts). */
+  private clipWrite(ts: TermSession, text: string, live: boolean, viewOnly: boolean): void {
+    const policy = this.prefs.clipboardWrites;
+    switch (decideClipWrite({ guest: this.guest, viewOnly, live, policy, allowedHere: this.clipAllowed.has(ts.id) })) {
+      case 'apply':
+        copy(text, 'osc52');
+        break;
+      case 'ask':
+        void askClipboard(label(ts), text).then((answer) => {
+          if (answer === 'deny') return;
+          if (answer === 'session') this.clipAllowed.add(ts.id);
+          copy(text, 'osc52');
+        });
+        break;
+    }
   }
 
   /** setAccess takes what this page's token may do (GET /api/me) and shows only that. */

@@ -24,6 +24,45 @@ export function dialogOpen(): boolean {
   return document.querySelector('dialog[open]') !== null;
 }
 
+/** ClipAnswer is the user's answer to a program's clipboard write. */
+export type ClipAnswer = 'once' | 'session' | 'deny';
+
+let clipAsking: { text: string; resolve: (a: ClipAnswer) => void } | null = null;
+
+/**
+ * askClipboard asks whether a program of session `who` may set the
+ * clipboard to text: Allow once, Always for this session, or Deny (the
+ * focus, and Escape). A write that arrives while the question is open
+ * takes the place of the one asked about, which is denied.
+ */
+export function askClipboard(who: string, text: string): Promise<ClipAnswer> {
+  const d = $('clip-ask') as HTMLDialogElement;
+  const n = [...text].length;
+  $('clip-ask-text').textContent = `A program in ${who} wants to put ${n} character${n === 1 ? '' : 's'} on the clipboard, where you would paste them later:`;
+  $('clip-ask-preview').textContent = text.length > 400 ? text.slice(0, 400) + '…' : text;
+  return new Promise((resolve) => {
+    if (clipAsking) {
+      clipAsking.resolve('deny');
+      clipAsking = { text, resolve };
+      return;
+    }
+    clipAsking = { text, resolve };
+    d.returnValue = '';
+    d.showModal();
+    ($('clip-deny') as HTMLButtonElement).focus();
+    d.addEventListener(
+      'close',
+      () => {
+        const v = d.returnValue;
+        const asked = clipAsking;
+        clipAsking = null;
+        asked?.resolve(v === 'once' || v === 'session' ? v : 'deny');
+      },
+      { once: true },
+    );
+  });
+}
+
 let toastTimer = 0;
 
 /** toast shows a short message at the bottom of the page for a few seconds. */

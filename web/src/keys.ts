@@ -152,6 +152,7 @@ export interface KeyLike {
  */
 export function terminalGets(e: KeyLike, tabMoves: boolean): boolean {
   if (e.ctrlKey && e.shiftKey && !e.altKey && (e.code === 'KeyC' || e.code === 'KeyV')) return false;
+  if (e.ctrlKey && e.shiftKey && e.altKey && e.code === 'KeyV') return false;
   if (tabMoves && e.key === 'Tab' && !e.ctrlKey && !e.altKey && !e.metaKey) return false;
   return true;
 }

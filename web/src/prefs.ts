@@ -2,6 +2,7 @@
 // extra-keys row and its keys, screen-reader mode, minimum contrast), kept
 // in the browser's storage and applied to every terminal when they change.
 
+import { CLIP_POLICIES, ClipPolicy } from './clipwrite';
 import { toast } from './dialogs';
 import { $, readJSON, writeStorage } from './dom';
 import { DEFAULT_EXTRA_KEYS, parseKeys } from './keys';
@@ -18,6 +19,8 @@ export interface Prefs extends TermPrefs {
   keys: 'auto' | 'on' | 'off';
   /** extraKeys are the row's keys after the fixed ones (keys.ts names or characters). */
   extraKeys: string[];
+  /** clipboardWrites: what the page does with a program's clipboard write (clipwrite.ts). */
+  clipboardWrites: ClipPolicy;
 }
 
 /** The minimum contrast ratios offered; 1 leaves the colors as programs ask. */
@@ -40,6 +43,7 @@ export function loadPrefs(): Prefs {
     minContrast: CONTRASTS.includes(saved.minContrast as number) ? (saved.minContrast as number) : CONTRAST_DEFAULT,
     predict: saved.predict === 'off' || saved.predict === 'always' ? saved.predict : 'auto',
     predictStyle: PREDICT_STYLES.includes(saved.predictStyle as PredictStyle) ? (saved.predictStyle as PredictStyle) : 'underline',
+    clipboardWrites: CLIP_POLICIES.includes(saved.clipboardWrites as ClipPolicy) ? (saved.clipboardWrites as ClipPolicy) : 'ask',
     extraKeys: Array.isArray(saved.extraKeys) ? parseKeys(saved.extraKeys.filter((k) => typeof k === 'string').join(' ')).keys : [...DEFAULT_EXTRA_KEYS],
   };
 }

@@ -36,6 +36,8 @@ import { DropCause, dropCause } from './dropcause';
 import type { Holder } from './sizeinfo';
 import type { Setting } from './predict';
 import { PredictStyle, PredictView } from './predictview';
+import { liveSplit, parseOsc52 } from './clipwrite';
+import { sanitizePaste } from './paste';
 import { SCROLLBAR, TermFrame } from './termframe';
 import { themes, ThemeName } from './theme';
 import { ViewerSize } from './viewersize';
@@ -50,6 +52,10 @@ export interface SessionHooks {
   /** authLost: the server refused the page's credential (code: why, when it said). */
   authLost(code?: string): void;
   clipboard(text: string, why: 'osc52' | 'select'): void;
+  /** osc52 is a program's clipboard write; live: it came in live output (not caught up on or resynced), viewOnly: this page only watches. */
+  osc52(s: TermSession, text: string, live: boolean, viewOnly: boolean): void;
+  /** pasted says what a paste lost to the sanitizer (removed > 0). */
+  pasted(removed: number): void;
   notice(text: string): void;
   /** filterInput lets the extra-keys row apply a latched Ctrl or Alt. */
   filterInput(data: string): string;
@@ -254,21 +260,26 @@ export class TermSession {
       const sel = this.term.getSelection();
       if (sel) this.hooks.clipboard(sel, 'select');
     });
-    // OSC 52: the program sets the clipboard ("c;BASE64"). Reading it
-    // ("?") is never answered: a program must not see the clipboard.
+    // OSC 52: the program sets the clipboard ("c;BASE64"); the page
+    // decides (clipwrite.ts). Reading it ("?") is never answered: a
+    // program must not see the clipboard.
     this.term.parser.registerOscHandler(52, (data) => {
-      const semi = data.indexOf(';');
-      const b64 = semi >= 0 ? data.slice(semi + 1) : data;
-      if (b64 === '?' || b64 === '') return true;
-      try {
-        const bin = atob(b64);
-        const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
-        this.hooks.clipboard(new TextDecoder().decode(bytes), 'osc52');
-      } catch {
-        // not base64: ignore, as terminals do
-      }
+      const req = parseOsc52(data);
+      if (req?.kind === 'write') this.hooks.osc52(this, req.text, this.parsingLive, this.size.readOnly);
       return true;
     });
+    // The browser's own paste (Ctrl+V, its menu) goes through the same
+    // sanitizer as Ctrl+Shift+V: xterm.js would paste it as it is.
+    this.el.addEventListener(
+      'paste',
+      (e) => {
+        const text = e.clipboardData?.getData('text/plain');
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        if (text) this.paste(text);
+      },
+      { capture: true },
+    );
     // OSC 7: the shell says where it is (file://host/path).
     this.term.parser.registerOscHandler(7, (data) => {
       try {
@@ -289,6 +300,10 @@ export class TermSession {
 
   copyOnSelect: boolean;
   private useWebgl: boolean;
+  /** liveFrom is the offset where this connection's live output begins (the log's end at its welcome). */
+  private liveFrom = Infinity;
+  /** parsingLive says whether the bytes xterm.js is parsing now came live. */
+  private parsingLive = false;
 
   // ---- appearance and layout ------------------------------------------
 
@@ -516,9 +531,15 @@ export class TermSession {
     }
   }
 
-  /** paste types text as a paste (bracketed when the program asked for it). */
-  paste(text: string): void {
-    this.term.paste(text);
+  /**
+   * paste types text as a paste (bracketed when the program asked for
+   * it), sanitized (paste.ts) so that nothing in it ends the paste or runs
+   * as keys; raw, which the user asks for, pastes it as it is.
+   */
+  paste(text: string, raw = false): void {
+    const clean = raw ? text : sanitizePaste(text);
+    if (clean.length !== text.length) this.hooks.pasted(text.length - clean.length);
+    if (clean) this.term.paste(clean);
   }
 
   /** sendKeys types raw keys (the extra-keys row). */
@@ -536,6 +557,9 @@ export class TermSession {
         this.lastError = '';
         this.dropCause = null;
         if (w.resume === 'live') this.written = w.start;
+        // What the log held when this connection began is caught up on,
+        // not live: no clipboard write in it is applied.
+        this.liveFrom = w.exited ? Infinity : w.end;
         this.sessionResized(w.cols, w.rows);
         this.setState('live');
         this.size.report();
@@ -550,7 +574,7 @@ export class TermSession {
         // the history drawn and adds the lines it missed. Output continues
         // from its offset.
         const off = wire.readU64(p);
-        this.writeData(p.subarray(8), off);
+        this.writeData(p.subarray(8), off, false);
         break;
       }
       case wire.T.Output: {
@@ -561,7 +585,9 @@ export class TermSession {
           if (end <= this.written) break; // already have it
           if (off < this.written) data = data.subarray(this.written - off);
         }
-        this.writeData(data, end);
+        const { old } = liveSplit(end - data.length, end, this.liveFrom);
+        if (old > 0) this.writeData(data.subarray(0, old), end - data.length + old, false);
+        if (old < data.length) this.writeData(data.subarray(old), end, true);
         break;
       }
       case wire.T.Gap: {
@@ -635,9 +661,12 @@ export class TermSession {
     }
   }
 
-  private writeData(data: Uint8Array, end: number): void {
+  private writeData(data: Uint8Array, end: number, live: boolean): void {
     this.written = end;
     this.saveOffsetSoon();
+    // Callbacks run in order between the pieces xterm.js parses: this one
+    // says, before the parser reaches data, whether data is live.
+    this.term.write('', () => (this.parsingLive = live));
     // xterm.js yields to the page between the pieces it is given, never
     // inside one: slices keep a flood from holding the page for long.
     while (data.length > WRITE_SLICE) {

@@ -1,9 +1,11 @@
 // The settings dialog: the theme, predictive echo and the extra-keys row (a phone's bar
-// has no room for their buttons), screen-reader mode, minimum contrast and
+// has no room for their buttons), whether programs may set the clipboard
+// (OSC 52), screen-reader mode, minimum contrast and
 // the extra-keys row's own keys, each kept in this browser (prefs.ts) and
 // applied at once. A list of keys that does not read is said, and the
 // row keeps the keys it had.
 
+import { CLIP_POLICIES, ClipPolicy } from './clipwrite';
 import { $ } from './dom';
 import { parseKeys } from './keys';
 import { PREDICT_STYLES, PredictStyle } from './predictview';
@@ -25,6 +27,7 @@ export class Settings {
   private readonly keysRow = $('set-keys-row') as HTMLSelectElement;
   private readonly predict = $('set-predict') as HTMLSelectElement;
   private readonly predictStyle = $('set-predict-style') as HTMLSelectElement;
+  private readonly clip = $('set-clip') as HTMLSelectElement;
   private readonly keys = $('set-keys') as HTMLInputElement;
   private readonly keysError = $('set-keys-error');
 
@@ -63,6 +66,11 @@ export class Settings {
       if (PREDICT_STYLES.includes(v)) host.prefs.predictStyle = v;
       host.prefsChanged();
     });
+    this.clip.addEventListener('change', () => {
+      const v = this.clip.value as ClipPolicy;
+      if (CLIP_POLICIES.includes(v)) host.prefs.clipboardWrites = v;
+      host.prefsChanged();
+    });
     this.keys.addEventListener('input', () => this.readKeys());
     $('set-account').addEventListener('click', () => {
       this.dialog.close();
@@ -78,6 +86,7 @@ export class Settings {
     this.keysRow.value = p.keys;
     this.predict.value = p.predict;
     this.predictStyle.value = p.predictStyle;
+    this.clip.value = p.clipboardWrites;
     this.keys.value = p.extraKeys.join(' ');
     this.showError([]);
     this.dialog.showModal();

@@ -68,11 +68,13 @@ function handleShortcut(host: ShortcutHost, e: KeyboardEvent): boolean {
     return true;
   }
   if (inField || dialog) return false;
-  if (ctrl && e.shiftKey && !e.altKey && e.code === 'KeyV' && navigator.clipboard?.readText) {
+  if (ctrl && e.shiftKey && e.code === 'KeyV' && navigator.clipboard?.readText) {
+    // With Alt, a raw paste: escape sequences and control characters too.
     const ts = host.active();
+    const raw = e.altKey;
     navigator.clipboard.readText().then(
       (t) => {
-        if (t) ts?.paste(t);
+        if (t) ts?.paste(t, raw);
       },
       () => toast('The browser did not allow reading the clipboard: paste with its menu or Ctrl+V there.'),
     );

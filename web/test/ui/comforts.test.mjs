@@ -48,8 +48,9 @@ test('scrollback, search, clipboard, title, links, text size, theme and shortcut
     await p.keyboard.press('Escape');
     await p.locator('#searchbar').waitFor({ state: 'hidden' });
 
-    // OSC 52 sets the clipboard; OSC 2 the title.
+    // OSC 52 sets the clipboard once allowed; OSC 2 the title.
     await typeLine(p, `clear; printf '\\e]52;c;%s\\a' "$(printf 'copied-by-osc52' | base64)"; printf '\\e]2;title-from-osc\\a'; echo see https://example.com/termkeep-link here`);
+    await p.click('#clip-once');
     await waitFor(async () => (await p.evaluate(() => navigator.clipboard.readText())) === 'copied-by-osc52', { what: 'the OSC 52 clipboard write' });
     await waitFor(async () => (await p.title()).includes('title-from-osc'), { what: 'the title from OSC 2' });
     assert.match(await p.locator(`.tab[data-id="${made.id}"]`).getAttribute('title'), /title-from-osc/);

@@ -175,6 +175,7 @@ test('touch: long-press selects a word and Copy copies it; a pinch changes the t
     const cdp = await ctx.newCDPSession(p);
     await p.tap('.term-host:not([hidden])');
     await typeLine(p, `clear; echo alpha bravo-charlie delta; printf '\\e]52;c;%s\\a' "$(printf 'from-osc52' | base64)"`);
+    await p.tap('#clip-session');
     await waitFor(async () => (await p.evaluate(() => navigator.clipboard.readText())) === 'from-osc52', { what: 'the OSC 52 copy' });
     await p.evaluate(() => navigator.clipboard.writeText(''));
     const rows = await screen(p);
