@@ -58,21 +58,62 @@ type Event struct {
 // AddEvent appends e to the history and returns it as stored: with its ID,
 // and At from the clock when e.At is zero. Detail must be a JSON object.
 func (s *Store) AddEvent(ctx context.Context, e Event) (Event, error) {
+	if err := s.checkEvent(&e); err != nil {
+		return Event{}, err
+	}
+	return s.insertEvent(ctx, s.db, e)
+}
+
+// AddEvents appends es to the history in one transaction, in order, and
+// returns them as stored (AddEvent's rules for each). Either all are
+// added or none is. es is not modified.
+func (s *Store) AddEvents(ctx context.Context, es []Event) ([]Event, error) {
+	out := make([]Event, len(es))
+	for i, e := range es {
+		if err := s.checkEvent(&e); err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, wrap("add events", err)
+	}
+	for i := range out {
+		if out[i], err = s.insertEvent(ctx, tx, out[i]); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, wrap("add events", err)
+	}
+	return out, nil
+}
+
+// checkEvent checks e and fills in its defaults: Detail {} and At now.
+func (s *Store) checkEvent(e *Event) error {
 	if e.Kind == "" {
-		return Event{}, wrap("add event", errors.New("event has no kind"))
+		return wrap("add event", errors.New("event has no kind"))
 	}
 	if len(e.Detail) == 0 {
 		e.Detail = json.RawMessage("{}")
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(e.Detail, &obj); err != nil || obj == nil {
-		return Event{}, wrap("add event "+e.Kind, fmt.Errorf("detail is not a JSON object: %s", e.Detail))
+		return wrap("add event "+e.Kind, fmt.Errorf("detail is not a JSON object: %s", e.Detail))
 	}
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
 	e.At = e.At.UTC()
-	res, err := s.db.ExecContext(ctx,
+	return nil
+}
+
+func (s *Store) insertEvent(ctx context.Context, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, e Event) (Event, error) {
+	res, err := db.ExecContext(ctx,
 		`INSERT INTO events (at, kind, session, detail) VALUES (?, ?, ?, ?)`,
 		formatTime(e.At), e.Kind, e.Session, string(e.Detail))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 func TestEvents(t *testing.T) {
@@ -65,5 +66,30 @@ func TestEvents(t *testing.T) {
 	}
 	if id, _ := s.LastEventID(ctx); id != 6 {
 		t.Errorf("LastEventID = %d, want 6", id)
+	}
+}
+
+// AddEvents writes a batch in one transaction: in order, with ids that
+// follow, and nothing at all when one event of it is bad.
+func TestAddEvents(t *testing.T) {
+	s, _, _ := openTest(t)
+	ctx := context.Background()
+	if _, err := s.AddEvent(ctx, Event{Kind: EventSessionCreated}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	got, err := s.AddEvents(ctx, []Event{
+		{Kind: EventViewerAttached, Session: "a", At: at, Detail: json.RawMessage(`{"viewer":"v1"}`)},
+		{Kind: EventViewerDetached, Session: "a"},
+	})
+	if err != nil || len(got) != 2 || got[0].ID != 2 || got[1].ID != 3 || !got[0].At.Equal(at) || got[1].At.IsZero() || string(got[1].Detail) != "{}" {
+		t.Fatalf("AddEvents = %+v, %v", got, err)
+	}
+	if _, err := s.AddEvents(ctx, []Event{{Kind: EventViewerAttached}, {Kind: ""}}); err == nil {
+		t.Fatal("a batch with an event without a kind was accepted")
+	}
+	all, err := s.Events(ctx, 0, 0)
+	if err != nil || len(all) != 3 || all[1].Detail == nil || string(all[1].Detail) != `{"viewer":"v1"}` {
+		t.Fatalf("Events = %+v, %v", all, err)
 	}
 }

@@ -112,3 +112,8 @@ func (s Session) clone() Session {
 	}
 	return s
 }
+
+// TrustCache turns off what tests get by default: the comparison of every
+// answer from the session cache with the registry's. A test that measures
+// the registry's load as it is outside tests calls it.
+func (s *Store) TrustCache() { s.sessions.check = false }

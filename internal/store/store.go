@@ -55,6 +55,7 @@ type Store struct {
 	now  func() time.Time
 
 	sessions *sessionCache // rows of sessions, kept between writes (sessioncache.go)
+	tokens   *tokenCache   // rows of tokens by secret, kept between writes (tokencache.go)
 
 	// genMu guards the generation's state (generation.go).
 	genMu      sync.Mutex
@@ -125,7 +126,7 @@ func open(ctx context.Context, path string, now func() time.Time, migs []string,
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 
-	s := &Store{db: db, path: path, now: now, sessions: newSessionCache()}
+	s := &Store{db: db, path: path, now: now, sessions: newSessionCache(), tokens: newTokenCache()}
 	if err := s.init(ctx, migs); err != nil {
 		db.Close()
 		return nil, openError("open "+path, abs, err)

@@ -131,51 +131,53 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 // touched: they keep name as their owner. ErrUserNotFound if there is no
 // such user.
 func (s *Store) RemoveUser(ctx context.Context, name string, force bool) (revoked []string, err error) {
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if !force {
-			var running int
-			err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE owner = ? AND state = ?`,
-				name, string(StateRunning)).Scan(&running)
+	err = s.tokens.write(func() error {
+		return s.inTx(ctx, func(tx *sql.Tx) error {
+			if !force {
+				var running int
+				err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions WHERE owner = ? AND state = ?`,
+					name, string(StateRunning)).Scan(&running)
+				if err != nil {
+					return err
+				}
+				if running > 0 {
+					// Existence first: an unknown user is no one's to end.
+					if err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE name = ?`, name).Scan(new(int)); errors.Is(err, sql.ErrNoRows) {
+						return ErrUserNotFound
+					} else if err != nil {
+						return err
+					}
+					return ErrUserBusy
+				}
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
 			if err != nil {
 				return err
 			}
-			if running > 0 {
-				// Existence first: an unknown user is no one's to end.
-				if err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE name = ?`, name).Scan(new(int)); errors.Is(err, sql.ErrNoRows) {
-					return ErrUserNotFound
-				} else if err != nil {
-					return err
-				}
-				return ErrUserBusy
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return ErrUserNotFound
 			}
-		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM users WHERE name = ?`, name)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrUserNotFound
-		}
-		if err := s.revokeBrowserCredsOf(ctx, tx, `"user" = ? AND owner = 0`, name); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE "user" = ? AND revoked_at IS NULL RETURNING id`,
-			s.nowText(), name)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		revoked = []string{}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
+			if err := s.revokeBrowserCredsOf(ctx, tx, `"user" = ? AND owner = 0`, name); err != nil {
 				return err
 			}
-			revoked = append(revoked, id)
-		}
-		return rows.Err()
+			rows, err := tx.QueryContext(ctx, `UPDATE tokens SET revoked_at = ? WHERE "user" = ? AND revoked_at IS NULL RETURNING id`,
+				s.nowText(), name)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			revoked = []string{}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					return err
+				}
+				revoked = append(revoked, id)
+			}
+			return rows.Err()
+		})
 	})
 	if err != nil {
 		return nil, wrap("remove user "+name, err)
@@ -204,9 +206,12 @@ func (s *Store) CreateToken(ctx context.Context, t Token, secret string) (Token,
 		t.CreatedAt = s.now()
 	}
 	t.LastUsedAt, t.RevokedAt = nil, nil
-	_, err := s.db.ExecContext(ctx, `INSERT INTO tokens (`+tokenCols+`, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
-		t.ID, t.Name, t.User, t.Session, t.Workspace, t.ReadOnly, nullTime(t.ExpiresAt), formatTime(t.CreatedAt),
-		hashSecret(secret))
+	err := s.tokens.write(func() error {
+		_, err := s.db.ExecContext(ctx, `INSERT INTO tokens (`+tokenCols+`, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
+			t.ID, t.Name, t.User, t.Session, t.Workspace, t.ReadOnly, nullTime(t.ExpiresAt), formatTime(t.CreatedAt),
+			hashSecret(secret))
+		return err
+	})
 	switch {
 	case isUnique(err, "tokens.id"):
 		err = errors.New("a token with this id already exists")
@@ -222,8 +227,16 @@ func (s *Store) CreateToken(ctx context.Context, t Token, secret string) (Token,
 // TokenBySecret returns the token whose secret is secret, whatever its state
 // (see Token.Active), or ErrTokenNotFound. The error never carries the secret.
 func (s *Store) TokenBySecret(ctx context.Context, secret string) (Token, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM tokens WHERE hash = ?`, hashSecret(secret))
+	hash := hashSecret(secret)
+	t, ok, epoch := s.tokens.lookup(hash)
+	if ok {
+		return t, nil
+	}
+	row := s.db.QueryRowContext(ctx, `SELECT `+tokenCols+` FROM tokens WHERE hash = ?`, hash)
 	t, err := scanToken(row)
+	if err == nil {
+		s.tokens.store(hash, t, epoch)
+	}
 	return t, wrap("find token", err)
 }
 
@@ -255,25 +268,28 @@ func (s *Store) Tokens(ctx context.Context) ([]Token, error) {
 
 // TouchToken records that the token let a request in now.
 func (s *Store) TouchToken(ctx context.Context, id string) error {
-	return wrap("touch token "+id, s.updateToken(ctx,
-		`UPDATE tokens SET last_used_at = ? WHERE id = ?`, s.nowText(), id))
+	return wrap("touch token "+id, s.tokens.write(func() error {
+		return s.updateToken(ctx, `UPDATE tokens SET last_used_at = ? WHERE id = ?`, s.nowText(), id)
+	}))
 }
 
 // RevokeToken marks the token revoked from now on, and the browser
 // credentials made from it with it; revoking a revoked token keeps the
 // first time. ErrTokenNotFound if there is none.
 func (s *Store) RevokeToken(ctx context.Context, id string) error {
-	return wrap("revoke token "+id, s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, s.nowText(), id)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrTokenNotFound
-		}
-		return s.revokeBrowserCredsOf(ctx, tx, `token = ?`, id)
+	return wrap("revoke token "+id, s.tokens.write(func() error {
+		return s.inTx(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `UPDATE tokens SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, s.nowText(), id)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return ErrTokenNotFound
+			}
+			return s.revokeBrowserCredsOf(ctx, tx, `token = ?`, id)
+		})
 	}))
 }
 
