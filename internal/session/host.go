@@ -68,21 +68,27 @@ type Host struct {
 	closeReason string   // why, when the server closed it on its own (SetCloseReason)
 	usage       activity // use and viewers
 
-	viewers     map[*viewer]struct{}
-	viewerSeq   int
-	viewersVer  uint64         // bumped when viewers come and go or the size changes
-	logState    wire.LogState  // whether the holder is logging (wire.TypeLog)
-	logVer      uint64         // bumped when logState changes
-	lingering   *wire.Linger   // the child exited, the holder reads on (wire.TypeLinger)
-	termMode    *wire.TermMode // the pty's input mode as the holder last said it; nil: unknown
-	termModeVer uint64         // bumped when termMode changes
-	sizeOwner   int            // the id of the viewer whose size the session follows (0: none)
-	policy      sizepolicy.Policy
-	fixed       sizepolicy.Size     // the size the Fixed policy keeps (zero: the one the session has)
-	sizes       []sizeChange        // the latest size changes, for viewers (sizing.go)
-	sizeSeq     uint64              // the number of the latest size change
-	sizeViewers []sizepolicy.Viewer // sizeViewersLocked's buffer
-	resyncs     atomic.Uint64       // viewers skipped to the present with a snapshot
+	viewers    map[*viewer]struct{}
+	viewerSeq  int
+	viewersVer uint64 // bumped when viewers come and go or the size changes
+	// viewersList is the viewers frame's list as of viewersListVer: built
+	// once per change, not once per viewer told, which a crowd of n
+	// viewers would pay n times over. Frames share it: never changed once
+	// built.
+	viewersList    []wire.ViewerInfo
+	viewersListVer uint64
+	logState       wire.LogState  // whether the holder is logging (wire.TypeLog)
+	logVer         uint64         // bumped when logState changes
+	lingering      *wire.Linger   // the child exited, the holder reads on (wire.TypeLinger)
+	termMode       *wire.TermMode // the pty's input mode as the holder last said it; nil: unknown
+	termModeVer    uint64         // bumped when termMode changes
+	sizeOwner      int            // the id of the viewer whose size the session follows (0: none)
+	policy         sizepolicy.Policy
+	fixed          sizepolicy.Size     // the size the Fixed policy keeps (zero: the one the session has)
+	sizes          []sizeChange        // the latest size changes, for viewers (sizing.go)
+	sizeSeq        uint64              // the number of the latest size change
+	sizeViewers    []sizepolicy.Viewer // sizeViewersLocked's buffer
+	resyncs        atomic.Uint64       // viewers skipped to the present with a snapshot
 
 	meter      *Meter        // the server's totals (meter.go); never nil
 	inBytes    atomic.Uint64 // input written to the holder
@@ -378,7 +384,8 @@ func (h *Host) toHolder(fn func(*wire.Writer) error) error {
 // Resyncs counts viewers that fell behind and were skipped to the present.
 func (h *Host) Resyncs() uint64 { return h.resyncs.Load() }
 
-// Viewers returns who is attached.
+// Viewers returns who is attached. Its list is shared with the host's
+// frames: read it, never change it.
 func (h *Host) Viewers() wire.Viewers {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -429,15 +436,19 @@ func (h *Host) removeViewer(v *viewer) {
 }
 
 func (h *Host) viewersLocked() wire.Viewers {
-	out := wire.Viewers{Viewers: []wire.ViewerInfo{}, Cols: h.cols, Rows: h.rows}
-	for v := range h.viewers {
-		out.Viewers = append(out.Viewers, wire.ViewerInfo{
-			ID: v.id, Kind: v.opts.Kind, Name: v.name, ReadOnly: v.readOnly, IgnoreSize: v.sz.IgnoreSize,
-			Cols: v.sz.Cols, Rows: v.sz.Rows,
-		})
+	if h.viewersList == nil || h.viewersListVer != h.viewersVer {
+		list := make([]wire.ViewerInfo, 0, len(h.viewers))
+		for v := range h.viewers {
+			list = append(list, wire.ViewerInfo{
+				ID: v.id, Kind: v.opts.Kind, Name: v.name, ReadOnly: v.readOnly, IgnoreSize: v.sz.IgnoreSize,
+				Cols: v.sz.Cols, Rows: v.sz.Rows,
+			})
+		}
+		slices.SortFunc(list, func(a, b wire.ViewerInfo) int { return a.ID - b.ID })
+		h.viewersList, h.viewersListVer = list, h.viewersVer
 	}
+	out := wire.Viewers{Viewers: h.viewersList, Cols: h.cols, Rows: h.rows}
 	out.SizePolicy = string(cmp.Or(h.policy, sizepolicy.Latest))
-	slices.SortFunc(out.Viewers, func(a, b wire.ViewerInfo) int { return a.ID - b.ID })
 	out.SizeOwner = h.sizeOwner
 	out.HolderUnresponsive = !h.unresponsive.IsZero() && h.exit == nil
 	return out
