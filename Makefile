@@ -97,6 +97,8 @@ test: build chromium test-deps
 	@{ $(TEST_WEB); } > test-artifacts/test-web.log 2>&1 & web=$$!; \
 	echo "TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./..."; \
 	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./...; gostatus=$$?; \
+	echo "$(GO) test -count=1 -run '$(FLOOD_TESTS)' ./internal/server  # timed: not under the race detector"; \
+	$(GO) test -count=1 -run '$(FLOOD_TESTS)' ./internal/server || gostatus=1; \
 	wait $$web; webstatus=$$?; \
 	echo "== the browser tests (make test-web; test-artifacts/test-web.log)"; cat test-artifacts/test-web.log; \
 	if [ $$gostatus != 0 ]; then echo "make test: the Go tests failed (above the browser tests' output)" >&2; fi; \
@@ -124,6 +126,10 @@ test-deps:
 	else \
 		echo "make test: not root, so not installing$$missing, which some tests run: $${why#, }. Those tests are skipped (tmux's fails); to run them: sudo apt-get install -y$$missing" >&2; \
 	fi
+
+# Tests that time the server under a flood of viewers: the race detector
+# would time itself, so make test runs them once more without it.
+FLOOD_TESTS = ^(TestViewerFloodSparesTheOwner|TestShareLinkCrowdIsCapped)$$
 
 # go.mod and go.sum say exactly what the code imports: a module imported
 # directly is not marked indirect, and nothing unused is listed.

@@ -48,6 +48,7 @@ type serveConfig struct {
 	insecureNoTLS   bool
 	allowedOrigins  []string
 	maxSessions     string
+	maxViewers      string
 	keepEnded       string
 	keepEndedBytes  string
 }
@@ -147,6 +148,10 @@ container whose boot id is its host's, or a test playing a reboot).`,
 				}
 				return usageErr("TERMKEEP_MAX_SESSIONS must be a number of sessions, at least 1, not %q", sc.maxSessions)
 			}
+			maxViewers, err := strconv.Atoi(sc.maxViewers)
+			if err != nil || maxViewers < 1 {
+				return usageErr("--max-viewers-per-token (TERMKEEP_MAX_VIEWERS_PER_TOKEN) must be a number of viewers, at least 1, not %q", sc.maxViewers)
+			}
 			keepEnded, err := strconv.Atoi(sc.keepEnded)
 			if err != nil || keepEnded < 0 {
 				return usageErr("--keep-ended (TERMKEEP_KEEP_ENDED) must be a number of sessions, 0 for no limit, not %q", sc.keepEnded)
@@ -180,7 +185,7 @@ container whose boot id is its host's, or a test playing a reboot).`,
 				Listen:        listenAddr(sc.listen), ListenFrom: listenFrom, WebUI: web.Handler(),
 				OrphanGrace: orphanGrace, IdleTimeout: idleTimeout, QuietAfter: quietAfter,
 				TLSCert: sc.tlsCert, TLSKey: sc.tlsKey, InsecureNoTLS: sc.insecureNoTLS,
-				AllowedOrigins: sc.allowedOrigins, MaxSessions: maxSessions,
+				AllowedOrigins: sc.allowedOrigins, MaxSessions: maxSessions, MaxViewersPerToken: maxViewers,
 				KeepEnded: keepEnded, KeepEndedBytes: keepEndedBytes,
 			})
 			if err != nil {
@@ -232,6 +237,7 @@ Sessions keep running when this server stops (Ctrl-C).
 	f.BoolVar(&sc.insecureNoTLS, "insecure-no-tls", false, "allow plain HTTP on a --listen address that is not loopback: the token and keystrokes cross the network readable (env TERMKEEP_INSECURE_NO_TLS=1)")
 	f.StringArrayVar(&sc.allowedOrigins, "allowed-origin", splitList(os.Getenv("TERMKEEP_ALLOWED_ORIGINS")), "another origin whose pages may use the listener, e.g. https://term.example.com (a proxy or DNS name in front); repeatable (env TERMKEEP_ALLOWED_ORIGINS, comma-separated)")
 	f.StringVar(&sc.maxSessions, "max-sessions", envOr("TERMKEEP_MAX_SESSIONS", "1000"), "running sessions one user may have; a create beyond it is refused (env TERMKEEP_MAX_SESSIONS)")
+	f.StringVar(&sc.maxViewers, "max-viewers-per-token", envOr("TERMKEEP_MAX_VIEWERS_PER_TOKEN", strconv.Itoa(server.DefaultMaxViewersPerToken)), "browser viewers one share link or user token may have open at once (the owner token is not counted); one more is refused with 429 (env TERMKEEP_MAX_VIEWERS_PER_TOKEN)")
 	f.StringVar(&sc.keepEnded, "keep-ended", envOr("TERMKEEP_KEEP_ENDED", "500"), "exited and closed sessions kept with their logs; past it the oldest ended are removed, as by termkeep rm (interrupted and paused ones are never removed); 0: no limit (env TERMKEEP_KEEP_ENDED)")
 	f.StringVar(&sc.keepEndedBytes, "keep-ended-bytes", envOr("TERMKEEP_KEEP_ENDED_BYTES", "10GiB"), "total size on disk of the kept exited and closed sessions (their logs and screen checkpoints); past it the oldest ended are removed; 0: no limit (env TERMKEEP_KEEP_ENDED_BYTES)")
 	f.StringVar(&sc.logLevel, "log-level", envOr("TERMKEEP_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env TERMKEEP_LOG_LEVEL)")

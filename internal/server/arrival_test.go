@@ -16,6 +16,7 @@ func TestViewerArrival(t *testing.T) {
 	ts := newTestServer(t, "", store.Session{ID: "a1", Name: "one", State: store.StateExited})
 	kinds := func() []string {
 		t.Helper()
+		ts.srv.events.flush() // what the batch writer has queued
 		evs, err := ts.srv.store.Events(context.Background(), 0, 1000)
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +32,7 @@ func TestViewerArrival(t *testing.T) {
 	same := func(got []string, want ...string) bool { return slices.Equal(got, want) }
 	viewer := wire.Hello{Role: wire.RoleViewer}
 
-	started, detached := ts.srv.viewerArrival("a1", viewer, "cli", false, "")
+	started, detached := ts.srv.viewerArrival(store.Session{ID: "a1", Name: "one"}, viewer, "cli", false, "")
 	if k := kinds(); len(k) != 0 {
 		t.Fatalf("before started: %v, want nothing", k)
 	}
@@ -45,13 +46,13 @@ func TestViewerArrival(t *testing.T) {
 	}
 
 	// Gone before its first frames: both, in order, at the end.
-	_, detached = ts.srv.viewerArrival("a1", viewer, "web", true, "127.0.0.1:9")
+	_, detached = ts.srv.viewerArrival(store.Session{ID: "a1", Name: "one"}, viewer, "web", true, "127.0.0.1:9")
 	detached()
 	if k := kinds(); !same(k, store.EventViewerAttached, store.EventViewerDetached, store.EventViewerAttached, store.EventViewerDetached) {
 		t.Fatalf("a viewer gone before its screen: %v", k)
 	}
 
-	started, detached = ts.srv.viewerArrival("a1", wire.Hello{Role: wire.RoleWaiter}, "cli", true, "")
+	started, detached = ts.srv.viewerArrival(store.Session{ID: "a1", Name: "one"}, wire.Hello{Role: wire.RoleWaiter}, "cli", true, "")
 	started()
 	detached()
 	if k := kinds(); len(k) != 4 {

@@ -20,8 +20,24 @@ import (
 )
 
 // eventsKept bounds the history kept in the registry; older events are
-// pruned when the server starts.
-const eventsKept = 10000
+// pruned when the server starts and, while it runs, whenever pruneEvery
+// more have been recorded (so the registry holds at most
+// eventsKept+pruneEvery).
+const (
+	eventsKept = 10000
+	pruneEvery = eventsKept / 10
+)
+
+// Viewer arrivals and departures are not written by the viewer's
+// goroutine: they are queued, and one writer (eventHub.run) writes all
+// that are queued in one transaction, then all that queued meanwhile, and
+// so on (group commit). Alone, an event is written at once; in a flood of
+// viewers, the registry gets one write per batch instead of one per
+// viewer, and a create, a list or any owner request waits behind at most
+// one batch, never behind the viewers. At most viewerBatchMax wait at
+// once; past that (the registry stalled) the rest are counted in the log
+// and not recorded.
+const viewerBatchMax = 8192
 
 // subBuffer is how many events a subscriber may have pending before it is
 // dropped (it then resumes from the registry by id).
@@ -52,6 +68,24 @@ type eventHub struct {
 	// locked or read-only: until then none is tried (registry.go), so no
 	// viewer's attach waits out the busy timeout for its event.
 	skipUntil time.Time
+	// sincePrune counts the events recorded since the last prune.
+	sincePrune int
+
+	// fmu makes flushes one at a time, so that a flush returns only once
+	// every event queued before it is written. Lock order: fmu, then qmu
+	// or mu; qmu is never held while mu is wanted.
+	fmu sync.Mutex
+	// qmu guards queued and lost, the viewer events waiting for their
+	// batch.
+	qmu    sync.Mutex
+	queued []store.Event
+	lost   int
+	// kick wakes the batch writer (run): a first event queued, or a
+	// prune due. stop ends it; ran is closed once it has written the
+	// last batch.
+	kick chan struct{}
+	stop chan struct{}
+	ran  chan struct{}
 }
 
 type eventSub struct {
@@ -65,7 +99,133 @@ func newEventHub(ctx context.Context, st *store.Store, log *slog.Logger) *eventH
 	} else if n > 0 {
 		log.Info("pruned old events", "deleted", n)
 	}
-	return &eventHub{store: st, log: log, subs: make(map[*eventSub]struct{})}
+	h := &eventHub{store: st, log: log, subs: make(map[*eventSub]struct{}),
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), ran: make(chan struct{})}
+	go h.run()
+	return h
+}
+
+// run is the batch writer: woken by a queued viewer event, it writes
+// what is queued until nothing is, and prunes the history when due. It
+// ends, after a last batch, when stop is closed.
+func (h *eventHub) run() {
+	defer close(h.ran)
+	for {
+		select {
+		case <-h.kick:
+		case <-h.stop:
+			h.flush()
+			return
+		}
+		for h.flush() {
+		}
+		h.pruneIfDue()
+	}
+}
+
+func (h *eventHub) wake() {
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
+}
+
+// emitViewer queues a viewer event for the batch writer (see
+// viewerBatchMax), with the time it happened; it never waits for the
+// registry.
+func (h *eventHub) emitViewer(kind, session string, detail map[string]any, at time.Time) {
+	raw, err := json.Marshal(detail)
+	if err != nil || detail == nil {
+		raw = []byte("{}")
+	}
+	h.metrics.countEvent(kind)
+	h.qmu.Lock()
+	if len(h.queued) >= viewerBatchMax {
+		h.lost++
+		h.qmu.Unlock()
+		return
+	}
+	h.queued = append(h.queued, store.Event{Kind: kind, Session: session, Detail: raw, At: at})
+	h.qmu.Unlock()
+	h.wake()
+}
+
+// flush writes the queued viewer events in one transaction and offers
+// them to the subscribers; it reports whether there were any.
+func (h *eventHub) flush() bool {
+	h.fmu.Lock()
+	defer h.fmu.Unlock()
+	h.qmu.Lock()
+	batch, lost := h.queued, h.lost
+	h.queued, h.lost = nil, 0
+	h.qmu.Unlock()
+	if lost > 0 {
+		h.log.Warn("viewer events not recorded: too many waited for the registry", "lost", lost)
+	}
+	if len(batch) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || time.Now().Before(h.skipUntil) {
+		return true
+	}
+	start := time.Now()
+	stored, err := h.store.AddEvents(ctx, batch)
+	h.metrics.observeWrite("event", start, err)
+	if err != nil {
+		h.recordFailed(batch[0].Kind, "", len(batch), err)
+		return true
+	}
+	h.sincePrune += len(stored)
+	for _, e := range stored {
+		h.fanOut(e)
+	}
+	return true
+}
+
+// pruneIfDue prunes the history once pruneEvery events were recorded
+// since the last prune.
+func (h *eventHub) pruneIfDue() {
+	h.mu.Lock()
+	due := h.sincePrune >= pruneEvery && !h.closed
+	if due {
+		h.sincePrune = 0
+	}
+	h.mu.Unlock()
+	if !due {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := h.store.PruneEvents(ctx, eventsKept); err != nil {
+		h.log.Warn("prune old events", "err", err)
+	}
+}
+
+// recordFailed logs a refused write of n events and, when the registry is
+// locked or read-only, stops trying for a while. mu is held.
+func (h *eventHub) recordFailed(kind, session string, n int, err error) {
+	h.log.Warn("record event", "kind", kind, "session", session, "events", n, "err", err)
+	if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrReadOnly) || errors.Is(err, store.ErrFull) {
+		h.skipUntil = time.Now().Add(registryRetry)
+		h.log.Warn("events are not recorded while the registry refuses writes; trying again later", "after", registryRetry)
+	}
+}
+
+// fanOut offers e to every subscriber; one whose buffer is full is
+// dropped. mu is held.
+func (h *eventHub) fanOut(e store.Event) {
+	for sub := range h.subs {
+		select {
+		case sub.ch <- e:
+		default:
+			delete(h.subs, sub)
+			close(sub.ch)
+		}
+	}
 }
 
 // emit records an event; detail is encoded as a JSON object. A failure is
@@ -88,20 +248,12 @@ func (h *eventHub) emit(kind, session string, detail map[string]any) {
 	e, err := h.store.AddEvent(ctx, store.Event{Kind: kind, Session: session, Detail: raw})
 	h.metrics.observeWrite("event", start, err)
 	if err != nil {
-		h.log.Warn("record event", "kind", kind, "session", session, "err", err)
-		if errors.Is(err, store.ErrLocked) || errors.Is(err, store.ErrReadOnly) || errors.Is(err, store.ErrFull) {
-			h.skipUntil = time.Now().Add(registryRetry)
-			h.log.Warn("events are not recorded while the registry refuses writes; trying again later", "after", registryRetry)
-		}
+		h.recordFailed(kind, session, 1, err)
 		return
 	}
-	for sub := range h.subs {
-		select {
-		case sub.ch <- e:
-		default:
-			delete(h.subs, sub)
-			close(sub.ch)
-		}
+	h.fanOut(e)
+	if h.sincePrune++; h.sincePrune >= pruneEvery {
+		h.wake()
 	}
 }
 
@@ -146,6 +298,8 @@ func (h *eventHub) endFollowers() {
 // session's end goes unrecorded.
 func (h *eventHub) close() {
 	h.endFollowers()
+	close(h.stop)
+	<-h.ran
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
@@ -284,9 +438,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 // line do not delay it; detached records the departure, and the arrival
 // first if the viewer went before its first frames. Both run on the
 // goroutine that serves the viewer.
-func (s *Server) viewerArrival(sessionID string, hello wire.Hello, via string, readOnly bool, remote string) (started, detached func()) {
+func (s *Server) viewerArrival(sess store.Session, hello wire.Hello, via string, readOnly bool, remote string) (started, detached func()) {
 	var left func()
-	started = func() { left = s.viewerEvents(sessionID, hello, via, readOnly, remote) }
+	started = func() { left = s.viewerEvents(sess, hello, via, readOnly, remote) }
 	detached = func() {
 		if left == nil {
 			started()
@@ -299,7 +453,7 @@ func (s *Server) viewerArrival(sessionID string, hello wire.Hello, via string, r
 // viewerEvents records a viewer attaching and returns the function that
 // records it leaving. Waiters (wait, capture) are not viewers and are not
 // recorded.
-func (s *Server) viewerEvents(sessionID string, hello wire.Hello, via string, readOnly bool, remote string) (detached func()) {
+func (s *Server) viewerEvents(sess store.Session, hello wire.Hello, via string, readOnly bool, remote string) (detached func()) {
 	if hello.Role != wire.RoleViewer {
 		return func() {}
 	}
@@ -315,17 +469,17 @@ func (s *Server) viewerEvents(sessionID string, hello wire.Hello, via string, re
 		detail["remote"] = remote
 	}
 	start := s.cfg.Now()
-	name := ""
-	if sess, err := s.store.Session(context.Background(), sessionID); err == nil {
-		name = sess.Name
-	}
+	// The session's row as the viewer found it: a crowd of viewers costs
+	// the registry no reads here.
+	sessionID, name := sess.ID, sess.Name
 	s.log.Info("viewer attached", "session", sessionID, "name", name, "viewer", id, "kind", via, "mode", mode, "remote", remote)
-	s.events.emit(store.EventViewerAttached, sessionID, detail)
+	s.events.emitViewer(store.EventViewerAttached, sessionID, detail, start)
 	return func() {
-		secs := int64(s.cfg.Now().Sub(start).Seconds())
+		now := s.cfg.Now()
+		secs := int64(now.Sub(start).Seconds())
 		detail["seconds"] = secs
 		s.log.Info("viewer detached", "session", sessionID, "name", name, "viewer", id, "kind", via, "remote", remote, "seconds", secs)
-		s.events.emit(store.EventViewerDetached, sessionID, detail)
+		s.events.emitViewer(store.EventViewerDetached, sessionID, detail, now)
 	}
 }
 

@@ -133,7 +133,11 @@ func FuzzHTTPBodies(f *testing.F) {
 // newLiveServer starts a server with one ended session, "old", whose
 // holders are safe ones (safeHolder), and a TCP listener. A session made
 // with the command ["__cat"] runs until it is killed.
-func newLiveServer(tb testing.TB) *testServer {
+func newLiveServer(tb testing.TB) *testServer { return newLiveServerWith(tb, nil) }
+
+// newLiveServerWith is newLiveServer with tune changing the Config first
+// (nil: none).
+func newLiveServerWith(tb testing.TB, tune func(*Config)) *testServer {
 	d, err := os.MkdirTemp("", "tkf")
 	if err != nil {
 		tb.Fatal(err)
@@ -165,10 +169,14 @@ func newLiveServer(tb testing.TB) *testServer {
 		tb.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	srv, err := New(ctx, Config{
+	cfg := Config{
 		StateDir: dir, HolderArgv: []string{self, safeHolderArg}, Listen: "127.0.0.1:0",
 		Logger: slog.New(slog.NewTextHandler(logs, nil)), KillGrace: time.Second,
-	})
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	srv, err := New(ctx, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

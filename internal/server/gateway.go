@@ -48,6 +48,8 @@ type gateway struct {
 	// conns are the requests in flight of registry tokens, ended when
 	// their token is revoked.
 	conns tokenConns
+	// viewers counts each registry token's open viewers (viewercap.go).
+	viewers viewerCap
 }
 
 // startGateway listens on cfg.Listen and writes the address to the state
@@ -323,6 +325,14 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 		writeError(w, http.StatusBadRequest, "mode=%q is not a viewer mode: use view (watch only) or control", q.Get("mode"))
 		return
 	}
+	if id := principalOf(r.Context()).tokenID; id != "" {
+		release, err := g.viewers.take(id, g.s.maxViewersPerToken())
+		if err != nil {
+			writeError(w, http.StatusTooManyRequests, "%v", err)
+			return
+		}
+		defer release()
+	}
 	if err := roomForViewer(); err != nil { // viewerroom.go
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 		return
@@ -342,7 +352,7 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	defer context.AfterFunc(r.Context(), cancel)()
 	nc := newWSConn(ctx, c, wsReadLimit) // wsconn.go
 	hello.ReadOnly = readOnly
-	started, detached := g.s.viewerArrival(sess.ID, hello, "web", readOnly, r.RemoteAddr)
+	started, detached := g.s.viewerArrival(sess, hello, "web", readOnly, r.RemoteAddr)
 	defer detached()
 	// The host pings the viewer with wire frames (ViewerOptions), so a
 	// browser that vanished is noticed here as on the unix socket.

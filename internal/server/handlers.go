@@ -675,7 +675,7 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
-	started, detached := s.viewerArrival(sess.ID, hello, "cli", hello.ReadOnly, "")
+	started, detached := s.viewerArrival(sess, hello, "cli", hello.ReadOnly, "")
 	defer detached()
 	opts := s.viewerOptions(sess, "cli", hello.ReadOnly)
 	opts.Local, opts.Pid = local, pid

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,8 +33,10 @@ type principal struct {
 	// own. "" is no one: such a principal sees nothing and creates nothing.
 	user string
 	// tokenID is the registry token that let the request in ("" for the
-	// owner); session and workspace narrow what it sees ("" = no limit).
+	// owner), tokenName its name (else its id); session and workspace
+	// narrow what it sees ("" = no limit).
 	tokenID   string
+	tokenName string
 	session   string
 	workspace string
 	// readOnly principals watch: their viewers are read-only and every
@@ -314,7 +317,7 @@ func (g *gateway) handleWorkspaces(w http.ResponseWriter, r *http.Request) {
 // scope, until it expires.
 func tokenPrincipal(t store.Token) principal {
 	return principal{
-		user: t.User, tokenID: t.ID, session: t.Session, workspace: t.Workspace,
+		user: t.User, tokenID: t.ID, tokenName: cmp.Or(t.Name, t.ID), session: t.Session, workspace: t.Workspace,
 		readOnly: t.ReadOnly, expires: t.ExpiresAt,
 	}
 }

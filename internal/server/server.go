@@ -88,6 +88,10 @@ type Config struct {
 	// MaxSessions is how many running sessions one user may have
 	// (0: DefaultMaxSessions).
 	MaxSessions int
+	// MaxViewersPerToken is how many viewers one registry token may have
+	// open at once on the browser listener (0:
+	// DefaultMaxViewersPerToken). The owner token is not counted.
+	MaxViewersPerToken int
 	// KeepEnded and KeepEndedBytes bound the exited and closed sessions
 	// kept, in number and in their directories' total size (0: the
 	// defaults, DefaultKeepEnded and DefaultKeepEndedBytes; below 0: no
