@@ -35,11 +35,14 @@ func newSendCmd(g *globals) *cobra.Command {
 
 Keys are sent the way the session's program asked for them: cursor keys,
 Home and End in application mode for less, vim and curses programs (ESC O A
-for Up). One line of TEXT is typed as keys, as tmux's send-keys does, so
-"termkeep send ed ':wq'" gives vim a command. TEXT of several lines goes
-between bracketed-paste marks when the program turned those on (a shell's
-line editor, an agent's input box), so a newline in it does not run a
-half-typed line. --paste and --no-paste choose for any TEXT.
+for Up). One line of TEXT is typed as keys, as given, as tmux's send-keys
+does, so "termkeep send ed ':wq'" gives vim a command. TEXT of several
+lines goes as a paste: without escape sequences or control characters
+other than tab and newlines (so nothing in it ends the paste or runs as
+keys), between bracketed-paste marks when the program turned those on (a
+shell's line editor, an agent's input box), so a newline in it does not
+run a half-typed line. --paste and --no-paste choose for any TEXT;
+--no-paste and -l type it as keys, as given.
 
 Key names (as tmux's send-keys): C-a..C-z, C-Space, C-@, C-[, C-\, C-], C-^,
 C-_, M-<key> (Esc first), S-<key>, Enter, Esc, Tab, BTab (S-Tab), Space,

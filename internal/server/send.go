@@ -96,7 +96,11 @@ func encodeSend(req api.SendRequest, m screen.InputModes) ([]byte, api.Sent, err
 	sent := api.Sent{AppCursor: m.AppCursor}
 	if req.Text != "" {
 		sent.Pasted = m.BracketedPaste && !req.NoPaste
-		data = append(data, keys.Paste([]byte(req.Text), sent.Pasted)...)
+		if req.NoPaste {
+			data = append(data, req.Text...) // typed as keys, as given: the caller's raw choice
+		} else {
+			data = append(data, keys.Paste([]byte(req.Text), sent.Pasted)...)
+		}
 	}
 	for _, k := range req.Keys {
 		b, err := keys.Encode(k, km)

@@ -24,6 +24,8 @@ func TestEncodeSend(t *testing.T) {
 		{"no paste asked", api.SendRequest{Text: "ls", Enter: true, NoPaste: true}, shell, "ls\r", ""},
 		{"a paste end in the text", api.SendRequest{Text: "a\x1b[201~rm -rf ~\r"}, shell, "\x1b[200~arm -rf ~\r\x1b[201~", ""},
 		{"no bracketed paste", api.SendRequest{Text: "ls", Keys: []string{"Tab"}}, screen.InputModes{}, "ls\t", ""},
+		{"a paste loses escape sequences", api.SendRequest{Text: "a\x1b[31mb\x03c\td\n"}, screen.InputModes{}, "a[31mbc\td\n", ""},
+		{"no paste asked: as given", api.SendRequest{Text: "a\x1b[201~\x03", NoPaste: true}, shell, "a\x1b[201~\x03", ""},
 		{"unknown key sends nothing", api.SendRequest{Text: "x", Keys: []string{"Up", "Hyper-x"}}, less, "", "unknown key"},
 		{"nothing", api.SendRequest{}, less, "", "nothing to send"},
 	} {
