@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"termkeep/internal/store"
 	"termkeep/internal/wire"
@@ -57,5 +58,36 @@ func TestViewerArrival(t *testing.T) {
 	detached()
 	if k := kinds(); len(k) != 4 {
 		t.Fatalf("a waiter was recorded: %v", k)
+	}
+}
+
+// The history is pruned while the server runs, not only at start: past
+// every more events recorded (viewer events in batches or others one by
+// one), the registry is brought back to keep.
+func TestEventsPrunedWhileRunning(t *testing.T) {
+	ts := newTestServer(t, "")
+	h := ts.srv.events
+	h.mu.Lock()
+	h.keep, h.every = 20, 10
+	h.mu.Unlock()
+	ctx := context.Background()
+	count := func() int {
+		evs, err := ts.srv.store.Events(ctx, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(evs)
+	}
+	for i := range 100 {
+		if i%2 == 0 {
+			h.emit(store.EventSessionRemoved, "", map[string]any{"name": "x"})
+		} else {
+			h.emitViewer(store.EventViewerAttached, "a1", map[string]any{"viewer": "v"}, time.Now())
+		}
+	}
+	h.flush()
+	h.pruneIfDue()
+	if n := count(); n > 20+10 {
+		t.Fatalf("%d events kept, want at most 30 (keep 20, pruned every 10)", n)
 	}
 }

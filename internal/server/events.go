@@ -68,8 +68,10 @@ type eventHub struct {
 	// locked or read-only: until then none is tried (registry.go), so no
 	// viewer's attach waits out the busy timeout for its event.
 	skipUntil time.Time
-	// sincePrune counts the events recorded since the last prune.
-	sincePrune int
+	// sincePrune counts the events recorded since the last prune; keep
+	// and every are eventsKept and pruneEvery (smaller in tests).
+	sincePrune  int
+	keep, every int
 
 	// fmu makes flushes one at a time, so that a flush returns only once
 	// every event queued before it is written. Lock order: fmu, then qmu
@@ -99,7 +101,7 @@ func newEventHub(ctx context.Context, st *store.Store, log *slog.Logger) *eventH
 	} else if n > 0 {
 		log.Info("pruned old events", "deleted", n)
 	}
-	h := &eventHub{store: st, log: log, subs: make(map[*eventSub]struct{}),
+	h := &eventHub{store: st, log: log, subs: make(map[*eventSub]struct{}), keep: eventsKept, every: pruneEvery,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), ran: make(chan struct{})}
 	go h.run()
 	return h
@@ -190,7 +192,7 @@ func (h *eventHub) flush() bool {
 // since the last prune.
 func (h *eventHub) pruneIfDue() {
 	h.mu.Lock()
-	due := h.sincePrune >= pruneEvery && !h.closed
+	due := h.sincePrune >= h.every && !h.closed
 	if due {
 		h.sincePrune = 0
 	}
@@ -200,7 +202,10 @@ func (h *eventHub) pruneIfDue() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := h.store.PruneEvents(ctx, eventsKept); err != nil {
+	h.mu.Lock()
+	keep := h.keep
+	h.mu.Unlock()
+	if _, err := h.store.PruneEvents(ctx, keep); err != nil {
 		h.log.Warn("prune old events", "err", err)
 	}
 }
@@ -252,7 +257,7 @@ func (h *eventHub) emit(kind, session string, detail map[string]any) {
 		return
 	}
 	h.fanOut(e)
-	if h.sincePrune++; h.sincePrune >= pruneEvery {
+	if h.sincePrune++; h.sincePrune >= h.every {
 		h.wake()
 	}
 }
