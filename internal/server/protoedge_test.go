@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -116,6 +117,15 @@ func TestWSConnOneFramePerMessage(t *testing.T) {
 			}
 			if b := <-got; string(b) != string(good) {
 				t.Fatalf("a one-frame message read as %q", b)
+			}
+			// A header past the largest payload is the host's to refuse
+			// (with an error frame), whatever follows it.
+			huge := binary.BigEndian.AppendUint32([]byte{byte(wire.TypeInput)}, wire.MaxPayload+1)
+			if err := c2.Write(ctx, websocket.MessageBinary, append(huge, "xx"...)); err != nil {
+				t.Fatal(err)
+			}
+			if b := <-got; len(b) != wire.HeaderSize+2 {
+				t.Fatalf("an oversized header read as %q", b)
 			}
 			if err := c2.Write(ctx, websocket.MessageBinary, c.msg); err != nil {
 				t.Fatal(err)

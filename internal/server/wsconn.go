@@ -72,10 +72,14 @@ func (w *wsConn) Read(p []byte) (int, error) {
 
 // oneFrame reports whether msg is exactly one wire frame: a header and
 // the payload length it names, nothing more. What the frame holds is the
-// host's to judge.
+// host's to judge, and so is a header naming more than the largest
+// payload: the host refuses it with an error frame, as on the unix socket.
 func oneFrame(msg []byte) bool {
-	return len(msg) >= wire.HeaderSize &&
-		uint64(len(msg)-wire.HeaderSize) == uint64(binary.BigEndian.Uint32(msg[1:wire.HeaderSize]))
+	if len(msg) < wire.HeaderSize {
+		return false
+	}
+	n := binary.BigEndian.Uint32(msg[1:wire.HeaderSize])
+	return n > wire.MaxPayload || uint64(len(msg)-wire.HeaderSize) == uint64(n)
 }
 
 // Write sends p as one binary message: the host writes each frame with a
