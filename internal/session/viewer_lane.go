@@ -379,7 +379,7 @@ func (v *viewer) laneFrame(f wire.Frame) bool {
 	if t, ok := v.rw.(FDTaker); ok {
 		fd = t.Take()
 	}
-	if fd >= 0 && (v.readOnly || !v.opts.Local || v.opts.Kind != "cli") {
+	if fd >= 0 && !lanegate.MayHand(lanegate.Viewer{Kind: v.opts.Kind, Local: v.opts.Local, ReadOnly: v.readOnly, Waiter: v.waiter}) {
 		syscall.Close(fd)
 		fd = -1
 	}

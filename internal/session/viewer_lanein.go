@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"termkeep/internal/session/lanegate"
@@ -16,19 +15,6 @@ import (
 // to the lane's owner only (a lane-in to the viewer, its answer, then a
 // lane-read to the holder), takes what the holder hands back to the
 // viewer, and counts what the lane typed as the viewer's typing.
-
-// mayReadLane decides whether the holder may read the terminal of v, whose
-// lane it runs, for v's process pid, under a holder of holderVersion: it
-// returns the pid to send in the lane-read. Only a read-write local
-// terminal viewer that handed over its terminal and speaks version 9,
-// whose process is known, under a holder that takes lane-read.
-func mayReadLane(v lanegate.Viewer, pid, holderVersion int) (uint32, bool) {
-	if !v.TerminalOwner() || !wire.InputLanes(v.Version) || !wire.HolderAccepts(holderVersion, wire.TypeLaneRead) ||
-		pid <= 0 || pid > math.MaxInt32 {
-		return 0, false
-	}
-	return uint32(pid), true
-}
 
 // inputLane returns the holder's connection and the pid for a lane-read
 // of v's terminal, when v owns the lane and may have an input lane.
@@ -44,7 +30,7 @@ func (h *Host) inputLane(v *viewer) (*holderConn, uint32, bool) {
 	v.lane.mu.Lock()
 	vv.Terminal = v.lane.term >= 0
 	v.lane.mu.Unlock()
-	pid, ok := mayReadLane(vv, v.opts.Pid, up.version)
+	pid, ok := lanegate.InputLane(vv, v.opts.Pid, up.version)
 	return up, pid, ok
 }
 

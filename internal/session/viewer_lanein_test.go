@@ -3,7 +3,6 @@ package session
 import (
 	"bufio"
 	"bytes"
-	"math"
 	"net"
 	"os"
 	"syscall"
@@ -12,43 +11,8 @@ import (
 
 	"termkeep/internal/fdpass"
 	"termkeep/internal/outlog"
-	"termkeep/internal/session/lanegate"
 	"termkeep/internal/wire"
 )
-
-func TestMayReadLane(t *testing.T) {
-	cli := lanegate.Viewer{Kind: "cli", Local: true, Terminal: true, Version: 9}
-	with := func(f func(*lanegate.Viewer)) lanegate.Viewer { v := cli; f(&v); return v }
-	for _, tc := range []struct {
-		name   string
-		v      lanegate.Viewer
-		pid    int
-		holder int
-		ok     bool
-	}{
-		{"a local cli viewer of version 9, a holder of 9", cli, 4242, 9, true},
-		{"a holder newer still", cli, 4242, 12, true},
-		{"a viewer newer still", with(func(v *lanegate.Viewer) { v.Version = 10 }), 4242, 9, true},
-		{"a viewer of version 8", with(func(v *lanegate.Viewer) { v.Version = 8 }), 4242, 9, false},
-		{"a holder of version 8", cli, 4242, 8, false},
-		{"no holder", cli, 4242, 0, false},
-		{"the pid unknown", cli, 0, 9, false},
-		{"a negative pid", cli, -1, 9, false},
-		{"a pid past pid_t", cli, math.MaxInt32 + 1, 9, false},
-		{"the largest pid_t", cli, math.MaxInt32, 9, true},
-		{"read-only", with(func(v *lanegate.Viewer) { v.ReadOnly = true }), 4242, 9, false},
-		{"a waiter", with(func(v *lanegate.Viewer) { v.Waiter = true }), 4242, 9, false},
-		{"not local", with(func(v *lanegate.Viewer) { v.Local = false }), 4242, 9, false},
-		{"a browser", with(func(v *lanegate.Viewer) { v.Kind = "web" }), 4242, 9, false},
-		{"a share link", with(func(v *lanegate.Viewer) { v.Kind = "share" }), 4242, 9, false},
-		{"no terminal handed over", with(func(v *lanegate.Viewer) { v.Terminal = false }), 4242, 9, false},
-	} {
-		pid, ok := mayReadLane(tc.v, tc.pid, tc.holder)
-		if ok != tc.ok || (ok && int(pid) != tc.pid) || (!ok && pid != 0) {
-			t.Errorf("%s: mayReadLane = %d, %v; want %v", tc.name, pid, ok, tc.ok)
-		}
-	}
-}
 
 // laneRig is a host whose holder is a socket the test plays, with its
 // reader running, and a viewer of the given version that has handed over

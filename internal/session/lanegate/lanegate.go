@@ -11,7 +11,12 @@
 // as written, then the output from it.
 package lanegate
 
-import "time"
+import (
+	"math"
+	"time"
+
+	"termkeep/internal/wire"
+)
 
 // Viewer is what the server knows of a viewer that bears on a lane.
 type Viewer struct {
@@ -39,8 +44,24 @@ type Session struct {
 // TerminalOwner reports whether v is a read-write terminal viewer on this
 // machine, of the server's own user, that handed over its terminal: the
 // only kind a lane may write to or read from.
-func (v Viewer) TerminalOwner() bool {
-	return v.Kind == "cli" && v.Local && !v.ReadOnly && !v.Waiter && v.Terminal
+func (v Viewer) TerminalOwner() bool { return MayHand(v) && v.Terminal }
+
+// MayHand reports whether v may hand the server its terminal at all (a
+// lane frame's descriptor is closed at once otherwise): a read-write
+// terminal viewer on this machine, of the server's own user.
+func MayHand(v Viewer) bool { return v.Kind == "cli" && v.Local && !v.ReadOnly && !v.Waiter }
+
+// InputLane decides whether the holder may read the terminal of v, whose
+// lane it runs, for v's process pid, under a holder of holderVersion: it
+// returns the pid to send in the lane-read. Only a terminal owner that
+// speaks the input lane, whose process is known, under a holder that
+// takes lane-read.
+func InputLane(v Viewer, pid, holderVersion int) (uint32, bool) {
+	if !v.TerminalOwner() || !wire.InputLanes(v.Version) || !wire.HolderAccepts(holderVersion, wire.TypeLaneRead) ||
+		pid <= 0 || pid > math.MaxInt32 {
+		return 0, false
+	}
+	return uint32(pid), true
 }
 
 // Eligible reports whether v may have a lane on s: a read-write terminal

@@ -2,6 +2,7 @@ package lanegate
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ func TestEligible(t *testing.T) {
 		{"size unknown", func(v *Viewer, s *Session) { v.Cols, v.Rows, s.Cols, s.Rows = 0, 0, 0, 0 }, false},
 		{"a resize to another size on its way", func(_ *Viewer, s *Session) { s.ReqCols = 100 }, false},
 		{"a resize to its size on its way", func(_ *Viewer, s *Session) { s.Cols = 100 }, false},
+		{"a waiter may hand nothing", func(v *Viewer, _ *Session) { v.Waiter = true; v.Terminal = false }, false},
 		{"the largest size", func(v *Viewer, s *Session) {
 			v.Cols, v.Rows, s.Cols, s.Rows, s.ReqCols, s.ReqRows = 65535, 65535, 65535, 65535, 65535, 65535
 		}, true},
@@ -290,4 +292,38 @@ func show(a Action, t0 time.Time) string {
 		return "claim"
 	}
 	return "?"
+}
+
+func TestInputLane(t *testing.T) {
+	cli := Viewer{Kind: "cli", Local: true, Terminal: true, Version: 9}
+	with := func(f func(*Viewer)) Viewer { v := cli; f(&v); return v }
+	for _, tc := range []struct {
+		name   string
+		v      Viewer
+		pid    int
+		holder int
+		ok     bool
+	}{
+		{"a local cli viewer of version 9, a holder of 9", cli, 4242, 9, true},
+		{"a holder newer still", cli, 4242, 12, true},
+		{"a viewer newer still", with(func(v *Viewer) { v.Version = 10 }), 4242, 9, true},
+		{"a viewer of version 8", with(func(v *Viewer) { v.Version = 8 }), 4242, 9, false},
+		{"a holder of version 8", cli, 4242, 8, false},
+		{"no holder", cli, 4242, 0, false},
+		{"the pid unknown", cli, 0, 9, false},
+		{"a negative pid", cli, -1, 9, false},
+		{"a pid past pid_t", cli, math.MaxInt32 + 1, 9, false},
+		{"the largest pid_t", cli, math.MaxInt32, 9, true},
+		{"read-only", with(func(v *Viewer) { v.ReadOnly = true }), 4242, 9, false},
+		{"a waiter", with(func(v *Viewer) { v.Waiter = true }), 4242, 9, false},
+		{"not local", with(func(v *Viewer) { v.Local = false }), 4242, 9, false},
+		{"a browser", with(func(v *Viewer) { v.Kind = "web" }), 4242, 9, false},
+		{"a share link", with(func(v *Viewer) { v.Kind = "share" }), 4242, 9, false},
+		{"no terminal handed over", with(func(v *Viewer) { v.Terminal = false }), 4242, 9, false},
+	} {
+		pid, ok := InputLane(tc.v, tc.pid, tc.holder)
+		if ok != tc.ok || (ok && int(pid) != tc.pid) || (!ok && pid != 0) {
+			t.Errorf("%s: InputLane = %d, %v; want %v", tc.name, pid, ok, tc.ok)
+		}
+	}
 }
