@@ -325,14 +325,16 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 		writeError(w, http.StatusBadRequest, "mode=%q is not a viewer mode: use view (watch only) or control", q.Get("mode"))
 		return
 	}
-	if id := principalOf(r.Context()).tokenID; id != "" {
-		release, err := g.viewers.take(id, g.s.maxViewersPerToken())
-		if err != nil {
-			writeError(w, http.StatusTooManyRequests, "%v", err)
-			return
-		}
-		defer release()
+	id, limit := principalOf(r.Context()).tokenID, g.s.maxViewersPerToken()
+	if id == "" {
+		id, limit = ownerKey, limit*ownerViewers // the owner's credential
 	}
+	release, err := g.viewers.take(id, limit)
+	if err != nil {
+		writeError(w, http.StatusTooManyRequests, "%v", err)
+		return
+	}
+	defer release()
 	if err := roomForViewer(); err != nil { // viewerroom.go
 		writeError(w, http.StatusServiceUnavailable, "%v", err)
 		return

@@ -90,7 +90,7 @@ type Config struct {
 	MaxSessions int
 	// MaxViewersPerToken is how many viewers one registry token may have
 	// open at once on the browser listener (0:
-	// DefaultMaxViewersPerToken). The owner token is not counted.
+	// DefaultMaxViewersPerToken). The owner's credential has five times it.
 	MaxViewersPerToken int
 	// KeepEnded and KeepEndedBytes bound the exited and closed sessions
 	// kept, in number and in their directories' total size (0: the

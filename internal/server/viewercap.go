@@ -13,6 +13,15 @@ import (
 // the cap keeps one leaked link from making that crowd.
 const DefaultMaxViewersPerToken = 200
 
+// ownerViewers is how many times a token's cap the owner's credential
+// (its own browsers and tools) may have open: more than any one link,
+// since the owner opens many tabs and tools, and still a bound, so a
+// leaked owner credential cannot make an unbounded crowd either.
+const ownerViewers = 5
+
+// ownerKey counts the owner's viewers: no registry token has it.
+const ownerKey = "\x00owner"
+
 // viewerCap counts the open viewers of each registry token. The zero
 // value is ready to use.
 type viewerCap struct {
@@ -29,6 +38,9 @@ func (c *viewerCap) take(id string, limit int) (release func(), err error) {
 		c.open = make(map[string]int)
 	}
 	if c.open[id] >= limit {
+		if id == ownerKey {
+			return nil, fmt.Errorf("the owner already has %d viewers open, the most it may have (%d times termkeep serve --max-viewers-per-token, TERMKEEP_MAX_VIEWERS_PER_TOKEN); close one", limit, ownerViewers)
+		}
 		return nil, fmt.Errorf("this link already has %d viewers open, the most one token may have (termkeep serve --max-viewers-per-token, TERMKEEP_MAX_VIEWERS_PER_TOKEN); close one, or ask for a link of your own", limit)
 	}
 	c.open[id]++

@@ -44,7 +44,8 @@ func TestViewerCapCounts(t *testing.T) {
 
 // A share link's viewers past the cap are refused with 429 and a
 // sentence, before the upgrade; a place freed is taken again; other links
-// and the owner are not counted against it.
+// and the owner are not counted against it; the owner has a cap of its
+// own, ownerViewers times a token's.
 func TestViewerCapPerToken(t *testing.T) {
 	ts := newLiveServerWith(t, func(c *Config) { c.MaxViewersPerToken = 2 })
 	ctx := context.Background()
@@ -90,8 +91,12 @@ func TestViewerCapPerToken(t *testing.T) {
 		t.Errorf("refused with %s", body)
 	}
 	must(other.Secret)
-	for range 3 {
+	// The owner has ownerViewers times a token's cap.
+	for range 2 * ownerViewers {
 		must(ts.token)
+	}
+	if _, resp, err := dial(ts.token); err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("an owner's viewer past its cap: %v %v", err, resp)
 	}
 	first.CloseNow()
 	deadline := time.Now().Add(10 * time.Second)
