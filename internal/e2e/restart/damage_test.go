@@ -403,9 +403,10 @@ func TestFlippedByteNearLiveTail(t *testing.T) {
 	// About 100 KB a second for a minute: it prints throughout the test.
 	const n = 6 << 20
 	id := e.NewWriter("live", 12, n, 0, false, smallRecords...)
-	// The damage goes after the log's first 256 KiB, about 60 KB from its
-	// end.
-	e2e.WaitFor(t, 60*time.Second, "320 KB of output", func() bool { return e.Session(id).End > 320_000 })
+	// The damage goes after the log's first 256 KiB, tens of KB from its
+	// end; past 440 KB there is a record to damage after 400 KB, where
+	// flipAfterFullRead flips when it finds no read of the kind it wants.
+	e2e.WaitFor(t, 60*time.Second, "440 KB of output", func() bool { return e.Session(id).End > 440_000 })
 	pattern := e2e.Pattern(12, n)
 	hit := flipAfterFullRead(t, e, id, pattern)
 
