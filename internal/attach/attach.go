@@ -129,6 +129,11 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	c.conds = newLaneConds(cfg, c.rt)
 	c.ot = outerterm.New(int(c.cols), int(c.rows), cfg.AltScreen)
+	if cfg.ReadOnly {
+		// The user's terminal applies a clipboard write as it would any
+		// program's; a read-only attach may change nothing of its user's.
+		c.ot.DropClipboard()
+	}
 	c.paint(c.ot.Begin)
 	defer c.end()
 

@@ -16,6 +16,7 @@ package outerterm
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"termkeep/internal/screen"
@@ -68,6 +69,9 @@ type Term struct {
 	title              []byte
 	titleKnown, titled bool
 	m                  modes // what the terminal was switched to (modes.go)
+	// noClip keeps clipboard writes (OSC 52) from the terminal (a
+	// read-only attach); drop: the sequence in progress is one.
+	noClip, drop bool
 
 	// The session's size and screen (size.go): the terminal is drawn
 	// from model while the session's size is not the terminal's.
@@ -85,6 +89,11 @@ type Term struct {
 func New(cols, rows int, altScreen bool) *Term {
 	return &Term{cols: max(cols, 1), rows: max(rows, 1), altScreen: altScreen}
 }
+
+// DropClipboard keeps the session's clipboard writes (OSC 52) from the
+// terminal, which would apply them: for a read-only attach, which may
+// change nothing of its user's.
+func (t *Term) DropClipboard() { t.noClip = true }
 
 // Begin is what attach writes before anything of the session's.
 func (t *Term) Begin() []byte {
@@ -157,7 +166,7 @@ func (t *Term) Output(p []byte) []byte {
 
 // pass returns p as it should reach a terminal of the session's size.
 func (t *Term) pass(p []byte) []byte {
-	if !t.altScreen {
+	if !t.altScreen && !t.noClip {
 		t.scan(p, nil)
 		return p
 	}
@@ -171,7 +180,7 @@ func (t *Term) pass(p []byte) []byte {
 // appends p to out without the switches to the normal screen, and returns
 // out.
 func (t *Term) scan(p []byte, out []byte) []byte {
-	filter := t.altScreen
+	filter := t.altScreen || t.noClip
 	start := 0 // in p: where the sequence in progress began
 	for i := 0; i < len(p); {
 		if t.sc.Ground() {
@@ -196,12 +205,18 @@ func (t *Term) scan(p []byte, out []byte) []byte {
 		case vtscan.OSC:
 			t.osc(t.sc.Payload())
 		}
+		if t.noClip && t.sc.InOSC() && clipboard(t.sc.Payload()) {
+			t.drop = true // however it ends (BEL, ST, or cancelled)
+		}
 		if !t.sc.Ground() {
 			continue
 		}
 		keep := true
 		if k == vtscan.CSI && t.sc.Prefix() == '?' && (t.sc.Final == 'h' || t.sc.Final == 'l') {
 			keep = t.mode(t.sc.Final == 'h')
+		}
+		if t.drop {
+			keep, t.drop = false, false
 		}
 		if filter && (keep || t.flushed) {
 			out = append(out, t.seq...)
@@ -212,10 +227,15 @@ func (t *Term) scan(p []byte, out []byte) []byte {
 	}
 	if filter && !t.sc.Ground() {
 		// Only a CSI can be a switch: hold back one that p ends inside (a
-		// short one; real switches are), and let anything else through.
-		if t.sc.MayBeCSI() && len(t.seq)+len(p)-start <= maxHeld {
+		// short one; real switches are), and an OSC that may yet be a
+		// clipboard write, and let anything else through.
+		switch held := len(t.seq) + len(p) - start; {
+		case t.drop:
+			t.seq, t.flushed = t.seq[:0], false
+		case t.sc.MayBeCSI() && held <= maxHeld,
+			t.noClip && t.sc.InOSC() && strings.HasPrefix("52;", string(t.sc.Payload())):
 			t.seq = append(t.seq, p[start:]...)
-		} else {
+		default:
 			out = append(out, t.seq...)
 			out = append(out, p[start:]...)
 			t.seq, t.flushed = t.seq[:0], true
@@ -223,6 +243,10 @@ func (t *Term) scan(p []byte, out []byte) []byte {
 	}
 	return out
 }
+
+// clipboard reports whether an OSC's payload (so far) is a clipboard
+// write or read: OSC 52.
+func clipboard(payload []byte) bool { return bytes.HasPrefix(payload, []byte("52;")) }
 
 // maxHeld bounds what --alt-screen holds back of a sequence split between
 // chunks.

@@ -161,25 +161,70 @@ func TestNoticeIsInTheTitle(t *testing.T) {
 	}
 }
 
+// A read-only attach's terminal gets no clipboard write (OSC 52), in any
+// split of the output, and everything else as it is.
+func TestDropClipboard(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		chunks []string
+		want   string
+	}{
+		{"plain", []string{"abc"}, "abc"},
+		{"a write ended by BEL", []string{"a\x1b]52;c;aGVsbG8=\x07b"}, "ab"},
+		{"a write ended by ST", []string{"a\x1b]52;c;aGVsbG8=\x1b\\b"}, "ab"},
+		{"split in its prefix", []string{"a\x1b]5", "2;c;aGVs", "bG8=\x07b"}, "ab"},
+		{"split after ST's ESC", []string{"a\x1b]52;c;eA==\x1b", "\\b"}, "ab"},
+		{"a long one", []string{"a\x1b]52;c;" + strings.Repeat("QUFB", 100000), strings.Repeat("QUFB", 1000) + "\x07b"}, "ab"},
+		{"a read", []string{"\x1b]52;c;?\x07"}, ""},
+		{"other OSCs pass", []string{"\x1b]0;title\x07x\x1b]53;y\x07"}, "\x1b]0;title\x07x\x1b]53;y\x07"},
+		{"an OSC 5 split is let through", []string{"\x1b]5", "3;y\x07z"}, "\x1b]53;y\x07z"},
+		{"a colour after it", []string{"\x1b]52;c;eA==\x07\x1b[31mred"}, "\x1b[31mred"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			term := New(80, 24, false)
+			term.DropClipboard()
+			if got := feed(term, c.chunks...); got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+	// Without it, a write passes: the user's own terminal decides.
+	if got := feed(New(80, 24, false), "\x1b]52;c;eA==\x07"); got != "\x1b]52;c;eA==\x07" {
+		t.Fatalf("a read-write attach's terminal got %q", got)
+	}
+}
+
 // Whatever the split of the output, the terminal sees the same bytes.
 func FuzzOutputSplit(f *testing.F) {
 	f.Add([]byte("\x1b[?1049ha\x1b[?1049lb\x1b]0;t\x07"), uint8(3), true)
 	f.Add([]byte("x\x1b[31mZ\x1b[?47h"), uint8(1), false)
+	f.Add([]byte("a\x1b]52;c;eA==\x1b\\b\x1b]5"), uint8(0x83), false)
 	f.Fuzz(func(t *testing.T, p []byte, step uint8, alt bool) {
+		clip := step&0x80 != 0 // a read-only attach's: no clipboard writes
 		whole := New(80, 24, alt)
-		want := string(whole.Output(bytes.Clone(p)))
 		split := New(80, 24, alt)
+		if clip {
+			whole.DropClipboard()
+			split.DropClipboard()
+		}
+		want := string(whole.Output(bytes.Clone(p)))
 		n := int(step%16) + 1
 		var got []byte
 		for i := 0; i < len(p); i += n {
 			got = append(got, split.Output(bytes.Clone(p[i:min(i+n, len(p))]))...)
 		}
-		// A sequence held back at the end is the same in both.
-		if string(got)+string(split.seq) != want+string(whole.seq) {
+		// A sequence held back at the end is the same in both. (A
+		// clipboard write dropped may take with it the unfinished string
+		// it cut short, or not, as the split falls: the terminal ignores
+		// those either way.)
+		if (!clip || !bytes.Contains(p, []byte("52;"))) && string(got)+string(split.seq) != want+string(whole.seq) {
 			t.Fatalf("split %d: %q, whole: %q", n, string(got)+string(split.seq), want+string(whole.seq))
 		}
-		if !alt && string(got) != string(p) {
+		if !alt && !clip && string(got) != string(p) {
 			t.Fatalf("normal screen changed the output")
+		}
+		if clip && strings.Contains(string(got)+string(split.seq), "\x1b]52;") {
+			t.Fatalf("a clipboard write reached the terminal: %q", got)
 		}
 		if split.alt != whole.alt || split.Redraw != whole.Redraw {
 			t.Fatalf("state differs: alt %d/%d redraw %v/%v", split.alt, whole.alt, split.Redraw, whole.Redraw)

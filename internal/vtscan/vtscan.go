@@ -146,6 +146,10 @@ func (s *Scanner) Step(b byte) Kind {
 // MaxPayload bytes), valid until the next OSC begins.
 func (s *Scanner) Payload() []byte { return s.payload }
 
+// InOSC reports whether an OSC is in progress: Payload holds its first
+// bytes so far.
+func (s *Scanner) InOSC() bool { return s.state == osc }
+
 // MayBeCSI reports whether the sequence in progress is a CSI, or an ESC
 // that a '[' would make one.
 func (s *Scanner) MayBeCSI() bool { return s.state == csi || s.state == esc }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -172,5 +173,27 @@ func TestAttachNeedsATerminal(t *testing.T) {
 	out, errs, code := e.TkIn(devnull, "attach", "n")
 	if code != 2 || !strings.Contains(errs, "attach needs a terminal") || strings.Contains(out, "\x1b") {
 		t.Fatalf("attach </dev/null: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// A session's clipboard write (OSC 52) reaches the terminal of a
+// read-write attach, whose own terminal applies its policy, and never a
+// read-only attach's: a watcher's clipboard is not the session's to set.
+func TestReadOnlyAttachGetsNoClipboardWrite(t *testing.T) {
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	e.TkEnv([]string{"PS1=$ "}, "", "new", "--name", "clip", "--", "sh")
+	rw := startAttach(t, e, "clip", false)
+	ro := startAttach(t, e, "clip", false, "--read-only")
+	rw.waitOutput("$ ")
+	ro.waitOutput("$ ")
+	rw.pty.Write([]byte("printf '\\033]52;c;%s\\007done-%s\\n' aGVsbG8= $((1+1))\r"))
+	rw.waitOutput("done-2")
+	ro.waitOutput("done-2")
+	if !bytes.Contains(rw.bytes(), []byte("\x1b]52;c;aGVsbG8=\x07")) {
+		t.Fatalf("the read-write attach's terminal did not get the clipboard write: %q", e2e.Tail(rw.bytes(), 200))
+	}
+	if bytes.Contains(ro.bytes(), []byte("\x1b]52;")) {
+		t.Fatalf("the read-only attach's terminal got a clipboard write: %q", e2e.Tail(ro.bytes(), 200))
 	}
 }
