@@ -389,13 +389,7 @@ func (c *attacher) ended(s *client.Stream, r result) (again bool, err error) {
 	c.wmu.Lock()
 	c.stream = nil
 	write, claim, resume := c.gate.lost()
-	for _, b := range write {
-		c.tout.Write(b)
-	}
-	c.wmu.Unlock()
-	if resume {
-		c.rt.resume()
-	}
+	c.ownAgain(write, resume)
 	switch {
 	case errors.As(r.err, new(terminalGone)):
 		return false, nil // the terminal hung up

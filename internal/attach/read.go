@@ -107,6 +107,13 @@ func (c *attacher) laneEnd() {
 	c.res.laneEnded()
 	c.wmu.Lock()
 	write, resume := c.gate.ended()
+	c.ownAgain(write, resume)
+}
+
+// ownAgain takes the terminal back from a lane that ended (wmu held; it
+// lets go): attach's kept lines are written, a quiesce waiting is woken,
+// and attach reads its terminal again if it had stopped (resume).
+func (c *attacher) ownAgain(write [][]byte, resume bool) {
 	for _, b := range write {
 		c.tout.Write(b)
 	}

@@ -347,9 +347,7 @@ func (h *holder) signalSession(sig syscall.Signal) {
 // foreground group, which still holds the pty, is signalled then.
 func (h *holder) signalChild(sig syscall.Signal) {
 	pid := h.cmd.Process.Pid
-	if fg, err := foreground(h.ptmx); err == nil && fg > 0 && fg != pid {
-		syscall.Kill(-fg, sig)
-	}
+	h.signalForeground(sig)
 	h.mu.Lock()
 	reaped := h.reaped
 	h.mu.Unlock()

@@ -281,7 +281,7 @@ func (t *Term) mode(on bool) bool {
 // the cursor otherwise.
 func (t *Term) End() []byte {
 	var b []byte
-	b = append(b, t.clearNote()...)
+	b = append(b, t.ClearNote()...)
 	switch {
 	case t.altScreen:
 		b = append(b, t.m.reset(t.rows)...)
@@ -315,13 +315,11 @@ func (t *Term) Notice(msg string) []byte {
 	return append(b, '\a')
 }
 
-// ClearNote returns what takes a notice out of the title, if one is shown.
-func (t *Term) ClearNote() []byte { return t.clearNote() }
-
-// clearNote puts back the title from before the notice, or the one the
-// session set meanwhile. A terminal without a title stack is left an
-// empty title rather than the notice.
-func (t *Term) clearNote() []byte {
+// ClearNote returns what takes a notice out of the title, if one is
+// shown: the title from before the notice, or the one the session set
+// meanwhile. A terminal without a title stack is left an empty title
+// rather than the notice.
+func (t *Term) ClearNote() []byte {
 	if !t.note {
 		return nil
 	}

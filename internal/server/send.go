@@ -46,11 +46,10 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, sess store.S
 		return
 	}
 	data, sent, err := encodeSend(req, modes)
-	if err != nil && !(sig != 0 && len(data) == 0) {
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	err = nil
 	if len(data) > 0 {
 		err = h.Input(data)
 	}
@@ -112,8 +111,8 @@ func encodeSend(req api.SendRequest, m screen.InputModes) ([]byte, api.Sent, err
 	if req.Enter {
 		data = append(data, '\r')
 	}
-	if len(data) == 0 {
-		return nil, api.Sent{}, errors.New("nothing to send: give text, keys or enter")
+	if len(data) == 0 && req.Signal == "" {
+		return nil, api.Sent{}, errors.New("nothing to send: give text, keys, enter or a signal")
 	}
 	sent.Bytes = len(data)
 	return data, sent, nil

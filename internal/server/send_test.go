@@ -28,6 +28,7 @@ func TestEncodeSend(t *testing.T) {
 		{"no paste asked: as given", api.SendRequest{Text: "a\x1b[201~\x03", NoPaste: true}, shell, "a\x1b[201~\x03", ""},
 		{"unknown key sends nothing", api.SendRequest{Text: "x", Keys: []string{"Up", "Hyper-x"}}, less, "", "unknown key"},
 		{"nothing", api.SendRequest{}, less, "", "nothing to send"},
+		{"a signal alone types nothing", api.SendRequest{Signal: "KILL"}, less, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data, sent, err := encodeSend(c.req, c.m)

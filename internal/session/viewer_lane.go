@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -261,7 +260,7 @@ func (h *Host) claimLane(v *viewer) {
 	up := h.up
 	h.mu.Unlock()
 	if up != nil && wire.HolderAccepts(up.version, wire.TypeLaneClaim) {
-		up.frame(wire.TypeLaneClaim, binary.BigEndian.AppendUint64(nil, v.lane.claim))
+		up.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneClaim, v.lane.claim) })
 	}
 }
 

@@ -211,12 +211,12 @@ func (g *Gate) Step(now time.Time, v Viewer, s Session, next, end uint64) Action
 				// that says so has lost track of the lane.
 				x = max(from, min(x, end))
 			}
-			if claimed {
-				// Nothing was refused: the claim is answered.
-			} else if x == from {
+			switch {
+			case claimed: // answered: nothing was refused
+			case x == from:
 				g.refusals++
 				g.retryAt = now.Add(min(FirstRetry<<min(g.refusals-1, 10), MaxRetry))
-			} else {
+			default:
 				g.refusals, g.retryAt = 0, time.Time{}
 			}
 			g.withdraw = false // answered by the lane-end
