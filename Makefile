@@ -73,35 +73,38 @@ install: build
 	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "$(PREFIX)/bin is not on PATH: add it (export PATH=\"$(PREFIX)/bin:\$$PATH\") to run termkeep by name" >&2;; esac
 
 # The whole suite: vet, then every test with the race detector, a real pty,
-# a real shell, a real SQLite file and real sockets; then the browser UI's
-# tests in a real (headless) Chromium. The end-to-end tests are split by
-# area (internal/e2e/core, cli, security, restart, web, soak) so that go test
-# runs them side by side with the other packages; none needs more than a
-# third of the timeout on a quiet 2-core machine. Their termkeep and
-# termkeep-holder, with the race detector, are built once here for all six
-# (run alone, each package builds its own); GORACE turns off the second a
-# -race binary sleeps at exit, once per test binary and per CLI run. The
-# browser tests run meanwhile: they mostly wait on Chromium and the page.
+# a real shell, a real SQLite file and real sockets; and the browser UI's
+# tests in a real (headless) Chromium, started first, beside all of that:
+# they mostly wait on Chromium and the page, and need only the plain build.
+# The end-to-end tests are split by area (internal/e2e/core, cli,
+# security, restart, web, chaos, soak) so that go test runs them side by
+# side with the other packages; none needs more than a third of the
+# timeout on a quiet 2-core machine. Their termkeep and termkeep-holder,
+# with the race detector, are built once here for all of them (run alone,
+# each package builds its own); GORACE turns off the second a -race binary
+# sleeps at exit, once per test binary and per CLI run.
 RACE_BIN := $(BIN)/race
 RACE_BUILD = $(GO) build -race -o $(RACE_BIN)/ ./cmd/termkeep-holder && \
 	$(GO) build -race -tags lean -o $(RACE_BIN)/termkeep ./cmd/termkeep && \
 	$(GO) build -race -o $(RACE_BIN)/termkeep-server ./cmd/termkeep
 GORACE ?= atexit_sleep_ms=0
 test: build chromium test-deps
-	$(GO) vet ./...
-	$(GO) vet -tags lean ./cmd/termkeep
-	@$(MAKE) --no-print-directory tidy
-	$(RACE_BUILD)
 	@mkdir -p test-artifacts
-	@echo "make test-web runs beside the Go tests (it mostly waits on Chromium); its output follows theirs"
+	@echo "make test-web runs beside vet and the Go tests (it mostly waits on Chromium); its output follows theirs"
 	@{ $(TEST_WEB); } > test-artifacts/test-web.log 2>&1 & web=$$!; \
-	echo "TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./..."; \
-	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./...; gostatus=$$?; \
-	echo "$(GO) test -count=1 -run '$(FLOOD_TESTS)' ./internal/server  # timed: not under the race detector"; \
-	$(GO) test -count=1 -run '$(FLOOD_TESTS)' ./internal/server || gostatus=1; \
+	gostatus=0; \
+	echo "$(GO) vet ./... && $(GO) vet -tags lean ./cmd/termkeep && $(GO) mod tidy -diff"; \
+	{ $(GO) vet ./... && $(GO) vet -tags lean ./cmd/termkeep && ( $(TIDY_CHECK) ); } || gostatus=1; \
+	echo "$(RACE_BUILD)"; \
+	if $(RACE_BUILD); then \
+		echo "TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./..."; \
+		TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./... || gostatus=1; \
+		echo "$(GO) test -count=1 -run '$(FLOOD_TESTS)' ./internal/server  # timed: not under the race detector"; \
+		$(GO) test -count=1 -run '$(FLOOD_TESTS)' ./internal/server || gostatus=1; \
+	else gostatus=1; fi; \
 	wait $$web; webstatus=$$?; \
 	echo "== the browser tests (make test-web; test-artifacts/test-web.log)"; cat test-artifacts/test-web.log; \
-	if [ $$gostatus != 0 ]; then echo "make test: the Go tests failed (above the browser tests' output)" >&2; fi; \
+	if [ $$gostatus != 0 ]; then echo "make test: vet or the Go tests failed (above the browser tests' output)" >&2; fi; \
 	if [ $$webstatus != 0 ]; then echo "make test: the browser tests failed (make test-web runs them alone)" >&2; fi; \
 	[ $$gostatus = 0 ] && [ $$webstatus = 0 ]
 
@@ -133,9 +136,10 @@ FLOOD_TESTS = ^(TestViewerFloodSparesTheOwner|TestShareLinkCrowdIsCapped)$$
 
 # go.mod and go.sum say exactly what the code imports: a module imported
 # directly is not marked indirect, and nothing unused is listed.
+TIDY_CHECK = $(GO) mod tidy -diff || { \
+	echo "go.mod or go.sum is not tidy (the diff above is what it would change): run 'go mod tidy' and commit the result" >&2; exit 1; }
 tidy:
-	@$(GO) mod tidy -diff || { \
-		echo "go.mod or go.sum is not tidy (the diff above is what it would change): run 'go mod tidy' and commit the result" >&2; exit 1; }
+	@$(TIDY_CHECK)
 
 # The browser tests (web/test/ui): each starts bin/termkeep with its own
 # state directory and drives Debian's Chromium with playwright-core (no
