@@ -122,8 +122,9 @@ type resourceError struct {
 
 func (e *resourceError) Error() string { return errorResult(e.err).Content[0].(*sdk.TextContent).Text }
 
-// Unwrap makes it the SDK's resource-not-found JSON-RPC error (-32002),
-// with the reason as its message: a plain error is answered with code 0.
+// Unwrap makes it the SDK's resource-not-found JSON-RPC error (-32602,
+// invalid params, as the current MCP specification has it), with the
+// reason as its message: a plain error is answered with code 0.
 func (e *resourceError) Unwrap() error {
 	return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: e.Error(), Data: json.RawMessage(fmt.Sprintf(`{"uri":%q}`, e.uri))}
 }

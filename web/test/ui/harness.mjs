@@ -45,7 +45,7 @@ export async function waitFor(fn, { timeout = 15000, interval = 50, what = 'cond
  * own server holds) nor the XDG directories, which would reach the user's
  * files: what the servers and CLI runs of the tests get.
  */
-function testEnv() {
+export function testEnv() {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('TERMKEEP_') || /^XDG_(CONFIG|DATA|STATE|CACHE)_HOME$/.test(k)) delete env[k];
   return env;
