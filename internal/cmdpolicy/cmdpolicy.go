@@ -1,7 +1,11 @@
 // Package cmdpolicy decides whether a command may run under allow and
 // deny patterns (`termkeep mcp --allow-command/--deny-command`). It does
-// no I/O: it reads a command line as /bin/sh would split it into simple
-// commands and matches each against the patterns.
+// no I/O: it parses a command line as bash does (mvdan.cc/sh/v3/syntax)
+// and judges every simple command in it, wherever it stands: in a
+// pipeline or a list, a subshell, a $(...), `...` or <(...), the body of
+// an if, while, for, case or function, a coproc, the script of sh -c,
+// and the command a wrapper (env, nice, sudo, xargs, find -exec ...)
+// runs.
 //
 // A pattern is a glob over a command's words joined by single blanks: `*`
 // matches any run of characters (blanks and slashes too), `?` any one
@@ -9,17 +13,26 @@
 // the whole command or its first words: "make" matches "make" and "make
 // test" but not "makeup"; "go test *" matches "go test ./...". The first
 // word is also tried without its directory, so "rm" matches "/bin/rm -rf
-// x" (write a path, "/usr/bin/make", to pin one program).
+// x" (write a path, "/usr/bin/make", to pin one program), and git without
+// its own options, so "git push" matches "git -C dir push".
 //
-// The patterns guard against mistakes; they are no fence. What a command
-// does once it runs (a Makefile, a script, `env rm`, `sudo`, `$CMD`, a
-// shell started by an allowed program) is out of their sight.
+// What only running the line tells (a variable, a substitution, a glob)
+// is unknown: a deny pattern refuses a command it could match, an allow
+// pattern allows one only where its * covers the unknown part. A line
+// whose commands cannot be known at all (eval, an alias, a program named
+// by a variable, a line bash cannot parse) is refused under any pattern.
+//
+// With allow patterns the policy is a fence around what the line names:
+// a redirection that writes a file, the variables that make a program run
+// other code (PATH, LD_PRELOAD, BASH_ENV ...) and arithmetic on a variable
+// are refused unless a pattern spells them out. Deny patterns catch
+// mistakes and are no fence: what a program does once it runs (a Makefile,
+// a script, python, find -delete, unlink) is out of their sight.
+// docs/agents.md says the whole of it.
 package cmdpolicy
 
 import (
-	"errors"
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -56,115 +69,32 @@ func (p *Policy) Empty() bool { return p == nil || len(p.allow) == 0 && len(p.de
 // name.
 func (p *Policy) Restricts() bool { return p != nil && len(p.allow) > 0 }
 
-// ErrSubstitution is a command line whose commands cannot be known before
-// it runs.
-var ErrSubstitution = errors.New("command substitution ($(...), `...`, <(...), >(...)) cannot be checked against --allow-command and --deny-command; run each command by itself")
-
-// CheckLine checks a shell command line: each simple command in it (split
-// at ; & | && || newlines and parentheses, quotes removed, leading
-// variable assignments and keywords such as `if`, `then`, `!` left out)
-// must match no deny pattern and, when there are allow patterns, one of
-// them.
+// CheckLine checks a shell command line, as bash would run it: every
+// command in it must match no deny pattern and, when there are allow
+// patterns, one of them. The error is one line saying which command
+// failed and why.
 func (p *Policy) CheckLine(line string) error {
 	if p.Empty() {
 		return nil
 	}
-	cmds, err := Split(line)
-	if err != nil {
-		return err
-	}
-	for _, words := range cmds {
-		if err := p.check(words); err != nil {
-			return err
-		}
-	}
-	return nil
+	c := &checker{p: p}
+	c.script(line, ctx{})
+	return c.err
 }
 
-// shells are the programs whose `-c SCRIPT` is checked as the script.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
-
-// CheckArgv checks a program and its arguments, run without a shell. A
-// shell's `-c SCRIPT` (what a string command becomes: /bin/sh -c LINE) is
-// checked as the command line SCRIPT.
+// CheckArgv checks a program and its arguments, run without a shell,
+// exactly as given: no word is split or expanded. A shell's `-c SCRIPT`
+// (what a string command becomes: /bin/sh -c LINE) is checked as the
+// command line SCRIPT.
 func (p *Policy) CheckArgv(argv []string) error {
 	if p.Empty() || len(argv) == 0 {
 		return nil
 	}
-	if len(argv) >= 3 && shells[path.Base(argv[0])] && argv[1] == "-c" {
-		return p.CheckLine(argv[2])
+	words := make([]word, len(argv))
+	for i, a := range argv {
+		words[i] = lit(a)
 	}
-	return p.check(argv)
-}
-
-// check decides for one simple command.
-func (p *Policy) check(words []string) error {
-	if len(words) == 0 {
-		return nil
-	}
-	cmd := strings.Join(strings.Fields(strings.Join(words, " ")), " ")
-	forms := []string{cmd}
-	if base := path.Base(words[0]); base != words[0] && strings.Contains(words[0], "/") {
-		forms = append(forms, strings.Join(strings.Fields(strings.Join(append([]string{base}, words[1:]...), " ")), " "))
-	}
-	for _, pat := range p.deny {
-		for _, f := range forms {
-			if matches(pat, f) {
-				return fmt.Errorf("the command %q matches --deny-command %q: this MCP server may not run it", cmd, pat)
-			}
-		}
-	}
-	if len(p.allow) == 0 {
-		return nil
-	}
-	for _, pat := range p.allow {
-		for _, f := range forms {
-			if matches(pat, f) {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("the command %q matches no --allow-command pattern (%s): this MCP server may run only those", cmd, quoteList(p.allow))
-}
-
-func quoteList(l []string) string {
-	q := make([]string, len(l))
-	for i, s := range l {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
-}
-
-// matches reports whether pat matches cmd whole or its first words.
-func matches(pat, cmd string) bool {
-	return glob(pat, cmd) || glob(pat+" *", cmd)
-}
-
-// glob matches s against pat, where * is any run of characters and ? one
-// character. Greedy with one backtrack point: linear in practice,
-// len(pat)*len(s) at worst.
-func glob(pat, s string) bool {
-	p, r := []rune(pat), []rune(s)
-	pi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(r) {
-		switch {
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case pi < len(p) && (p[pi] == '?' || p[pi] == r[si]):
-			pi++
-			si++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
+	c := &checker{p: p}
+	c.command(words, ctx{})
+	return c.err
 }

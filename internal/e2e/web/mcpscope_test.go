@@ -63,7 +63,10 @@ func TestMCPScope(t *testing.T) {
 	if _, text, isErr := m.Try("create_session", map[string]any{"command": "sleep 1", "workspace": "home"}); !isErr || !strings.Contains(text, "workspace proj") {
 		t.Fatalf("create_session in another workspace: %v %q", isErr, text)
 	}
-	for _, cmd := range []any{"rm -rf " + projDir, "true && rm -rf " + projDir, []string{"/bin/rm", "-rf", projDir}} {
+	// Plain, chained, by path, and hidden in a -c script or behind a
+	// wrapper, as a string and as an array.
+	for _, cmd := range []any{"rm -rf " + projDir, "true && rm -rf " + projDir, []string{"/bin/rm", "-rf", projDir},
+		"sh -c 'rm -rf " + projDir + "'", []string{"sh", "-c", "rm -rf " + projDir}, "env rm -rf " + projDir, "echo $(rm -rf " + projDir + ")"} {
 		if _, text, isErr := m.Try("create_session", map[string]any{"command": cmd}); !isErr || !strings.Contains(text, "--deny-command") {
 			t.Fatalf("create_session %q: %v %q", cmd, isErr, text)
 		}
