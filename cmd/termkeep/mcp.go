@@ -46,12 +46,18 @@ Give an agent less than the owner's whole reach:
 
 A command pattern is a glob (* any text, ? one character) over a command's
 words, matching the whole command or its first words ("make" matches
-"make test", not "makeup"); each command of a shell line (a; b && c | d) is
-checked; deny wins over allow. With --allow-command, a session without a
-command (the shell) must match one too. These limits keep an agent to what
-it was given through MCP; they are no fence against a shell it runs, which
-can read the owner's token in the state directory. Only another user (or
-another state directory) isolates for real. See docs/agents.md.`,
+"make test", not "makeup"). A line is parsed as bash and every command in
+it is checked: in pipelines, substitutions, bodies, sh -c scripts, and
+what wrappers (env, nice, sudo, xargs, find -exec ...) run; deny wins
+over allow. What cannot be known before it runs (eval, an alias, $CMD as
+the program, a line bash cannot parse) is refused. With --allow-command,
+a redirection writing a file and variables such as PATH or LD_PRELOAD are
+refused unless a pattern says so, and a session without a command (the
+shell) must match too. Deny patterns catch mistakes, not a program that
+deletes by itself (python, find -delete). Anything in a session runs as
+the owner and can read the owner's files, the termkeep token included:
+only another user (or another state directory) isolates for real. See
+docs/agents.md.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var lv slog.Level
