@@ -149,7 +149,8 @@ tidy:
 CHROMIUM ?= /usr/bin/chromium
 TEST_WEB = (cd web && npx tsc --noEmit -p .) && \
 	npm run --silent test:unit --prefix web && \
-	CHROMIUM=$(CHROMIUM) TERMKEEP_BIN=$(CURDIR)/$(BIN) TERMKEEP_ARTIFACTS=$(CURDIR)/test-artifacts/ui npm test --prefix web
+	$(GO) build -o $(BIN)/reaprun ./internal/testproc/reaprun && \
+	CHROMIUM=$(CHROMIUM) TK_UI_BIN=$(CURDIR)/$(BIN) TK_UI_ARTIFACTS=$(CURDIR)/test-artifacts/ui $(BIN)/reaprun npm test --prefix web
 test-web: build chromium
 	$(TEST_WEB)
 

@@ -94,7 +94,7 @@ func runPredict(ctx context.Context, e *env, cfg config) *predictReport {
 	defer cancel()
 	cmd := exec.CommandContext(rctx, "node", driver, strconv.Itoa(keys), strconv.Itoa(int(predictDelay/time.Millisecond)))
 	cmd.Dir = filepath.Dir(filepath.Dir(driver))
-	cmd.Env = append(os.Environ(), "TERMKEEP_BIN="+e.bin, "CHROMIUM="+chromium)
+	cmd.Env = append(os.Environ(), "TK_UI_BIN="+e.bin, "CHROMIUM="+chromium)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -75,6 +76,63 @@ func Run(m M) int {
 	Reap(dir)
 	os.RemoveAll(dir)
 	return code
+}
+
+// Wrap runs argv as Run runs a test binary: in a run directory of its
+// own, with the environment scrubbed, every process it leaves ended when
+// it ends, and a reaper beside this process for when this one is killed.
+// It is for tests that are no Go test binary (the browser tests' node):
+// their child killed outright is reaped here, and this process killed,
+// by the reaper. It returns the child's exit code (1 when it could not
+// start; 128+n when signal n ended it). Call it first thing in main.
+func Wrap(argv []string) int {
+	if dir := os.Getenv(reaperEnv); dir != "" {
+		return reaper(dir)
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "testproc: no command to run")
+		return 2
+	}
+	base := os.TempDir()
+	Sweep(base)
+	dir, err := start(base)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testproc:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	defer Reap(dir)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Ctrl-C at the terminal reaches the child in this process group; the
+	// signal only ends the wait here, and the reaping follows.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "testproc:", err)
+		return 1
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				cmd.Process.Signal(sig)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err = cmd.Wait()
+	close(done)
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	if err != nil && cmd.ProcessState.ExitCode() <= 0 {
+		return 1
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // start makes this binary's run directory under base, scrubs the

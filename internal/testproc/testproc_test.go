@@ -15,9 +15,15 @@ import (
 
 const victimEnv = "TK_TESTPROC_VICTIM"
 
+// wrapEnv makes the test binary Wrap the shell script it holds.
+const wrapEnv = "TK_TESTPROC_WRAP"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(victimEnv) != "" {
 		os.Exit(Run(victim{}))
+	}
+	if script := os.Getenv(wrapEnv); script != "" {
+		os.Exit(Wrap([]string{"sh", "-c", script}))
 	}
 	os.Exit(Run(m))
 }
@@ -224,5 +230,60 @@ func TestParseRunName(t *testing.T) {
 		if pid != tc.pid || start != tc.start || ok != tc.ok {
 			t.Errorf("parseRunName(%q) = %d, %d, %v", tc.name, pid, start, ok)
 		}
+	}
+}
+
+// A command run with Wrap (the browser tests' node) that is killed
+// outright, or whose Wrap is, leaves nothing running: a daemon it started
+// in a session of its own is ended by Wrap, or by Wrap's reaper.
+func TestWrapLeavesNothing(t *testing.T) {
+	for _, kill := range []string{"child", "wrap"} {
+		t.Run("kill="+kill, func(t *testing.T) {
+			self, _ := os.Executable()
+			// The child prints the run directory, its pid and its daemon's.
+			cmd := exec.Command(self)
+			cmd.Env = append(os.Environ(), wrapEnv+`=setsid sleep 300 & echo "$TK_TEST_RUN $$ $!"; exec sleep 300`)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil {
+				t.Fatalf("wrapped child: %v", err)
+			}
+			f := strings.Fields(line)
+			if len(f) != 3 || !strings.Contains(filepath.Base(f[0]), prefix) {
+				t.Fatalf("wrapped child printed %q, want a run directory and two pids", line)
+			}
+			dir := f[0]
+			child, _ := strconv.Atoi(f[1])
+			daemon, _ := strconv.Atoi(f[2])
+			t.Cleanup(func() {
+				syscall.Kill(child, syscall.SIGKILL)
+				syscall.Kill(daemon, syscall.SIGKILL)
+			})
+			if kill == "child" {
+				syscall.Kill(child, syscall.SIGKILL)
+				cmd.Wait()
+				if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGKILL) {
+					t.Errorf("Wrap exited %d, want %d for a child killed by SIGKILL", code, 128+int(syscall.SIGKILL))
+				}
+				if _, err := os.Stat(dir); err == nil {
+					t.Errorf("run directory %s left after Wrap returned", dir)
+				}
+			} else {
+				cmd.Process.Kill()
+				cmd.Wait()
+				waitGone(t, dir)
+			}
+			for _, p := range []int{child, daemon} {
+				if alive(p) {
+					t.Errorf("process %d left running", p)
+				}
+			}
+		})
 	}
 }

@@ -14,7 +14,7 @@
 // xterm.js has just drawn is). The time is taken there, and the key's is
 // the event's own (its timeStamp, when the browser took the key).
 //
-// Usage: node bench/predict.mjs KEYS [DELAY_MS] (TERMKEEP_BIN, CHROMIUM as
+// Usage: node bench/predict.mjs KEYS [DELAY_MS] (TK_UI_BIN, CHROMIUM as
 // for the browser tests; PREDICT_TRACE=file.json records a performance
 // trace of Chromium while bash is typed into, for chrome://tracing or
 // web/bench/predicttrace.mjs). It prints one JSON object per shell on stdout:

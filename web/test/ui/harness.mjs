@@ -2,9 +2,9 @@
 // its own state directory, Debian's Chromium driven by playwright-core
 // (never a downloaded browser), and small helpers to read the page.
 //
-// Environment: TERMKEEP_BIN (the directory holding termkeep and
+// Environment: TK_UI_BIN (the directory holding termkeep and
 // termkeep-holder; default ../../bin), CHROMIUM (default /usr/bin/chromium),
-// TERMKEEP_ARTIFACTS (screenshots; default ../../test-artifacts/ui).
+// TK_UI_ARTIFACTS (screenshots; default ../../test-artifacts/ui).
 
 import { spawn, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,9 +16,9 @@ import { chromium } from 'playwright-core';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..', '..');
-export const BIN = process.env.TERMKEEP_BIN || join(root, 'bin');
+export const BIN = process.env.TK_UI_BIN || join(root, 'bin');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-export const ARTIFACTS = process.env.TERMKEEP_ARTIFACTS || join(root, 'test-artifacts', 'ui');
+export const ARTIFACTS = process.env.TK_UI_ARTIFACTS || join(root, 'test-artifacts', 'ui');
 const run = promisify(execFile);
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -356,7 +356,7 @@ const AXE = join(here, '..', '..', 'node_modules', 'axe-core', 'axe.min.js');
 /**
  * checkA11y runs axe-core on what the page shows now (WCAG 2.1 A and AA)
  * and fails on any serious or critical violation, naming each rule and the
- * elements it found; the whole report goes to TERMKEEP_ARTIFACTS as
+ * elements it found; the whole report goes to TK_UI_ARTIFACTS as
  * a11y-<label>.json. It returns the violations of lesser impact. rules,
  * given, are the axe rules to run instead (best practices included).
  */
