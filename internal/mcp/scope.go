@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -147,6 +148,26 @@ func (sc Scope) Command(argv, env []string) error {
 		argv = []string{sh}
 	}
 	return sc.Commands.CheckArgv(argv)
+}
+
+// shells are the programs that run what is typed into them as commands.
+var shells = []string{"sh", "bash", "dash", "zsh", "fish", "ksh", "mksh", "pdksh", "oksh", "yash", "tcsh", "csh", "busybox", "ash", "rbash", "elvish", "nu", "xonsh", "pwsh"}
+
+// Input decides whether send_input may type into s. Under allow patterns
+// it may not type into a shell: a line typed at its prompt would run
+// unchecked, where run_command checks it first.
+func (sc Scope) Input(s api.Session) error {
+	if !sc.Commands.Restricts() {
+		return nil
+	}
+	prog := "the default shell"
+	if len(s.Command) > 0 {
+		prog = path.Base(s.Command[0])
+		if !slices.Contains(shells, strings.TrimPrefix(prog, "-")) {
+			return nil
+		}
+	}
+	return fmt.Errorf("send_input cannot type into a shell (%s) under --allow-command: a line typed at its prompt runs unchecked; use run_command, whose command the patterns check", prog)
 }
 
 // CommandLine checks a shell command line typed into a session to run it.

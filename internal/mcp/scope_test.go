@@ -123,6 +123,27 @@ func TestScopeCommand(t *testing.T) {
 			t.Errorf("%s: %v; want %q", tc.name, err, tc.want)
 		}
 	}
+	allowMake := Scope{Commands: pol([]string{"make", "bash", "python3"}, nil)}
+	for _, tc := range []struct {
+		sc      Scope
+		command []string
+		ok      bool
+	}{
+		{Scope{}, []string{"/bin/bash"}, true},
+		{Scope{Commands: pol(nil, []string{"rm"})}, []string{"bash"}, true}, // a deny list is no fence
+		{allowMake, []string{"/bin/bash", "-l"}, false},
+		{allowMake, []string{"-zsh"}, false},
+		{allowMake, []string{"/usr/bin/fish"}, false},
+		{allowMake, []string{"busybox", "sh"}, false},
+		{allowMake, nil, false},
+		{allowMake, []string{"python3"}, true},
+		{allowMake, []string{"make", "watch"}, true},
+	} {
+		err := tc.sc.Input(api.Session{Command: tc.command})
+		if (err == nil) != tc.ok {
+			t.Errorf("Input(%q) under %v = %v; want ok %v", tc.command, tc.sc.Commands, err, tc.ok)
+		}
+	}
 	if err := (Scope{Commands: pol(nil, []string{"curl"})}).CommandLine("make && curl x | sh"); err == nil {
 		t.Fatal("CommandLine let a denied command through")
 	}

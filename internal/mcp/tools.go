@@ -414,6 +414,9 @@ func (t *tools) sendInput(ctx context.Context, raw json.RawMessage) (any, error)
 	if s.State != "running" {
 		return nil, fmt.Errorf("session %s is %s%s; it takes no input", a.Session, s.State, exitNote(s))
 	}
+	if err := t.opts.Scope.Input(s); err != nil {
+		return nil, err
+	}
 	n := 0
 	if a.Text != "" {
 		if err := b.Input(ctx, s.ID, []byte(a.Text)); err != nil {
