@@ -172,6 +172,14 @@ func (c *Client) Get(ctx context.Context, ref string) (api.Session, error) {
 	return s, err
 }
 
+// GetIn is Get with a name looked up among workspace ws's sessions alone
+// (an id is any workspace's).
+func (c *Client) GetIn(ctx context.Context, ws, ref string) (api.Session, error) {
+	var s api.Session
+	err := c.doJSON(ctx, "GET", "/v1/sessions/"+url.PathEscape(ref)+"?workspace="+url.QueryEscape(ws), nil, &s)
+	return s, err
+}
+
 // Kill ends a session and returns it once it has ended.
 func (c *Client) Kill(ctx context.Context, ref string) (api.Session, error) {
 	var s api.Session

@@ -13,6 +13,8 @@ import (
 type Backend interface {
 	List(ctx context.Context) ([]api.Session, error)
 	Get(ctx context.Context, ref string) (api.Session, error)
+	// GetIn is Get with names looked up in workspace ws alone.
+	GetIn(ctx context.Context, ws, ref string) (api.Session, error)
 	Create(ctx context.Context, req api.CreateRequest) (api.Session, error)
 	Workspaces(ctx context.Context) ([]api.Workspace, error)
 	Input(ctx context.Context, ref string, data []byte) error

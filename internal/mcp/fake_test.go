@@ -120,6 +120,17 @@ func (f *fakeBackend) Get(_ context.Context, ref string) (api.Session, error) {
 	return f.sessions[i], nil
 }
 
+func (f *fakeBackend) GetIn(_ context.Context, ws, ref string) (api.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.sessions {
+		if s.ID == ref || s.Name == ref && ref != "" && s.Workspace == ws {
+			return s, nil
+		}
+	}
+	return api.Session{}, &client.Error{Status: 404, Message: fmt.Sprintf("no session %q (see `termkeep ls`)", ref)}
+}
+
 func (f *fakeBackend) Create(_ context.Context, req api.CreateRequest) (api.Session, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -190,7 +190,9 @@ func (t *tools) inScope(ctx context.Context, b Backend, ref string) (string, err
 		return ref, nil
 	}
 	var found *api.Session
-	s, err := b.Get(ctx, ref)
+	// Names are looked up in the workspace: another workspace's session
+	// of the same name is none of its business.
+	s, err := b.GetIn(ctx, t.opts.Scope.Workspace, ref)
 	switch {
 	case err == nil:
 		found = &s

@@ -130,9 +130,22 @@ func (s *Server) withSession(fn func(http.ResponseWriter, *http.Request, store.S
 			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", ref)
 			return
 		}
-		sess, err := s.store.Resolve(r.Context(), ref)
+		var sess store.Session
+		var err error
+		// ?workspace= looks a name up in that workspace alone, as a
+		// client scoped to it names sessions.
+		if ws, in := r.URL.Query()["workspace"]; in {
+			sess, err = s.store.ResolveIn(r.Context(), ws[0], ref)
+		} else {
+			sess, err = s.store.Resolve(r.Context(), ref)
+		}
+		var amb *store.AmbiguousError
 		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusNotFound, "no session %q (see `termkeep ls`)", ref)
+			return
+		}
+		if errors.As(err, &amb) {
+			writeError(w, http.StatusConflict, "%s (`termkeep ls` shows them)", amb.Error())
 			return
 		}
 		if err != nil {

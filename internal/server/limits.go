@@ -129,6 +129,9 @@ func (s *Server) claimSession(ctx context.Context, sess store.Session) (int, err
 	}
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		if errors.Is(err, store.ErrNameTaken) {
+			if sess.Workspace != "" {
+				return http.StatusConflict, fmt.Errorf("a session named %q already exists in workspace %s", sess.Name, sess.Workspace)
+			}
 			return http.StatusConflict, fmt.Errorf("a session named %q already exists", sess.Name)
 		}
 		return http.StatusInternalServerError, err

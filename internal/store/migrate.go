@@ -120,6 +120,11 @@ var migrations = []string{
 	// starts afresh.
 	`ALTER TABLE sessions ADD COLUMN agent TEXT NOT NULL DEFAULT '';
 	ALTER TABLE sessions ADD COLUMN agent_conversation TEXT NOT NULL DEFAULT '';`,
+	// 12: a session's name is unique within its workspace, not across
+	// them: a workspace (and an MCP server scoped to it) names its
+	// sessions as if no other workspace existed.
+	`DROP INDEX sessions_name;
+	CREATE UNIQUE INDEX sessions_name ON sessions(workspace, name);`,
 }
 
 // genMigration is the migration that adds the generation: a schema

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,14 +157,78 @@ func (s *Store) Session(ctx context.Context, id string) (Session, error) {
 }
 
 // Resolve returns the session whose id is idOrName, else the one whose name is
-// idOrName, else ErrNotFound. Both matches are exact.
+// idOrName, else ErrNotFound. Both matches are exact. A name that sessions
+// of several workspaces have is an *AmbiguousError.
 func (s *Store) Resolve(ctx context.Context, idOrName string) (Session, error) {
 	sess, err := s.cached(idOrName, true, func() (Session, error) {
-		// One statement, so a concurrent rename cannot fall between two lookups.
-		return scanSession(s.db.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions
-			WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1`, idOrName))
+		return s.resolve(ctx, idOrName, nil)
 	})
 	return sess, wrap("resolve session "+idOrName, err)
+}
+
+// ResolveIn is Resolve with names looked up in workspace ws alone: how a
+// client scoped to a workspace names sessions. An id is any workspace's.
+func (s *Store) ResolveIn(ctx context.Context, ws, idOrName string) (Session, error) {
+	sess, err := s.cached(ws+"\x00"+idOrName, true, func() (Session, error) {
+		return s.resolve(ctx, idOrName, &ws)
+	})
+	return sess, wrap("resolve session "+idOrName+" in workspace "+ws, err)
+}
+
+// resolve reads the session ref names: by id, else by name (in ws when
+// given). One statement, so a concurrent rename cannot fall between two
+// lookups.
+func (s *Store) resolve(ctx context.Context, ref string, ws *string) (Session, error) {
+	q := `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 3`
+	args := []any{ref}
+	if ws != nil {
+		q = `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?1 OR (name = ?1 AND workspace = ?2) ORDER BY id = ?1 DESC LIMIT 3`
+		args = append(args, *ws)
+	}
+	list, err := s.list(ctx, q, args...)
+	switch {
+	case err != nil:
+		return Session{}, err
+	case len(list) == 0:
+		return Session{}, ErrNotFound
+	case len(list) == 1 || list[0].ID == ref:
+		return list[0], nil
+	}
+	amb := &AmbiguousError{Name: ref}
+	rows, err := s.db.QueryContext(ctx, `SELECT workspace FROM sessions WHERE name = ? ORDER BY workspace`, ref)
+	if err != nil {
+		return Session{}, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var w string
+		if err := rows.Scan(&w); err != nil {
+			return Session{}, err
+		}
+		amb.Workspaces = append(amb.Workspaces, w)
+	}
+	if err := rows.Err(); err != nil {
+		return Session{}, err
+	}
+	return Session{}, amb
+}
+
+// AmbiguousError is a name that sessions of several workspaces have: the
+// reference must be an id, or be looked up in a workspace (ResolveIn).
+type AmbiguousError struct {
+	Name       string
+	Workspaces []string // "" is no workspace
+}
+
+func (e *AmbiguousError) Error() string {
+	ws := make([]string, len(e.Workspaces))
+	for i, w := range e.Workspaces {
+		ws[i] = strconv.Quote(w)
+		if w == "" {
+			ws[i] = "no workspace"
+		}
+	}
+	return fmt.Sprintf("sessions of %d workspaces (%s) are named %q: name the session by its id", len(ws), strings.Join(ws, ", "), e.Name)
 }
 
 // cached answers a lookup of ref from the session cache, else by read,

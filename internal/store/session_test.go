@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -111,7 +113,7 @@ func TestCreateAndGet(t *testing.T) {
 			{Session{}, nil, "store: create session: empty session id"},
 			{Session{ID: "x", State: "zombie"}, nil, `store: create session x: unknown state "zombie"`},
 			{Session{ID: "s1"}, nil, "store: create session s1: a session with this id already exists"},
-			{Session{ID: "y", Name: "web"}, ErrNameTaken, "store: create session y: session name already in use"},
+			{Session{ID: "y", Name: "web", Workspace: "ws"}, ErrNameTaken, "store: create session y: session name already in use"},
 		} {
 			err := s.CreateSession(ctx, tc.in)
 			if err == nil || err.Error() != tc.wantErr {
@@ -682,5 +684,60 @@ func TestAgentConversation(t *testing.T) {
 	}
 	if got := mustGet(t, s, "b"); got.Agent != "" || got.AgentConversation != "" {
 		t.Fatalf("a plain session: agent %q, conversation %q", got.Agent, got.AgentConversation)
+	}
+}
+
+// A name is unique within a workspace: another workspace may have it, and
+// a reference by that name is then ambiguous, except within a workspace.
+func TestNamesPerWorkspace(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := openTest(t)
+	mustCreate(t, s, Session{ID: "a1", Name: "build", Workspace: "proj"})
+	if err := s.CreateSession(ctx, Session{ID: "a2", Name: "build", Workspace: "proj"}); !errors.Is(err, ErrNameTaken) {
+		t.Fatalf("a second build in proj: %v, want ErrNameTaken", err)
+	}
+	if got, err := s.Resolve(ctx, "build"); err != nil || got.ID != "a1" {
+		t.Fatalf("Resolve(build) with one = %v, %v", got.ID, err)
+	}
+	mustCreate(t, s, Session{ID: "b1", Name: "build", Workspace: "other"})
+	mustCreate(t, s, Session{ID: "c1", Name: "build"})
+	if err := s.Rename(ctx, "c1", "build"); err != nil {
+		t.Fatalf("renaming to its own name: %v", err)
+	}
+	_, err := s.Resolve(ctx, "build")
+	var amb *AmbiguousError
+	if !errors.As(err, &amb) || !slices.Equal(amb.Workspaces, []string{"", "other", "proj"}) {
+		t.Fatalf("Resolve(build) with three = %v; want an AmbiguousError naming the three workspaces", err)
+	}
+	if !strings.Contains(err.Error(), "by its id") {
+		t.Errorf("the ambiguity does not say what to do: %v", err)
+	}
+	for _, tc := range []struct{ ws, ref, want string }{
+		{"proj", "build", "a1"},
+		{"other", "build", "b1"},
+		{"", "build", "c1"},
+		{"proj", "b1", "b1"}, // an id is any workspace's: the caller's scope decides
+		{"none", "build", ""},
+	} {
+		got, err := s.ResolveIn(ctx, tc.ws, tc.ref)
+		if tc.want == "" {
+			if !errors.Is(err, ErrNotFound) {
+				t.Errorf("ResolveIn(%q, %q) = %v, %v; want ErrNotFound", tc.ws, tc.ref, got.ID, err)
+			}
+			continue
+		}
+		if err != nil || got.ID != tc.want {
+			t.Errorf("ResolveIn(%q, %q) = %v, %v; want %s", tc.ws, tc.ref, got.ID, err, tc.want)
+		}
+	}
+	if err := s.Rename(ctx, "b1", "b-build"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Rename(ctx, "b1", "build"); err != nil {
+		t.Fatalf("renaming back: %v", err)
+	}
+	mustCreate(t, s, Session{ID: "b2", Name: "test", Workspace: "other"})
+	if err := s.Rename(ctx, "b2", "build"); !errors.Is(err, ErrNameTaken) {
+		t.Fatalf("renaming to a name its workspace has: %v, want ErrNameTaken", err)
 	}
 }

@@ -90,6 +90,27 @@ func TestMCPScope(t *testing.T) {
 	}
 	m.Tool("kill_session", map[string]any{"session": id})
 
+	// A name another workspace has is free here, as a name no session has:
+	// the scope's sessions are named as if no other workspace existed.
+	own := m.Tool("create_session", map[string]any{"command": "echo its-own; sleep 300", "name": "mine"})
+	ownID, _ := own["id"].(string)
+	if ownID == "" || ownID == mine || own["name"] != "mine" {
+		t.Fatalf("create_session named like another workspace's session: %v", own)
+	}
+	if w := m.Tool("wait_for", map[string]any{"session": "mine", "text": "its-own", "timeout_ms": 15000}); w["matched"] != true {
+		t.Fatalf("mine, in the scope, is not its own session: %v", w)
+	}
+	m.Tool("kill_session", map[string]any{"session": "mine"})
+	if s := e.Session(mine); s.State != "running" {
+		t.Fatalf("killing its own mine ended the owner's: %s", s.State)
+	}
+	// Outside any scope the name is ambiguous: the answer says so, and how
+	// to name one.
+	if _, errs, code := e.Tk("kill", "mine"); code == 0 || !strings.Contains(errs, "by its id") {
+		t.Fatalf("kill mine with two: exit %d: %s", code, errs)
+	}
+	e.MustTk("rm", ownID)
+
 	// Read-only: no tool that writes is listed, and one called is refused.
 	ro := e2e.StartMCPArgs(t, e, []string{"--read-only"})
 	ro.Initialize()
