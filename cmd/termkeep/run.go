@@ -85,7 +85,7 @@ func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut i
 	if err != nil {
 		return 0, err
 	}
-	run, err := runcmd.Start(ctx, c, ref, line, runcmd.ShellStartWait)
+	run, err := runcmd.Start(ctx, c, ref, runcmd.Spec{Line: line}, runcmd.ShellStartWait)
 	var ended *runcmd.EndedError
 	var busy *runcmd.BusyError
 	switch {

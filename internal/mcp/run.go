@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"termkeep/internal/api"
 	"termkeep/internal/runcmd"
@@ -53,6 +54,7 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 		TimeoutMs *int64 `json:"timeout_ms"`
 		OnTimeout string `json:"on_timeout"`
 		MaxBytes  *int   `json:"max_bytes"`
+		Raw       bool   `json:"raw"`
 	}
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
@@ -93,7 +95,7 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	run, err := runcmd.Start(wctx, b, s.ID, a.Command, runcmd.ShellStartWait)
+	run, err := runcmd.Start(wctx, b, s.ID, runcmd.Spec{Line: a.Command, Raw: a.Raw}, runcmd.ShellStartWait)
 	var ended *runcmd.EndedError
 	var busy *runcmd.BusyError
 	switch {
@@ -111,7 +113,7 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	})()
 	code, err := t.follow(ctx, wctx, b, run, tail, &read)
 	start, end := run.Output()
-	text, cut := tail.Text()
+	text, cut := outputText(tail, a.Raw)
 	out := map[string]any{"session": s.ID, "output": text, "truncated": cut, "output_start": start, "output_end": end,
 		"shell_integration": run.Marked}
 	if !run.Marked {
@@ -125,7 +127,7 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 			out["note"] = "the command goes on in the session: read_output from output_end reads on; list_sessions shows activity.state at_prompt once it has ended"
 			return out, nil
 		}
-		return t.stopAtTimeout(ctx, b, run, tail, &read, a.OnTimeout, out)
+		return t.stopAtTimeout(ctx, b, run, tail, &read, a.OnTimeout, a.Raw, out)
 	case err != nil:
 		return nil, err
 	}
@@ -141,6 +143,16 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	return out, nil
 }
 
+// outputText is the output kept in tail; raw output (the terminal's
+// bytes) made valid UTF-8, as read_output's raw text is.
+func outputText(tail *runcmd.Tail, raw bool) (string, bool) {
+	text, cut := tail.Text()
+	if raw {
+		text = strings.ToValidUTF8(text, string(utf8.RuneError))
+	}
+	return text, cut
+}
+
 // afterStop is how long a command interrupted or killed at its timeout
 // is given to end before run_command says it still runs.
 const afterStop = 3 * time.Second
@@ -148,7 +160,7 @@ const afterStop = 3 * time.Second
 // stopAtTimeout interrupts (Ctrl-C, as typed) or kills (SIGKILL to the
 // terminal's foreground process group: the command, never the shell) a
 // command whose run_command timed out, and waits afterStop for its end.
-func (t *tools) stopAtTimeout(ctx context.Context, b Backend, run *runcmd.Run, tail *runcmd.Tail, read *atomic.Uint64, how string, out map[string]any) (any, error) {
+func (t *tools) stopAtTimeout(ctx context.Context, b Backend, run *runcmd.Run, tail *runcmd.Tail, read *atomic.Uint64, how string, raw bool, out map[string]any) (any, error) {
 	req, did := api.SendRequest{Keys: []string{"C-c"}}, "interrupted"
 	if how == "kill" {
 		req, did = api.SendRequest{Signal: "KILL"}, "killed"
@@ -160,7 +172,7 @@ func (t *tools) stopAtTimeout(ctx context.Context, b Backend, run *runcmd.Run, t
 	defer cancel()
 	code, err := t.follow(ctx, sctx, b, run, tail, read)
 	start, end := run.Output()
-	text, cut := tail.Text()
+	text, cut := outputText(tail, raw)
 	out["output"], out["truncated"], out["output_start"], out["output_end"] = text, cut, start, end
 	if err != nil {
 		out["on_timeout_result"] = did + "; still_running"

@@ -87,12 +87,22 @@ type Run struct {
 	after *screen.Screen
 }
 
-// Start types line into session ref's shell at its prompt. A shell just
+// Spec is a command to run and how to read its output.
+type Spec struct {
+	Line string // one line of shell
+	// Raw reads the output's bytes as the terminal got them (escape
+	// sequences, CRs) rather than its text; only where the shell's marks
+	// bound it (the markers' output is always text).
+	Raw bool
+}
+
+// Start types spec's line into session ref's shell at its prompt. A shell just
 // made with integration is given up to wait for its first prompt rather
 // than taken for one without; a session that is not running, or whose
 // shell runs a command, is refused (EndedError, BusyError) before
 // anything is typed.
-func Start(ctx context.Context, srv Server, ref, line string, wait time.Duration) (*Run, error) {
+func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Duration) (*Run, error) {
+	line := spec.Line
 	sess, err := srv.Get(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -130,7 +140,9 @@ func Start(ctx context.Context, srv Server, ref, line string, wait time.Duration
 	}
 	typed := line
 	if sess.Shell != nil && sess.Shell.State == string(shellmark.AtPrompt) {
-		run.Marked, run.r = true, runout.NewMarked(sess.End, sess.Cols)
+		m := runout.NewMarked(sess.End, sess.Cols)
+		m.Raw, m.PromptSP = spec.Raw, shellinit.Kind(sess.Command) == "zsh"
+		run.Marked, run.r = true, m
 	} else {
 		token := newToken()
 		typed = runout.Typed(line, token, statusVar(sess.Command))

@@ -22,16 +22,19 @@ func TestTextFilter(t *testing.T) {
 		{"lines", "a\r\nb\r\n", "a\nb\n"},
 		{"colors dropped", "\x1b[31mred\x1b[m\r\n", "red\n"},
 		{"a CR overwrites", "50%\r100%\r\n", "100%\n"},
-		{"zsh's mark after the last line", "alpha\r\n#" + strings.Repeat(" ", 79) + "\r \r", "alpha\n"},
-		{"zsh's mark after a line with no break", "end#" + strings.Repeat(" ", 77) + "\r \r", "end#"},
 		{"a long line wraps and stays one line", strings.Repeat("x", 100) + "\r\n", strings.Repeat("x", 100) + "\n"},
+		{"a CR returns to the start of the row, not of the line", strings.Repeat("x", 100) + "\rab\r\n", strings.Repeat("x", 80) + "ab" + strings.Repeat("x", 18) + "\n"},
+		{"a CR at the end of a full row stays on it", strings.Repeat("x", 80) + "\ry\r\n", "y" + strings.Repeat("x", 79) + "\n"},
 		{"backspace", "ab\bc\r\n", "ac\n"},
-		{"tab", "a\tb\r\n", "a       b\n"},
+		{"a tab stays a tab", "a\tb\r\n", "a\tb\n"},
+		{"text over a tab", "a\tb\rxy\r\n", "xy      b\n"},
+		{"a tab over text moves only", "abcdefghij\r\tX\r\n", "abcdefghXj\n"},
+		{"trailing blanks stay", "a  \r\n  \r\n", "a  \n  \n"},
 		{"utf-8", "é→\r\n", "é→\n"},
 		{"broken utf-8", "a\xc3b\xff\r\n", "a\ufffdb\ufffd\n"},
 		{"an OSC with text in it", "\x1b]0;title\x07x\r\n", "x\n"},
 		{"other controls", "a\x07\x00b\r\n", "ab\n"},
-		{"blank last line", "x\r\n   ", "x\n"},
+		{"blank last line", "x\r\n   ", "x\n   "},
 	} {
 		for _, n := range []int{1, 2, 5, 1000} {
 			if got := render(c.in, 80, n); got != c.want {
@@ -83,6 +86,37 @@ func TestMarked(t *testing.T) {
 		{"a D before any C is not the end", "\x1b]133;D;0\x07" + c + "y\r\n\x1b]133;D;4\x07", "y\n", 4, true},
 		{"a mark ended by ST", c + "\x1b\\z\r\n\x1b]133;D;5\x1b\\", "z\n", 5, true},
 	})
+	// zsh's PROMPT_SP output (its end-of-line mark, blanks to the row's
+	// end, CR, blanks, CR), printed before its precmd hooks and so before
+	// the end mark, is no output; other shells' output like it is.
+	d0 := "\x1b]133;D;0\x07"
+	zshRaw := func() Reader { m := NewMarked(0, 80); m.PromptSP, m.Raw = true, true; return m }
+	checkReader(t, func() Reader { m := NewMarked(0, 80); m.PromptSP = true; return m }, []readerCase{
+		{"zsh: no line break at the end", c + "no newline at end" + zshSP("#", 80) + d0, "no newline at end", 0, true},
+		{"zsh: a line break at the end", c + "alpha\r\n" + zshSP("%", 80) + d0, "alpha\n", 0, true},
+		{"zsh: trailing blanks", c + "a\t  " + zshSP("#", 80) + d0, "a\t  ", 0, true},
+		{"zsh: an empty PROMPT_EOL_MARK", c + "x" + strings.Repeat(" ", 79) + "\r\r" + d0, "x", 0, true},
+		{"zsh: a wider mark", c + "x" + "\x1b[31m<no eol>\x1b[0m" + strings.Repeat(" ", 71) + "\r        \r" + d0, "x", 0, true},
+		{"zsh: no output", c + zshSP("%", 80) + d0, "", 0, true},
+		{"zsh: blanks that do not fill the row are output", c + "x   \r\r" + d0, "x   ", 0, true},
+	})
+	checkReader(t, func() Reader { return NewMarked(0, 80) }, []readerCase{
+		{"bash: the same bytes are output", c + "end" + zshSP("#", 80) + d0, "end#" + strings.Repeat(" ", 79), 0, true},
+	})
+	checkReader(t, zshRaw, []readerCase{
+		{"raw: bytes as printed, zsh's mark left out", c + "a\tb\r\n\x1b[0m\x1b[31mred" + zshSP("#", 80) + d0, "a\tb\r\n\x1b[0m\x1b[31mred", 0, true},
+	})
+	// The range ends where the output does: before zsh's mark.
+	m := NewMarked(0, 80)
+	m.PromptSP = true
+	in := c + "abc" + zshSP("#", 80) + d0
+	var out bytes.Buffer
+	if _, done, _ := m.Write(0, []byte(in), &out); !done {
+		t.Fatal("not done")
+	}
+	if s, e, _ := m.Range(); in[s:e] != "abc" {
+		t.Fatalf("range [%d, %d) holds %q", s, e, in[s:e])
+	}
 	// A C before the offset the run started at is not its command's.
 	checkReader(t, func() Reader { return NewMarked(9, 80) }, []readerCase{
 		{"a C before the start", c + "old\r\n\x1b]133;D;0\x07" + a, "", 0, false},
@@ -121,4 +155,10 @@ func FuzzTextFilter(f *testing.F) {
 			t.Fatalf("invalid UTF-8 %q", whole)
 		}
 	})
+}
+
+// zshSP is what zsh 5.9 prints for PROMPT_SP with PROMPT_EOL_MARK's
+// default (%B%S%#%s%b) showing mark, in a terminal cols wide.
+func zshSP(mark string, cols int) string {
+	return "\x1b[1m\x1b[7m" + mark + "\x1b[27m\x1b[1m\x1b[0m" + strings.Repeat(" ", cols-1) + "\r \r"
 }

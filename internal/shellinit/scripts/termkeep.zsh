@@ -43,17 +43,26 @@ __termkeep_osc7() {
 	print -rn -- $'\e]7;file://'"$HOST$__termkeep_url"$'\e\\'
 }
 
-# __termkeep_precmd ends the command (133;D with its status) if one ran,
-# reports the directory, and marks the prompt (133;A) and its end (133;B)
-# in PS1, again whenever the user's hooks have rebuilt PS1 without them.
-# zsh gives every precmd hook the command's status, so it can come last.
-__termkeep_precmd() {
+# __termkeep_precmd_first runs first of the precmd hooks: it ends the
+# command (133;D with its status) if one ran, so that what the user's
+# hooks print is not taken for the command's output, and reports the
+# directory the command left.
+__termkeep_precmd_first() {
 	local -i ret=$?
 	emulate -L zsh
 	if (( __termkeep_running )); then
 		__termkeep_running=0
 		print -rn -- $'\e]133;D;'"$ret"$'\a'
 	fi
+	__termkeep_osc7
+	return ret
+}
+
+# __termkeep_precmd runs last: it reports the directory again (a hook may
+# have changed it) and marks the prompt (133;A) and its end (133;B) in
+# PS1, again whenever the user's hooks have rebuilt PS1 without them.
+__termkeep_precmd() {
+	emulate -L zsh
 	__termkeep_osc7
 	if [[ $PS1 != *$'%{\e]133;A\a%}'* ]]; then
 		PS1=$'%{\e]133;A\a%}'"$PS1"$'%{\e]133;B\a%}'
@@ -69,6 +78,7 @@ __termkeep_preexec() {
 
 () {
 	emulate -L zsh
+	(( ${precmd_functions[(Ie)__termkeep_precmd_first]} )) || precmd_functions=(__termkeep_precmd_first $precmd_functions)
 	(( ${precmd_functions[(Ie)__termkeep_precmd]} )) || precmd_functions+=(__termkeep_precmd)
 	(( ${preexec_functions[(Ie)__termkeep_preexec]} )) || preexec_functions+=(__termkeep_preexec)
 }

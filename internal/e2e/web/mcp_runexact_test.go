@@ -1,0 +1,68 @@
+package web
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"termkeep/internal/e2e"
+)
+
+// shellSessions starts an MCP client for e and, through it, a session of
+// each of bash, zsh and fish that is installed, each at its first prompt.
+// Their home is a fresh directory: no user's rc files, and fish's
+// completions already generated, so it starts no generator that outlives
+// the test.
+func shellSessions(t *testing.T, e *e2e.Env) (*sdkClient, map[string]string) {
+	t.Helper()
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".local", "share", "fish", "generated_completions"), 0o755)
+	env := []string{"HOME=" + home, "HISTFILE=" + filepath.Join(home, "hist")}
+	e.ServerEnv = env
+	e.StartServer()
+	c := startSDKClient(t, e, home, env)
+	ids := map[string]string{}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		path, err := exec.LookPath(sh)
+		if err != nil {
+			t.Logf("%s is not installed: skipped", sh)
+			continue
+		}
+		ids[sh] = c.tool("create_session", map[string]any{"command": []string{path}})["id"].(string)
+	}
+	for sh, id := range ids {
+		e2e.WaitFor(t, 20*time.Second, sh+"'s first prompt", func() bool { return c.activity(id)["state"] == "at_prompt" })
+	}
+	return c, ids
+}
+
+// run_command gives a command's output as the program printed it: tabs
+// and trailing blanks kept, and nothing of zsh's end-of-line mark (its
+// PROMPT_SP), in its text, its raw bytes and read_output of its range.
+func TestMCPRunCommandExactText(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	c, ids := shellSessions(t, e)
+	const want = "a\tb  \n\tc\nno newline at end"
+	if id, ok := ids["zsh"]; ok {
+		// A hook of the user's that prints comes after the command's end.
+		c.tool("run_command", map[string]any{"session": id, "command": `tkp() { print -n '<hook>' }; precmd_functions+=(tkp)`})
+	}
+	for sh, id := range ids {
+		r := c.tool("run_command", map[string]any{"session": id, "command": `printf 'a\tb  \n\tc\nno newline at end'`})
+		if r["output"] != want || r["exit_code"] != 0.0 {
+			t.Errorf("%s: output %q, exit_code %v; want %q", sh, r["output"], r["exit_code"], want)
+		}
+		read := c.tool("read_output", map[string]any{"session": id, "offset": r["output_start"], "max_bytes": num(r["output_end"]) - num(r["output_start"])})
+		if read["text"] != want {
+			t.Errorf("%s: read_output of [output_start, output_end): %q, want %q", sh, read["text"], want)
+		}
+		r = c.tool("run_command", map[string]any{"session": id, "command": `printf '\033[31mred\033[0m\tx  \n'`, "raw": true})
+		if out, _ := r["output"].(string); !strings.HasSuffix(out, "\x1b[31mred\x1b[0m\tx  \r\n") || strings.Contains(out, "133;") {
+			t.Errorf("%s: raw output %q", sh, r["output"])
+		}
+	}
+}
