@@ -5,6 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,18 +54,27 @@ func (b *busy) release(id string) {
 
 func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error) {
 	var a struct {
-		Session   string `json:"session"`
-		Command   string `json:"command"`
-		TimeoutMs *int64 `json:"timeout_ms"`
-		OnTimeout string `json:"on_timeout"`
-		MaxBytes  *int   `json:"max_bytes"`
-		Raw       bool   `json:"raw"`
+		Session   string            `json:"session"`
+		Command   string            `json:"command"`
+		TimeoutMs *int64            `json:"timeout_ms"`
+		OnTimeout string            `json:"on_timeout"`
+		MaxBytes  *int              `json:"max_bytes"`
+		Raw       bool              `json:"raw"`
+		Cwd       string            `json:"cwd"`
+		Env       map[string]string `json:"env"`
 	}
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(a.Command) == "" || strings.ContainsAny(a.Command, "\r\n") {
-		return nil, argErr("command must be one non-empty line of shell (join several with ; or &&)")
+	if strings.TrimSpace(a.Command) == "" || strings.ContainsRune(a.Command, 0) {
+		return nil, argErr("command must be shell text, one line or several, not empty")
+	}
+	env, err := envArg(a.Env)
+	if err != nil {
+		return nil, err
+	}
+	if strings.ContainsRune(a.Cwd, 0) {
+		return nil, argErr("cwd %q is not a directory's path", a.Cwd)
 	}
 	switch a.OnTimeout {
 	case "", "leave", "interrupt", "kill":
@@ -88,6 +102,17 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	if err != nil {
 		return nil, err
 	}
+	if a.Cwd != "" {
+		// The shell takes a relative cwd from its own directory, which
+		// the server knows: checked there before anything is typed.
+		dir, known := a.Cwd, true
+		if !filepath.IsAbs(dir) {
+			dir, known = filepath.Join(s.Cwd, dir), s.Cwd != ""
+		}
+		if fi, err := os.Stat(dir); known && (err != nil || !fi.IsDir()) {
+			return nil, argErr("cwd %q is not a directory (a relative cwd is taken from the session's directory, %s)", a.Cwd, s.Cwd)
+		}
+	}
 	if cur, ok := t.running.take(s.ID, a.Command); !ok {
 		return nil, fmt.Errorf("session %s is already running %q for another run_command; wait for that call, or stop the command with send_input keys [\"C-c\"]", a.Session, cur)
 	}
@@ -95,7 +120,7 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	run, err := runcmd.Start(wctx, b, s.ID, runcmd.Spec{Line: a.Command, Raw: a.Raw}, runcmd.ShellStartWait)
+	run, err := runcmd.Start(wctx, b, s.ID, runcmd.Spec{Line: a.Command, Raw: a.Raw, Cwd: a.Cwd, Env: env}, runcmd.ShellStartWait)
 	var ended *runcmd.EndedError
 	var busy *runcmd.BusyError
 	switch {
@@ -139,6 +164,23 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 		if after, err := b.Get(ctx, s.ID); err == nil {
 			out["cwd"] = after.Cwd
 		}
+	}
+	return out, nil
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// envArg is run_command's env as KEY=VALUE entries, sorted by name.
+func envArg(env map[string]string) ([]string, error) {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		if !envName.MatchString(k) {
+			return nil, argErr("env: %q is not a variable name (letters, digits and _, not starting with a digit)", k)
+		}
+		if strings.ContainsRune(env[k], 0) {
+			return nil, argErr("env: the value of %s holds a NUL character, which no variable can", k)
+		}
+		out = append(out, k+"="+env[k])
 	}
 	return out, nil
 }

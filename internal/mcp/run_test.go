@@ -24,8 +24,13 @@ func TestRunCommandRefusals(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{map[string]any{"session": "web"}, "one non-empty line"},
-		{map[string]any{"session": "web", "command": "make\nrm -rf /"}, "one non-empty line"},
+		{map[string]any{"session": "web"}, "not empty"},
+		{map[string]any{"session": "web", "command": " \n "}, "not empty"},
+		{map[string]any{"session": "web", "command": "make\nrm -rf /"}, "--deny-command"},
+		{map[string]any{"session": "web", "command": "ls", "env": map[string]any{"1X": "a"}}, `"1X" is not a variable name`},
+		{map[string]any{"session": "web", "command": "ls", "env": map[string]any{"A-B": "a"}}, `"A-B" is not a variable name`},
+		{map[string]any{"session": "web", "command": "ls", "env": map[string]any{"A": 1}}, `must be`},
+		{map[string]any{"session": "web", "command": "ls", "cwd": "/nonexistent/dir"}, `cwd "/nonexistent/dir" is not a directory`},
 		{map[string]any{"session": "web", "command": "true && rm -rf /"}, "--deny-command"},
 		{map[string]any{"session": "web", "command": "ls", "timeout_ms": 0}, "timeout_ms"},
 		{map[string]any{"session": "web", "command": "ls", "max_bytes": 1 << 21}, "max_bytes"},

@@ -89,7 +89,11 @@ type Run struct {
 
 // Spec is a command to run and how to read its output.
 type Spec struct {
-	Line string // one line of shell
+	Line string // shell, one line or several
+	// Cwd and Env (KEY=VALUE) are the command's directory (relative to
+	// the shell's) and variables, for this command only.
+	Cwd string
+	Env []string
 	// Raw reads the output's bytes as the terminal got them (escape
 	// sequences, CRs) rather than its text; only where the shell's marks
 	// bound it (the markers' output is always text).
@@ -102,7 +106,6 @@ type Spec struct {
 // shell runs a command, is refused (EndedError, BusyError) before
 // anything is typed.
 func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Duration) (*Run, error) {
-	line := spec.Line
 	sess, err := srv.Get(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -138,14 +141,18 @@ func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Dur
 			run.promptBack = true
 		}
 	}
-	typed := line
+	shell := ""
+	if len(sess.Command) > 0 {
+		shell = filepath.Base(sess.Command[0])
+	}
+	typed := typedLine(shell, spec)
 	if sess.Shell != nil && sess.Shell.State == string(shellmark.AtPrompt) {
 		m := runout.NewMarked(sess.End, sess.Cols)
 		m.Raw, m.PromptSP = spec.Raw, shellinit.Kind(sess.Command) == "zsh"
 		run.Marked, run.r = true, m
 	} else {
 		token := newToken()
-		typed = runout.Typed(line, token, statusVar(sess.Command))
+		typed = runout.Typed(typed, token, statusVar(sess.Command))
 		run.r = runout.NewMarkers(token, sess.Cols)
 	}
 	if _, err := srv.Send(ctx, sess.ID, api.SendRequest{Text: typed, Enter: true}); err != nil {

@@ -66,3 +66,39 @@ func TestMCPRunCommandExactText(t *testing.T) {
 		}
 	}
 }
+
+// run_command runs a command of several lines (a heredoc, a loop) as one,
+// with one status and no continuation prompts, and a command in a
+// directory and with variables of its own, which the next call does not
+// see.
+func TestMCPRunCommandScripts(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	c, ids := shellSessions(t, e)
+	dir := t.TempDir()
+	for sh, id := range ids {
+		script, want := "cat <<EOF\nline1\n\tline2\nEOF\nfor i in 1 2\ndo\n  echo \"$i\"\ndone\n(exit 3)", "line1\n\tline2\n1\n2\n"
+		if sh == "fish" {
+			script, want = "printf '%s\\n' line1 \\tline2\nfor i in 1 2\n  echo $i\nend\nsh -c 'exit 3'", "line1\n\tline2\n1\n2\n"
+		}
+		r := c.tool("run_command", map[string]any{"session": id, "command": script})
+		if r["output"] != want || r["exit_code"] != 3.0 {
+			t.Errorf("%s: a script: output %q, exit_code %v; want %q and 3", sh, r["output"], r["exit_code"], want)
+		}
+		before := c.tool("run_command", map[string]any{"session": id, "command": "pwd"})["output"]
+		r = c.tool("run_command", map[string]any{"session": id, "command": "pwd; echo \"$TK_A\"; cd /", "cwd": dir, "env": map[string]any{"TK_A": "a b\tc"}})
+		if r["output"] != dir+"\na b\tc\n" || r["exit_code"] != 0.0 || r["cwd"] != strings.TrimSuffix(before.(string), "\n") {
+			t.Errorf("%s: cwd and env: %v; the shell was in %q", sh, r, before)
+		}
+		r = c.tool("run_command", map[string]any{"session": id, "command": "pwd; echo \"[$TK_A]\""})
+		if r["output"] != before.(string)+"[]\n" {
+			t.Errorf("%s: the next call: %q, want %q", sh, r["output"], before.(string)+"[]\n")
+		}
+	}
+	for _, id := range ids {
+		if _, text, isErr := c.try("run_command", map[string]any{"session": id, "command": "true", "cwd": "no/such/dir"}); !isErr || !strings.Contains(text, "not a directory") {
+			t.Errorf("a cwd that is no directory: %v %q", isErr, text)
+		}
+		break
+	}
+}
