@@ -98,39 +98,24 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	if err := t.opts.Scope.CommandLine(a.Command); err != nil {
 		return nil, err
 	}
-	b, s, err := t.lookup(ctx, a.Session)
+	spec := runcmd.Spec{Line: a.Command, Raw: a.Raw, Cwd: a.Cwd, Env: env}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var b Backend
+	var run *runcmd.Run
+	if a.Session == "" {
+		b, run, err = t.runOnce(wctx, spec)
+	} else {
+		var release func()
+		b, run, release, err = t.runIn(ctx, wctx, a.Session, spec)
+		if release != nil {
+			defer release()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	if a.Cwd != "" {
-		// The shell takes a relative cwd from its own directory, which
-		// the server knows: checked there before anything is typed.
-		dir, known := a.Cwd, true
-		if !filepath.IsAbs(dir) {
-			dir, known = filepath.Join(s.Cwd, dir), s.Cwd != ""
-		}
-		if fi, err := os.Stat(dir); known && (err != nil || !fi.IsDir()) {
-			return nil, argErr("cwd %q is not a directory (a relative cwd is taken from the session's directory, %s)", a.Cwd, s.Cwd)
-		}
-	}
-	if cur, ok := t.running.take(s.ID, a.Command); !ok {
-		return nil, fmt.Errorf("session %s is already running %q for another run_command; wait for that call, or stop the command with send_input keys [\"C-c\"]", a.Session, cur)
-	}
-	defer t.running.release(s.ID)
-
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	run, err := runcmd.Start(wctx, b, s.ID, runcmd.Spec{Line: a.Command, Raw: a.Raw, Cwd: a.Cwd, Env: env}, runcmd.ShellStartWait)
-	var ended *runcmd.EndedError
-	var busy *runcmd.BusyError
-	switch {
-	case errors.As(err, &ended):
-		return nil, fmt.Errorf("session %s is %s%s; restore starts it again", a.Session, ended.State, exitNote(s))
-	case errors.As(err, &busy):
-		return nil, fmt.Errorf("%v; wait for it (wait_for, or list_sessions until activity.state is at_prompt) or stop it with send_input keys [\"C-c\"]", err)
-	case err != nil:
-		return nil, err
-	}
+	s := run.Session
 	tail := &runcmd.Tail{Max: limit}
 	var read atomic.Uint64 // bytes of output read so far, for the progress reports' goroutine
 	defer reportProgress(ctx, timeout, func(waited time.Duration) string {
@@ -141,7 +126,10 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	text, cut := outputText(tail, a.Raw)
 	out := map[string]any{"session": s.ID, "output": text, "truncated": cut, "output_start": start, "output_end": end,
 		"shell_integration": run.Marked}
-	if !run.Marked {
+	switch {
+	case a.Session == "":
+		out["note"] = "the command ran in a session of its own, which ended with it (shell -c); read_output reads it"
+	case !run.Marked:
 		out["note"] = "the shell showed no termkeep shell integration (OSC 133 marks): the line was typed between printfs of markers, and its status read from the end marker"
 	}
 	switch {
@@ -195,6 +183,78 @@ func outputText(tail *runcmd.Tail, raw bool) (string, bool) {
 	return text, cut
 }
 
+// runIn types spec at the prompt of session ref's shell; release frees
+// the session for another run_command once this one is over.
+func (t *tools) runIn(ctx, wctx context.Context, ref string, spec runcmd.Spec) (_ Backend, _ *runcmd.Run, release func(), _ error) {
+	b, s, err := t.lookup(ctx, ref)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if spec.Cwd != "" {
+		// The shell takes a relative cwd from its own directory, which
+		// the server knows: checked there before anything is typed.
+		dir, known := spec.Cwd, true
+		if !filepath.IsAbs(dir) {
+			dir, known = filepath.Join(s.Cwd, dir), s.Cwd != ""
+		}
+		if fi, err := os.Stat(dir); known && (err != nil || !fi.IsDir()) {
+			return nil, nil, nil, argErr("cwd %q is not a directory (a relative cwd is taken from the session's directory, %s)", spec.Cwd, s.Cwd)
+		}
+	}
+	if cur, ok := t.running.take(s.ID, spec.Line); !ok {
+		return nil, nil, nil, fmt.Errorf("session %s is already running %q for another run_command; wait for that call, or stop the command with send_input keys [\"C-c\"]", ref, cur)
+	}
+	release = func() { t.running.release(s.ID) }
+	run, err := runcmd.Start(wctx, b, s.ID, spec, runcmd.ShellStartWait)
+	var ended *runcmd.EndedError
+	var busy *runcmd.BusyError
+	switch {
+	case errors.As(err, &ended):
+		err = fmt.Errorf("session %s is %s%s; restore starts it again", ref, ended.State, exitNote(s))
+	case errors.As(err, &busy):
+		err = fmt.Errorf("%v; wait for it (wait_for, or list_sessions until activity.state is at_prompt) or stop it with send_input keys [\"C-c\"]", err)
+	}
+	return b, run, release, err
+}
+
+// runOnce starts spec as a new session of the scope's workspace, in the
+// user's shell with -c (not interactive, as a script runs), which ends
+// with the command and is kept, as any ended session, for read_output.
+// Its directory is as create_session's; its variables are a new
+// session's and spec's.
+func (t *tools) runOnce(ctx context.Context, spec runcmd.Spec) (Backend, *runcmd.Run, error) {
+	ws, err := t.opts.Scope.CreateWorkspace("")
+	if err != nil {
+		return nil, nil, err
+	}
+	shell := "/bin/sh"
+	for _, kv := range t.opts.Env {
+		if v, ok := strings.CutPrefix(kv, "SHELL="); ok && v != "" {
+			shell = v
+		}
+	}
+	req := api.CreateRequest{Command: []string{shell, "-c", spec.Line}, Workspace: ws,
+		Env: append(slices.Clone(t.opts.Env), spec.Env...)}
+	if err := t.opts.Scope.Command(req.Command, req.Env); err != nil {
+		return nil, nil, err
+	}
+	b, err := t.backend(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if req.Cwd, err = t.newCwd(ctx, b, ws, spec.Cwd); err != nil {
+		return nil, nil, err
+	}
+	if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
+		return nil, nil, argErr("cwd %q is not a directory (a relative cwd is taken from the directory a new session gets, %s)", spec.Cwd, req.Cwd)
+	}
+	s, err := b.Create(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, runcmd.Once(s, spec.Raw), nil
+}
+
 // afterStop is how long a command interrupted or killed at its timeout
 // is given to end before run_command says it still runs.
 const afterStop = 3 * time.Second
@@ -207,7 +267,15 @@ func (t *tools) stopAtTimeout(ctx context.Context, b Backend, run *runcmd.Run, t
 	if how == "kill" {
 		req, did = api.SendRequest{Signal: "KILL"}, "killed"
 	}
-	if _, err := b.Send(ctx, run.Session.ID, req); err != nil {
+	var err error
+	if how == "kill" && run.Own {
+		// Its shell is the session's program, in the command's process
+		// group: the session ends with them.
+		_, err = b.Kill(ctx, run.Session.ID)
+	} else {
+		_, err = b.Send(ctx, run.Session.ID, req)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("the command timed out, and could not be %s: %w", did, err)
 	}
 	sctx, cancel := context.WithTimeout(ctx, afterStop)

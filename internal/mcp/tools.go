@@ -333,36 +333,12 @@ func (t *tools) createSession(ctx context.Context, raw json.RawMessage) (any, er
 	if err := t.opts.Scope.Command(req.Command, req.Env); err != nil {
 		return nil, err
 	}
-	base := t.opts.Dir
-	if base == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("find the current directory: %w", err)
-		}
-		base = wd
-	}
 	b, err := t.backend(ctx)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case a.Cwd != "" && filepath.IsAbs(a.Cwd):
-		req.Cwd = a.Cwd
-	case a.Cwd != "":
-		req.Cwd = filepath.Join(base, a.Cwd)
-	default:
-		req.Cwd = base
-		if a.Workspace != "" {
-			list, err := b.Workspaces(ctx)
-			if err != nil {
-				return nil, err
-			}
-			for _, w := range list {
-				if w.Name == a.Workspace && w.Dir != "" {
-					req.Cwd = w.Dir
-				}
-			}
-		}
+	if req.Cwd, err = t.newCwd(ctx, b, a.Workspace, a.Cwd); err != nil {
+		return nil, err
 	}
 	s, err := b.Create(ctx, req)
 	if err != nil {
@@ -373,6 +349,38 @@ func (t *tools) createSession(ctx context.Context, raw json.RawMessage) (any, er
 		out["restore_command"] = s.RestoreCommand
 	}
 	return out, nil
+}
+
+// newCwd is the directory of a new session of workspace ws given cwd:
+// cwd when absolute, else relative to the MCP server's directory; with
+// none, the workspace's directory, else the MCP server's.
+func (t *tools) newCwd(ctx context.Context, b Backend, ws, cwd string) (string, error) {
+	base := t.opts.Dir
+	if base == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("find the current directory: %w", err)
+		}
+		base = wd
+	}
+	switch {
+	case cwd != "" && filepath.IsAbs(cwd):
+		return cwd, nil
+	case cwd != "":
+		return filepath.Join(base, cwd), nil
+	}
+	if ws != "" {
+		list, err := b.Workspaces(ctx)
+		if err != nil {
+			return "", err
+		}
+		for _, w := range list {
+			if w.Name == ws && w.Dir != "" {
+				return w.Dir, nil
+			}
+		}
+	}
+	return base, nil
 }
 
 // ---- send_input -------------------------------------------------------

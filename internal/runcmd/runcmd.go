@@ -70,6 +70,9 @@ type Run struct {
 	// Marked says that the shell's marks bound the command; without them
 	// the typed line prints markers around it.
 	Marked bool
+	// Own says that the session's program is the command (Once): it
+	// ends with the session.
+	Own bool
 	// From is the session's output end before the line was typed: follow
 	// the stream from there.
 	From uint64
@@ -161,6 +164,15 @@ func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Dur
 	return run, nil
 }
 
+// Once reads the command that session sess runs as its program (a shell's
+// -c, made for the command): its output is the session's whole output,
+// its status the session's exit status.
+func Once(sess api.Session, raw bool) *Run {
+	w := runout.NewWhole(sess.Cols)
+	w.Raw = raw
+	return &Run{Ref: sess.ID, Session: sess, r: w, Own: true}
+}
+
 // PromptBack reports whether the shell's prompt after the command has
 // been fed: by then the server knows the directory the command left.
 func (r *Run) PromptBack() bool { return r.promptBack }
@@ -217,7 +229,21 @@ func (r *Run) Feed(fr wire.Frame, out io.Writer) (done bool, code int, err error
 		r.next = max(r.next, to)
 		return true, 0, fmt.Errorf("part of the command's output is lost from session %s's log", r.Ref)
 	case wire.TypeExit:
-		return true, 0, fmt.Errorf("session %s ended before the command did", r.Ref)
+		if !r.Own {
+			return true, 0, fmt.Errorf("session %s ended before the command did", r.Ref)
+		}
+		var ex wire.Exit
+		if err := wire.ParseJSON(fr.Payload, &ex); err != nil {
+			return true, 0, err
+		}
+		r.ended, r.endAt = true, r.next
+		if err := r.r.(*runout.Whole).Flush(out); err != nil {
+			return true, 0, err
+		}
+		if ex.ExitCode == nil {
+			return true, 1, fmt.Errorf("session %s ended (%s) with no exit status", r.Ref, ex.State)
+		}
+		return true, *ex.ExitCode, nil
 	case wire.TypeError:
 		_, msg, _ := wire.ParseError(fr.Payload)
 		return true, 0, fmt.Errorf("session %s: %s", r.Ref, msg)

@@ -232,6 +232,36 @@ func statusCode(st int) int {
 	return st
 }
 
+// Whole reads a session whose program is the command (a shell's -c): all
+// its output is the command's, as text or, with Raw, as bytes. Its end is
+// the session's exit, which the caller reads; Flush ends the text.
+type Whole struct {
+	Raw  bool
+	text TextFilter
+}
+
+var _ Reader = (*Whole)(nil)
+
+// NewWhole reads a session's output in a terminal cols wide.
+func NewWhole(cols int) *Whole { return &Whole{text: TextFilter{Cols: cols}} }
+
+func (r *Whole) Write(_ uint64, p []byte, out io.Writer) (int, bool, error) {
+	if !r.Raw {
+		p = r.text.Filter(p)
+	}
+	_, err := out.Write(p)
+	return 0, err != nil, err
+}
+
+// Flush writes the last line when it has no line break.
+func (r *Whole) Flush(out io.Writer) error {
+	if r.Raw {
+		return nil
+	}
+	_, err := out.Write(r.text.Flush())
+	return err
+}
+
 // Markers finds the lines the typed printfs print around the command's
 // output, in a shell that reports no marks.
 type Markers struct {

@@ -102,3 +102,35 @@ func TestMCPRunCommandScripts(t *testing.T) {
 		break
 	}
 }
+
+// run_command without a session runs the command as the user's shell's
+// -c in a session of its own, in the scope's workspace, which ends with
+// it and can be read afterwards.
+func TestMCPRunCommandOwnSession(t *testing.T) {
+	t.Parallel() // waits more than it works: see e2e.Main
+	e := e2e.NewEnv(t)
+	e.StartServer()
+	dir := t.TempDir()
+	c := startSDKClient(t, e, dir, []string{"SHELL=/bin/sh"}, "--workspace", "proj")
+	r := c.tool("run_command", map[string]any{"command": "printf 'a\\tb  \\n'; pwd; echo \"$TK_A\" >&2; exit 4", "cwd": dir, "env": map[string]any{"TK_A": "x y"}})
+	id, _ := r["session"].(string)
+	if r["output"] != "a\tb  \n"+dir+"\nx y\n" || r["exit_code"] != 4.0 || id == "" {
+		t.Fatalf("run_command without a session: %v", r)
+	}
+	var s map[string]any
+	for _, v := range c.tool("list_sessions", nil)["sessions"].([]any) {
+		if m := v.(map[string]any); m["id"] == id {
+			s = m
+		}
+	}
+	if s == nil || s["state"] != "exited" || s["exit_code"] != 4.0 || s["workspace"] != "proj" {
+		t.Fatalf("its session: %v", s)
+	}
+	if read := c.tool("read_output", map[string]any{"session": id, "offset": 0}); read["text"] != r["output"] {
+		t.Fatalf("read_output of its session: %q", read["text"])
+	}
+	r = c.tool("run_command", map[string]any{"command": "sleep 30", "timeout_ms": 300, "on_timeout": "kill"})
+	if r["timed_out"] != true || r["on_timeout_result"] != "killed" {
+		t.Fatalf("a command of its own session killed at its timeout: %v", r)
+	}
+}
