@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # holder is about 100 KiB smaller).
 HOLDER_LDFLAGS := -s -w
 
-.PHONY: all build run install test test-deps test-short test-web web chromium fuzz bench bench-quick soak deps tidy clean
+.PHONY: all build run install test test-deps test-short test-web web chromium fuzz bench bench-quick soak parity deps tidy clean
 
 all: build
 
@@ -173,6 +173,14 @@ test-short: deps
 	$(GO) vet ./...
 	$(RACE_BUILD)
 	TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -short -count=1 -timeout 5m ./...
+
+# run_command against `SHELL -c` for every command of
+# internal/e2e/web/testdata/parity.txt, in bash, zsh and fish (those
+# installed): the same text and status but for the differences
+# docs/agents.md lists. make test runs the commands marked fast.
+parity: deps
+	$(RACE_BUILD)
+	TK_PARITY=1 TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -v -run '^TestMCPRunCommandParity$$' ./internal/e2e/web
 
 # Each decoder's fuzz target for a while (not part of `make test`, which runs
 # their seed corpora). A target that stops at its -fuzztime deadline with

@@ -16,15 +16,15 @@ import (
 // Their home is a fresh directory: no user's rc files, and fish's
 // completions already generated, so it starts no generator that outlives
 // the test.
-func shellSessions(t *testing.T, e *e2e.Env) (*sdkClient, map[string]string) {
+func shellSessions(t *testing.T, e *e2e.Env) (c *sdkClient, ids map[string]string, home string) {
 	t.Helper()
-	home := t.TempDir()
+	home = t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".local", "share", "fish", "generated_completions"), 0o755)
 	env := []string{"HOME=" + home, "HISTFILE=" + filepath.Join(home, "hist")}
 	e.ServerEnv = env
 	e.StartServer()
-	c := startSDKClient(t, e, home, env)
-	ids := map[string]string{}
+	c = startSDKClient(t, e, home, env)
+	ids = map[string]string{}
 	for _, sh := range []string{"bash", "zsh", "fish"} {
 		path, err := exec.LookPath(sh)
 		if err != nil {
@@ -36,7 +36,7 @@ func shellSessions(t *testing.T, e *e2e.Env) (*sdkClient, map[string]string) {
 	for sh, id := range ids {
 		e2e.WaitFor(t, 20*time.Second, sh+"'s first prompt", func() bool { return c.activity(id)["state"] == "at_prompt" })
 	}
-	return c, ids
+	return c, ids, home
 }
 
 // run_command gives a command's output as the program printed it: tabs
@@ -45,7 +45,7 @@ func shellSessions(t *testing.T, e *e2e.Env) (*sdkClient, map[string]string) {
 func TestMCPRunCommandExactText(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
-	c, ids := shellSessions(t, e)
+	c, ids, _ := shellSessions(t, e)
 	const want = "a\tb  \n\tc\nno newline at end"
 	if id, ok := ids["zsh"]; ok {
 		// A hook of the user's that prints comes after the command's end.
@@ -74,7 +74,7 @@ func TestMCPRunCommandExactText(t *testing.T) {
 func TestMCPRunCommandScripts(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
 	e := e2e.NewEnv(t)
-	c, ids := shellSessions(t, e)
+	c, ids, _ := shellSessions(t, e)
 	dir := t.TempDir()
 	for sh, id := range ids {
 		script, want := "cat <<EOF\nline1\n\tline2\nEOF\nfor i in 1 2\ndo\n  echo \"$i\"\ndone\n(exit 3)", "line1\n\tline2\n1\n2\n"
