@@ -99,18 +99,22 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 		return nil, err
 	}
 	spec := runcmd.Spec{Line: a.Command, Raw: a.Raw, Cwd: a.Cwd, Env: env}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var b Backend
 	var run *runcmd.Run
+	var release func()
+	var wctx context.Context // the call's deadline
+	var cancel context.CancelFunc
 	if a.Session == "" {
-		b, run, err = t.runOnce(wctx, spec)
+		// timeout_ms is the command's: the new session's start is not.
+		b, run, err = t.runOnce(ctx, spec)
+		wctx, cancel = context.WithTimeout(ctx, timeout)
 	} else {
-		var release func()
+		wctx, cancel = context.WithTimeout(ctx, timeout)
 		b, run, release, err = t.runIn(ctx, wctx, a.Session, spec)
-		if release != nil {
-			defer release()
-		}
+	}
+	defer cancel()
+	if release != nil {
+		defer release()
 	}
 	if err != nil {
 		return nil, err
