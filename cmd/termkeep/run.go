@@ -16,8 +16,10 @@ import (
 
 func newRunCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
+	var cwd string
+	var env []string
 	cmd := &cobra.Command{
-		Use:   "run SESSION [--timeout DURATION] -- COMMAND",
+		Use:   "run SESSION [--timeout DURATION] [--cwd DIR] [--env KEY=VALUE]... -- COMMAND",
 		Short: "Run a command in a session's shell; print its output, exit with its status",
 		Long: `Type COMMAND into the shell of a session at its prompt, wait for it to end, print
 only its output (as text, without the echo of the typed line or the prompt),
@@ -25,6 +27,13 @@ and exit with its exit status.
 
   termkeep run work -- make test
   termkeep run work --timeout 10m -- 'go test ./... 2>&1 | tail -5'
+  termkeep run work --cwd web --env CI=1 -- npm test
+  termkeep run work -- "$(cat script.sh)"
+
+COMMAND may have several lines (a script, a here-document): it runs as one
+command with one status. --cwd (relative to the shell's directory) and
+--env apply to this command alone: the shell's own directory and
+variables are as before after it.
 
 The end and the status come from the shell integration's marks (OSC 133),
 which bash, zsh and fish sessions have unless made with
@@ -51,8 +60,16 @@ not at a prompt, it ended, the shell did not report a status).`,
 			if ref == "" {
 				return usageErr("SESSION is empty: give a session's id or name")
 			}
-			if strings.TrimSpace(line) == "" || strings.ContainsAny(line, "\r\n") {
-				return usageErr("COMMAND must be one non-empty line")
+			if strings.TrimSpace(line) == "" {
+				return usageErr("COMMAND is empty")
+			}
+			spec := runcmd.Spec{Line: line, Cwd: cwd}
+			for _, kv := range env {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || !runcmd.EnvName(k) || strings.ContainsRune(v, 0) {
+					return usageErr("--env %q: give KEY=VALUE, KEY of letters, digits and _ not starting with a digit", kv)
+				}
+				spec.Env = append(spec.Env, kv)
 			}
 			ctx := cmd.Context()
 			if timeout > 0 {
@@ -60,7 +77,7 @@ not at a prompt, it ended, the shell did not report a status).`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			code, err := runCommand(ctx, g, ref, line, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			code, err := runCommand(ctx, g, ref, spec, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
 				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 					return &exitErr{code: exitTimeout, msg: fmt.Sprintf("timed out; the command goes on in session %s", ref)}
@@ -74,18 +91,20 @@ not at a prompt, it ended, the shell did not report a status).`,
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after DURATION (e.g. 30s) with exit code 124")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "run COMMAND in DIR (relative to the shell's directory), for this command only")
+	cmd.Flags().StringArrayVar(&env, "env", nil, "set KEY=VALUE for this command only (repeatable)")
 	return cmd
 }
 
-// runCommand types line into the session and follows its output from the
+// runCommand types spec's line into the session and follows its output from the
 // offset the session had reached, printing the command's output to out. It
 // returns the command's exit status.
-func runCommand(ctx context.Context, g *globals, ref, line string, out, errOut io.Writer) (int, error) {
+func runCommand(ctx context.Context, g *globals, ref string, spec runcmd.Spec, out, errOut io.Writer) (int, error) {
 	c, err := g.connect(ctx)
 	if err != nil {
 		return 0, err
 	}
-	run, err := runcmd.Start(ctx, c, ref, runcmd.Spec{Line: line}, runcmd.ShellStartWait)
+	run, err := runcmd.Start(ctx, c, ref, spec, runcmd.ShellStartWait)
 	var ended *runcmd.EndedError
 	var busy *runcmd.BusyError
 	switch {

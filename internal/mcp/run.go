@@ -8,7 +8,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -160,13 +159,11 @@ func (t *tools) runCommand(ctx context.Context, raw json.RawMessage) (any, error
 	return out, nil
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // envArg is run_command's env as KEY=VALUE entries, sorted by name.
 func envArg(env map[string]string) ([]string, error) {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if !envName.MatchString(k) {
+		if !runcmd.EnvName(k) {
 			return nil, argErr("env: %q is not a variable name (letters, digits and _, not starting with a digit)", k)
 		}
 		if strings.ContainsRune(env[k], 0) {

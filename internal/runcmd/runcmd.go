@@ -103,6 +103,20 @@ type Spec struct {
 	Raw bool
 }
 
+// EnvName reports whether k may name a Spec.Env variable: letters,
+// digits and _, not starting with a digit.
+func EnvName(k string) bool {
+	if k == "" || '0' <= k[0] && k[0] <= '9' {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // Start types spec's line into session ref's shell at its prompt. A shell just
 // made with integration is given up to wait for its first prompt rather
 // than taken for one without; a session that is not running, or whose

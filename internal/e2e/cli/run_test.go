@@ -74,6 +74,22 @@ func TestRunCommandInShells(t *testing.T) {
 		if out, errs, code := e.Tk("run", id, "--", "echo ok"); code != 0 || out != "ok\n" {
 			t.Fatalf("%s: run echo = %d %q %q", sh, code, out, errs)
 		}
+		// Several lines, a directory and a variable for this command alone.
+		sub := t.TempDir()
+		script := "echo \"in $PWD with [$RUN_VAR]\"\nfor i in 1 2\necho \"line\t$i\"\nend"
+		if sh != "fish" {
+			script = "echo \"in $PWD with [$RUN_VAR]\"\nfor i in 1 2; do\n  echo \"line\t$i\"\ndone"
+		}
+		out, errs, code = e.Tk("run", id, "--cwd", sub, "--env", "RUN_VAR=a b", "--", script)
+		if want := "in " + sub + " with [a b]\nline\t1\nline\t2\n"; code != 0 || out != want {
+			t.Fatalf("%s: run of several lines = %d %q %q; want %q", sh, code, out, errs, want)
+		}
+		if out, _, _ := e.Tk("run", id, "--", `echo "[$RUN_VAR]"`); out != "[]\n" {
+			t.Fatalf("%s: --env outlived its command: %q", sh, out)
+		}
+		if _, errs, code := e.Tk("run", id, "--env", "1X=y", "--", "true"); code != 2 || !strings.Contains(errs, "--env") {
+			t.Fatalf("%s: a bad --env = %d %q; want a usage error", sh, code, errs)
+		}
 		// A command still running: run times out with 124, and the next
 		// run refuses to type into it.
 		if _, _, code := e.Tk("run", id, "--timeout", "1s", "--", "sleep 30"); code != 124 {
