@@ -189,7 +189,7 @@ parity: deps
 # other failure, or a failing input written to testdata/fuzz, fails the run
 # once every target has had its time.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode wire:FuzzPlainTyping holder:FuzzParseProcStat api:FuzzInputMode api:FuzzNameRE outlog:FuzzOpen outlog:FuzzAppendRead outlog:FuzzTimeRecords outlog:FuzzDamage \
+FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode wire:FuzzParseFgState wire:FuzzPlainTyping holder:FuzzParseProcStat api:FuzzInputMode api:FuzzNameRE outlog:FuzzOpen outlog:FuzzAppendRead outlog:FuzzTimeRecords outlog:FuzzDamage \
 	server:FuzzHTTPBodies server:FuzzWSFrames screen:FuzzScreen screen:FuzzPrintFastPath screen:FuzzUnmarshal screen:FuzzViewport \
 	replay:FuzzDecodeCheckpoint replay:FuzzMarks vtscan:FuzzScan termq:FuzzQueryScanner \
 	termq:FuzzAnswers server:FuzzWSAuth server:FuzzRedirectPath outerterm:FuzzOutputSplit \

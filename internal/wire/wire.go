@@ -55,8 +55,11 @@ import (
 // Version 10 adds lane claims (laneclaim.go): the lane frame's token,
 // Hello's lane_token and claim, lane-claim (server → holder) and
 // lane-claimed (holder → server); and signal-fg (server → holder).
+// Version 11 adds the foreground's state as the kernel says it
+// (fgstate.go): fg-query (server → holder) and fg-state (holder →
+// server).
 const (
-	Version    = 10
+	Version    = 11
 	MinVersion = 1
 )
 
@@ -116,6 +119,7 @@ const (
 var holderSince = map[Type]int{
 	TypeInput: 1, TypeResize: 1, TypeSignal: 1, TypeClose: 1, TypeAck: 1, TypePing: 1,
 	TypeCwd: 2, TypeName: 2, TypeShutdown: 5, TypeLane: 7, TypeLaneOff: 7, TypeLaneRead: 9, TypeLaneClaim: 10, TypeSignalFg: 10,
+	TypeFgQuery: 11,
 }
 
 // HolderAccepts reports whether a holder that announced version (in its
@@ -174,6 +178,7 @@ var typeNames = map[Type]string{
 	TypeLane: "lane", TypeLaneOff: "lane-off", TypeLaneEnd: "lane-end", TypeLaneWritten: "lane-written",
 	TypeLaneRead: "lane-read", TypeLaneIn: "lane-in", TypeLaneInput: "lane-input", TypeLaneTyped: "lane-typed",
 	TypeLaneClaim: "lane-claim", TypeLaneClaimed: "lane-claimed", TypeSignalFg: "signal-fg",
+	TypeFgQuery: "fg-query", TypeFgState: "fg-state",
 }
 
 func (t Type) String() string {
@@ -795,12 +800,14 @@ func Validate(f Frame) error {
 		_, err = ParseSignal(f.Payload)
 	case TypeClose:
 		_, err = ParseClose(f.Payload)
-	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer, TypeLaneEnd, TypeLaneTyped, TypeLaneClaim:
+	case TypeAck, TypePing, TypePong, TypeServerPing, TypeAnswer, TypeLaneEnd, TypeLaneTyped, TypeLaneClaim, TypeFgQuery:
 		_, err = ParseUint64(f.Type, f.Payload)
 	case TypeLane:
 		_, _, err = ParseLane(f.Payload)
 	case TypeLaneClaimed:
 		_, _, _, err = ParseLaneClaimed(f.Payload)
+	case TypeFgState:
+		_, err = ParseFgState(f.Payload)
 	case TypeLaneRead:
 		_, err = ParseLaneRead(f.Payload)
 	case TypeLaneInput:
