@@ -83,6 +83,8 @@ type upstream struct {
 	// (lanein.go).
 	reader atomic.Pointer[laneReader]
 	typed  atomic.Uint64
+	// looks are the fg-queries being answered (fgstate.go).
+	looks sync.WaitGroup
 }
 
 func (u *upstream) send(fn func(w *wire.Writer) error) error {
@@ -95,6 +97,7 @@ func (u *upstream) serve() {
 	h := u.h
 	defer func() {
 		u.c.Close()
+		u.looks.Wait()
 		h.closeLane(u, false) // nobody to tell
 		close(u.gone)
 		h.mu.Lock()
@@ -236,6 +239,9 @@ func (u *upstream) serve() {
 		case wire.TypeLaneRead:
 			pid, _ := wire.ParseLaneRead(f.Payload)
 			h.laneRead(u, pid)
+		case wire.TypeFgQuery:
+			id, _ := wire.ParseUint64(f.Type, f.Payload)
+			u.answerFgQuery(id)
 		case wire.TypeAck:
 		default:
 			u.fail(wire.CodeMalformed, fmt.Sprintf("a holder does not accept %s frames", f.Type))

@@ -206,6 +206,9 @@ func (h *Host) readHolder(up *holderConn) {
 		case wire.TypeLaneClaimed:
 			token, end, back, _ := wire.ParseLaneClaimed(f.Payload)
 			h.laneClaimed(token, end, bytes.Clone(back)) // viewer_lane.go
+		case wire.TypeFgState:
+			s, _ := wire.ParseFgState(f.Payload)
+			up.fg.answer(s) // foreground.go
 		case wire.TypeLaneInput:
 			h.laneHandBack(bytes.Clone(f.Payload)) // viewer_lanein.go
 		case wire.TypeLaneTyped:

@@ -40,6 +40,8 @@ type holderConn struct {
 	// prepared takes the holder's answers to shutdown frames
 	// (PrepareShutdown); one that nobody waits for is dropped.
 	prepared chan bool
+	// fg pairs fg-state answers with their questions (foreground.go).
+	fg fgAsks
 }
 
 func newHolderConn(c net.Conn, timeout time.Duration) *holderConn {

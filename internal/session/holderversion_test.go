@@ -33,6 +33,8 @@ type v1Holder struct {
 	input   chan []byte
 	// version is what it welcomes with (1 unless a test says otherwise).
 	version int
+	// also are frames it takes beyond v1Accepts, without answering.
+	also map[wire.Type]bool
 }
 
 // v1Accepts are the frames toward the pty the first release knew.
@@ -104,7 +106,7 @@ func (fh *v1Holder) serve(c net.Conn) {
 		}
 		fh.mu.Lock()
 		fh.got = append(fh.got, f.Type)
-		ok := v1Accepts[f.Type]
+		ok := v1Accepts[f.Type] || fh.also[f.Type]
 		if !ok {
 			fh.refused = append(fh.refused, f.Type)
 		}

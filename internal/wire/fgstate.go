@@ -15,7 +15,8 @@ import (
 //
 //   - TypeFgQuery, server → holder: id uint64, chosen by the server.
 //   - TypeFgState, holder → server: the answer, carrying the query's id
-//     (FgState). Every query is answered once, in order.
+//     (FgState). Every query is answered once; answers may come in
+//     another order than their queries.
 const (
 	TypeFgQuery Type = 0x13
 	TypeFgState Type = 0x54
@@ -69,8 +70,9 @@ type FgState struct {
 	Shell bool
 	// Unread is how many bytes typed the terminal's reader has not yet
 	// taken (TIOCINQ on the terminal side; in canonical mode the kernel
-	// counts complete lines only).
-	Unread uint32
+	// counts complete lines only), when UnreadKnown.
+	Unread      uint32
+	UnreadKnown bool
 	// Pgrp is the foreground process group, its leader's pid; 0 unknown.
 	Pgrp       uint32
 	LeaderComm string
@@ -80,7 +82,10 @@ type FgState struct {
 	Comm string
 }
 
-const fgShellFlag = 0x01
+const (
+	fgShellFlag  = 0x01
+	fgUnreadFlag = 0x02
+)
 
 // FgQuery writes an fg-query frame.
 func (w *Writer) FgQuery(id uint64) error { return w.Uint64(TypeFgQuery, id) }
@@ -94,6 +99,9 @@ func (w *Writer) FgState(s FgState) error {
 	if s.Shell {
 		flags |= fgShellFlag
 	}
+	if s.UnreadKnown {
+		flags |= fgUnreadFlag
+	}
 	b = append(b, byte(s.Kind), flags)
 	b = binary.BigEndian.AppendUint32(b, s.Unread)
 	b = binary.BigEndian.AppendUint32(b, s.Pgrp)
@@ -105,7 +113,8 @@ func (w *Writer) FgState(s FgState) error {
 
 // ParseFgState decodes an fg-state payload:
 //
-//	id uint64, kind uint8 (0..3), flags uint8 (bit 0: shell; others zero),
+//	id uint64, kind uint8 (0..3), flags uint8 (bit 0: shell, bit 1: unread
+//	known; others zero),
 //	unread uint32, pgrp uint32, pid uint32,
 //	leader comm length uint8, leader comm, then comm (each UTF-8, at most MaxComm)
 func ParseFgState(p []byte) (FgState, error) {
@@ -113,13 +122,13 @@ func ParseFgState(p []byte) (FgState, error) {
 		return FgState{}, short(TypeFgState, p, 23)
 	}
 	s := FgState{
-		ID: binary.BigEndian.Uint64(p), Kind: FgKind(p[8]), Shell: p[9]&fgShellFlag != 0,
+		ID: binary.BigEndian.Uint64(p), Kind: FgKind(p[8]), Shell: p[9]&fgShellFlag != 0, UnreadKnown: p[9]&fgUnreadFlag != 0,
 		Unread: binary.BigEndian.Uint32(p[10:]), Pgrp: binary.BigEndian.Uint32(p[14:]), Pid: binary.BigEndian.Uint32(p[18:]),
 	}
 	if s.Kind > FgWaitingOnEvents {
 		return FgState{}, fmt.Errorf("%w: fg-state kind %d out of range", ErrMalformed, s.Kind)
 	}
-	if p[9]&^fgShellFlag != 0 {
+	if p[9]&^(fgShellFlag|fgUnreadFlag) != 0 {
 		return FgState{}, fmt.Errorf("%w: fg-state flags 0x%02x have reserved bits set", ErrMalformed, p[9])
 	}
 	n, rest := int(p[22]), p[23:]

@@ -14,7 +14,7 @@ func TestFgStateFrame(t *testing.T) {
 		{},
 		{ID: 1, Kind: FgReadingTerminal, Pgrp: 123, LeaderComm: "rm", Pid: 123, Comm: "rm"},
 		{ID: 1 << 63, Kind: FgWaitingOnEvents, Pgrp: 7, LeaderComm: "cat", Pid: 9, Comm: "less"},
-		{ID: 5, Kind: FgRunning, Shell: true, Unread: 3, Pgrp: 1 << 31, Pid: 2},
+		{ID: 5, Kind: FgRunning, Shell: true, Unread: 3, UnreadKnown: true, Pgrp: 1 << 31, Pid: 2},
 		{ID: 6, Kind: FgRunning, LeaderComm: strings.Repeat("é", MaxComm/2), Comm: strings.Repeat("x", MaxComm)},
 	} {
 		var b bytes.Buffer
@@ -45,7 +45,7 @@ func TestFgStateRejects(t *testing.T) {
 		"empty":           {},
 		"short":           head(1, 0, 0)[:22],
 		"kind":            head(4, 0, 0),
-		"reserved flag":   head(1, 2, 0),
+		"reserved flag":   head(1, 4, 0),
 		"leader past end": append(head(1, 0, 3), 'a', 'b'),
 		"long leader":     append(head(1, 0, MaxComm+1), bytes.Repeat([]byte{'a'}, MaxComm+1)...),
 		"long comm":       append(head(1, 0, 0), bytes.Repeat([]byte{'a'}, MaxComm+1)...),
