@@ -102,18 +102,31 @@ type Session struct {
 	InputMode *InputMode `json:"input_mode,omitempty"`
 }
 
-// Activity is a running session's readiness: State is "at_prompt" (its
-// shell has drawn its prompt), "running" (a command, or the session's
+// Activity is a running session's readiness (package readiness says
+// what each state promises): State is "at_prompt" (its shell has drawn
+// its prompt and, when Kernel, leads the terminal with nothing typed
+// unread), "reading_terminal" (the kernel says a foreground program is
+// blocked reading the terminal: Program and Pid name it, LastLine is
+// likely its question), "waiting_on_events" (the kernel says the
+// foreground is blocked in poll, select or epoll holding the terminal:
+// an editor, a pager, a REPL), "running" (a command, or the session's
 // program, is at work: Command and Since say which and since when),
-// "waiting" (a full-screen or interactive program is quiet, most likely
-// waiting for input: LastLine is its prompt or question, Since when it
-// last printed) or "starting" (a shell with integration has not drawn its
-// first prompt yet).
+// "starting" (a shell with integration has not drawn its first prompt
+// yet) or, only where the kernel's word is not known (Kernel false: not
+// Linux, an older holder), "waiting" (a full-screen or interactive
+// program is quiet, most likely waiting for input). Hint is what the
+// screen suggests beside a kernel-vouched state ("looks like a prompt",
+// "a full-screen program"), never the state.
 type Activity struct {
 	State    string     `json:"state"`
 	Since    *time.Time `json:"since,omitempty"`
 	Command  string     `json:"command,omitempty"`
 	LastLine string     `json:"last_line,omitempty"`
+	Kernel   bool       `json:"kernel,omitempty"`
+	Pid      int        `json:"pid,omitempty"`
+	Program  string     `json:"program,omitempty"`
+	Unread   int        `json:"unread,omitempty"`
+	Hint     string     `json:"hint,omitempty"`
 }
 
 // Shell is a session's shell as its marks tell it.

@@ -75,6 +75,88 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDecideKernel: with the kernel's word, the state is what it vouches
+// for, whatever the last line reads like; the screen is only a hint.
+func TestDecideKernel(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	prompt := shellmark.Status{State: shellmark.AtPrompt, Since: at(1), Marks: 2}
+	running := func(line string) shellmark.Status {
+		return shellmark.Status{State: shellmark.Running, Since: at(5), Marks: 3, Running: &shellmark.Command{Line: line, Start: at(5)}}
+	}
+	hooks := shellmark.Status{State: shellmark.Returning, Since: at(8), Marks: 4}
+	unknown := shellmark.Status{State: shellmark.Unknown}
+	bash := []string{"bash", "--norc"}
+	shell := &Kernel{State: ReadingTerminal, Shell: true, Pid: 100, Program: "bash"}
+	quietly := func(in Input) Input {
+		if in.Command == nil {
+			in.Command = bash
+		}
+		in.LastOutput, in.Now, in.QuietAfter = at(7), at(30), 2*time.Second
+		return in
+	}
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want Activity
+	}{
+		{"at its prompt, vouched", quietly(Input{Shell: prompt, Integration: true, Kernel: shell}),
+			Activity{State: AtPrompt, Since: at(1), Kernel: true}},
+		{"marks say prompt, but typing waits unread", quietly(Input{Shell: prompt, Kernel: &Kernel{State: ReadingTerminal, Shell: true, Unread: 3, Pid: 100, Program: "bash"}}),
+			Activity{State: ReadingTerminal, Since: at(7), Command: "bash --norc", Kernel: true, Pid: 100, Program: "bash", Unread: 3}},
+		{"marks say prompt, but unread is unknown", quietly(Input{Shell: prompt, Kernel: &Kernel{State: ReadingTerminal, Shell: true, Unread: -1, Pid: 100, Program: "bash"}}),
+			Activity{State: ReadingTerminal, Since: at(7), Command: "bash --norc", Kernel: true, Pid: 100, Program: "bash"}},
+		{"marks say prompt, a job leads the terminal (a bash without PS0)", quietly(Input{Shell: prompt, Kernel: &Kernel{State: Running, Pid: 200, Program: "make"}}),
+			Activity{State: Running, Command: "bash --norc", Kernel: true, Pid: 200, Program: "make"}},
+		{"Running 120 tests: is running", quietly(Input{Shell: running("make test"), Kernel: &Kernel{State: Running, Pid: 201, Program: "sleep"},
+			Screen: &Screen{Line: "Running 120 tests:", Prompt: true}}),
+			Activity{State: Running, Since: at(5), Command: "make test", LastLine: "Running 120 tests:", Kernel: true, Pid: 201, Program: "sleep", Hint: HintPrompt}},
+		{"> … > is running", quietly(Input{Shell: running("./build"), Kernel: &Kernel{State: Running, Pid: 202, Program: "build"},
+			Screen: &Screen{Line: "> … >", Prompt: true}}),
+			Activity{State: Running, Since: at(5), Command: "./build", LastLine: "> … >", Kernel: true, Pid: 202, Program: "build", Hint: HintPrompt}},
+		{"a question without punctuation is read", quietly(Input{Shell: running("./ask"), Kernel: &Kernel{State: ReadingTerminal, Pid: 203, Program: "ask"},
+			Screen: &Screen{Line: "Enter your name"}}),
+			Activity{State: ReadingTerminal, Since: at(7), Command: "./ask", LastLine: "Enter your name", Kernel: true, Pid: 203, Program: "ask"}},
+		{"rm -i, still printing its question", Input{Shell: running("rm -i x"), Command: bash, LastOutput: at(7), Now: at(7.1), QuietAfter: 2 * time.Second,
+			Kernel: &Kernel{State: ReadingTerminal, Pid: 204, Program: "rm"}, Screen: &Screen{Line: "rm: remove regular file 'x'?", Prompt: true}},
+			Activity{State: ReadingTerminal, Since: at(7), Command: "rm -i x", LastLine: "rm: remove regular file 'x'?", Kernel: true, Pid: 204, Program: "rm"}},
+		{"vim waits on events", quietly(Input{Shell: running("vim x"), Kernel: &Kernel{State: WaitingOnEvents, Pid: 205, Program: "vim"}, Screen: &Screen{Alt: true, Line: "~"}}),
+			Activity{State: WaitingOnEvents, Since: at(7), Command: "vim x", LastLine: "~", Kernel: true, Pid: 205, Program: "vim", Hint: HintFullScreen}},
+		{"the read builtin: the shell itself reads, its marks say a command runs", quietly(Input{Shell: running("read x"), Kernel: shell}),
+			Activity{State: ReadingTerminal, Since: at(7), Command: "read x", Kernel: true, Pid: 100, Program: "bash"}},
+		{"prompt hooks sleeping", quietly(Input{Shell: hooks, Kernel: &Kernel{State: Running, Pid: 206, Program: "sleep"}}),
+			Activity{State: Running, Since: at(8), Command: "(the shell's prompt hooks)", Kernel: true, Pid: 206, Program: "sleep"}},
+		{"a prompt hook reading the terminal", quietly(Input{Shell: hooks, Kernel: &Kernel{State: ReadingTerminal, Shell: true, Pid: 100, Program: "bash"}}),
+			Activity{State: ReadingTerminal, Since: at(7), Command: "(the shell's prompt hooks)", Kernel: true, Pid: 100, Program: "bash"}},
+		{"sh without marks, reading its terminal: its prompt", quietly(Input{Shell: unknown, Command: []string{"/bin/sh"}, Kernel: &Kernel{State: ReadingTerminal, Shell: true, Pid: 100, Program: "sh"}}),
+			Activity{State: AtPrompt, Since: at(7), Kernel: true, Pid: 100, Program: "sh"}},
+		{"sh without marks, running a job", quietly(Input{Shell: unknown, Command: []string{"sh"}, Kernel: &Kernel{State: ReadingTerminal, Pid: 300, Program: "rm"}}),
+			Activity{State: ReadingTerminal, Since: at(7), Command: "sh", Kernel: true, Pid: 300, Program: "rm"}},
+		{"python3 reading its own terminal is no shell's prompt", quietly(Input{Shell: unknown, Command: []string{"python3"}, Kernel: &Kernel{State: WaitingOnEvents, Shell: true, Pid: 100, Program: "python3"},
+			Screen: &Screen{Line: ">>>", Prompt: true}}),
+			Activity{State: WaitingOnEvents, Since: at(7), Command: "python3", LastLine: ">>>", Kernel: true, Pid: 100, Program: "python3", Hint: HintPrompt}},
+		{"a shell still starting", Input{Shell: unknown, Integration: true, Command: bash, Created: at(0), LastOutput: at(0), Now: at(3), QuietAfter: 2 * time.Second, Kernel: shell},
+			Activity{State: Starting, Since: at(0)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.in); got != tc.want {
+				t.Errorf("Decide:\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestIsShell(t *testing.T) {
+	for cmd, want := range map[string]bool{"bash": true, "/bin/sh": true, "-zsh": true, "/usr/bin/fish": true, "python3": false, "": false, "bashful": false} {
+		if got := IsShell([]string{cmd}); got != want {
+			t.Errorf("IsShell(%q) = %v", cmd, got)
+		}
+	}
+	if IsShell(nil) {
+		t.Error("IsShell(nil)")
+	}
+}
+
 func TestNeedsScreen(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
@@ -87,6 +169,10 @@ func TestNeedsScreen(t *testing.T) {
 		{"quiet and running", Input{Shell: shellmark.Status{State: shellmark.Running}, LastOutput: t0, Now: t0.Add(time.Hour), QuietAfter: time.Second}, true},
 		{"starting", Input{Integration: true, Created: t0, LastOutput: t0, Now: t0.Add(3 * time.Second), QuietAfter: time.Second}, false},
 		{"quiet, no integration", Input{Created: t0, LastOutput: t0, Now: t0.Add(3 * time.Second), QuietAfter: time.Second}, true},
+		{"printing, the kernel says it reads the terminal", Input{Shell: shellmark.Status{State: shellmark.Running}, LastOutput: t0, Now: t0, QuietAfter: time.Second,
+			Kernel: &Kernel{State: ReadingTerminal}}, true},
+		{"printing, the kernel says it runs", Input{Shell: shellmark.Status{State: shellmark.Running}, LastOutput: t0, Now: t0, QuietAfter: time.Second,
+			Kernel: &Kernel{State: Running}}, false},
 	} {
 		if got := NeedsScreen(tc.in); got != tc.want {
 			t.Errorf("%s: NeedsScreen %v, want %v", tc.name, got, tc.want)
