@@ -40,15 +40,23 @@ func Look(ptmx int, child int) Facts {
 	if calls == nil {
 		return f
 	}
-	var tasks []Task
+	var tasks, own []Task
 	for _, p := range members(pgrp) {
+		ts := threads(p, st.Rdev)
 		if p.pid == pgrp {
-			f.LeaderComm = p.comm
+			f.LeaderComm, own = p.comm, ts
 		}
-		tasks = append(tasks, threads(p, st.Rdev)...)
+		tasks = append(tasks, ts...)
 	}
 	var who *Task
 	f.State, who = Classify(tasks)
+	if s, w := Classify(own); f.Shell && s == WaitingOnEvents {
+		// The session's program waits on its terminal: what a shell
+		// without job control left running in its group beside it (a
+		// job put in the background, fish's completions helper at its
+		// first start) does not read the terminal.
+		f.State, who = s, w
+	}
 	if who != nil {
 		f.Pid, f.Comm = who.Pid, who.Comm
 	}

@@ -95,6 +95,11 @@ func TestLook(t *testing.T) {
 		{"less", []string{"less", "page.txt"}, "less", "a line of the file", ReadingTerminal, "less"},
 		{"vim", []string{"vim", "-u", "NONE", "-N", "-i", "NONE", "page.txt"}, "vim", "a line of the file", WaitingOnEvents, "vim"},
 		{"node's REPL", []string{"node", "-i"}, "node", ">", WaitingOnEvents, "node"},
+		{"a shell waiting beside a job running in its own group", []string{"python3", "-c", `import os, select, sys, time
+if os.fork() == 0:
+    while True: pass
+sys.stdout.write("ready"); sys.stdout.flush()
+select.select([sys.stdin], [], [])`}, "python3", "ready", WaitingOnEvents, "python3"},
 		{"python3's REPL", []string{"python3", "-i", "-q"}, "python3", ">>>", WaitingOnEvents, "python3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
