@@ -212,6 +212,8 @@ func (t *tools) runIn(ctx, wctx context.Context, ref string, spec runcmd.Spec) (
 	switch {
 	case errors.As(err, &ended):
 		err = fmt.Errorf("session %s is %s%s; restore starts it again", ref, ended.State, exitNote(s))
+	case errors.As(err, &busy) && (busy.State == "reading_terminal" || busy.State == "waiting_on_events"):
+		err = fmt.Errorf("%v; read_screen shows what it waits for: answer it with send_input, or stop it with send_input keys [\"C-c\"]", err)
 	case errors.As(err, &busy):
 		err = fmt.Errorf("%v; wait for it (wait_for, or list_sessions until activity.state is at_prompt) or stop it with send_input keys [\"C-c\"]", err)
 	}

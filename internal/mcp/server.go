@@ -133,4 +133,4 @@ Start one with create_session (a shell by default, or a command; agent starts an
 command line and returns its exit code, its output and the directory after it. For anything else type with send_input, look with
 read_screen (what a person would see) or read_output (everything printed, by byte offset), search the whole log with grep, and block
 until something happens with wait_for (text on the screen or in the output, the process's exit, or quiet). list_sessions says what
-each session is doing (activity: at_prompt, running, waiting for input, starting). Sessions are named by id or name.`
+each session is doing (activity: at_prompt, reading_terminal, waiting_on_events, running, starting). Sessions are named by id or name.`

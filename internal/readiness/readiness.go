@@ -24,7 +24,8 @@
 //     program is at work, or sleeps in anything but the terminal
 //     (`sleep`, a build quiet on a pipe or a network).
 //   - Starting: a shell with termkeep's integration has not marked its
-//     first prompt yet, for up to StartWait.
+//     first prompt yet, or one without marks has not come to wait on its
+//     terminal yet (the kernel says), for up to StartWait.
 //   - Waiting: only without the kernel's word: a program is quiet with a
 //     full screen or a prompt-like line under the cursor; most likely it
 //     waits for input, but quietness cannot tell `sleep 30` from a
@@ -206,13 +207,15 @@ func decideKernel(in Input, k Kernel) Activity {
 	if in.Shell.State == shellmark.AtPrompt && clear {
 		return Activity{State: AtPrompt, Since: in.Shell.Since, Kernel: true}
 	}
-	if starting(in) {
+	unmarked := in.Shell.Marks == 0 && in.Shell.State != shellmark.Running && in.Shell.State != shellmark.Returning && IsShell(in.Command)
+	if starting(in) || unmarked && k.Shell && k.State == Running && in.Now.Sub(in.Created) < StartWait {
+		// A shell without marks that has not come to read its terminal
+		// yet is starting too: its rc files run.
 		return Activity{State: Starting, Since: in.Created}
 	}
 	a := marked(in)
 	waits := k.State == ReadingTerminal || k.State == WaitingOnEvents
-	if in.Shell.Marks == 0 && in.Shell.State != shellmark.Running && in.Shell.State != shellmark.Returning &&
-		IsShell(in.Command) && clear && waits {
+	if unmarked && clear && waits {
 		// No marks to say where the shell is: the shell itself waiting
 		// on its terminal, with no job in the foreground, is its prompt.
 		a = Activity{State: AtPrompt, Since: in.LastOutput}

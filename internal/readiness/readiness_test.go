@@ -135,6 +135,12 @@ func TestDecideKernel(t *testing.T) {
 		{"python3 reading its own terminal is no shell's prompt", quietly(Input{Shell: unknown, Command: []string{"python3"}, Kernel: &Kernel{State: WaitingOnEvents, Shell: true, Pid: 100, Program: "python3"},
 			Screen: &Screen{Line: ">>>", Prompt: true}}),
 			Activity{State: WaitingOnEvents, Since: at(7), Command: "python3", LastLine: ">>>", Kernel: true, Pid: 100, Program: "python3", Hint: HintPrompt}},
+		{"sh without marks, not reading its terminal yet", Input{Shell: unknown, Command: []string{"sh"}, Created: at(0), LastOutput: at(0), Now: at(1), QuietAfter: 2 * time.Second,
+			Kernel: &Kernel{State: Running, Shell: true, Pid: 100, Program: "sh"}},
+			Activity{State: Starting, Since: at(0)}},
+		{"sh without marks, busy in its own rc long after", Input{Shell: unknown, Command: []string{"sh"}, Created: at(0), LastOutput: at(0), Now: at(30), QuietAfter: 2 * time.Second,
+			Kernel: &Kernel{State: Running, Shell: true, Pid: 100, Program: "sh"}},
+			Activity{State: Running, Since: at(0), Command: "sh", Kernel: true, Pid: 100, Program: "sh"}},
 		{"a shell still starting", Input{Shell: unknown, Integration: true, Command: bash, Created: at(0), LastOutput: at(0), Now: at(3), QuietAfter: 2 * time.Second, Kernel: shell},
 			Activity{State: Starting, Since: at(0)}},
 	} {

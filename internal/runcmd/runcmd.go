@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"termkeep/internal/api"
+	"termkeep/internal/readiness"
 	"termkeep/internal/runout"
 	"termkeep/internal/screen"
 	"termkeep/internal/shellinit"
@@ -42,25 +43,86 @@ type EndedError struct{ Ref, State string }
 
 func (e *EndedError) Error() string { return fmt.Sprintf("session %s is %s", e.Ref, e.State) }
 
-// BusyError is a session whose shell is running a command, not at its
-// prompt: a command typed now would go to that command.
+// BusyError is a session that is not at its shell's prompt: a line
+// typed now would go to whatever reads the terminal instead (a running
+// command, a program's question, the shell's prompt hooks).
 type BusyError struct {
 	Ref     string
 	Command string // the running command's line, when the shell marked it
 	// Hooks: the command ended, and the shell's prompt hooks have not
 	// given it its prompt back yet.
 	Hooks bool
+	// State is the session's activity state when the kernel's word
+	// decided it (api.Activity.Kernel): reading_terminal,
+	// waiting_on_events, running, starting; "" otherwise. Pid and
+	// Program are the foreground process it named, Unread the bytes
+	// typed that nothing has read yet.
+	State   string
+	Pid     int
+	Program string
+	Unread  int
 }
 
 func (e *BusyError) Error() string {
-	if e.Hooks {
-		return fmt.Sprintf("session %s is not at its prompt: its last command ended, and its prompt hooks still run", e.Ref)
+	fg := ""
+	if e.Program != "" {
+		fg = fmt.Sprintf("%s (pid %d)", e.Program, e.Pid)
+	}
+	switch {
+	case e.Unread > 0:
+		return fmt.Sprintf("session %s is not at its prompt: %d bytes typed at it are not read yet", e.Ref, e.Unread)
+	case e.State == string(readiness.ReadingTerminal) && fg != "":
+		return fmt.Sprintf("session %s is not at its prompt: %s is reading the terminal%s", e.Ref, fg, e.running())
+	case e.State == string(readiness.WaitingOnEvents) && fg != "":
+		return fmt.Sprintf("session %s is not at its prompt: %s waits for input among other events (an editor, a pager, a REPL)%s", e.Ref, fg, e.running())
+	case e.State == string(readiness.Starting):
+		return fmt.Sprintf("session %s is not at its prompt: its shell has not drawn its first prompt yet", e.Ref)
+	case e.Hooks:
+		return fmt.Sprintf("session %s is not at its prompt: its last command ended, and its prompt hooks still run%s", e.Ref, inFg(fg))
 	}
 	what := "a command"
 	if e.Command != "" {
 		what = strconv.Quote(e.Command)
 	}
-	return fmt.Sprintf("session %s is running %s, not at its prompt", e.Ref, what)
+	return fmt.Sprintf("session %s is running %s, not at its prompt%s", e.Ref, what, inFg(fg))
+}
+
+// running is ", running CMD" when the shell marked the command.
+func (e *BusyError) running() string {
+	if e.Command == "" || e.Hooks {
+		return ""
+	}
+	return ", running " + strconv.Quote(e.Command)
+}
+
+func inFg(fg string) string {
+	if fg == "" {
+		return ""
+	}
+	return " (in the foreground: " + fg + ")"
+}
+
+// busy is the refusal of session ref, whose shell and activity are as
+// sess says; nil when a line may be typed: at the prompt the kernel
+// vouches for, or, where the kernel's word is not known, when the shell
+// does not say it runs something.
+func busy(ref string, sess api.Session) *BusyError {
+	e := &BusyError{Ref: ref}
+	if sh := sess.Shell; sh != nil {
+		e.Command = sh.Command
+		e.Hooks = sh.State == string(shellmark.Returning)
+	}
+	if a := sess.Activity; a != nil && a.Kernel || a != nil && a.State == string(readiness.Starting) {
+		if a.State == string(readiness.AtPrompt) {
+			return nil
+		}
+		e.State, e.Pid, e.Program, e.Unread = a.State, a.Pid, a.Program, a.Unread
+		return e
+	}
+	if sh := sess.Shell; sh != nil && (sh.State == string(shellmark.Running) || e.Hooks) {
+		return e
+	}
+	return nil
 }
 
 // Run is one command typed into a session.
@@ -119,9 +181,11 @@ func EnvName(k string) bool {
 
 // Start types spec's line into session ref's shell at its prompt. A shell just
 // made with integration is given up to wait for its first prompt rather
-// than taken for one without; a session that is not running, or whose
-// shell runs a command, is refused (EndedError, BusyError) before
-// anything is typed.
+// than taken for one without; a session that is not running, or is not
+// at its prompt, is refused (EndedError, BusyError) before anything is
+// typed. Where the kernel's word is known (the session's activity says
+// so) the line is typed only at_prompt: never while a program reads the
+// terminal, waits on it, or typing waits unread.
 func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Duration) (*Run, error) {
 	sess, err := srv.Get(ctx, ref)
 	if err != nil {
@@ -134,9 +198,7 @@ func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Dur
 	// A new shell's first prompt, and the prompt after a command's end
 	// (its prompt hooks run first), are waited for: a line typed before
 	// the prompt is read by whatever reads the terminal first.
-	for deadline := time.Now().Add(wait); integrated && sess.Shell != nil &&
-		(sess.Shell.State == string(shellmark.Unknown) || sess.Shell.State == string(shellmark.Returning)) &&
-		time.Now().Before(deadline); {
+	for deadline := time.Now().Add(wait); waitPrompt(sess, integrated) && time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -146,11 +208,8 @@ func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Dur
 			return nil, err
 		}
 	}
-	if sess.Shell != nil && sess.Shell.State == string(shellmark.Running) {
-		return nil, &BusyError{Ref: ref, Command: sess.Shell.Command}
-	}
-	if sess.Shell != nil && sess.Shell.State == string(shellmark.Returning) {
-		return nil, &BusyError{Ref: ref, Hooks: true}
+	if e := busy(ref, sess); e != nil {
+		return nil, e
 	}
 	run := &Run{Ref: ref, Session: sess, From: sess.End, next: sess.End}
 	run.marks.Emit = func(m shellmark.Mark) {
@@ -280,6 +339,18 @@ func (r *Run) Output() (start, end uint64) {
 		return r.From, r.endAt
 	}
 	return r.From, r.next
+}
+
+// waitPrompt reports whether a shell is still to come to its prompt:
+// starting (with integration, before its first marks; without, before
+// the kernel sees it wait on its terminal), or while its prompt hooks
+// run.
+func waitPrompt(sess api.Session, integrated bool) bool {
+	if a := sess.Activity; a != nil && a.State == string(readiness.Starting) {
+		return true
+	}
+	sh := sess.Shell
+	return integrated && sh != nil && (sh.State == string(shellmark.Unknown) || sh.State == string(shellmark.Returning))
 }
 
 // newToken returns a token for the markers of one run: random, so that no

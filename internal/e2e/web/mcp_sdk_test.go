@@ -275,7 +275,10 @@ func TestMCPSDKAcceptance(t *testing.T) {
 	if w := c.tool("wait_for", map[string]any{"session": id, "regex": `(?m)^row 42$`, "timeout_ms": 10000}); w["matched"] != true {
 		t.Fatalf("less did not redraw at 40 rows: %v", w)
 	}
-	e2e.WaitFor(t, 10*time.Second, "less to be waiting", func() bool { act = c.activity(id); return act["state"] == "waiting" })
+	e2e.WaitFor(t, 10*time.Second, "less to read the terminal", func() bool {
+		act = c.activity(id)
+		return act["state"] == "reading_terminal" && act["kernel"] == true && act["program"] == "less"
+	})
 
 	// --read-only and --workspace refuse what they must.
 	ro := startSDKClient(t, e, repo, env, "--read-only")

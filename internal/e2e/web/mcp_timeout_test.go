@@ -13,14 +13,7 @@ import (
 // and the shell survives each to run the next command.
 func TestMCPRunCommandOnTimeout(t *testing.T) {
 	t.Parallel() // waits more than it works: see e2e.Main
-	e := e2e.NewEnv(t)
-	home := t.TempDir()
-	env := []string{"HOME=" + home, "HISTFILE=" + filepath.Join(home, "hist")}
-	e.ServerEnv = env
-	e.StartServer()
-	c := startSDKClient(t, e, home, env)
-	id := c.tool("create_session", map[string]any{"command": []string{"bash"}})["id"].(string)
-	e2e.WaitFor(t, 15*time.Second, "the shell's first prompt", func() bool { return c.activity(id)["state"] == "at_prompt" })
+	c, id := mcpBash(t, t.TempDir())
 
 	for _, tc := range []struct {
 		how, command, result string
@@ -47,4 +40,19 @@ func TestMCPRunCommandOnTimeout(t *testing.T) {
 	if _, text, isErr := c.try("run_command", map[string]any{"session": id, "command": "true", "on_timeout": "explode"}); !isErr {
 		t.Fatalf("an unknown on_timeout was taken: %s", text)
 	}
+}
+
+// mcpBash starts a server and an MCP client, both with HOME at home
+// (where bash reads its .bashrc) and there, and a bash session at its
+// first prompt.
+func mcpBash(t *testing.T, home string) (*sdkClient, string) {
+	t.Helper()
+	e := e2e.NewEnv(t)
+	env := []string{"HOME=" + home, "HISTFILE=" + filepath.Join(home, "hist")}
+	e.ServerEnv = env
+	e.StartServer()
+	c := startSDKClient(t, e, home, env)
+	id := c.tool("create_session", map[string]any{"command": []string{"bash"}})["id"].(string)
+	e2e.WaitFor(t, 15*time.Second, "the shell's first prompt", func() bool { return c.activity(id)["state"] == "at_prompt" })
+	return c, id
 }

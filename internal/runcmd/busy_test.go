@@ -1,0 +1,50 @@
+package runcmd
+
+import (
+	"testing"
+
+	"termkeep/internal/api"
+)
+
+// A line is typed only at the prompt: the kernel's when it is known, the
+// marks' otherwise; every refusal says in one line what the session does.
+func TestBusy(t *testing.T) {
+	prompt := &api.Shell{State: "prompt"}
+	running := &api.Shell{State: "running", Command: "rm -i victim.txt"}
+	hooks := &api.Shell{State: "returning"}
+	for _, tc := range []struct {
+		name string
+		sess api.Session
+		want string // "" types
+	}{
+		{"at the prompt the kernel vouches for", api.Session{Shell: prompt, Activity: &api.Activity{State: "at_prompt", Kernel: true}}, ""},
+		{"rm -i reads the terminal", api.Session{Shell: running, Activity: &api.Activity{State: "reading_terminal", Kernel: true, Pid: 123, Program: "rm"}},
+			`session s is not at its prompt: rm (pid 123) is reading the terminal, running "rm -i victim.txt"`},
+		{"a shell without marks whose job reads", api.Session{Shell: &api.Shell{State: "unknown"}, Activity: &api.Activity{State: "reading_terminal", Kernel: true, Pid: 9, Program: "python3"}},
+			"session s is not at its prompt: python3 (pid 9) is reading the terminal"},
+		{"vim", api.Session{Shell: &api.Shell{State: "running", Command: "vim x"}, Activity: &api.Activity{State: "waiting_on_events", Kernel: true, Pid: 5, Program: "vim"}},
+			`session s is not at its prompt: vim (pid 5) waits for input among other events (an editor, a pager, a REPL), running "vim x"`},
+		{"prompt marks, typing unread", api.Session{Shell: prompt, Activity: &api.Activity{State: "reading_terminal", Kernel: true, Pid: 1, Program: "bash", Unread: 4}},
+			"session s is not at its prompt: 4 bytes typed at it are not read yet"},
+		{"a quiet build", api.Session{Shell: &api.Shell{State: "running", Command: "make"}, Activity: &api.Activity{State: "running", Kernel: true, Pid: 7, Program: "sleep"}},
+			`session s is running "make", not at its prompt (in the foreground: sleep (pid 7))`},
+		{"prompt hooks sleeping", api.Session{Shell: hooks, Activity: &api.Activity{State: "running", Kernel: true, Pid: 8, Program: "sleep"}},
+			"session s is not at its prompt: its last command ended, and its prompt hooks still run (in the foreground: sleep (pid 8))"},
+		{"starting", api.Session{Shell: &api.Shell{State: "unknown"}, Activity: &api.Activity{State: "starting"}},
+			"session s is not at its prompt: its shell has not drawn its first prompt yet"},
+		// Without the kernel's word: the marks, as before.
+		{"no kernel, at the prompt", api.Session{Shell: prompt, Activity: &api.Activity{State: "at_prompt"}}, ""},
+		{"no kernel, no marks", api.Session{Shell: &api.Shell{State: "unknown"}, Activity: &api.Activity{State: "waiting"}}, ""},
+		{"no kernel, running", api.Session{Shell: running, Activity: &api.Activity{State: "waiting"}},
+			`session s is running "rm -i victim.txt", not at its prompt`},
+		{"no kernel, hooks", api.Session{Shell: hooks}, "session s is not at its prompt: its last command ended, and its prompt hooks still run"},
+	} {
+		got := ""
+		if e := busy("s", tc.sess); e != nil {
+			got = e.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
