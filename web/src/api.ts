@@ -31,7 +31,7 @@ export interface Session {
   quiet_since?: string | null;
   /** What its shell is doing, as shell integration's marks tell (a running session's). */
   shell?: Shell | null;
-  /** What a running session is doing, where the server says: at_prompt, running, waiting or starting. */
+  /** What a running session is doing, where the server says: at_prompt, reading_terminal, waiting_on_events, running, starting, or (the kernel not asked) waiting. */
   activity?: { state: string } | null;
 }
 

@@ -29,7 +29,9 @@ export interface QuietInput {
   } | null;
   /**
    * Readiness, where the server says it (the API's activity.state):
-   * at_prompt, running, waiting (a program waits for input) or starting.
+   * at_prompt, running, reading_terminal and waiting_on_events (the
+   * kernel says a program waits for input), waiting (the same, guessed
+   * from the screen where the kernel cannot say) or starting.
    * Undefined: not said.
    */
   readiness?: string;
@@ -49,8 +51,10 @@ export function quietNote(i: QuietInput): QuietNote | null {
   if (i.endOffset <= 0 || i.written === null || i.drawn < i.written) return null;
   const shell = i.shell && (i.shell.state === 'prompt' || i.shell.state === 'running') ? i.shell : null;
   if (shell) {
-    if (i.readiness === 'waiting' && i.quietSince && i.endOffset > i.seen) {
-      return { text: 'quiet', title: 'a command is waiting for input' };
+    if (waitsForInput(i.readiness) && i.quietSince && i.endOffset > i.seen) {
+      const title =
+        i.readiness === 'reading_terminal' ? 'a program is reading the terminal: it waits for input' : 'a command is waiting for input';
+      return { text: 'quiet', title };
     }
     const last = shell.last;
     if (shell.state !== 'prompt' || !last?.has_output || last.output_end <= i.seen) return null;
@@ -64,6 +68,11 @@ export function quietNote(i: QuietInput): QuietNote | null {
     text: 'quiet',
     title: `printed while you were away, quiet since ${timeOf(i.quietSince)}: done, or waiting for input`,
   };
+}
+
+/** waitsForInput: a readiness that says a program waits for input, vouched by the kernel or guessed. */
+function waitsForInput(r: string | undefined): boolean {
+  return r === 'reading_terminal' || r === 'waiting_on_events' || r === 'waiting';
 }
 
 function timeOf(iso: string): string {

@@ -45,6 +45,10 @@ test('quietNote: only what the user has not seen', () => {
     // Readiness, where the server gives it.
     ['waiting for input, with new output', { ...base, shell: { state: 'running' }, readiness: 'waiting' }, 'quiet'],
     ['waiting, nothing new', { ...base, shell: { state: 'running' }, readiness: 'waiting', seen: 1000 }, null],
+    ['reading the terminal, with new output', { ...base, shell: { state: 'running' }, readiness: 'reading_terminal' }, 'quiet'],
+    ['waiting on events, with new output', { ...base, shell: { state: 'running' }, readiness: 'waiting_on_events' }, 'quiet'],
+    ['reading the terminal, nothing new', { ...base, shell: { state: 'running' }, readiness: 'reading_terminal', seen: 1000 }, null],
+    ['a quiet build the kernel says runs', { ...base, shell: { state: 'running' }, readiness: 'running' }, null],
     ['readiness running, no marks', { ...plain, readiness: 'running' }, null],
     ['readiness starting', { ...plain, readiness: 'starting' }, null],
     // Hostile: offsets that go back, a garbled time, an unknown state.
