@@ -1,7 +1,11 @@
 package runcmd
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"termkeep/internal/api"
 )
@@ -46,5 +50,29 @@ func TestBusy(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// hookServer is a session whose shell stays in its prompt hooks.
+type hookServer struct{}
+
+func (hookServer) Get(context.Context, string) (api.Session, error) {
+	return api.Session{ID: "s", State: "running", Command: []string{"zsh"}, ShellIntegration: true,
+		Shell: &api.Shell{State: "returning"}, Activity: &api.Activity{State: "running", Kernel: true, Pid: 8, Program: "sleep"}}, nil
+}
+
+func (hookServer) Send(context.Context, string, api.SendRequest) (api.Sent, error) {
+	panic("typed into a shell that is not at its prompt")
+}
+
+// A caller whose time runs out while the shell's prompt hooks still run
+// is told so, and nothing is typed: not that the server was slow.
+func TestStartTimesOutInHooks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := Start(ctx, hookServer{}, "s", Spec{Line: "echo hi"}, ShellStartWait)
+	var b *BusyError
+	if !errors.As(err, &b) || !b.Hooks || !strings.Contains(err.Error(), "prompt hooks still run") {
+		t.Fatalf("Start = %v; want the BusyError of the prompt hooks", err)
 	}
 }

@@ -201,12 +201,22 @@ func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Dur
 	for deadline := time.Now().Add(wait); waitPrompt(sess, integrated) && time.Now().Before(deadline); {
 		select {
 		case <-ctx.Done():
+			// The caller's time ran out before the prompt came: say what
+			// the session is doing, not that the server was slow.
+			if e := busy(ref, sess); e != nil {
+				return nil, e
+			}
 			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
-		if sess, err = srv.Get(ctx, ref); err != nil {
+		next, err := srv.Get(ctx, ref)
+		if err != nil {
+			if e := busy(ref, sess); e != nil && ctx.Err() != nil {
+				return nil, e
+			}
 			return nil, err
 		}
+		sess = next
 	}
 	if e := busy(ref, sess); e != nil {
 		return nil, e

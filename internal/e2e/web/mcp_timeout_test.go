@@ -47,12 +47,18 @@ func TestMCPRunCommandOnTimeout(t *testing.T) {
 // first prompt.
 func mcpBash(t *testing.T, home string) (*sdkClient, string) {
 	t.Helper()
+	return mcpShell(t, home, "bash")
+}
+
+// mcpShell is mcpBash with another shell.
+func mcpShell(t *testing.T, home, shell string) (*sdkClient, string) {
+	t.Helper()
 	e := e2e.NewEnv(t)
 	env := []string{"HOME=" + home, "HISTFILE=" + filepath.Join(home, "hist")}
 	e.ServerEnv = env
 	e.StartServer()
 	c := startSDKClient(t, e, home, env)
-	id := c.tool("create_session", map[string]any{"command": []string{"bash"}})["id"].(string)
+	id := c.tool("create_session", map[string]any{"command": []string{shell}})["id"].(string)
 	e2e.WaitFor(t, 15*time.Second, "the shell's first prompt", func() bool { return c.activity(id)["state"] == "at_prompt" })
 	return c, id
 }
