@@ -155,8 +155,8 @@ func TestRunCommandFallsBack(t *testing.T) {
 	}{
 		{[]string{"run", "x"}, 2, "needs a SESSION and a COMMAND"},
 		{[]string{"run", "", "--", "ls"}, 2, "SESSION is empty"},
-		{[]string{"run", "x", "--", "a\nb"}, 2, "one non-empty line"},
-		{[]string{"run", "x", "--", " "}, 2, "one non-empty line"},
+		{[]string{"run", "x", "--", " "}, 2, "COMMAND is empty"},
+		{[]string{"run", "x", "--env", "A", "--", "ls"}, 2, "--env"},
 		{[]string{"run", "nosuch", "--", "ls"}, 1, `no session "nosuch"`},
 	} {
 		_, errs, code := e.Tk(c.args...)
