@@ -156,7 +156,9 @@ select.select([sys.stdin], [], [])`}, "python3", "ready", WaitingOnEvents, "pyth
 func TestLookShellJob(t *testing.T) {
 	dir := t.TempDir()
 	tm := start(t, dir, "bash", "--norc", "--noprofile", "-i")
-	tm.ptmx.WriteString("PS1='ready> '\n")
+	// Quoted in two, so that the tty's echo of the line, before bash
+	// reads it, is not taken for the prompt.
+	tm.ptmx.WriteString("PS1='rea''dy> '\n")
 	wait := func(what string, ok func(Facts) bool) Facts {
 		t.Helper()
 		var f Facts
@@ -168,9 +170,12 @@ func TestLookShellJob(t *testing.T) {
 		t.Fatalf("%s never came: %+v", what, f)
 		return f
 	}
-	f := wait("the shell at its prompt", func(f Facts) bool { return tm.printed("ready> ") && f.Shell && f.State != Running })
+	// The prompt first, then the kernel: a look taken before the prompt
+	// was printed may have seen the line still unread.
+	wait("the prompt", func(Facts) bool { return tm.printed("ready> ") })
+	f := wait("the shell at its prompt", func(f Facts) bool { return f.Shell && f.State != Running })
 	if f.Unread != 0 || f.Comm != "bash" {
-		t.Errorf("at the prompt: %+v", f)
+		t.Errorf("at the prompt: %+v; printed %q", f, tm.out.String())
 	}
 	tm.ptmx.WriteString("sleep 30\n")
 	f = wait("sleep in the foreground", func(f Facts) bool { return !f.Shell && f.LeaderComm == "sleep" })
