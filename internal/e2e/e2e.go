@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand"
@@ -51,8 +52,9 @@ var (
 // directory in TK_E2E_BIN_DIR.
 //
 // Tests that spend their time waiting (for a server, a timeout, a shell)
-// rather than working call t.Parallel(): they run two at a time after the
-// others, each with its own state directory and server. Tests that measure
+// rather than working call t.Parallel(): they run four at a time (unless
+// -test.parallel says otherwise) after the others, each with its own
+// state directory and server. Tests that measure
 // time, flood output or change the process's limits stay serial.
 func Main(m *testing.M) {
 	if mode := os.Getenv("TK_CHILD"); mode != "" {
@@ -95,6 +97,15 @@ func (r runner) Run() int {
 	}
 	TkBin = filepath.Join(BinDir, "termkeep")
 	SelfBin, _ = os.Executable()
+	// The parallel tests mostly wait: with GOMAXPROCS's two at a time a
+	// package's waits queue behind each other, past a third of its
+	// timeout on a busy 2-core machine.
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "4")
+	}
 	return r.m.Run()
 }
 
