@@ -86,26 +86,21 @@ func Run(m M) int {
 // by the reaper. It returns the child's exit code (1 when it could not
 // start; 128+n when signal n ended it). Call it first thing in main.
 func Wrap(argv []string) int {
-	if dir := os.Getenv(reaperEnv); dir != "" {
-		return reaper(dir)
-	}
-	if len(argv) == 0 {
+	if len(argv) == 0 && os.Getenv(reaperEnv) == "" {
 		fmt.Fprintln(os.Stderr, "testproc: no command to run")
 		return 2
 	}
-	base := os.TempDir()
-	Sweep(base)
-	dir, err := start(base)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testproc:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	defer Reap(dir)
+	return Run(command(argv))
+}
+
+// command is a Wrap's child, run as Run runs a test binary's tests.
+type command []string
+
+func (argv command) Run() int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// Ctrl-C at the terminal reaches the child in this process group; the
-	// signal only ends the wait here, and the reaping follows.
+	// A signal to this process (make's SIGTERM) is passed on to the
+	// child; Run's reaping follows the child's end.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -124,7 +119,7 @@ func Wrap(argv []string) int {
 			}
 		}
 	}()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	close(done)
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
