@@ -177,12 +177,13 @@ func (s *Store) ResolveIn(ctx context.Context, ws, idOrName string) (Session, er
 
 // resolve reads the session ref names: by id, else by name (in ws when
 // given). One statement, so a concurrent rename cannot fall between two
-// lookups.
+// lookups. A name is unique within a workspace, so the rows are one per
+// workspace that has it.
 func (s *Store) resolve(ctx context.Context, ref string, ws *string) (Session, error) {
-	q := `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 3`
+	q := `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC, workspace`
 	args := []any{ref}
 	if ws != nil {
-		q = `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?1 OR (name = ?1 AND workspace = ?2) ORDER BY id = ?1 DESC LIMIT 3`
+		q = `SELECT ` + sessionCols + ` FROM sessions WHERE id = ?1 OR (name = ?1 AND workspace = ?2) ORDER BY id = ?1 DESC`
 		args = append(args, *ws)
 	}
 	list, err := s.list(ctx, q, args...)
@@ -195,20 +196,8 @@ func (s *Store) resolve(ctx context.Context, ref string, ws *string) (Session, e
 		return list[0], nil
 	}
 	amb := &AmbiguousError{Name: ref}
-	rows, err := s.db.QueryContext(ctx, `SELECT workspace FROM sessions WHERE name = ? ORDER BY workspace`, ref)
-	if err != nil {
-		return Session{}, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var w string
-		if err := rows.Scan(&w); err != nil {
-			return Session{}, err
-		}
-		amb.Workspaces = append(amb.Workspaces, w)
-	}
-	if err := rows.Err(); err != nil {
-		return Session{}, err
+	for _, sess := range list {
+		amb.Workspaces = append(amb.Workspaces, sess.Workspace)
 	}
 	return Session{}, amb
 }
