@@ -83,23 +83,11 @@ func (victim) Run() int {
 func TestKilledRunLeavesNothing(t *testing.T) {
 	for _, withReaper := range []bool{true, false} {
 		t.Run(fmt.Sprintf("reaper=%v", withReaper), func(t *testing.T) {
-			self, _ := os.Executable()
-			cmd := exec.Command(self)
-			cmd.Env = append(os.Environ(), victimEnv+"=1")
+			env := []string{victimEnv + "=1"}
 			if !withReaper {
-				cmd.Env = append(cmd.Env, NoReaperEnv+"=1")
+				env = append(env, NoReaperEnv+"=1")
 			}
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(out).ReadString('\n')
-			if err != nil {
-				t.Fatalf("victim: %v", err)
-			}
+			cmd, line := startSelf(t, env...)
 			f := strings.Fields(line)
 			dir := f[0]
 			var pids []int
@@ -140,6 +128,27 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startSelf starts this test binary with env added to its environment
+// and returns it with the first line it prints.
+func startSelf(t *testing.T, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	self, _ := os.Executable()
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s %v: %v", self, env, err)
+	}
+	return cmd, line
 }
 
 // waitGone waits for the reaper to remove dir, its last step.
@@ -239,21 +248,8 @@ func TestParseRunName(t *testing.T) {
 func TestWrapLeavesNothing(t *testing.T) {
 	for _, kill := range []string{"child", "wrap"} {
 		t.Run("kill="+kill, func(t *testing.T) {
-			self, _ := os.Executable()
 			// The child prints the run directory, its pid and its daemon's.
-			cmd := exec.Command(self)
-			cmd.Env = append(os.Environ(), wrapEnv+`=setsid sleep 300 & echo "$TK_TEST_RUN $$ $!"; exec sleep 300`)
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(out).ReadString('\n')
-			if err != nil {
-				t.Fatalf("wrapped child: %v", err)
-			}
+			cmd, line := startSelf(t, wrapEnv+`=setsid sleep 300 & echo "$TK_TEST_RUN $$ $!"; exec sleep 300`)
 			f := strings.Fields(line)
 			if len(f) != 3 || !strings.Contains(filepath.Base(f[0]), prefix) {
 				t.Fatalf("wrapped child printed %q, want a run directory and two pids", line)
