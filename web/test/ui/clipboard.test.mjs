@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Server, launch, open, ready, newSession, sleep, typeLine, waitFor, waitText } from './harness.mjs';
+import { Server, launch, open, ready, newSession, sleep, text, typeLine, waitFor, waitText } from './harness.mjs';
 
 let browser;
 before(async () => {
@@ -41,6 +41,14 @@ test('a pasted ESC [201~ ends no paste: the command after it never runs', async 
     await p.keyboard.press('Control+KeyC');
     await typeLine(p, 'echo ready-$((3*4))');
     await waitText(p, /^ready-12$/);
+    // The prompt after it, which bash draws once it has turned bracketed
+    // paste on again: pasted before that, the line runs, as in any
+    // terminal.
+    await waitFor(async () => {
+      const l = await text(p);
+      const i = l.findLastIndex((x) => /^ready-12$/.test(x));
+      return i >= 0 && l.slice(i + 1).some((x) => /[#$] ?$/.test(x));
+    }, { what: 'the prompt after ready-12' });
     // The browser's paste (Ctrl+V, its menu): a paste event on the
     // terminal's text area, as the browser sends it.
     await p.evaluate((m) => {
