@@ -15,8 +15,11 @@ import (
 func TestAttachRefusesNesting(t *testing.T) {
 	e := e2e.NewEnv(t)
 	e.StartServer()
+	// The attach waits for a line typed once the session is registered: a
+	// child can start before its session's row is written.
 	id := strings.TrimSpace(e.MustTk("new", "--name", "self", "--", "sh", "-c",
-		fmt.Sprintf("%s --state-dir %s attach self; echo EXIT=$?; exec sleep 600", e2e.TkBin, e.Dir)))
+		fmt.Sprintf("read go; %s --state-dir %s attach self; echo EXIT=$?; exec sleep 600", e2e.TkBin, e.Dir)))
+	e.MustTk("send", "self", "go")
 	if out, errs, code := e.Tk("wait", "self", "--from", "start", "--output", "EXIT=", "--timeout", "20s"); code != 0 {
 		t.Fatalf("the attach inside the session did not end (%d): %s %s", code, out, errs)
 	}
