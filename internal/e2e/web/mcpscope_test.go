@@ -43,7 +43,7 @@ func TestMCPScope(t *testing.T) {
 			{"read_screen", map[string]any{"session": ref}},
 			{"read_output", map[string]any{"session": ref}},
 			{"send_input", map[string]any{"session": ref, "text": "x"}},
-			{"wait_for", map[string]any{"session": ref, "exit": true, "timeout_ms": 100}},
+			{"wait_for", map[string]any{"session": ref, "exit": true, "timeout_ms": 5000}}, // refused at once; the time is for the lookup on a busy machine
 			{"kill_session", map[string]any{"session": ref}},
 		} {
 			_, text, isErr := m.Try(tc.tool, tc.args)
