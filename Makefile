@@ -196,7 +196,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode wire:FuzzParseFgState 
 	export:FuzzCast export:FuzzRedact export:FuzzGrepMatch mcp:FuzzClean mcp:FuzzBadID mcp:FuzzIDFromPrefix server:FuzzQueryBool \
 	session/flow:FuzzProgress session/flow:FuzzResume bootid:FuzzParse session/liveness:FuzzPinger \
 	keys:FuzzEncode keys:FuzzSanitizePaste store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus sessiondir:FuzzSalvage procinfo:FuzzStatTTY \
-	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzDecide mcp:FuzzScreenRef \
+	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid procinfo:FuzzStatField agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzDecide mcp:FuzzScreenRef \
 	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine ../bench:FuzzParsePredict session/lanegate:FuzzGate \
 	../cmd/termkeep:FuzzCommandFor
 fuzz: SHELL := /bin/bash

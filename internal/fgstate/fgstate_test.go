@@ -81,7 +81,7 @@ func TestStatFields(t *testing.T) {
 		{"7 (x) SS 1 2 3", "", 0, 0, false},
 	} {
 		comm, state, pgrp, ok := statFields([]byte(tc.in))
-		if comm != tc.comm || state != tc.state || pgrp != tc.pgrp || ok != tc.ok {
+		if string(comm) != tc.comm || state != tc.state || pgrp != tc.pgrp || ok != tc.ok {
 			t.Errorf("statFields(%q) = %q %c %d %v", tc.in, comm, state, pgrp, ok)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"termkeep/internal/procinfo"
 )
 
 // maxTasks bounds the threads looked at in one process: a process with
@@ -87,29 +89,16 @@ type member struct {
 	dir  string
 }
 
-// members lists the live processes of process group pgrp.
+// members lists the live processes of process group pgrp. It reads every
+// process's stat, allocating only for the members.
 func members(pgrp int) []member {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	var out []member
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	procinfo.Walk(func(pid int, stat []byte) {
+		comm, state, g, ok := statFields(stat)
+		if ok && g == pgrp && state != 'Z' && state != 'X' {
+			out = append(out, member{pid: pid, comm: clean(string(comm)), dir: "/proc/" + strconv.Itoa(pid)})
 		}
-		dir := filepath.Join("/proc", e.Name())
-		b, err := os.ReadFile(filepath.Join(dir, "stat"))
-		if err != nil {
-			continue
-		}
-		comm, state, g, ok := statFields(b)
-		if !ok || g != pgrp || state == 'Z' || state == 'X' {
-			continue
-		}
-		out = append(out, member{pid: pid, comm: clean(comm), dir: dir})
-	}
+	})
 	return out
 }
 

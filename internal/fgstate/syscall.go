@@ -3,6 +3,8 @@ package fgstate
 import (
 	"bytes"
 	"strconv"
+
+	"termkeep/internal/procinfo"
 )
 
 // parseSyscall reads /proc/PID/syscall: "running" for a thread on a CPU,
@@ -47,20 +49,13 @@ func callOf(nr int) (c Call, ok bool) {
 }
 
 // statFields reads the start of /proc/PID/stat, "pid (comm) state ppid
-// pgrp …": comm may hold spaces and parentheses, so the fields after it
-// are counted from its last ')'.
-func statFields(b []byte) (comm string, state byte, pgrp int, ok bool) {
-	i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if i < 0 || j < i {
-		return "", 0, 0, false
+// pgrp …", without allocating (procinfo.StatField).
+func statFields(b []byte) (comm []byte, state byte, pgrp int, ok bool) {
+	comm, st, ok1 := procinfo.StatField(b, 0)
+	_, g, ok2 := procinfo.StatField(b, 2)
+	n, ok3 := procinfo.Int(g)
+	if !ok1 || !ok2 || !ok3 || len(st) != 1 || n < 0 {
+		return nil, 0, 0, false
 	}
-	f := bytes.Fields(b[j+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return "", 0, 0, false
-	}
-	pgrp, err := strconv.Atoi(string(f[2]))
-	if err != nil {
-		return "", 0, 0, false
-	}
-	return string(b[i+1 : j]), f[0][0], pgrp, true
+	return comm, st[0], int(n), true
 }

@@ -36,30 +36,22 @@ func ptyProcesses(dev uint64) []int {
 		return nil
 	}
 	major, minor := unix.Major(dev), unix.Minor(dev)
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	self := os.Getpid()
 	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
+	procinfo.Walk(func(pid int, stat []byte) {
+		if pid == self {
+			return
 		}
-		dir := filepath.Join("/proc", e.Name())
-		if b, err := os.ReadFile(filepath.Join(dir, "stat")); err == nil {
-			if nr, ok := procinfo.StatTTY(b); ok && nr != 0 {
-				if ma, mi := procinfo.TTYDevice(nr); ma == major && mi == minor {
-					pids = append(pids, pid)
-					continue
-				}
+		if nr, ok := procinfo.StatTTY(stat); ok && nr != 0 {
+			if ma, mi := procinfo.TTYDevice(nr); ma == major && mi == minor {
+				pids = append(pids, pid)
+				return
 			}
 		}
-		if holdsDevice(filepath.Join(dir, "fd"), dev) {
+		if holdsDevice("/proc/"+strconv.Itoa(pid)+"/fd", dev) {
 			pids = append(pids, pid)
 		}
-	}
+	})
 	return pids
 }
 

@@ -1,10 +1,5 @@
 package procinfo
 
-import (
-	"bytes"
-	"strconv"
-)
-
 // Terminal returns the device numbers of process pid's controlling
 // terminal; ok is false when it has none or the system does not say.
 func Terminal(pid int) (major, minor uint32, ok bool) { return terminal(pid) }
@@ -14,17 +9,12 @@ func Terminal(pid int) (major, minor uint32, ok bool) { return terminal(pid) }
 // command name in parentheses may hold any byte, spaces and parentheses
 // included, so the fields are counted from the last ')'.
 func StatTTY(stat []byte) (uint64, bool) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
+	_, f, ok := StatField(stat, 4) // state, ppid, pgrp, session, tty_nr
+	if !ok {
 		return 0, false
 	}
-	// After the name: state, ppid, pgrp, session, tty_nr.
-	f := bytes.Fields(stat[i+1:])
-	if len(f) < 5 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(f[4]), 10, 64)
-	if err != nil {
+	n, ok := Int(f)
+	if !ok {
 		return 0, false
 	}
 	return uint64(uint32(n)), true // printed as a signed int
