@@ -34,6 +34,7 @@ import (
 
 	"termkeep/internal/bootid"
 	"termkeep/internal/outlog"
+	"termkeep/internal/rawio"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/termq"
 	"termkeep/internal/wire"
@@ -137,8 +138,13 @@ type holder struct {
 	out    *outlog.Log
 	ptmx   *os.File
 	ptmxRC syscall.RawConn // ptmx's descriptor, for rawio
-	cmd    *exec.Cmd
-	ln     *net.UnixListener
+	// ptmxR and ptmxW read and write ptmx without allocating: once per
+	// chunk of output and per key, a holder leaves no garbage.
+	ptmxR    *rawio.Reader
+	ptmxW    *rawio.Writer
+	ptmxMode *modeReader // termmode.go
+	cmd      *exec.Cmd
+	ln       *net.UnixListener
 	// start is the log's end when this holder began: where its output
 	// (banner first) starts.
 	start uint64
@@ -316,6 +322,7 @@ func start(spec Spec, disk sessiondir.Through) (*holder, error) {
 		ln.Close()
 		return nil, fmt.Errorf("pty: %w", err)
 	}
+	h.ptmxR, h.ptmxW, h.ptmxMode = rawio.NewReader(h.ptmxRC), rawio.NewWriter(h.ptmxRC), newModeReader(h.ptmxRC)
 	// The banner goes in once the child runs (a restore that cannot start
 	// leaves no line saying it did), and before the pty is first read, so
 	// it precedes every byte of the child's.

@@ -37,7 +37,7 @@ func (h *holder) readPty() {
 	for {
 		h.relay.wait()
 		h.ptyMu.Lock()
-		n, err := rawio.ReadHolding(h.ptmxRC, buf, &h.ptyMu) // lets go of ptyMu while it waits
+		n, err := h.ptmxR.ReadHolding(buf, &h.ptyMu) // lets go of ptyMu while it waits
 		if n > 0 {
 			h.logOutput(buf[:n])
 		}
@@ -101,7 +101,7 @@ func (h *holder) awaitEcho() {
 	deadline := now.Add(echoSpin)
 	for time.Now().Before(deadline) {
 		if h.ptyMu.TryLock() {
-			n, err := rawio.TryRead(h.ptmxRC, h.echoBuf[:])
+			n, err := h.ptmxR.TryRead(h.echoBuf[:])
 			if n > 0 {
 				h.logOutput(h.echoBuf[:n])
 			}

@@ -1,6 +1,8 @@
 package holder
 
 import (
+	"sync"
+	"syscall"
 	"time"
 
 	"termkeep/internal/wire"
@@ -41,19 +43,53 @@ func sameMode(a, b wire.TermMode) bool {
 	return a.Echo == b.Echo && a.Canonical == b.Canonical
 }
 
+// modeSent is what a connection last said of the mode.
+type modeSent struct {
+	m  wire.TermMode
+	ok bool // m was sent
+}
+
 // sendTermMode tells the server the pty's mode, read now with the log's
-// end at, when it differs from what this connection last said (*sent; nil:
-// nothing yet). A pty that cannot be asked (the child's side closed, a
-// system without the ioctl) leaves the server's view as it was.
-func (u *upstream) sendTermMode(sent **wire.TermMode, at uint64) error {
-	m, err := readTermMode(u.h.ptmxRC)
+// end at, when it differs from what this connection last said (*sent). A
+// pty that cannot be asked (the child's side closed, a system without the
+// ioctl) leaves the server's view as it was.
+func (u *upstream) sendTermMode(sent *modeSent, at uint64) error {
+	m, err := u.h.ptmxMode.read()
 	if err != nil {
 		return nil
 	}
 	m.At = at
-	if *sent != nil && sameMode(**sent, m) {
+	if sent.ok && sameMode(sent.m, m) {
 		return nil
 	}
-	*sent = &m
+	*sent = modeSent{m, true}
 	return u.send(func(w *wire.Writer) error { return w.TermMode(m) })
 }
+
+// A modeReader reads the pty's mode without allocating: the forwarder
+// asks each time it catches up with the output, so per chunk of output.
+type modeReader struct {
+	rc  syscall.RawConn
+	mu  sync.Mutex // guards the fields below
+	m   wire.TermMode
+	err error
+	fn  func(fd uintptr)
+}
+
+func newModeReader(rc syscall.RawConn) *modeReader {
+	r := &modeReader{rc: rc}
+	r.fn = func(fd uintptr) { r.m, r.err = ptyMode(fd) }
+	return r
+}
+
+func (r *modeReader) read() (wire.TermMode, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.rc.Control(r.fn); err != nil {
+		return wire.TermMode{}, err
+	}
+	return r.m, r.err
+}
+
+// readTermMode reads the mode of the pty whose master is rc (ptyMode).
+func readTermMode(rc syscall.RawConn) (wire.TermMode, error) { return newModeReader(rc).read() }

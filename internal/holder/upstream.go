@@ -85,6 +85,8 @@ type upstream struct {
 	typed  atomic.Uint64
 	// looks are the fg-queries being answered (fgstate.go).
 	looks sync.WaitGroup
+	// quietMax bounds laneQuiet's wait; the forwarder's own.
+	quietMax *time.Timer
 }
 
 func (u *upstream) send(fn func(w *wire.Writer) error) error {
@@ -192,7 +194,7 @@ func (u *upstream) serve() {
 		}
 		switch f.Type {
 		case wire.TypeInput:
-			if _, err := rawio.Write(h.ptmxRC, f.Payload); err != nil {
+			if _, err := h.ptmxW.Write(f.Payload); err != nil {
 				h.log.Warn("write input", "err", err)
 			} else if br.Buffered() == 0 {
 				h.awaitEcho()
@@ -266,12 +268,16 @@ func (u *upstream) laneQuiet() bool {
 	if r == nil || r.stopped.Load() || time.Now().UnixNano()-r.typedAt.Load() >= int64(laneQuietFor) {
 		return true // output that is not typing's goes at once
 	}
-	t := time.NewTimer(laneForwardMax)
-	defer t.Stop()
+	if u.quietMax == nil {
+		u.quietMax = time.NewTimer(laneForwardMax)
+	} else {
+		u.quietMax.Reset(laneForwardMax)
+	}
+	defer u.quietMax.Stop()
 	select {
 	case <-r.quiet.C:
 		return true
-	case <-t.C:
+	case <-u.quietMax.C:
 		return true
 	case <-r.done:
 		return true
@@ -375,8 +381,13 @@ func (u *upstream) forward(from uint64) {
 	buf := frame[wire.OutputHeaderSize:]
 	var logSent uint64
 	lingerSent := false
-	var modeSent *wire.TermMode // termmode.go
+	var modeSent modeSent // termmode.go
 	lastOut := time.Now()
+	// One timer and one error target for the stream's life: per chunk,
+	// the forwarder allocates nothing.
+	wakeUp := time.NewTimer(time.Hour)
+	defer wakeUp.Stop()
+	var gap *outlog.GapError
 	for {
 		off := cur.Offset()
 		h.mu.Lock()
@@ -410,7 +421,6 @@ func (u *upstream) forward(from uint64) {
 		}
 
 		n, err := cur.Read(buf[:limit])
-		var gap *outlog.GapError
 		switch {
 		case n > 0:
 			fb.used(wire.OutputHeaderSize + n)
@@ -465,6 +475,7 @@ func (u *upstream) forward(from uint64) {
 				wake = recheckAfter(time.Since(lastOut))
 			}
 			fb.release()
+			wakeUp.Reset(wake)
 			select {
 			case <-u.notify:
 				if !u.laneQuiet() {
@@ -472,8 +483,9 @@ func (u *upstream) forward(from uint64) {
 				}
 			case <-u.gone:
 				return
-			case <-time.After(wake):
+			case <-wakeUp.C:
 			}
+			wakeUp.Stop()
 		default:
 			h.log.Error("read output log", "err", err)
 			u.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, "read output log: "+err.Error()) })

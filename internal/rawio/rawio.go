@@ -25,8 +25,9 @@ import (
 
 // Read reads once from a non-blocking descriptor into p, waiting in the
 // poller while there is nothing to read. It returns io.EOF at the end and
-// the RawConn's error (a deadline, a closed file) while waiting.
-func Read(rc syscall.RawConn, p []byte) (int, error) { return read1(rc, p, nil) }
+// the RawConn's error (a deadline, a closed file) while waiting. A hot
+// path keeps a Reader instead: Read allocates one per call.
+func Read(rc syscall.RawConn, p []byte) (int, error) { return NewReader(rc).Read(p) }
 
 // ReadHolding is Read for a descriptor that another goroutine also reads,
 // with TryRead under mu: whoever reads a chunk deals with it before the
@@ -40,38 +41,85 @@ func Read(rc syscall.RawConn, p []byte) (int, error) { return read1(rc, p, nil) 
 //	handle(buf[:n]) // before anyone reads on
 //	mu.Unlock()
 func ReadHolding(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
-	return read1(rc, p, mu)
+	return NewReader(rc).ReadHolding(p, mu)
 }
 
-// read1 is Read, and with mu ReadHolding: mu is held on entry and on
-// return, and released across each wait.
-func read1(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
+// A Reader is Read and ReadHolding of one descriptor without allocating:
+// the function a RawConn calls back is made once, not per read, so a
+// process that reads for every chunk of output or every key leaves no
+// garbage (a holder, whose heap is kept small, would otherwise collect,
+// and a collection's own bookkeeping stays resident). Reads of one Reader
+// are serialized, as the RawConn serializes them anyway.
+type Reader struct {
+	rc syscall.RawConn
+	mu sync.Mutex // serializes reads; guards the fields below
+
+	p        []byte
+	hold     *sync.Mutex // ReadHolding's mu
+	released bool        // hold is let go while waiting
+	n        int
+	err      error
+	fn       func(fd uintptr) bool
+
+	// TryRead's own: it may run while a ReadHolding waits in the poller.
+	tmu  sync.Mutex
+	tp   []byte
+	tn   int
+	terr error
+	once func(fd uintptr)
+}
+
+// NewReader returns a Reader of rc.
+func NewReader(rc syscall.RawConn) *Reader {
+	r := &Reader{rc: rc}
+	r.fn, r.once = r.try, r.tryOnce
+	return r
+}
+
+// TryRead is TryRead above. It may be called while another goroutine
+// waits in ReadHolding.
+func (r *Reader) TryRead(p []byte) (int, error) {
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
+	r.tp, r.tn, r.terr = p, 0, nil
+	cerr := r.rc.Control(r.once)
+	n, err := r.tn, r.terr
+	r.tp, r.terr = nil, nil
+	if cerr != nil {
+		return 0, cerr
+	}
+	if err == nil && n == 0 {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func (r *Reader) tryOnce(fd uintptr) {
+	for {
+		r.tn, r.terr = read(fd, r.tp)
+		if r.terr != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// Read is Read above.
+func (r *Reader) Read(p []byte) (int, error) { return r.ReadHolding(p, nil) }
+
+// ReadHolding is ReadHolding above; mu nil is Read.
+func (r *Reader) ReadHolding(p []byte, mu *sync.Mutex) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var err error
-	released := false
-	werr := rc.Read(func(fd uintptr) bool {
-		if released {
-			mu.Lock()
-			released = false
-		}
-		for {
-			n, err = read(fd, p)
-			if err == syscall.EINTR {
-				continue
-			}
-			if err == syscall.EAGAIN && mu != nil {
-				mu.Unlock()
-				released = true
-			}
-			return err != syscall.EAGAIN
-		}
-	})
-	if released {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.p, r.hold, r.released, r.n, r.err = p, mu, false, 0, nil
+	werr := r.rc.Read(r.fn)
+	if r.released {
 		mu.Lock()
 	}
+	n, err := r.n, r.err
+	r.p, r.hold, r.err = nil, nil, nil
 	if werr != nil {
 		return 0, werr
 	}
@@ -84,27 +132,28 @@ func read1(rc syscall.RawConn, p []byte, mu *sync.Mutex) (int, error) {
 	return n, nil
 }
 
+// try is the RawConn's callback: one read, or false to wait in the poller.
+func (r *Reader) try(fd uintptr) bool {
+	if r.released {
+		r.hold.Lock()
+		r.released = false
+	}
+	for {
+		r.n, r.err = read(fd, r.p)
+		if r.err == syscall.EINTR {
+			continue
+		}
+		if r.err == syscall.EAGAIN && r.hold != nil {
+			r.hold.Unlock()
+			r.released = true
+		}
+		return r.err != syscall.EAGAIN
+	}
+}
+
 // TryRead reads once from a non-blocking descriptor without waiting: it
 // returns syscall.EAGAIN when there is nothing to read.
-func TryRead(rc syscall.RawConn, p []byte) (int, error) {
-	var n int
-	var err error
-	cerr := rc.Control(func(fd uintptr) {
-		for {
-			n, err = read(fd, p)
-			if err != syscall.EINTR {
-				return
-			}
-		}
-	})
-	if cerr != nil {
-		return 0, cerr
-	}
-	if err == nil && n == 0 {
-		err = io.EOF
-	}
-	return n, err
-}
+func TryRead(rc syscall.RawConn, p []byte) (int, error) { return NewReader(rc).TryRead(p) }
 
 // ReadLazy is Read into a buffer that get supplies only once there is
 // something to read: when a try would block, the buffer goes back through
@@ -147,45 +196,73 @@ func ReadLazy(rc syscall.RawConn, get func() []byte, put func([]byte)) ([]byte, 
 }
 
 // Write writes all of p to a non-blocking descriptor, waiting in the
-// poller while it is full.
-func Write(rc syscall.RawConn, p []byte) (int, error) {
-	written := 0
-	var err error
-	werr := rc.Write(func(fd uintptr) bool {
-		for written < len(p) {
-			var n int
-			n, err = write(fd, p[written:])
-			if n > 0 {
-				written += n
-			}
-			switch err {
-			case nil:
-			case syscall.EINTR:
-				err = nil
-			case syscall.EAGAIN:
-				err = nil
-				return false
-			default:
-				return true
-			}
-		}
-		return true
-	})
+// poller while it is full. A hot path keeps a Writer instead.
+func Write(rc syscall.RawConn, p []byte) (int, error) { return NewWriter(rc).Write(p) }
+
+// A Writer is Write of one descriptor without allocating (as Reader).
+// Writes of one Writer are serialized.
+type Writer struct {
+	rc syscall.RawConn
+	mu sync.Mutex // serializes writes; guards the fields below
+
+	p       []byte
+	written int
+	err     error
+	fn      func(fd uintptr) bool
+}
+
+// NewWriter returns a Writer of rc.
+func NewWriter(rc syscall.RawConn) *Writer {
+	w := &Writer{rc: rc}
+	w.fn = w.try
+	return w
+}
+
+// Write is Write above.
+func (w *Writer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.p, w.written, w.err = p, 0, nil
+	werr := w.rc.Write(w.fn)
+	written, err := w.written, w.err
+	w.p, w.err = nil, nil
 	if werr != nil && err == nil {
 		err = werr
 	}
 	return written, err
 }
 
+func (w *Writer) try(fd uintptr) bool {
+	for w.written < len(w.p) {
+		n, err := write(fd, w.p[w.written:])
+		if n > 0 {
+			w.written += n
+		}
+		switch err {
+		case nil:
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			w.err = err
+			return true
+		}
+	}
+	return true
+}
+
 // ReadWriter reads and writes a non-blocking descriptor (a socket, or a
 // terminal opened non-blocking) with Read and Write above.
-type ReadWriter struct{ rc syscall.RawConn }
+type ReadWriter struct {
+	r *Reader
+	w *Writer
+}
 
 // NewReadWriter is Read and Write of rc as an io.ReadWriter.
-func NewReadWriter(rc syscall.RawConn) ReadWriter { return ReadWriter{rc} }
+func NewReadWriter(rc syscall.RawConn) ReadWriter { return ReadWriter{NewReader(rc), NewWriter(rc)} }
 
-func (rw ReadWriter) Read(p []byte) (int, error)  { return Read(rw.rc, p) }
-func (rw ReadWriter) Write(p []byte) (int, error) { return Write(rw.rc, p) }
+func (rw ReadWriter) Read(p []byte) (int, error)  { return rw.r.Read(p) }
+func (rw ReadWriter) Write(p []byte) (int, error) { return rw.w.Write(p) }
 
 // Conn is a socket whose Read and Write are Read and Write above: raw
 // calls, waiting in the poller when they would block, so deadlines hold.
@@ -206,7 +283,7 @@ func NewConn(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &Conn{Conn: c, rw: ReadWriter{rc}}
+	return &Conn{Conn: c, rw: NewReadWriter(rc)}
 }
 
 func (c *Conn) Read(p []byte) (int, error)  { return c.rw.Read(p) }

@@ -271,3 +271,29 @@ func TestReadHoldingAndTryRead(t *testing.T) {
 	}
 	Yield()
 }
+
+// A Reader and a Writer kept by a hot path leave no garbage: a holder
+// reads and writes for every key and every chunk of output, and its heap
+// is kept small enough that it never needs a collection when idle.
+func TestReaderWriterAllocateNothing(t *testing.T) {
+	c, s := socketPair(t)
+	crc, _ := c.SyscallConn()
+	src, _ := s.SyscallConn()
+	w, r := NewWriter(crc), NewReader(src)
+	var mu sync.Mutex
+	key, buf := []byte("k"), make([]byte, 16)
+	allocs := testing.AllocsPerRun(200, func() {
+		if n, err := w.Write(key); n != 1 || err != nil {
+			t.Fatalf("write: %d, %v", n, err)
+		}
+		mu.Lock()
+		n, err := r.ReadHolding(buf, &mu)
+		mu.Unlock()
+		if n != 1 || err != nil || buf[0] != 'k' {
+			t.Fatalf("read: %q, %v", buf[:n], err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a write and a read made %v allocations; want 0", allocs)
+	}
+}
