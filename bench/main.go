@@ -57,10 +57,12 @@ const (
 	quickRestartRounds   = 3
 
 	// Memory at 100 sessions: sessions, and rounds of every case.
-	fullMemSessions  = 100
-	quickMemSessions = 50
-	fullMemRounds    = 2
-	quickMemRounds   = 1
+	fullMemSessions      = 50
+	quickMemSessions     = 50
+	fullMemSessionsMany  = 1000
+	quickMemSessionsMany = 200
+	fullMemRounds        = 2
+	quickMemRounds       = 1
 
 	// Scale: sessions (one viewer each) and how long they print.
 	fullScaleSessions  = 500
@@ -93,6 +95,7 @@ type config struct {
 	restartMiB      int // output each session printed before the restarts
 	restartRounds   int
 	memSessions     int
+	memSessionsMany int // the memory comparison's second count of idle sessions
 	memRounds       int
 	scaleSessions   int
 	scaleSeconds    int
@@ -137,6 +140,7 @@ func main() {
 	flag.IntVar(&cfg.restartMiB, "restart-size", 0, fmt.Sprintf("output each restarted session printed, in MiB (default %d, quick %d)", fullRestartMiB, quickRestartMiB))
 	flag.IntVar(&cfg.restartRounds, "restart-rounds", 0, fmt.Sprintf("server restarts (default %d, quick %d)", fullRestartRounds, quickRestartRounds))
 	flag.IntVar(&cfg.memSessions, "memory-sessions", 0, fmt.Sprintf("sessions for the memory comparison (default %d, quick %d)", fullMemSessions, quickMemSessions))
+	flag.IntVar(&cfg.memSessionsMany, "memory-sessions-many", 0, fmt.Sprintf("idle sessions for the memory comparison's large case (default %d, quick %d)", fullMemSessionsMany, quickMemSessionsMany))
 	flag.IntVar(&cfg.scaleSessions, "scale-sessions", 0, fmt.Sprintf("sessions for the scale run, one viewer each (default %d, quick %d)", fullScaleSessions, quickScaleSessions))
 	flag.IntVar(&cfg.scaleSeconds, "scale-seconds", 0, fmt.Sprintf("seconds the scale run prints (default %d, quick %d)", fullScaleSeconds, quickScaleSeconds))
 	flag.StringVar(&keepLogs, "keep-logs", "", "copy each termkeep server's log into this directory before its state directory is removed (to read why a viewer was resynced)")
@@ -171,6 +175,7 @@ func main() {
 	def(&cfg.restartMiB, quickRestartMiB, fullRestartMiB)
 	def(&cfg.restartRounds, quickRestartRounds, fullRestartRounds)
 	def(&cfg.memSessions, quickMemSessions, fullMemSessions)
+	def(&cfg.memSessionsMany, quickMemSessionsMany, fullMemSessionsMany)
 	def(&cfg.memRounds, quickMemRounds, fullMemRounds)
 	def(&cfg.scaleSessions, quickScaleSessions, fullScaleSessions)
 	def(&cfg.scaleSeconds, quickScaleSeconds, fullScaleSeconds)
@@ -312,7 +317,7 @@ func bench(cfg config) int {
 
 	if cfg.runs("memory100") {
 		ran("memory100")
-		logf("memory at %d sessions: termkeep, tmux, dtach", cfg.memSessions)
+		logf("memory at %d and %d sessions: termkeep, tmux, dtach", cfg.memSessions, cfg.memSessionsMany)
 		rep.mem100 = runMemory100(ctx, e, cfg)
 		if ctx.Err() != nil {
 			return interrupted()

@@ -14,24 +14,29 @@ import (
 	"time"
 )
 
-// Memory at 100 sessions: what each idle session costs, as PSS (a process's
+// Memory per session: what each session costs, as PSS (a process's
 // private pages plus its share of the pages it shares), for termkeep, tmux
-// and dtach, each hosting the same 100 idle `sh`s. The shells themselves
-// are left out: they are the same in all three.
+// and dtach, each hosting the same N `sh`s. The shells themselves are left
+// out: they are the same in all three.
 //
-//   - termkeep: (server PSS with the sessions − server PSS with none) / N,
-//     plus the median holder's PSS.
+//   - termkeep: (the server's PSS + every holder's PSS) / N: all that
+//     termkeep costs, its fixed part included. The marginal figure
+//     ((server PSS with the sessions − with none) / N, plus the median
+//     holder) is logged beside it.
 //   - tmux: one server with N sessions: its PSS / N (no client attached).
 //   - dtach: N `dtach -n` masters: the median master's PSS.
 //
-// A second case has each session print 10,000 lines first, so that
-// termkeep's screen model has its default scrollback full (10,000 lines);
-// tmux keeps its default history-limit (2,000 lines) of them, dtach none.
+// The cases: N idle sessions; the same with each session's scrollback
+// full first (10,000 lines: termkeep's screen model keeps its default
+// 10,000, tmux its default history-limit of 2,000, dtach none); N
+// sessions each printing a line every 50 ms while they are read; and
+// many more idle sessions.
 
 const (
 	memScrollLines  = 10000
 	memGoalKiB      = 1024            // an idle session's PSS, termkeep
 	memGoalFullKiB  = 2048            // with a full scrollback
+	memGoalShareKiB = 350             // the server's share of an idle session, at N sessions
 	memSettleBefore = 2 * time.Second // a fresh server before its empty figure
 	// memSettle is how long the sessions sit before their memory is read:
 	// past the 5 s after which a quiet session's server keeps only 64 KiB
@@ -40,18 +45,29 @@ const (
 	memSettle = 8 * time.Second
 )
 
-// memCase is one of the two cases.
+// memCase is one of the cases.
 type memCase struct {
 	name   string
 	scroll bool // each session prints memScrollLines lines first
+	busy   bool // each session prints a line every 50 ms while it is read
+	many   bool // config.memSessionsMany sessions, not config.memSessions
 }
 
-var memCases = []memCase{{"idle", false}, {"full scrollback", true}}
+var memCases = []memCase{{name: "idle"}, {name: "full scrollback", scroll: true}, {name: "busy", busy: true}, {name: "idle", many: true}}
+
+func (c memCase) sessions(cfg config) int {
+	if c.many {
+		return cfg.memSessionsMany
+	}
+	return cfg.memSessions
+}
 
 // memFigure is one contender's figures in one round: KiB per session, and
 // the parts they were computed from.
 type memFigure struct {
 	perPss, perPrivate float64 // KiB per session
+	serverShare        float64 // termkeep: the server's PSS / N
+	holder             float64 // termkeep: the mean holder's PSS
 	parts              string  // how the figure was made, for the log
 }
 
@@ -64,9 +80,9 @@ type memResult struct {
 }
 
 type memReport struct {
-	sessions int
-	results  []*memResult
-	err      error
+	sessions, many int
+	results        []*memResult
+	err            error
 }
 
 // memContender sets up n sessions (start returns once every session is up
@@ -75,7 +91,7 @@ type memReport struct {
 // side and read after one settle time.
 type memContender struct {
 	name  string
-	start func(ctx context.Context, e *env, n int, file string) (measure func() (memFigure, error), stop func(), err error)
+	start func(ctx context.Context, e *env, n int, cmd []string, file string) (measure func() (memFigure, error), stop func(), err error)
 }
 
 func memContenders() []memContender {
@@ -87,7 +103,7 @@ func memContenders() []memContender {
 }
 
 func runMemory100(ctx context.Context, e *env, cfg config) *memReport {
-	rep := &memReport{sessions: cfg.memSessions}
+	rep := &memReport{sessions: cfg.memSessions, many: cfg.memSessionsMany}
 	path := filepath.Join(e.work, fmt.Sprintf("lines-%d.txt", memScrollLines))
 	if _, err := writeLines(path, memScrollLines, e.m); err != nil {
 		rep.err = err
@@ -116,7 +132,7 @@ func memRound(ctx context.Context, e *env, cfg config, rep *memReport, c memCase
 	if c.scroll {
 		file = path
 	}
-	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	type running struct {
 		r       *memResult
@@ -130,7 +146,7 @@ func memRound(ctx context.Context, e *env, cfg config, rep *memReport, c memCase
 			logf("memory100 %-8s skipped: %s", r.contender, r.skipped)
 		default:
 			r.errs = append(r.errs, err.Error())
-			logf("memory100 %d/%d %-8s %-15s FAILED: %v", round, cfg.memRounds, r.contender, c.name, err)
+			logf("memory100 %d/%d %-8s %-15s %4d FAILED: %v", round, cfg.memRounds, r.contender, c.name, c.sessions(cfg), err)
 		}
 	}
 	for _, mc := range memContenders() {
@@ -143,7 +159,7 @@ func memRound(ctx context.Context, e *env, cfg config, rep *memReport, c memCase
 		if r.skipped != "" {
 			continue
 		}
-		measure, stop, err := mc.start(rctx, e, cfg.memSessions, file)
+		measure, stop, err := mc.start(rctx, e, c.sessions(cfg), memCommand(c, file), file)
 		if ctx.Err() != nil {
 			if stop != nil {
 				stop()
@@ -167,21 +183,24 @@ func memRound(ctx context.Context, e *env, cfg config, rep *memReport, c memCase
 			continue
 		}
 		x.r.samples = append(x.r.samples, f)
-		logf("memory100 %d/%d %-8s %-15s %6.0f KiB PSS per session (%s)", round, cfg.memRounds, x.r.contender, c.name, f.perPss, f.parts)
+		logf("memory100 %d/%d %-8s %-15s %4d %6.0f KiB PSS per session (%s)", round, cfg.memRounds, x.r.contender, c.name, c.sessions(cfg), f.perPss, f.parts)
 	}
 	return nil
 }
 
-// memCommand is each session's command: an interactive sh, after printing
-// the file when there is one.
-func memCommand(file string) []string {
-	if file == "" {
-		return []string{"sh"}
+// memCommand is each session's command in case c: an interactive sh,
+// after printing the file when there is one; or a loop that prints.
+func memCommand(c memCase, file string) []string {
+	switch {
+	case c.busy:
+		return []string{"sh", "-c", `i=0; while :; do i=$((i+1)); echo "busy line $i"; sleep 0.05; done`}
+	case c.scroll:
+		return []string{"sh", "-c", "cat " + shellQuote(file) + "; exec sh"}
 	}
-	return []string{"sh", "-c", "cat " + shellQuote(file) + "; exec sh"}
+	return []string{"sh"}
 }
 
-func memTermkeep(ctx context.Context, e *env, n int, file string) (func() (memFigure, error), func(), error) {
+func memTermkeep(ctx context.Context, e *env, n int, cmd []string, file string) (func() (memFigure, error), func(), error) {
 	srv, err := startServer(ctx, e.bin)
 	if err != nil {
 		return nil, nil, err
@@ -197,7 +216,7 @@ func memTermkeep(ctx context.Context, e *env, n int, file string) (func() (memFi
 	ids := make([]string, n)
 	holders := make([]int, n)
 	err = forEach(ctx, n, 8, func(i int) error {
-		sess, hp, err := srv.create(ctx, fmt.Sprintf("m%d", i), memCommand(file))
+		sess, hp, err := srv.create(ctx, fmt.Sprintf("m%d", i), cmd)
 		ids[i], holders[i] = sess.ID, hp
 		return err
 	})
@@ -230,6 +249,7 @@ func memTermkeep(ctx context.Context, e *env, n int, file string) (func() (memFi
 			return memFigure{}, err
 		}
 		var pss, priv []float64
+		var sumPss, sumPriv float64
 		for _, pid := range holders {
 			m, err := procMemory(pid)
 			if err != nil {
@@ -237,19 +257,21 @@ func memTermkeep(ctx context.Context, e *env, n int, file string) (func() (memFi
 			}
 			pss = append(pss, float64(m.Pss))
 			priv = append(priv, float64(m.Private))
+			sumPss, sumPriv = sumPss+float64(m.Pss), sumPriv+float64(m.Private)
 		}
-		hp, hv := median(pss), median(priv)
-		sp := float64(full.Pss-base.Pss) / float64(n)
-		sv := float64(full.Private-base.Private) / float64(n)
+		per := func(k float64) float64 { return k / float64(n) }
+		marginal := per(float64(full.Pss-base.Pss)) + median(pss)
 		return memFigure{
-			perPss: sp + hp, perPrivate: sv + hv,
-			parts: fmt.Sprintf("server %d → %d KiB PSS: %.0f KiB per session; median holder %.0f KiB", base.Pss, full.Pss, sp, hp),
+			perPss: per(float64(full.Pss) + sumPss), perPrivate: per(float64(full.Private) + sumPriv),
+			serverShare: per(float64(full.Pss)), holder: per(sumPss),
+			parts: fmt.Sprintf("server %d KiB PSS (%d with no session): %.0f KiB a session; holders %.0f KiB each (median %.0f); marginal %.0f KiB",
+				full.Pss, base.Pss, per(float64(full.Pss)), per(sumPss), median(pss), marginal),
 		}, nil
 	}
 	return measure, srv.close, nil
 }
 
-func memTmux(ctx context.Context, e *env, n int, file string) (func() (memFigure, error), func(), error) {
+func memTmux(ctx context.Context, e *env, n int, command []string, file string) (func() (memFigure, error), func(), error) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		return nil, nil, fmt.Errorf("%w: tmux is not installed", errSkipped)
 	}
@@ -262,9 +284,9 @@ func memTmux(ctx context.Context, e *env, n int, file string) (func() (memFigure
 	}
 	fail := func(err error) (func() (memFigure, error), func(), error) { stop(); return nil, nil, err }
 	// Sessions are made 20 to a tmux command, each the size of the others'.
-	cmd := strings.Join(memCommand(file), " ")
-	if file != "" {
-		cmd = memCommand(file)[2]
+	cmd := strings.Join(command, " ")
+	if len(command) == 3 {
+		cmd = command[2] // tmux runs it with sh -c
 	}
 	for i := 0; i < n; i += 20 {
 		var args []string
@@ -331,7 +353,7 @@ func memTmux(ctx context.Context, e *env, n int, file string) (func() (memFigure
 	return measure, stop, nil
 }
 
-func memDtach(ctx context.Context, e *env, n int, file string) (func() (memFigure, error), func(), error) {
+func memDtach(ctx context.Context, e *env, n int, cmd []string, file string) (func() (memFigure, error), func(), error) {
 	if _, err := exec.LookPath("dtach"); err != nil {
 		return nil, nil, fmt.Errorf("%w: dtach is not installed (apt-get install dtach)", errSkipped)
 	}
@@ -354,7 +376,7 @@ func memDtach(ctx context.Context, e *env, n int, file string) (func() (memFigur
 		// -n detaches at once; stdin is not a terminal, so the session's
 		// pty gets dtach's defaults. -E: no detach key, -z: no suspend key
 		// (no client will ever send one).
-		args := append([]string{"-n", filepath.Join(dir, fmt.Sprintf("s%d", i)), "-E", "-z"}, memCommand(file)...)
+		args := append([]string{"-n", filepath.Join(dir, fmt.Sprintf("s%d", i)), "-E", "-z"}, cmd...)
 		c := exec.CommandContext(ctx, "dtach", args...)
 		c.Env = viewerEnv()
 		if out, err := c.CombinedOutput(); err != nil {

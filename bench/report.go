@@ -379,8 +379,8 @@ func (rep *report) markdown() string {
 	b.WriteString("Measured figures and the command that produced them. This file is written\n")
 	b.WriteString("by `make bench` (the program in `bench/`); edit the program, not the file.\n")
 	fmt.Fprintf(&b, "`make bench-quick` runs a smaller check (%d MiB, %d rounds, %d keys, Go benchmarks\n", quickMiB, quickRounds, quickKeys)
-	fmt.Fprintf(&b, "for %s; reattach at %d MiB of history, a restart of %d sessions of %d MiB, memory at %d sessions, %d scale sessions for %d s)\n",
-		quickBenchtime, quickReattachMiB, quickRestartSessions, quickRestartMiB, quickMemSessions, quickScaleSessions, quickScaleSeconds)
+	fmt.Fprintf(&b, "for %s; reattach at %d MiB of history, a restart of %d sessions of %d MiB, memory at %d and %d sessions, %d scale sessions for %d s)\n",
+		quickBenchtime, quickReattachMiB, quickRestartSessions, quickRestartMiB, quickMemSessions, quickMemSessionsMany, quickScaleSessions, quickScaleSeconds)
 	b.WriteString("and only prints. `-only SECTION` runs one section (see each section's command).\n\n")
 
 	fmt.Fprintf(&b, "- Command: `%s` (took %v)\n", rep.command(), rep.took.Round(time.Second))

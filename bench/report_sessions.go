@@ -180,20 +180,24 @@ func (r *restartReport) at64() string {
 	return "about " + fmtDur(time.Duration(100*64*(1<<20)/rate*1e9))
 }
 
-// ---- memory at 100 sessions ----
+// ---- memory per session ----
 
-var memHead = []string{"contender", "case", "PSS per session (median)", "min–max over rounds", "Private per session (median)", "rounds", "goal"}
+var memHead = []string{"contender", "case", "sessions", "PSS per session (median)", "min–max over rounds", "Private per session (median)", "termkeep: server's share / holder", "rounds", "goal"}
 
 func (rep *report) memRows() [][]string {
 	var rows [][]string
 	for _, r := range rep.mem100.results {
+		n := rep.mem100.sessions
+		if r.c.many {
+			n = rep.mem100.many
+		}
 		runs := fmt.Sprintf("%d/%d", len(r.samples), len(r.samples)+len(r.errs))
 		switch {
 		case r.skipped != "":
-			rows = append(rows, []string{r.contender, r.c.name, "skipped: " + r.skipped, "", "", "", ""})
+			rows = append(rows, []string{r.contender, r.c.name, fmt.Sprint(n), "skipped: " + r.skipped, "", "", "", "", ""})
 			continue
 		case len(r.samples) == 0:
-			rows = append(rows, []string{r.contender, r.c.name, "failed", "", "", runs, ""})
+			rows = append(rows, []string{r.contender, r.c.name, fmt.Sprint(n), "failed", "", "", "", runs, ""})
 			continue
 		}
 		var pss []float64
@@ -202,15 +206,22 @@ func (rep *report) memRows() [][]string {
 		}
 		med := median(pss)
 		priv := medianOf(r.samples, func(f memFigure) float64 { return f.perPrivate })
-		goal := "–"
+		goal, parts := "–", "–"
 		if r.contender == "termkeep" {
-			g := memGoalKiB
-			if r.c.scroll {
-				g = memGoalFullKiB
+			share := medianOf(r.samples, func(f memFigure) float64 { return f.serverShare })
+			holder := medianOf(r.samples, func(f memFigure) float64 { return f.holder })
+			parts = fmtKiB(share) + " / " + fmtKiB(holder)
+			switch {
+			case r.c.scroll:
+				goal = fmt.Sprintf("≤ %d MiB: %s", memGoalFullKiB/1024, verdict(med <= memGoalFullKiB))
+			case !r.c.busy:
+				goal = fmt.Sprintf("≤ %d KiB: %s", memGoalKiB, verdict(med <= memGoalKiB))
+				if !r.c.many {
+					goal += fmt.Sprintf("; server's share ≤ %d KiB: %s", memGoalShareKiB, verdict(share <= memGoalShareKiB))
+				}
 			}
-			goal = fmt.Sprintf("≤ %d MiB: %s", g/1024, verdict(med <= float64(g)))
 		}
-		rows = append(rows, []string{r.contender, r.c.name, fmtKiB(med), fmtKiB(pss[0]) + "–" + fmtKiB(pss[len(pss)-1]), fmtKiB(priv), runs, goal})
+		rows = append(rows, []string{r.contender, r.c.name, fmt.Sprint(n), fmtKiB(med), fmtKiB(pss[0]) + "–" + fmtKiB(pss[len(pss)-1]), fmtKiB(priv), parts, runs, goal})
 	}
 	return rows
 }
@@ -218,24 +229,24 @@ func (rep *report) memRows() [][]string {
 func fmtKiB(k float64) string { return fmt.Sprintf("%.0f KiB", k) }
 
 func (rep *report) memMethod() []string {
+	m := rep.mem100
 	return []string{
-		fmt.Sprintf("Each contender hosts %d sessions whose child is an interactive `sh` at its prompt, in a fresh server (tmux: "+
-			"one server, %d sessions of %d×%d, no client attached; dtach: %d `dtach -n` masters). Figures are PSS from "+
+		fmt.Sprintf("Each contender hosts N sessions (%d, or %d in the last case) whose child is an interactive `sh` at its prompt, in a fresh server (tmux: "+
+			"one server, N sessions of %d×%d, no client attached; dtach: N `dtach -n` masters). Figures are PSS from "+
 			"/proc/<pid>/smaps_rollup, read %v after the last contender's sessions are up (the three contenders of a case "+
-			"run side by side, then end); the `sh` children are left out, since they are "+
-			"the same everywhere. termkeep: (the server's PSS with the sessions − its PSS before the first, read %v after it "+
-			"started) / %d, plus the median holder's PSS. tmux: the server's PSS / %d. dtach: the median master's PSS. "+
-			"Private is the same sum over Private_Clean + Private_Dirty.",
-			rep.mem100.sessions, rep.mem100.sessions, termCols, termRows, rep.mem100.sessions, memSettle, memSettleBefore,
-			rep.mem100.sessions, rep.mem100.sessions),
+			"run side by side, then end); the `sh` children are left out, since they are the same everywhere. "+
+			"termkeep: (the server's PSS + every holder's PSS) / N, everything termkeep costs, its fixed part included; "+
+			"the server's share is its PSS / N, and the holder figure the mean holder's PSS (the bench's log also gives the marginal "+
+			"figure: the server's growth from its PSS with no session, read %v after it started, / N, plus the median holder). "+
+			"tmux: the server's PSS / N. dtach: the median master's PSS. Private is the same sum over Private_Clean + Private_Dirty.",
+			m.sessions, m.many, termCols, termRows, memSettle, memSettleBefore),
 		fmt.Sprintf("\"full scrollback\": each session first prints %s lines of the throughput workload (`cat`, then `exec sh`), "+
 			"so termkeep's screen model holds its default 10,000 lines of scrollback; tmux keeps its default history-limit "+
 			"(2,000 lines) of them, dtach keeps nothing (it has no screen). The bench waits until every termkeep screen and "+
 			"every tmux pane has the whole file before the settle time. A quiet session's server keeps only the last 64 KiB of its "+
 			"recent output in memory after 5 s, and an idle server hands what that frees back to the system (one collection a "+
-			"second after a wave of trims): the figure is an idle session's, as it would be after the runtime's own periodic "+
-			"collection. Before this (2026-11-21, same command): idle 1240 KiB, full scrollback 4062–4152 KiB. "+
-			"Rounds: %d, the cases interleaved. "+
+			"second after a wave of trims). \"busy\": each session prints a numbered line every 50 ms (`sh` in a loop) "+
+			"while it is measured. Rounds: %d, the cases interleaved. "+
 			"Run alone: `%s`.", fmt.Sprintf("%d,%03d", memScrollLines/1000, memScrollLines%1000), rep.cfg.memRounds, rep.onlyCommand("memory100")),
 	}
 }
@@ -349,7 +360,7 @@ func (rep *report) sessionsText(b *strings.Builder) {
 		}
 	}
 	if r := rep.mem100; r != nil {
-		fmt.Fprintf(b, "\nMemory per session at %d sessions:\n", r.sessions)
+		fmt.Fprintf(b, "\nMemory per session at %d and %d sessions:\n", r.sessions, r.many)
 		if r.err != nil {
 			b.WriteString("unavailable: " + r.err.Error() + "\n")
 		}
@@ -399,7 +410,7 @@ func (rep *report) sessionsMarkdown(b *strings.Builder) {
 		}
 	}
 	if r := rep.mem100; r != nil {
-		fmt.Fprintf(b, "\n## Memory per session at %d sessions\n\n", r.sessions)
+		fmt.Fprintf(b, "\n## Memory per session at %d and %d sessions\n\n", r.sessions, r.many)
 		if r.err != nil {
 			b.WriteString("Unavailable: " + r.err.Error() + "\n\n")
 		}
