@@ -52,6 +52,12 @@ func TestHandlerServesTheBundle(t *testing.T) {
 			}
 		}
 	}
+	if body := get(t, h, "/assets/app.js", nil).Body.String(); body != "console.log(1)" {
+		t.Errorf("GET /assets/app.js: body %q, want the file's", body)
+	}
+	if w := get(t, h, "/assets/app.js", map[string]string{"Range": "bytes=8-"}); w.Code != http.StatusPartialContent || w.Body.String() != "log(1)" {
+		t.Errorf("GET /assets/app.js from byte 8: %d %q", w.Code, w.Body.String())
+	}
 	etag := get(t, h, "/assets/app.js", nil).Header().Get("ETag")
 	if w := get(t, h, "/assets/app.js", map[string]string{"If-None-Match": etag}); w.Code != http.StatusNotModified {
 		t.Errorf("a matching If-None-Match: status %d, want 304", w.Code)
