@@ -50,7 +50,7 @@ web: deps web/dist/index.html
 # termkeep is the lean build (tag lean): every command but serve, mcp and
 # doctor, which it hands to termkeep-server, the full build, by exec; so
 # attach and the other client commands start without the server's package
-# initialisers (docs/architecture.md, "A lean attach"). It is static, as
+# initialisers (docs/architecture.md, "Processes"). It is static, as
 # the holder: without libc's dynamic loading and start-up it starts 0.8 ms
 # sooner (3.2 against 4.0 ms, perf stat -r 60), and it looks up no names.
 build: deps web

@@ -42,7 +42,7 @@ func latContenders() []latContender {
 		{"termkeep WebSocket viewer", "an Input frame over a WebSocket; the echo is the first Output frame containing the key", latWS},
 		{"termkeep wire client", "the same over the unix socket (internal/client), for comparison with the WebSocket", latWire},
 		{"termkeep holder socket", "no server: the bench speaks to the session's holder as the server would (the server was killed after creating the session), to show the holder's share of the path", latHolder},
-		{"termkeep holder lane", "as the holder socket, but the bench hands the holder a terminal (a pty) as an output lane and reads the echo from that pty: the holder's half of the lane (docs/architecture.md, Echo through attach)", latHolderLane},
+		{"termkeep holder lane", "as the holder socket, but the bench hands the holder a terminal (a pty) as an output lane and reads the echo from that pty: the holder's half of the lane (docs/architecture.md, Lanes)", latHolderLane},
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 )
 
 // latHolderLane is latHolder with an output lane (docs/architecture.md,
-// Echo through attach): the bench, speaking to the holder as the server
+// Lanes): the bench, speaking to the holder as the server
 // would, hands it a terminal (a pty's slave side, non-blocking) and reads
 // the echo from that pty's master, as a terminal emulator would, instead
 // of from the holder's socket. It measures the holder's half of the lane

@@ -12,7 +12,7 @@ import (
 )
 
 // privateGoalKiB is the project's stated goal for an idle holder's private
-// memory (DESIGN.md: under 1 MiB).
+// memory: under 1 MiB.
 const privateGoalKiB = 1024
 
 // report renders the figures as a plain table (stdout) and as Markdown

@@ -2,7 +2,7 @@ package main
 
 import "path/filepath"
 
-// termkeep is built two ways (docs/architecture.md, "A lean attach").
+// termkeep is built two ways (docs/architecture.md, "Processes").
 // `go build ./cmd/termkeep` links everything: the server, the MCP server
 // and doctor with the rest. make builds that as termkeep-server, and
 // termkeep itself with the tag lean: every command but those three, which

@@ -25,7 +25,7 @@ long it has existed, when it last printed or was typed into, its viewers, the
 output it has printed since it began, the input sent to it since the server
 took it up, and what its output log takes on disk. --json prints the answer of
 GET /v1/stats as it is. For monitoring, the server also serves Prometheus
-metrics at /metrics (docs/architecture.md, "Visibility").`,
+metrics at /metrics (docs/protocol.md, "Visibility").`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := g.connect(cmd.Context())

@@ -2,9 +2,9 @@ package attach
 
 import "termkeep/internal/wire"
 
-// attach's half of the output lane (docs/architecture.md, Echo through
-// attach): it offers the server its terminal once it has written all the
-// output it was sent, and from then on writes nothing of its own until
+// attach's half of the output lane (docs/architecture.md, Lanes): it
+// offers the server its terminal once it has written all the output it was
+// sent, and from then on writes nothing of its own until
 // the server says no lane runs (a lane-end frame). Its own lines (a
 // notice, a paint, the resets at detach) wait for that: it asks for its
 // terminal back (lane-off) and writes them when the lane-end comes.

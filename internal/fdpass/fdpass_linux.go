@@ -1,8 +1,7 @@
 // Package fdpass passes file descriptors over unix sockets (SCM_RIGHTS):
 // a reader that keeps those that come with the bytes, and a writer of a
 // frame with one. It is how `termkeep attach` hands its terminal to the
-// server and the server to the holder (docs/architecture.md, Echo through
-// attach).
+// server and the server to the holder (docs/architecture.md, Lanes).
 package fdpass
 
 import (

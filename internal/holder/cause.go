@@ -8,7 +8,7 @@ import (
 
 // Who ended the session: its user (a close on purpose), the machine or
 // service stopping (SIGTERM to the holder), or the child itself. What
-// comes back after a restart depends on it (DESIGN.md, invariant 10).
+// comes back after a restart depends on it (package restorepolicy).
 
 // stopWindow is how far apart a child's death and its holder's SIGTERM may
 // be and still be one stop. systemd signals every process of a shutdown

@@ -12,7 +12,7 @@ import (
 	"termkeep/internal/wire"
 )
 
-// The output lane (docs/architecture.md, Echo through attach): a terminal
+// The output lane (docs/architecture.md, Lanes): a terminal
 // the server handed over, to which the pty's reader writes each chunk
 // right after logging it, so that an echo reaches an attached terminal
 // without waking the server and attach. The log stays first, the writes

@@ -13,7 +13,7 @@ import (
 	"termkeep/internal/wire"
 )
 
-// The input lane (docs/architecture.md, Echo through attach): while an
+// The input lane (docs/architecture.md, Lanes): while an
 // output lane runs, the server may have the holder read the lane's
 // terminal too, for the process that handed it over, so that a key
 // reaches the pty without waking that process or the server. The holder

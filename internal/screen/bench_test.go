@@ -213,7 +213,7 @@ func heapOf(mk func() any) (uint64, any) {
 	return after.HeapAlloc - min(before.HeapAlloc, after.HeapAlloc), v
 }
 
-// TestMemory checks the targets: an 80x24 session with a full
+// TestMemory checks the screen model's memory targets: an 80x24 session with a full
 // scrollback of typical shell output under 2 MiB, an idle one under 64
 // KiB.
 func TestMemory(t *testing.T) {

@@ -24,7 +24,7 @@ type Meter struct {
 	// dropped while the holder lived.
 	Reconnects atomic.Uint64
 	// LanesOpened counts the output lanes a holder was asked to open
-	// (docs/architecture.md, Echo through attach); of those that ended,
+	// (docs/architecture.md, Lanes); of those that ended,
 	// Lanes wrote at least a byte and LanesRefused ended at their start.
 	// LaneBytes is the output lanes wrote to viewers' terminals.
 	LanesOpened, Lanes, LaneBytes, LanesRefused atomic.Uint64

@@ -16,7 +16,7 @@ import (
 	"termkeep/internal/wire"
 )
 
-// A viewer's output lane (docs/architecture.md, Echo through attach): the
+// A viewer's output lane (docs/architecture.md, Lanes): the
 // holder writes the output to the viewer's terminal itself, and the
 // viewer's stream is held at the lane's start until the lane ends
 // (package lanegate decides). The viewer's reader (its offers), the

@@ -9,7 +9,7 @@ import (
 	"termkeep/internal/wire"
 )
 
-// The input lane (docs/architecture.md, Echo through attach): while a
+// The input lane (docs/architecture.md, Lanes): while a
 // viewer's output lane runs, the holder may also read that viewer's
 // terminal and write plain typing to the pty itself. The server grants it
 // to the lane's owner only (a lane-in to the viewer, its answer, then a

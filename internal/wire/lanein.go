@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// The input lane (version 9; docs/architecture.md, Echo through attach):
+// The input lane (version 9; docs/architecture.md, Lanes):
 // while an output lane runs, the holder may also read the lane's terminal
 // and write plain typing to the pty itself, so that a key reaches the
 // program without waking the viewer or the server. The server grants it;

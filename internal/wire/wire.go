@@ -99,7 +99,7 @@ const (
 	// TypeLane is an offset uint64, server → holder, version 7, sent
 	// with one file descriptor (SCM_RIGHTS) of a non-blocking terminal:
 	// from that offset on, the holder writes the output it logs to that
-	// terminal too (docs/architecture.md, Echo through attach). Every lane
+	// terminal too (docs/architecture.md, Lanes). Every lane
 	// is answered by exactly one TypeLaneEnd.
 	TypeLane Type = 0x0d
 	// TypeLaneOff (no payload), server → holder, version 7: end the lane.

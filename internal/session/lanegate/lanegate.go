@@ -1,6 +1,6 @@
 // Package lanegate decides, for one viewer, when the server opens an
 // output lane to its terminal and when it revokes it (docs/architecture.md,
-// Echo through attach). It does no I/O and reads no clock: the viewer's
+// Lanes). It does no I/O and reads no clock: the viewer's
 // write loop feeds it what happened and does what it returns.
 //
 // The guarantees: a lane opens only for a viewer that may have one

@@ -32,7 +32,7 @@ test('quietNote: only what the user has not seen', () => {
     ['a command still running', { ...base, shell: { state: 'running', last: base.shell.last } }, null],
     ['at a prompt, no command ever run', { ...base, shell: { state: 'prompt', last: null } }, null],
     ['a command whose start was not seen', { ...base, shell: { state: 'prompt', last: { ...base.shell.last, has_output: false } } }, null],
-    // The cases: a brand-new blank session, a backlog being drawn.
+    // A brand-new blank session, a backlog being drawn.
     ['never printed (end_offset 0)', { ...plain, endOffset: 0, written: 0, drawn: 0, seen: 0 }, null],
     ['nothing received yet', { ...plain, written: null, drawn: 0, seen: 0 }, null],
     ['still drawing a backlog', { ...plain, written: 1000, drawn: 10, seen: 0 }, null],
