@@ -181,8 +181,10 @@ func newLiveServerWith(tb testing.TB, tune func(*Config)) *testServer {
 		tb.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
+	serveCtx, cancel := context.WithCancel(ctx)
+	go func() { done <- srv.Serve(serveCtx) }()
 	tb.Cleanup(func() {
+		defer cancel()
 		// Not Shutdown(true): the safe holders end by themselves, and
 		// killing a holder that just ended would signal its pid, which
 		// the machine may have given to another process meanwhile.
@@ -214,6 +216,6 @@ func newLiveServerWith(tb testing.TB, tune func(*Config)) *testServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &testServer{dir: dir, srv: srv, logs: logs, done: done,
+	return &testServer{dir: dir, srv: srv, logs: logs, done: done, cancel: cancel,
 		base: strings.TrimSuffix(strings.TrimSpace(string(b)), "/"), token: strings.TrimSpace(string(tok))}
 }

@@ -40,6 +40,8 @@ type testServer struct {
 	token string
 	logs  *syncBuffer
 	done  chan error
+	// cancel ends the context Serve runs under (newLiveServer's only).
+	cancel context.CancelFunc
 }
 
 type syncBuffer struct {

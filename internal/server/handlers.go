@@ -721,7 +721,7 @@ func (s *Server) handleShutdown(w http.ResponseWriter, r *http.Request) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
-	go s.Shutdown(false)
+	s.Shutdown(false) // Serve stops once this answer has gone
 }
 
 // handleScreen renders the session's screen from the screen model: plain

@@ -85,7 +85,7 @@ func (s *Server) watchConversation(sess store.Session, h *session.Host) {
 	if err != nil || !p.Learns(sess.Command, sess.RestoreCommand, sess.AgentConversation) {
 		return
 	}
-	go func() {
+	s.goBackground(func(ctx context.Context) {
 		sched := newLookSchedule(time.Now())
 		timer := time.NewTimer(lookBackoff[0])
 		defer timer.Stop()
@@ -95,12 +95,14 @@ func (s *Server) watchConversation(sess store.Session, h *session.Host) {
 				return
 			case <-s.done:
 				return
+			case <-ctx.Done():
+				return
 			case <-timer.C:
 			}
 			now, activity := time.Now(), h.Activity().Last
 			look, wait := sched.next(now, activity)
 			if look {
-				if !s.lookForConversation(sess.ID, p, h) {
+				if !s.lookForConversation(ctx, sess.ID, p, h) {
 					return
 				}
 				sched.looked(now, activity)
@@ -108,14 +110,14 @@ func (s *Server) watchConversation(sess store.Session, h *session.Host) {
 			}
 			timer.Reset(max(wait, lookBackoff[0]))
 		}
-	}()
+	})
 }
 
 // lookForConversation looks once for the conversation session id's agent
-// has open and records it when it is new. It reports whether to go on
+// has open and records it when it is new, within ctx. It reports whether to go on
 // looking: not where nothing can be learned (off Linux) or the session is
 // no longer termkeep's to pin.
-func (s *Server) lookForConversation(id string, p agents.Preset, h *session.Host) bool {
+func (s *Server) lookForConversation(ctx context.Context, id string, p agents.Preset, h *session.Host) bool {
 	pid := h.Info().Pid
 	if pid <= 0 {
 		return true
@@ -130,7 +132,7 @@ func (s *Server) lookForConversation(id string, p agents.Preset, h *session.Host
 	case conv == "":
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	sess, err := s.store.Session(ctx, id)
 	if err != nil || sess.AgentConversation == conv {

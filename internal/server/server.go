@@ -153,6 +153,13 @@ type Server struct {
 	doneOnce sync.Once
 	endSess  bool // shutdown ends sessions too
 
+	// bg owns the goroutines the server starts that outlive the call that
+	// started them (goBackground): bgCtx is cancelled as the server
+	// closes, and every one is waited for before the registry closes.
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+
 	metrics     *metrics         // metrics.go
 	replay      *replayer        // replay.go
 	timeouts    listenerTimeouts // the browser listener's (gatelistener.go)
@@ -222,6 +229,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		login: serverIdentity(processEnv()),
 		prune: pruner{kick: make(chan struct{}, 1)},
 	}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	if cfg.timeouts != nil {
 		s.timeouts = *cfg.timeouts
 	}
@@ -234,6 +242,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.events.metrics = s.metrics
 	s.reportGeneration() // registry.go
 	if err := s.recover(ctx); err != nil {
+		s.stopBackground()
 		st.Close()
 		lock.Close()
 		return nil, registryAtStart(cfg.Logger, cfg.StateDir.DB(), err)
@@ -244,6 +253,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	ln, err := net.Listen("unix", sock)
 	unix.Umask(old)
 	if err != nil {
+		s.stopBackground()
 		s.closeHosts()
 		st.Close()
 		lock.Close()
@@ -368,8 +378,8 @@ func (s *Server) recover(ctx context.Context) error {
 		s.watchConversation(sess, h)              // learnconv.go
 	}
 	s.log.Info("registry loaded", "sessions", len(all), "live", live)
-	s.noticeRestart(ctx, ended) // boot.go
-	go s.warmScreens(warm)
+	s.noticeRestart(ctx, ended)                                            // boot.go
+	s.goBackground(func(ctx context.Context) { s.warmScreens(ctx, warm) }) // warm.go
 	return nil
 }
 
@@ -468,12 +478,12 @@ func (s *Server) recordEnd(id string, e wire.Exit) {
 
 // Serve answers API requests until Shutdown or ctx ends.
 func (s *Server) Serve(ctx context.Context) error {
-	defer s.startQuietWatch()() // quiet.go; before the first request
+	stopQuiet := s.startQuietWatch() // quiet.go; before the first request
 	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(s.ln) }()
+	s.goBackground(func(context.Context) { errc <- s.http.Serve(s.ln) })
 	listen := ""
 	if s.gw != nil {
-		go s.gw.serve()
+		s.goBackground(func(context.Context) { s.gw.serve() })
 		listen = s.gw.url
 	}
 	s.log.Info("server started", "version", s.cfg.Version, "pid", os.Getpid(), "state_dir", s.cfg.StateDir.String(),
@@ -497,6 +507,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			stopPolicies()
 			stopPruner()
 			stopLogind()
+			stopQuiet()
 			<-restored
 			s.close()
 			return fmt.Errorf("server: serve: %w", err)
@@ -508,6 +519,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	<-restored
 	stopPruner()
 	stopLogind()
+	stopQuiet()
 	if s.endSess {
 		s.killAll()
 	}
@@ -536,11 +548,30 @@ func (s *Server) Shutdown(endSessions bool) {
 	})
 }
 
+// goBackground runs f in a goroutine the server owns: f's ctx ends as the
+// server closes, and close waits for f to return before it closes the
+// registry.
+func (s *Server) goBackground(f func(ctx context.Context)) {
+	s.bg.Add(1)
+	go func() { // not bg.Go: a goroutine dump names goBackground as its creator
+		defer s.bg.Done()
+		f(s.bgCtx)
+	}()
+}
+
+// stopBackground ends the context of every goroutine goBackground started
+// and waits for them all.
+func (s *Server) stopBackground() {
+	s.bgCancel()
+	s.bg.Wait()
+}
+
 // close stops the server in the order that loses nothing: the listeners
 // (event streams ended first, so the HTTP shutdown does not wait for
 // them), then every host, each of which has recorded any end its holder
-// reported by the time it has stopped and makes no connection again, and
-// only then the events and the registry those ends are written to.
+// reported by the time it has stopped and makes no connection again, then
+// every goroutine the server started (goBackground), and only then the
+// events and the registry those ends are written to.
 func (s *Server) close() {
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -551,6 +582,7 @@ func (s *Server) close() {
 	s.http.Shutdown(sctx)
 	s.http.Close()
 	s.closeHosts()
+	s.stopBackground()
 	s.events.close()
 	s.store.Close()
 	os.Remove(s.cfg.StateDir.Socket())

@@ -21,16 +21,11 @@ import (
 // same model itself.
 //
 // Half the CPUs work at it, so running sessions and requests keep the
-// rest; it stops when the server does.
-func (s *Server) warmScreens(hosts []*session.Host) {
+// rest; it stops when ctx ends (the server closes).
+func (s *Server) warmScreens(ctx context.Context, hosts []*session.Host) {
 	if len(hosts) == 0 {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-s.done
-		cancel()
-	}()
 	start := time.Now()
 	work := make(chan *session.Host)
 	var wg sync.WaitGroup
