@@ -8,7 +8,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -42,34 +41,10 @@ func (s *Server) restoreRecord(sess store.Session, workspaceAuto bool) restorepo
 	}
 }
 
-// endCause is the cause to record with an interrupted end e of session
-// id (the holder's own, judged against the boots), and the reason to
-// record with it: a session of an earlier boot was ended by the machine's
-// restart.
+// endCause is the cause and reason to record with an interrupted end e of
+// session id (restorepolicy.InterruptedEnd).
 func (s *Server) endCause(id string, e wire.Exit) (restorepolicy.Cause, string) {
-	sessionBoot := s.sessionMeta(id).BootID
-	cause := restorepolicy.CauseOf(restorepolicy.Cause(e.Cause), sessionBoot, s.boot)
-	reason := e.Reason
-	if r := rebootReason(cause, e.End); r != "" && sessionBoot != "" && s.boot != "" && sessionBoot != s.boot {
-		reason = r
-	}
-	return cause, reason
-}
-
-func restartedReason(end uint64) string {
-	return fmt.Sprintf("the machine restarted while it ran; output up to byte %d is kept", end)
-}
-
-// rebootReason is the reason of a session of an earlier boot whose cause
-// is cause, "" when the cause says nothing of the restart.
-func rebootReason(cause restorepolicy.Cause, end uint64) string {
-	switch cause {
-	case restorepolicy.MachineRestarted:
-		return restartedReason(end)
-	case restorepolicy.Shutdown:
-		return fmt.Sprintf("the machine shut down and restarted while it ran; output up to byte %d is kept", end)
-	}
-	return ""
+	return restorepolicy.InterruptedEnd(restorepolicy.Cause(e.Cause), e.Reason, e.End, s.sessionMeta(id).BootID, s.boot)
 }
 
 // noticeRestart is the end of recover: it gives every interrupted session
@@ -89,37 +64,23 @@ func (s *Server) noticeRestart(ctx context.Context, ended map[string]bool) {
 	boots := map[string]bool{}
 	for _, sess := range all {
 		m := s.sessionMeta(sess.ID)
-		if m.BootID == "" || s.boot == "" || m.BootID == s.boot {
-			continue
-		}
-		switch restorepolicy.Cause(sess.Cause) {
-		case restorepolicy.MachineRestarted:
-			if !ended[sess.ID] {
-				continue // told by an earlier server of this boot
-			}
-		case restorepolicy.HolderKilled:
-			continue // its holder died before the machine restarted
-		default:
+		n := restorepolicy.NoticeRestart(restorepolicy.Cause(sess.Cause), m.BootID, s.boot, ended[sess.ID])
+		if n.Set != restorepolicy.Unknown {
 			end := m.End
 			if h := s.host(sess.ID); h != nil {
 				if e := h.Exit(); e != nil {
 					end = max(end, e.End)
 				}
 			}
-			// A shutdown logind announced keeps its cause; the reason
-			// says the machine came back, once (SetCause's changed).
-			cause := restorepolicy.MachineRestarted
-			if restorepolicy.Cause(sess.Cause) == restorepolicy.Shutdown {
-				cause = restorepolicy.Shutdown
-			}
-			changed, err := s.store.SetCause(ctx, sess.ID, string(cause), rebootReason(cause, end))
+			changed, err := s.store.SetCause(ctx, sess.ID, string(n.Set), restorepolicy.RebootReason(n.Set, end))
 			if err != nil {
 				s.log.Warn("record a session's cause", "session", sess.ID, "err", err)
 				continue
 			}
-			if !changed && !ended[sess.ID] {
-				continue
-			}
+			n.Name = n.Name || changed
+		}
+		if !n.Name {
+			continue
 		}
 		ids = append(ids, sess.ID)
 		boots[m.BootID] = true

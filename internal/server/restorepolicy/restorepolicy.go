@@ -10,6 +10,8 @@
 // SESSION` is the user's own choice and is not judged here.
 package restorepolicy
 
+import "strconv"
+
 // Cause is why an interrupted session ended, as far as termkeep knows.
 // The values are stored in the registry and shown by the API: add new
 // ones, never rename one.
@@ -136,6 +138,79 @@ func CauseOf(recorded Cause, sessionBoot, boot string) Cause {
 		return HolderKilled
 	}
 	return Unknown
+}
+
+// earlierBoot reports whether a session whose holder started in
+// sessionBoot ran in a boot before boot, the machine's current one; false
+// when either is unknown.
+func earlierBoot(sessionBoot, boot string) bool {
+	return sessionBoot != "" && boot != "" && sessionBoot != boot
+}
+
+// InterruptedEnd is the cause and reason to record with an interrupted end
+// that a session's holder reported with the cause reported and the reason
+// reason, at the offset end, when the holder started in sessionBoot and
+// the machine runs boot. The cause is CauseOf's; a session of an earlier
+// boot that the machine's restart or shutdown ended says so as its
+// reason, which replaces the holder's.
+func InterruptedEnd(reported Cause, reason string, end uint64, sessionBoot, boot string) (Cause, string) {
+	cause := CauseOf(reported, sessionBoot, boot)
+	if r := RebootReason(cause, end); r != "" && earlierBoot(sessionBoot, boot) {
+		reason = r
+	}
+	return cause, reason
+}
+
+// RebootReason is the reason recorded for a session of an earlier boot
+// whose cause is cause and whose output ends at end; "" when the cause
+// says nothing of the machine's restart.
+func RebootReason(cause Cause, end uint64) string {
+	switch cause {
+	case MachineRestarted:
+		return "the machine restarted while it ran; output up to byte " + strconv.FormatUint(end, 10) + " is kept"
+	case Shutdown:
+		return "the machine shut down and restarted while it ran; output up to byte " + strconv.FormatUint(end, 10) + " is kept"
+	}
+	return ""
+}
+
+// RestartNotice is what a starting server does about one interrupted
+// session as it tells whether the machine restarted under its sessions.
+type RestartNotice struct {
+	// Set is the cause to record now, with RebootReason as its reason;
+	// Unknown records nothing.
+	Set Cause
+	// Name says the session is among those the restart ended, to name in
+	// the notice. With Set, the session is named too when recording Set
+	// changed its record (the first server of the boot to see it).
+	Name bool
+}
+
+// NoticeRestart decides, for an interrupted session whose recorded cause
+// is recorded and whose holder started in sessionBoot, while the machine
+// runs boot, what a starting server records and says of the machine's
+// restart. endedNow says this server recorded the session's end as it
+// started (it found the holder gone).
+//
+// A session of this boot, or of a boot not known, is none of the
+// restart's doing; one whose holder was killed before the restart keeps
+// that cause; one an earlier server of this boot already gave the
+// restart's cause is not told again. Any other gets the restart as its
+// cause, but one whose shutdown logind announced keeps Shutdown, which
+// says more.
+func NoticeRestart(recorded Cause, sessionBoot, boot string, endedNow bool) RestartNotice {
+	if !earlierBoot(sessionBoot, boot) {
+		return RestartNotice{}
+	}
+	switch recorded {
+	case MachineRestarted:
+		return RestartNotice{Name: endedNow}
+	case HolderKilled:
+		return RestartNotice{}
+	case Shutdown:
+		return RestartNotice{Set: Shutdown, Name: endedNow}
+	}
+	return RestartNotice{Set: MachineRestarted, Name: endedNow}
 }
 
 func stateWord(s string) string {

@@ -123,3 +123,76 @@ func TestCauseOf(t *testing.T) {
 		t.Error("an unknown cause has words")
 	}
 }
+
+func TestInterruptedEnd(t *testing.T) {
+	const said = "the holder's own words"
+	restarted := "the machine restarted while it ran; output up to byte 42 is kept"
+	shutdown := "the machine shut down and restarted while it ran; output up to byte 42 is kept"
+	for _, tc := range []struct {
+		name              string
+		reported          Cause
+		sessionBoot, boot string
+		cause             Cause
+		reason            string
+	}{
+		{"an earlier boot, no cause", Unknown, "a", "b", MachineRestarted, restarted},
+		{"an earlier boot, stopped by SIGTERM", Stopped, "a", "b", MachineRestarted, restarted},
+		{"an earlier boot, logind's shutdown", Shutdown, "a", "b", Shutdown, shutdown},
+		{"an earlier boot, holder killed before", HolderKilled, "a", "b", HolderKilled, said},
+		{"this boot, no cause", Unknown, "a", "a", HolderKilled, said},
+		{"this boot, stopped", Stopped, "a", "a", Stopped, said},
+		{"this boot, shutdown cancelled too late", Shutdown, "a", "a", Shutdown, said},
+		{"this boot, a restart already recorded", MachineRestarted, "a", "a", MachineRestarted, said},
+		{"the session's boot unknown", Unknown, "", "b", Unknown, said},
+		{"the machine's boot unknown", Shutdown, "a", "", Shutdown, said},
+		{"both unknown, a restart recorded", MachineRestarted, "", "", MachineRestarted, said},
+		{"a cause from the future, earlier boot", "eaten_by_grue", "a", "b", MachineRestarted, restarted},
+		{"a cause from the future, this boot", "eaten_by_grue", "a", "a", HolderKilled, said},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cause, reason := InterruptedEnd(tc.reported, said, 42, tc.sessionBoot, tc.boot)
+			if cause != tc.cause || reason != tc.reason {
+				t.Errorf("InterruptedEnd(%q, %q, %q) = %q, %q; want %q, %q",
+					tc.reported, tc.sessionBoot, tc.boot, cause, reason, tc.cause, tc.reason)
+			}
+		})
+	}
+	if RebootReason(HolderKilled, 1) != "" || RebootReason(Unknown, 1) != "" || RebootReason(Stopped, 1) != "" {
+		t.Error("a cause that says nothing of the restart has a restart's reason")
+	}
+}
+
+func TestNoticeRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		recorded          Cause
+		sessionBoot, boot string
+		endedNow          bool
+		want              RestartNotice
+	}{
+		// The first server of the boot: the restart is the cause.
+		{"no cause yet", Unknown, "a", "b", false, RestartNotice{Set: MachineRestarted}},
+		{"no cause yet, ended now", Unknown, "a", "b", true, RestartNotice{Set: MachineRestarted, Name: true}},
+		{"stopped by the shutdown's SIGTERM", Stopped, "a", "b", false, RestartNotice{Set: MachineRestarted}},
+		{"logind's shutdown keeps its cause", Shutdown, "a", "b", false, RestartNotice{Set: Shutdown}},
+		{"logind's shutdown, ended now", Shutdown, "a", "b", true, RestartNotice{Set: Shutdown, Name: true}},
+		// Told already, or not the restart's doing.
+		{"told by an earlier server of this boot", MachineRestarted, "a", "b", false, RestartNotice{}},
+		{"recorded as this server started", MachineRestarted, "a", "b", true, RestartNotice{Name: true}},
+		{"holder killed before the restart", HolderKilled, "a", "b", true, RestartNotice{}},
+		{"this boot", Unknown, "a", "a", true, RestartNotice{}},
+		{"this boot, a restart recorded", MachineRestarted, "a", "a", true, RestartNotice{}},
+		{"the session's boot unknown", Unknown, "", "b", true, RestartNotice{}},
+		{"the machine's boot unknown", Stopped, "a", "", true, RestartNotice{}},
+		// Hostile records.
+		{"a cause from the future", "eaten_by_grue", "a", "b", false, RestartNotice{Set: MachineRestarted}},
+		{"the case of a cause", "Shutdown", "a", "b", false, RestartNotice{Set: MachineRestarted}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NoticeRestart(tc.recorded, tc.sessionBoot, tc.boot, tc.endedNow); got != tc.want {
+				t.Errorf("NoticeRestart(%q, %q, %q, %v) = %+v, want %+v",
+					tc.recorded, tc.sessionBoot, tc.boot, tc.endedNow, got, tc.want)
+			}
+		})
+	}
+}
