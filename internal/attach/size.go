@@ -34,13 +34,13 @@ func sizeHolder(v wire.Viewers) string {
 			continue
 		}
 		switch {
-		case o.Kind == "share":
+		case o.Kind == wire.ViewerShare:
 			who = strings.TrimSpace("share link " + o.Name)
 		case o.Name != "":
 			who = o.Name
-		case o.Kind == "cli":
+		case o.Kind == wire.ViewerCLI:
 			who = "a terminal"
-		case o.Kind == "web":
+		case o.Kind == wire.ViewerWeb:
 			who = "a browser"
 		default:
 			who = "a viewer"

@@ -443,7 +443,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 // line do not delay it; detached records the departure, and the arrival
 // first if the viewer went before its first frames. Both run on the
 // goroutine that serves the viewer.
-func (s *Server) viewerArrival(sess store.Session, hello wire.Hello, via string, readOnly bool, remote string) (started, detached func()) {
+func (s *Server) viewerArrival(sess store.Session, hello wire.Hello, via wire.ViewerKind, readOnly bool, remote string) (started, detached func()) {
 	var left func()
 	started = func() { left = s.viewerEvents(sess, hello, via, readOnly, remote) }
 	detached = func() {
@@ -458,7 +458,7 @@ func (s *Server) viewerArrival(sess store.Session, hello wire.Hello, via string,
 // viewerEvents records a viewer attaching and returns the function that
 // records it leaving. Waiters (wait, capture) are not viewers and are not
 // recorded.
-func (s *Server) viewerEvents(sess store.Session, hello wire.Hello, via string, readOnly bool, remote string) (detached func()) {
+func (s *Server) viewerEvents(sess store.Session, hello wire.Hello, via wire.ViewerKind, readOnly bool, remote string) (detached func()) {
 	if hello.Role != wire.RoleViewer {
 		return func() {}
 	}

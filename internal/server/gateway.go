@@ -354,16 +354,16 @@ func (g *gateway) handleWS(w http.ResponseWriter, r *http.Request, sess store.Se
 	defer context.AfterFunc(r.Context(), cancel)()
 	nc := newWSConn(ctx, c, wsReadLimit) // wsconn.go
 	hello.ReadOnly = readOnly
-	started, detached := g.s.viewerArrival(sess, hello, "web", readOnly, r.RemoteAddr)
+	started, detached := g.s.viewerArrival(sess, hello, wire.ViewerWeb, readOnly, r.RemoteAddr)
 	defer detached()
 	// The host pings the viewer with wire frames (ViewerOptions), so a
 	// browser that vanished is noticed here as on the unix socket.
-	opts := g.s.viewerOptions(sess, "web", readOnly)
+	opts := g.s.viewerOptions(sess, wire.ViewerWeb, readOnly)
 	opts.Started = started
 	opts.Party = g.s.webParty(r) // share.go
 	if opts.Party.Kind == "link" {
 		// A share link's page: the others see the link's name.
-		opts.Kind, opts.ViewerName = "share", opts.Party.Name
+		opts.Kind, opts.ViewerName = wire.ViewerShare, opts.Party.Name
 	}
 	h.ServeViewer(nc, hello, opts)
 }

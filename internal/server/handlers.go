@@ -688,9 +688,9 @@ func (s *Server) handleAttach(w http.ResponseWriter, r *http.Request, sess store
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
-	started, detached := s.viewerArrival(sess, hello, "cli", hello.ReadOnly, "")
+	started, detached := s.viewerArrival(sess, hello, wire.ViewerCLI, hello.ReadOnly, "")
 	defer detached()
-	opts := s.viewerOptions(sess, "cli", hello.ReadOnly)
+	opts := s.viewerOptions(sess, wire.ViewerCLI, hello.ReadOnly)
 	opts.Local, opts.Pid = local, pid
 	opts.Started = started
 	h.ServeViewer(rw, hello, opts)

@@ -18,6 +18,7 @@ import (
 	"termkeep/internal/session"
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/store"
+	"termkeep/internal/wire"
 )
 
 // The server's metrics, served as Prometheus text at /metrics.
@@ -266,18 +267,18 @@ func (c *hostCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(n), string(st))
 		}
 	}
-	kinds := map[string]int{"cli": 0, "web": 0}
+	kinds := map[wire.ViewerKind]int{wire.ViewerCLI: 0, wire.ViewerWeb: 0}
 	for _, h := range m.s.allHosts() {
 		for _, v := range h.Viewers().Viewers {
 			k := v.Kind
-			if k == "share" {
-				k = "web" // a share link's page is a browser's
+			if k == wire.ViewerShare {
+				k = wire.ViewerWeb // a share link's page is a browser's
 			}
 			kinds[k]++
 		}
 	}
 	for k, n := range kinds {
-		ch <- prometheus.MustNewConstMetric(descViewers, prometheus.GaugeValue, float64(n), k)
+		ch <- prometheus.MustNewConstMetric(descViewers, prometheus.GaugeValue, float64(n), string(k))
 	}
 	ch <- prometheus.MustNewConstMetric(descInput, prometheus.CounterValue, float64(m.meter.InputBytes.Load()))
 	ch <- prometheus.MustNewConstMetric(descOutput, prometheus.CounterValue, float64(m.meter.OutputBytes.Load()))

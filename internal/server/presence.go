@@ -16,7 +16,7 @@ func presence(v wire.Viewers, parties map[int]session.Party, owner bool) api.Pre
 		p, ok := parties[x.ID]
 		if !ok || p.Kind == "" {
 			p = session.Party{Kind: "cli", Name: "termkeep attach"}
-			if x.Kind == "web" {
+			if x.Kind == wire.ViewerWeb {
 				p = session.Party{Kind: "user"}
 			}
 		}

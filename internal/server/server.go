@@ -423,7 +423,7 @@ func (s *Server) newHost(id, sizePolicy string) *session.Host {
 
 // viewerOptions is how the server serves a viewer of sess, whatever its
 // transport.
-func (s *Server) viewerOptions(sess store.Session, kind string, readOnly bool) session.ViewerOptions {
+func (s *Server) viewerOptions(sess store.Session, kind wire.ViewerKind, readOnly bool) session.ViewerOptions {
 	return session.ViewerOptions{
 		ReadOnly: readOnly, Name: sess.Name, Kind: kind, Queue: s.cfg.ViewerQueue,
 		PingInterval: s.cfg.PingInterval, PongTimeout: s.cfg.PongTimeout,

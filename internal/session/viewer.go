@@ -30,9 +30,9 @@ type ViewerOptions struct {
 	ReadOnly bool
 	// Name is the session's name, echoed in the Welcome.
 	Name string
-	// Kind names the viewer's client in Viewers frames: "cli", "web",
-	// "share".
-	Kind string
+	// Kind names the viewer's client in Viewers frames (ViewerCLI when
+	// empty).
+	Kind wire.ViewerKind
 	// ViewerName, when set, is the name the others are shown for this
 	// viewer (a share link's name), whatever its hello says.
 	ViewerName string
@@ -81,7 +81,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		opts.PongTimeout = DefaultPongTimeout
 	}
 	if opts.Kind == "" {
-		opts.Kind = "cli"
+		opts.Kind = wire.ViewerCLI
 	}
 	readOnly := opts.ReadOnly || hello.Role == wire.RoleWaiter
 	// ctx ends when the viewer leaves: a snapshot waits for the screen
@@ -284,7 +284,7 @@ func (h *Host) detachOthers(v *viewer) {
 	h.mu.Lock()
 	var others []*viewer
 	for o := range h.viewers {
-		if o != v && o.opts.Kind == "cli" && !o.waiter {
+		if o != v && o.opts.Kind == wire.ViewerCLI && !o.waiter {
 			others = append(others, o)
 		}
 	}

@@ -640,10 +640,20 @@ type Viewers struct {
 	HolderUnresponsive bool `json:"holder_unresponsive,omitempty"`
 }
 
+// ViewerKind is which client a viewer is, as the Viewers frame, the API
+// and the events name it.
+type ViewerKind string
+
+const (
+	ViewerCLI   ViewerKind = "cli"   // a terminal: termkeep attach, wait, the API's streams
+	ViewerWeb   ViewerKind = "web"   // a browser's page
+	ViewerShare ViewerKind = "share" // a share link's page
+)
+
 // ViewerInfo describes one attached viewer.
 type ViewerInfo struct {
-	ID   int    `json:"id"`
-	Kind string `json:"kind"` // "cli", "web", "share" (a share link's page)
+	ID   int        `json:"id"`
+	Kind ViewerKind `json:"kind"`
 	// Name is what it calls itself, or a share link's name (version 6).
 	Name     string `json:"name,omitempty"`
 	ReadOnly bool   `json:"read_only,omitempty"`

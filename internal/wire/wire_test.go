@@ -3,8 +3,10 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -304,5 +306,23 @@ func TestValidateLaneFrames(t *testing.T) {
 	}
 	if !HolderAccepts(7, TypeLane) || !HolderAccepts(7, TypeLaneOff) || HolderAccepts(6, TypeLane) || HolderAccepts(6, TypeLaneOff) {
 		t.Error("a holder accepts lane frames from version 7 on, and only then")
+	}
+}
+
+// A viewer's kind is the same string on the wire and in the API as before
+// it had a type; one this build does not know passes through unchanged.
+func TestViewerKindJSON(t *testing.T) {
+	in := []ViewerInfo{{ID: 1, Kind: ViewerCLI}, {ID: 2, Kind: ViewerWeb}, {ID: 3, Kind: ViewerShare}, {ID: 4, Kind: "bogus"}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `[{"id":1,"kind":"cli"},{"id":2,"kind":"web"},{"id":3,"kind":"share"},{"id":4,"kind":"bogus"}]`
+	if string(b) != want {
+		t.Fatalf("marshalled %s, want %s", b, want)
+	}
+	var out []ViewerInfo
+	if err := json.Unmarshal(b, &out); err != nil || !slices.Equal(out, in) {
+		t.Fatalf("unmarshalled %+v (%v), want %+v", out, err, in)
 	}
 }

@@ -20,8 +20,8 @@ import (
 
 // Viewer is what the server knows of a viewer that bears on a lane.
 type Viewer struct {
-	Kind     string // "cli", "web", "share"
-	Local    bool   // on the server's unix socket, from the server's own uid
+	Kind     wire.ViewerKind
+	Local    bool // on the server's unix socket, from the server's own uid
 	ReadOnly bool
 	Waiter   bool
 	Terminal bool // it handed the server its terminal
@@ -49,7 +49,9 @@ func (v Viewer) TerminalOwner() bool { return MayHand(v) && v.Terminal }
 // MayHand reports whether v may hand the server its terminal at all (a
 // lane frame's descriptor is closed at once otherwise): a read-write
 // terminal viewer on this machine, of the server's own user.
-func MayHand(v Viewer) bool { return v.Kind == "cli" && v.Local && !v.ReadOnly && !v.Waiter }
+func MayHand(v Viewer) bool {
+	return v.Kind == wire.ViewerCLI && v.Local && !v.ReadOnly && !v.Waiter
+}
 
 // InputLane decides whether the holder may read the terminal of v, whose
 // lane it runs, for v's process pid, under a holder of holderVersion: it

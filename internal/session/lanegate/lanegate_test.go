@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"termkeep/internal/wire"
 )
 
 var (
-	owner = Viewer{Kind: "cli", Local: true, Terminal: true, Version: 8, Cols: 80, Rows: 24}
+	owner = Viewer{Kind: wire.ViewerCLI, Local: true, Terminal: true, Version: 8, Cols: 80, Rows: 24}
 	sess  = Session{HolderVersion: 10, Cols: 80, Rows: 24, ReqCols: 80, ReqRows: 24}
 )
 
@@ -295,7 +297,7 @@ func show(a Action, t0 time.Time) string {
 }
 
 func TestInputLane(t *testing.T) {
-	cli := Viewer{Kind: "cli", Local: true, Terminal: true, Version: 9}
+	cli := Viewer{Kind: wire.ViewerCLI, Local: true, Terminal: true, Version: 9}
 	with := func(f func(*Viewer)) Viewer { v := cli; f(&v); return v }
 	for _, tc := range []struct {
 		name   string
