@@ -94,10 +94,7 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 	h := v.h
 	for {
 		h.mu.Lock()
-		s := lanegate.Session{Ended: h.exit != nil, Cols: h.cols, Rows: h.rows, ReqCols: h.reqCols, ReqRows: h.reqRows}
-		if h.up != nil {
-			s.HolderVersion = h.up.version
-		}
+		s := h.laneSessionLocked()
 		end := h.end
 		vv := v.laneViewerLocked()
 		h.mu.Unlock()
@@ -157,6 +154,17 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 	}
 }
 
+// laneSessionLocked is what the lane's gate knows of the session. The
+// caller holds h.mu.
+func (h *Host) laneSessionLocked() lanegate.Session {
+	s := lanegate.Session{Ended: h.exit != nil, Cols: h.cols, Rows: h.rows, ReqCols: h.reqCols, ReqRows: h.reqRows,
+		Lane: h.laneOwner != nil}
+	if h.up != nil {
+		s.HolderVersion = h.up.version
+	}
+	return s
+}
+
 // laneViewerLocked is what the lane's gate knows of v, but for whether it
 // handed over its terminal (under v.lane.mu). The caller holds v.h.mu.
 func (v *viewer) laneViewerLocked() lanegate.Viewer {
@@ -209,12 +217,12 @@ func (v *viewer) sendWritten(l *outlog.Log, p *flow.Progress, from, to uint64) e
 }
 
 // openLane asks the holder to open a lane for v at at, handing it v's
-// terminal. It reports false when it could not be sent (no holder, one
-// too old, another viewer's lane not ended yet): the lane ends there.
+// terminal. It reports false when it could not be sent (lanegate.Openable
+// says no, or v has no terminal): the lane ends there.
 func (h *Host) openLane(v *viewer, at uint64) bool {
 	h.mu.Lock()
 	up := h.up
-	if up == nil || h.laneOwner != nil || h.end != at || !wire.HolderAccepts(up.version, wire.TypeLane) {
+	if !lanegate.Openable(h.laneSessionLocked(), at, h.end) {
 		h.mu.Unlock()
 		return false
 	}

@@ -39,6 +39,9 @@ type Session struct {
 	// output takes next.
 	Cols, Rows       uint16
 	ReqCols, ReqRows uint16
+	// Lane says a lane runs on the holder's connection, any viewer's,
+	// whose end has not come yet: a holder runs one at a time.
+	Lane bool
 }
 
 // TerminalOwner reports whether v is a read-write terminal viewer on this
@@ -83,6 +86,15 @@ func Eligible(v Viewer, s Session) bool {
 		return false // a resize to another size is on its way
 	}
 	return true
+}
+
+// Openable reports whether the holder of s can be sent a lane at at now,
+// when the session's output ends at end: its connection takes lanes, no
+// other lane runs on it, and at is still the end (output that came since
+// the gate said Open would be written by the lane unseen by the viewer's
+// stream; the lane ends at once at its start, and the gate tries again).
+func Openable(s Session, at, end uint64) bool {
+	return wire.HolderAccepts(s.HolderVersion, wire.TypeLane) && !s.Lane && at == end
 }
 
 // Retry bounds: a lane the holder ends at its start wrote nothing (the

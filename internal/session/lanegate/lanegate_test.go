@@ -57,6 +57,34 @@ func TestEligible(t *testing.T) {
 	}
 }
 
+func TestOpenable(t *testing.T) {
+	cases := []struct {
+		name    string
+		f       func(*Session)
+		at, end uint64
+		want    bool
+	}{
+		{"at the end, no lane running", func(*Session) {}, 100, 100, true},
+		{"at the start of the output", func(*Session) {}, 0, 0, true},
+		{"output came since the gate said open", func(*Session) {}, 100, 164, false},
+		{"an offset past the end", func(*Session) {}, 101, 100, false},
+		{"another viewer's lane not ended yet", func(s *Session) { s.Lane = true }, 100, 100, false},
+		{"no holder connection", func(s *Session) { s.HolderVersion = 0 }, 100, 100, false},
+		{"a holder of version 6", func(s *Session) { s.HolderVersion = 6 }, 100, 100, false},
+		{"a holder of version 7", func(s *Session) { s.HolderVersion = 7 }, 100, 100, true},
+		{"a holder from the future", func(s *Session) { s.HolderVersion = math.MaxInt }, 100, 100, true},
+		{"a negative version", func(s *Session) { s.HolderVersion = -1 }, 100, 100, false},
+		{"the last offset", func(*Session) {}, math.MaxUint64, math.MaxUint64, true},
+	}
+	for _, c := range cases {
+		s := sess
+		c.f(&s)
+		if got := Openable(s, c.at, c.end); got != c.want {
+			t.Errorf("%s: Openable = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // A trace is a script of events and the actions Step returns, one per
 // line: "offer N", "withdraw", "end N", "lost", "resize C R" (the
 // session's size, the viewer's stays 80x24), "at NEXT END +MS" (a Step at
