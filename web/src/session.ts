@@ -1,4 +1,6 @@
-// One tab: a session's terminal (xterm.js) and its viewer connection.
+// One tab: a session's terminal (termview.ts) and its viewer connection
+// (viewerconn.ts), joined by the offsets, acks, typing and frames below;
+// its size is viewersize.ts's, its predictive echo predictview.ts's.
 //
 // Offsets. `written` is the offset after the last byte handed to the
 // terminal; `drawn` the offset after the last byte the terminal has parsed
@@ -25,25 +27,18 @@
 // viewer that falls further behind to the present with a snapshot, so a
 // flood never piles up in the page.
 
-import { Terminal } from '@xterm/xterm';
-import { SearchAddon } from '@xterm/addon-search';
-import { Unicode11Addon } from '@xterm/addon-unicode11';
-import { WebLinksAddon } from '@xterm/addon-web-links';
-import { WebglAddon } from '@xterm/addon-webgl';
-import { api, ApiError, Session } from './api';
-import { wsProtocols } from './auth';
-import { DropCause, dropCause } from './dropcause';
+import { Session } from './api';
 import type { Holder } from './sizeinfo';
-import type { Setting } from './predict';
-import { PredictStyle, PredictView } from './predictview';
+import { PredictView } from './predictview';
 import { liveSplit, parseOsc52 } from './clipwrite';
 import { sanitizePaste } from './paste';
-import { SCROLLBAR, TermFrame } from './termframe';
-import { themes, ThemeName } from './theme';
+import { SCROLLBACK, TermPrefs, TermView } from './termview';
+import { ConnState, ViewerConn } from './viewerconn';
 import { ViewerSize } from './viewersize';
 import * as wire from './wire';
 
-export type ConnState = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'gone';
+export type { ConnState } from './viewerconn';
+export type { TermPrefs } from './termview';
 
 /** What a session tells the page around it. */
 export interface SessionHooks {
@@ -61,28 +56,9 @@ export interface SessionHooks {
   filterInput(data: string): string;
 }
 
-export interface TermPrefs {
-  fontSize: number;
-  theme: ThemeName;
-  copyOnSelect: boolean;
-  /** webgl: false keeps the default (DOM) renderer. */
-  webgl: boolean;
-  /** screenReader keeps an accessible copy of the rows for screen readers (xterm.js screenReaderMode). */
-  screenReader: boolean;
-  /** minContrast is xterm.js's minimumContrastRatio: 1 changes no color. */
-  minContrast: number;
-  /** predict: predictive echo off, auto (above a round trip of 30 ms) or always; predictStyle: how a prediction is drawn. */
-  predict: Setting;
-  predictStyle: PredictStyle;
-}
-
 const ACK_BYTES = 64 << 10;
 const ACK_MS = 50;
-const SCROLLBACK = 10000;
 const MAX_INPUT = 1 << 20;
-const WRITE_SLICE = 16 << 10;
-const PROBE_MS = 3000;
-const IDLE_PROBE_MS = 45000; // the server pings every 30 s by default
 /** The protocol version the page speaks: 6 reports its size without taking it, 7 adds the pty's mode (docs/protocol.md). */
 const VERSION = 7;
 /** How often the active terminal pings for the round trip predictive echo needs. */
@@ -90,31 +66,6 @@ const RTT_PING_MS = 2000;
 
 const encoder = new TextEncoder();
 const keyDecoder = new TextDecoder();
-
-let webglProbe: boolean | null = null;
-
-/**
- * webglFast reports whether the browser has hardware-accelerated WebGL2.
- * WebGL drawn in software (SwiftShader, llvmpipe: no GPU, or a GPU the
- * browser refuses) is slower than the DOM renderer, so it counts as none.
- */
-function webglFast(): boolean {
-  if (webglProbe === null) {
-    try {
-      const gl = document.createElement('canvas').getContext('webgl2', { failIfMajorPerformanceCaveat: true });
-      let renderer = '';
-      if (gl) {
-        const info = gl.getExtension('WEBGL_debug_renderer_info');
-        renderer = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
-      }
-      webglProbe = !!gl && !/swiftshader|llvmpipe|softpipe|software|basic render/i.test(renderer);
-      gl?.getExtension('WEBGL_lose_context')?.loseContext();
-    } catch {
-      webglProbe = false;
-    }
-  }
-  return webglProbe;
-}
 
 export function offsetKey(id: string): string {
   return `termkeep.offset.${id}`;
@@ -133,23 +84,15 @@ function endedSentence(e: wire.Exit): string {
 export class TermSession {
   readonly id: string;
   info: Session;
-  readonly term: Terminal;
-  readonly el: HTMLDivElement;
-  private readonly frame: TermFrame;
-  readonly search = new SearchAddon({ highlightLimit: 2000 });
-  private webgl: WebglAddon | null = null;
-  renderer: 'webgl' | 'dom' = 'dom';
-  private opened = false;
+  /** The terminal the session is drawn in (termview.ts). */
+  private readonly view: TermView;
+  /** The viewer connection (viewerconn.ts). */
+  private readonly conn: ViewerConn;
   active = false;
 
-  state: ConnState = 'connecting';
-  /** ever is true once a connection reached the Welcome: later drops say "Reconnecting". */
-  private ever = false;
   title = '';
   oscCwd = '';
   viewers = 0;
-  /** leftLive is when this tab last stopped being attached (performance.now()): a list asked for before then counts it. */
-  leftLive = -Infinity;
   /** This page's viewer id in the session's list of viewers (0: not known yet). */
   you = 0;
   /** Why the session's output is not being saved right now, or null. */
@@ -161,17 +104,6 @@ export class TermSession {
   private heldBytes = 0;
   bell = false;
   exit: wire.Exit | null = null;
-  lastError = '';
-  /** Why the connection is down, as the last try to reach the server found (dropcause.ts). */
-  dropCause: DropCause = null;
-
-  private ws: WebSocket | null = null;
-  private gen = 0;
-  private attempt = 0;
-  private retryTimer = 0;
-  retryAt = 0;
-  private suspended = false;
-  private disposed = false;
 
   written: number | null = null;
   /** The offset after the last byte the terminal has parsed (behind written while it draws a backlog). */
@@ -181,8 +113,6 @@ export class TermSession {
   /** acksHeld: the page acks nothing (holdAcks). */
   private acksHeld = false;
   private saveTimer = 0;
-  private lastHeard = 0;
-  private probeTimer = 0;
   private lastPing = 0;
   /** Predictive echo (predictview.ts). */
   readonly predict: PredictView;
@@ -191,86 +121,77 @@ export class TermSession {
   /** What this page says of the session's size (viewersize.ts). */
   readonly size = new ViewerSize({
     send: (b) => this.send(b),
-    live: () => this.state === 'live' && !!this.ws && !this.exit,
+    live: () => this.conn.open() && !this.exit,
     active: () => this.active,
   });
+  copyOnSelect: boolean;
+  /** liveFrom is the offset where this connection's live output begins (the log's end at its welcome). */
+  private liveFrom = Infinity;
+  /** parsingLive says whether the bytes xterm.js is parsing now came live. */
+  private parsingLive = false;
 
   constructor(info: Session, private readonly hooks: SessionHooks, prefs: TermPrefs, parent: HTMLElement, private readonly name = '') {
     this.id = info.id;
     this.info = info;
-    this.el = document.createElement('div');
-    this.el.className = 'term-host';
-    this.el.hidden = true;
-    this.el.dataset.session = info.id;
-    parent.appendChild(this.el);
-
-    this.term = new Terminal({
-      scrollback: SCROLLBACK,
-      allowProposedApi: true,
-      cols: Math.max(2, info.cols || 80),
-      rows: Math.max(1, info.rows || 24),
-      fontSize: prefs.fontSize,
-      fontFamily: '"JetBrains Mono", "Cascadia Mono", "Fira Code", "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", "Liberation Mono", monospace',
-      lineHeight: 1.15,
-      theme: themes[prefs.theme],
-      screenReaderMode: prefs.screenReader,
-      minimumContrastRatio: prefs.minContrast,
-      cursorBlink: true,
-      cursorInactiveStyle: 'outline',
-      macOptionIsMeta: true,
-      rescaleOverlappingGlyphs: true,
-      overviewRuler: { width: SCROLLBAR },
+    this.view = new TermView(info.id, info.cols, info.rows, prefs, parent);
+    this.conn = new ViewerConn(info.id, {
+      query: () => this.query(),
+      opening: () => {
+        this.predict.setTermMode(null); // told again by the new connection
+        this.acked = 0;
+        this.size.connected();
+      },
+      frame: (f) => this.onFrame(f),
+      exited: () => !!this.exit,
+      left: () => {
+        // This page was one of the viewers it was told of; it is not one now.
+        if (this.viewers > 0) this.viewers--;
+      },
+      info: (s) => (this.info = s),
+      changed: () => this.hooks.changed(this),
+      gone: () => this.hooks.gone(this),
+      authLost: (code) => this.hooks.authLost(code),
     });
-    this.frame = new TermFrame(this.el, this.term, prefs.fontSize);
-    this.term.loadAddon(this.search);
-    this.term.loadAddon(new Unicode11Addon());
-    this.term.unicode.activeVersion = '11';
-    this.term.loadAddon(
-      new WebLinksAddon((ev, uri) => {
-        ev.preventDefault();
-        window.open(uri, '_blank', 'noopener,noreferrer');
-      }),
-    );
-
-    this.term.onData((d) => this.input(encoder.encode(this.hooks.filterInput(d))));
+    const term = this.view.term;
+    term.onData((d) => this.input(encoder.encode(this.hooks.filterInput(d))));
     // A read-only viewer's terminal takes no input (disableStdin, set from
     // the viewers frame): its keys are said to do nothing, once.
-    this.term.onKey(() => {
+    term.onKey(() => {
       if (!this.size.readOnly || this.saidReadOnly) return;
       this.saidReadOnly = true;
       this.hooks.notice('Read-only: this page watches the session; what you type is not sent.');
     });
-    this.term.onBinary((d) => {
+    term.onBinary((d) => {
       const b = new Uint8Array(d.length);
       for (let i = 0; i < d.length; i++) b[i] = d.charCodeAt(i) & 0xff;
       this.input(b);
     });
-    this.term.onTitleChange((t) => {
+    term.onTitleChange((t) => {
       this.title = t;
       this.hooks.changed(this);
     });
-    this.term.onBell(() => {
+    term.onBell(() => {
       if (!this.active) {
         this.bell = true;
         this.hooks.changed(this);
       }
     });
-    this.term.onSelectionChange(() => {
+    term.onSelectionChange(() => {
       if (!this.copyOnSelect) return;
-      const sel = this.term.getSelection();
+      const sel = term.getSelection();
       if (sel) this.hooks.clipboard(sel, 'select');
     });
     // OSC 52: the program sets the clipboard ("c;BASE64"); the page
     // decides (clipwrite.ts). Reading it ("?") is never answered: a
     // program must not see the clipboard.
-    this.term.parser.registerOscHandler(52, (data) => {
+    term.parser.registerOscHandler(52, (data) => {
       const req = parseOsc52(data);
       if (req?.kind === 'write') this.hooks.osc52(this, req.text, this.parsingLive, this.size.readOnly);
       return true;
     });
     // The browser's own paste (Ctrl+V, its menu) goes through the same
     // sanitizer as Ctrl+Shift+V: xterm.js would paste it as it is.
-    this.el.addEventListener(
+    this.view.el.addEventListener(
       'paste',
       (e) => {
         const text = e.clipboardData?.getData('text/plain');
@@ -281,7 +202,7 @@ export class TermSession {
       { capture: true },
     );
     // OSC 7: the shell says where it is (file://host/path).
-    this.term.parser.registerOscHandler(7, (data) => {
+    term.parser.registerOscHandler(7, (data) => {
       try {
         const p = decodeURIComponent(new URL(data).pathname);
         if (p && p !== this.oscCwd) {
@@ -294,27 +215,43 @@ export class TermSession {
       return false;
     });
     this.copyOnSelect = prefs.copyOnSelect;
-    this.useWebgl = prefs.webgl;
-    this.predict = new PredictView(this.term, prefs.predict, prefs.predictStyle);
+    this.predict = new PredictView(term, prefs.predict, prefs.predictStyle);
   }
 
-  copyOnSelect: boolean;
-  private useWebgl: boolean;
-  /** liveFrom is the offset where this connection's live output begins (the log's end at its welcome). */
-  private liveFrom = Infinity;
-  /** parsingLive says whether the bytes xterm.js is parsing now came live. */
-  private parsingLive = false;
+  get term() {
+    return this.view.term;
+  }
+  get el(): HTMLDivElement {
+    return this.view.el;
+  }
+  get search() {
+    return this.view.search;
+  }
+  get renderer(): 'webgl' | 'dom' {
+    return this.view.renderer;
+  }
+  get state(): ConnState {
+    return this.conn.state;
+  }
+  get leftLive(): number {
+    return this.conn.leftLive;
+  }
+  get retryAt(): number {
+    return this.conn.retryAt;
+  }
+  get lastError(): string {
+    return this.conn.lastError;
+  }
+  get dropCause() {
+    return this.conn.dropCause;
+  }
 
   // ---- appearance and layout ------------------------------------------
 
   applyPrefs(p: TermPrefs): void {
     this.copyOnSelect = p.copyOnSelect;
     this.predict.setPrefs(p.predict, p.predictStyle);
-    const text = this.frame.pref !== p.fontSize;
-    this.frame.pref = p.fontSize;
-    this.term.options.theme = themes[p.theme];
-    if (this.term.options.screenReaderMode !== p.screenReader) this.term.options.screenReaderMode = p.screenReader;
-    if (this.term.options.minimumContrastRatio !== p.minContrast) this.term.options.minimumContrastRatio = p.minContrast;
+    const text = this.view.applyLook(p);
     if (this.active) this.fitNow(text);
   }
 
@@ -322,70 +259,23 @@ export class TermSession {
   show(): void {
     this.active = true;
     this.bell = false;
-    this.el.hidden = false;
-    if (!this.opened) {
-      this.term.open(this.frame.frame);
-      this.opened = true;
-    }
-    this.loadWebgl();
+    this.view.show();
     this.fitNow();
-    this.term.refresh(0, this.term.rows - 1);
+    this.view.refresh();
   }
 
-  /**
-   * prepare opens a hidden terminal ahead of time (the page calls it when
-   * idle), so switching to its tab later costs only a redraw. It is laid
-   * out invisibly for the moment it opens, so xterm.js can measure its font.
-   */
+  /** prepare opens a hidden terminal ahead of time (termview.ts). */
   prepare(): void {
-    if (this.opened || this.disposed) return;
-    this.el.style.visibility = 'hidden';
-    this.el.hidden = false;
-    this.term.open(this.frame.frame);
-    this.opened = true;
-    this.el.hidden = !this.active;
-    this.el.style.visibility = '';
+    this.view.prepare(this.active);
   }
 
   hide(): void {
     this.active = false;
-    this.el.hidden = true;
-    // WebGL contexts are few (a browser allows about sixteen a page): only
-    // the visible terminal holds one.
-    this.dropWebgl();
-  }
-
-  private loadWebgl(): void {
-    if (this.webgl || !this.opened || !this.useWebgl) return;
-    try {
-      if (!webglFast()) throw new Error('no hardware WebGL2');
-      const addon = new WebglAddon();
-      addon.onContextLoss(() => {
-        this.dropWebgl();
-      });
-      this.term.loadAddon(addon);
-      this.webgl = addon;
-      this.renderer = 'webgl';
-    } catch {
-      // The default (DOM) renderer draws everything; WebGL is only faster.
-      this.webgl = null;
-      this.renderer = 'dom';
-    }
-  }
-
-  private dropWebgl(): void {
-    if (!this.webgl) return;
-    try {
-      this.webgl.dispose();
-    } catch {
-      // already gone with its context
-    }
-    this.webgl = null;
-    this.renderer = 'dom';
+    this.view.hide();
   }
 
   focus(): void {
-    if (this.opened) this.term.focus();
+    this.view.focus();
   }
 
   /**
@@ -394,10 +284,10 @@ export class TermSession {
    * text: the page's text size changed.
    */
   fitNow(text = false): void {
-    if (!this.opened || this.el.hidden) return;
-    const want = this.frame.windowGrid();
+    if (!this.view.laidOut()) return;
+    const want = this.view.frame.windowGrid();
     if (want) this.size.window(want, window.matchMedia?.('(pointer: coarse)').matches ?? false, text);
-    this.frame.apply();
+    this.view.frame.apply();
   }
 
   /** fitToWindow takes the session's size at this window ("fit to this window"); false when it cannot. */
@@ -414,49 +304,23 @@ export class TermSession {
 
   /** sizing is how the terminal is drawn (the tests read it). */
   sizing(): object {
-    const p = this.frame.last;
-    const f = this.frame.frame;
-    return {
-      cols: this.term.cols,
-      rows: this.term.rows,
-      font: p?.font ?? null,
-      pan: p?.pan ?? null,
-      holder: this.sizeHolder()?.short ?? null,
-      box: { width: this.el.clientWidth, height: this.el.clientHeight },
-      scroll: { width: this.el.scrollWidth, height: this.el.scrollHeight, left: this.el.scrollLeft, top: this.el.scrollTop },
-      frame: { width: f.offsetWidth, height: f.offsetHeight },
-    };
+    return this.view.sizing(this.sizeHolder()?.short ?? null);
   }
 
-  /**
-   * sessionResized follows the session's size in order with the output:
-   * the bytes already written were produced at the old size.
-   */
+  /** sessionResized follows the session's size in order with the output. */
   private sessionResized(cols: number, rows: number): void {
-    if (cols < 1 || rows < 1) return;
-    this.term.write('', () => {
-      if (this.disposed) return;
-      if (this.term.cols !== cols || this.term.rows !== rows) {
-        this.term.resize(Math.max(2, cols), rows);
-        if (this.opened && !this.el.hidden) this.frame.apply();
-        this.hooks.changed(this);
-      }
-    });
+    this.view.resizeTo(cols, rows, () => this.hooks.changed(this));
   }
 
   // ---- connection ------------------------------------------------------
 
   /** connect opens the viewer connection; a terminal with output asks for the bytes after it. */
   connect(): void {
-    if (this.disposed || this.suspended || this.exit) return;
-    window.clearTimeout(this.retryTimer);
-    this.retryTimer = 0;
-    if (this.ws) {
-      const old = this.ws;
-      this.ws = null;
-      old.close(1000, 'replaced');
-    }
-    const gen = ++this.gen;
+    this.conn.connect();
+  }
+
+  /** query is what a new connection asks for. */
+  private query(): URLSearchParams {
     const q = new URLSearchParams();
     if (this.written !== null) q.set('from', String(this.written));
     q.set('scrollback', String(SCROLLBACK));
@@ -467,44 +331,11 @@ export class TermSession {
       q.set('cols', String(want.cols));
       q.set('rows', String(want.rows));
     }
-    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    let ws: WebSocket;
-    try {
-      ws = new WebSocket(`${proto}//${location.host}/ws/sessions/${encodeURIComponent(this.id)}?${q}`, wsProtocols());
-    } catch (e) {
-      this.lastError = String(e);
-      this.dropped();
-      return;
-    }
-    ws.binaryType = 'arraybuffer';
-    this.ws = ws;
-    this.predict.setTermMode(null); // told again by the new connection
-    this.acked = 0;
-    this.size.connected();
-    this.setState(this.ever ? 'reconnecting' : 'connecting');
-    ws.onmessage = (ev) => {
-      if (gen !== this.gen) return;
-      this.lastHeard = performance.now();
-      if (!(ev.data instanceof ArrayBuffer)) return;
-      const f = wire.parse(ev.data);
-      if (f) this.onFrame(f);
-    };
-    ws.onclose = (ev) => {
-      if (gen !== this.gen) return;
-      this.ws = null;
-      if (!this.exit && ev.reason) this.lastError = ev.reason;
-      this.dropped();
-    };
-    ws.onerror = () => {
-      // onclose follows and decides
-    };
+    return q;
   }
 
   private send(b: Uint8Array): boolean {
-    const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
-    ws.send(b);
-    return true;
+    return this.conn.send(b);
   }
 
   private input(data: Uint8Array): void {
@@ -552,16 +383,12 @@ export class TermSession {
     switch (f.type) {
       case wire.T.Welcome: {
         const w = wire.json<wire.Welcome>(p);
-        this.ever = true;
-        this.attempt = 0;
-        this.lastError = '';
-        this.dropCause = null;
         if (w.resume === 'live') this.written = w.start;
         // What the log held when this connection began is caught up on,
         // not live: no clipboard write in it is applied.
         this.liveFrom = w.exited ? Infinity : w.end;
         this.sessionResized(w.cols, w.rows);
-        this.setState('live');
+        this.conn.welcomed();
         this.size.report();
         this.scheduleAck();
         this.sendHeld();
@@ -624,15 +451,14 @@ export class TermSession {
         this.logStopped = null;
         this.holderStuck = false;
         this.term.options.cursorBlink = false;
-        this.setState('ended');
-        this.ws?.close(1000, 'session ended');
+        this.conn.ended();
         break;
       }
       case wire.T.Error: {
         const e = wire.parseError(p);
-        this.lastError = e.message;
+        this.conn.lastError = e.message;
         if (e.code === wire.Code.NotFound) {
-          this.setState('gone');
+          this.conn.setState('gone');
           this.hooks.gone(this);
         } else if (e.code === wire.Code.Unavailable && /beyond the session's end/.test(e.message)) {
           // The session's log is shorter than this page's terminal (a
@@ -664,21 +490,16 @@ export class TermSession {
   private writeData(data: Uint8Array, end: number, live: boolean): void {
     this.written = end;
     this.saveOffsetSoon();
-    // Callbacks run in order between the pieces xterm.js parses: this one
-    // says, before the parser reaches data, whether data is live.
-    this.term.write('', () => (this.parsingLive = live));
-    // xterm.js yields to the page between the pieces it is given, never
-    // inside one: slices keep a flood from holding the page for long.
-    while (data.length > WRITE_SLICE) {
-      this.term.write(data.subarray(0, WRITE_SLICE));
-      data = data.subarray(WRITE_SLICE);
-    }
-    this.term.write(data, () => {
-      // Callbacks run in write order, so this only moves forward (or back
-      // to a fresh snapshot's offset after a restart from scratch).
-      this.drawn = end;
-      this.scheduleAck();
-    });
+    this.view.write(
+      data,
+      () => (this.parsingLive = live),
+      () => {
+        // Callbacks run in write order, so this only moves forward (or
+        // back to a fresh snapshot's offset after a restart from scratch).
+        this.drawn = end;
+        this.scheduleAck();
+      },
+    );
   }
 
   private scheduleAck(): void {
@@ -756,111 +577,26 @@ export class TermSession {
    * process).
    */
   revive(info: Session): void {
-    if (this.disposed || !this.exit) return;
+    if (this.conn.disposed || !this.exit) return;
     this.exit = null;
     this.info = info;
     this.term.options.cursorBlink = true;
-    this.attempt = 0;
-    this.setState('connecting');
-    this.connect();
-  }
-
-  private setState(s: ConnState): void {
-    if (this.state === s) return;
-    if (this.state === 'live') this.leftLive = performance.now();
-    this.state = s;
-    this.hooks.changed(this);
-  }
-
-  /** dropped handles a lost connection: retry with backoff and jitter until the session answers again. */
-  private dropped(): void {
-    window.clearTimeout(this.probeTimer);
-    this.probeTimer = 0;
-    // This page was one of the viewers it was told of; it is not one now.
-    if (this.state === 'live' && this.viewers > 0) this.viewers--;
-    if (this.disposed || this.suspended || this.state === 'gone') return;
-    if (this.exit) {
-      this.setState('ended');
-      return;
-    }
-    this.setState(this.ever ? 'reconnecting' : 'connecting');
-    const base = Math.min(10000, 250 * 2 ** Math.min(this.attempt, 8));
-    const delay = base / 2 + Math.random() * (base / 2);
-    this.attempt++;
-    this.retryAt = Date.now() + delay;
-    this.hooks.changed(this);
-    window.clearTimeout(this.retryTimer);
-    this.retryTimer = window.setTimeout(() => void this.retry(), delay);
-  }
-
-  /** retry checks that the session still exists (a refused WebSocket says nothing about why), then reconnects. */
-  private async retry(): Promise<void> {
-    this.retryTimer = 0;
-    if (this.disposed || this.suspended || this.exit) return;
-    const gen = this.gen;
-    try {
-      const s = await api.get(this.id);
-      if (gen !== this.gen || this.disposed) return;
-      this.info = s;
-      // The server answers: if the session's connection fails again, the
-      // way to it (a proxy, the network) is what drops it.
-      this.dropCause = dropCause(navigator.onLine, true);
-    } catch (e) {
-      if (gen !== this.gen || this.disposed) return;
-      this.dropCause = dropCause(navigator.onLine, false, e instanceof ApiError ? e.status : 0);
-      if (e instanceof ApiError && e.status === 404) {
-        this.setState('gone');
-        this.hooks.gone(this);
-        return;
-      }
-      if (e instanceof ApiError && e.status === 401) {
-        // Refused: retrying would only be refused again.
-        this.hooks.authLost(e.code);
-        return;
-      }
-      this.lastError = e instanceof ApiError ? e.message : 'the termkeep server is not reachable';
-      this.dropped();
-      return;
-    }
-    this.connect();
+    this.conn.revive();
   }
 
   /** retryNow skips the backoff (the network came back, the user asked). */
   retryNow(): void {
-    if (this.state !== 'reconnecting' && this.state !== 'connecting') return;
-    if (this.ws) return; // an attempt is under way
-    this.attempt = 0;
-    window.clearTimeout(this.retryTimer);
-    void this.retry();
+    this.conn.retryNow();
   }
 
-  /**
-   * probe checks that an open connection still carries anything (after a
-   * sleep, a network change): a ping must be answered within 3 s, or the
-   * connection is abandoned and a new one made.
-   */
+  /** probe checks that an open connection still carries anything (viewerconn.ts). */
   probe(force = false): void {
-    if (this.disposed || this.suspended || this.exit) return;
-    const ws = this.ws;
-    if (!ws) {
-      this.retryNow();
-      return;
-    }
-    if (ws.readyState !== WebSocket.OPEN || this.probeTimer) return;
-    const sent = performance.now();
-    if (!force && sent - this.lastHeard < 1000) return;
-    this.send(wire.frame(wire.T.Ping, wire.u64(Math.floor(sent))));
-    const gen = this.gen;
-    this.probeTimer = window.setTimeout(() => {
-      this.probeTimer = 0;
-      if (gen !== this.gen || this.lastHeard >= sent) return;
-      this.abandon('no answer from the server');
-    }, PROBE_MS);
+    this.conn.probe(force);
   }
 
-  /** watchdog: a connection silent past the server's ping interval is probed. */
+  /** watchdog: a silent connection is probed, and the active terminal measures its round trip. */
   tick(): void {
-    if (this.ws && this.state === 'live' && performance.now() - this.lastHeard > IDLE_PROBE_MS) this.probe(true);
+    this.conn.tick();
     if (this.active && performance.now() - this.lastPing >= RTT_PING_MS) this.ping();
   }
 
@@ -871,78 +607,41 @@ export class TermSession {
     this.send(wire.frame(wire.T.Ping, wire.u64(Math.floor(this.lastPing))));
   }
 
-  private abandon(why: string): void {
-    const ws = this.ws;
-    this.gen++;
-    this.ws = null;
-    this.lastError = why;
-    try {
-      ws?.close(4000, why);
-    } catch {
-      // closing a dead socket
-    }
-    this.dropped();
-  }
-
   /** drop closes the connection as a network failure would (tests use it). */
   drop(): void {
-    this.abandon('connection dropped');
+    this.conn.drop();
   }
 
   /** suspend closes the connection while the page is hidden in the back/forward cache. */
   suspend(): void {
     this.saveOffset();
-    this.suspended = true;
-    window.clearTimeout(this.retryTimer);
-    window.clearTimeout(this.probeTimer);
-    this.probeTimer = 0;
-    const ws = this.ws;
-    this.gen++;
-    this.ws = null;
-    ws?.close(1000, 'page hidden');
+    this.conn.suspend();
   }
 
   resume(): void {
-    if (!this.suspended) return;
-    this.suspended = false;
-    if (this.exit) return;
-    this.attempt = 0;
-    this.connect();
+    this.conn.resume();
   }
 
   dispose(): void {
-    this.disposed = true;
-    this.gen++;
-    window.clearTimeout(this.retryTimer);
-    window.clearTimeout(this.probeTimer);
+    this.conn.dispose();
     window.clearTimeout(this.ackTimer);
     window.clearTimeout(this.saveTimer);
-    this.ws?.close(1000, 'tab closed');
-    this.ws = null;
     try {
       sessionStorage.removeItem(offsetKey(this.id));
     } catch {
       // nothing to clean
     }
     this.predict.dispose();
-    this.dropWebgl();
-    this.term.dispose();
-    this.el.remove();
+    this.view.dispose();
   }
 
   /** visibleText is the terminal's screen, a line per row, trailing blanks cut (tests compare it with `termkeep capture`). */
   visibleText(): string[] {
-    const b = this.term.buffer.active;
-    const out: string[] = [];
-    for (let y = 0; y < this.term.rows; y++) out.push(b.getLine(b.baseY + y)?.translateToString(true) ?? '');
-    return out;
+    return this.view.visibleText();
   }
 
   /** allText is every line of the buffer, scrollback first. */
   allText(): string[] {
-    const b = this.term.buffer.active;
-    const out: string[] = [];
-    for (let y = 0; y < b.length; y++) out.push(b.getLine(y)?.translateToString(true) ?? '');
-    return out;
+    return this.view.allText();
   }
 }
