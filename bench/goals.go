@@ -52,7 +52,11 @@ func latMax(s latSample) float64  { return s.max.Seconds() }
 // latMedian is the median over rounds of a latency contender's figure, or
 // 0 when it has none.
 func (rep *report) latMedian(name string, f func(latSample) float64) float64 {
-	for _, r := range rep.lat {
+	return latMedianIn(rep.lat, name, f)
+}
+
+func latMedianIn(results []*latResult, name string, f func(latSample) float64) float64 {
+	for _, r := range results {
 		if r.c.name == name && len(r.samples) > 0 {
 			return medianOf(r.samples, f)
 		}
@@ -63,9 +67,18 @@ func (rep *report) latMedian(name string, f func(latSample) float64) float64 {
 // attachEchoGoal is the primary goal: termkeep attach's echo p50 below
 // tmux's, and its p99 no worse.
 func (rep *report) attachEchoGoal() goal {
-	g := goal{name: "termkeep attach echo: p50 below tmux's, p99 no worse"}
-	a50, a99 := rep.latMedian("termkeep attach", latP50), rep.latMedian("termkeep attach", latP99)
-	t50, t99 := rep.latMedian("tmux", latP50), rep.latMedian("tmux", latP99)
+	return attachEchoGoalIn(rep.lat, "termkeep attach echo: p50 below tmux's, p99 no worse")
+}
+
+// reproEchoGoal is the same goal measured the echo-repro way.
+func (rep *report) reproEchoGoal() goal {
+	return attachEchoGoalIn(rep.latRepro, "termkeep attach echo, a shell's cat at 120×40 (echo-repro): p50 below tmux's, p99 no worse")
+}
+
+func attachEchoGoalIn(results []*latResult, name string) goal {
+	g := goal{name: name}
+	a50, a99 := latMedianIn(results, "termkeep attach", latP50), latMedianIn(results, "termkeep attach", latP99)
+	t50, t99 := latMedianIn(results, "tmux", latP50), latMedianIn(results, "tmux", latP99)
 	if a50 == 0 || t50 == 0 {
 		return g
 	}
@@ -170,7 +183,7 @@ func (rep *report) reattachGoalTmux() goal {
 // goals are the echo goal and its targets, in the order they are printed.
 func (rep *report) goals() []goal {
 	return []goal{
-		rep.attachEchoGoal(), rep.wsEchoGoal(), rep.p999Goal(), rep.attachThroughputGoal(),
+		rep.attachEchoGoal(), rep.reproEchoGoal(), rep.wsEchoGoal(), rep.p999Goal(), rep.attachThroughputGoal(),
 		rep.fanAttachGoal(), rep.reattachGoalTmux(), rep.predictP50Goal(), rep.predictWrongGoal(),
 	}
 }

@@ -151,20 +151,28 @@ func measureEcho(ctx context.Context, src source, send func([]byte) error, keys 
 	if err != nil {
 		return latSample{}, fmt.Errorf("warm-up: %w", err)
 	}
-	enter := func() error {
-		if err := send([]byte("\r")); err != nil {
-			return err
-		}
-		return cr.waitQuiet(ctx, esc, echoQuiet)
-	}
-	if err := enter(); err != nil {
+	if err := send([]byte("\r")); err != nil {
 		return latSample{}, fmt.Errorf("warm-up: %w", err)
 	}
+	if err := cr.waitQuiet(ctx, esc, echoQuiet); err != nil {
+		return latSample{}, fmt.Errorf("warm-up: %w", err)
+	}
+	return timeKeys(ctx, cr, esc, send, 0, keys, echoEnterEvery)
+}
+
+// timeKeys types warm keys, then times keys more, one at a time, each once
+// the last one shows; every enterEvery timed keys (0: never) an Enter, not
+// timed, and a wait until the output is quiet.
+func timeKeys(ctx context.Context, cr *chunkReader, esc *escFilter, send func([]byte) error, warm, keys, enterEvery int) (latSample, error) {
 	lat := make([]time.Duration, 0, keys)
-	for i := 0; i < keys; i++ {
-		if i > 0 && i%echoEnterEvery == 0 {
-			if err := enter(); err != nil {
-				return latSample{}, fmt.Errorf("enter after key %d: %w", i, err)
+	for i := 0; i < warm+keys; i++ {
+		j := i - warm // the timed key's index
+		if enterEvery > 0 && j > 0 && j%enterEvery == 0 {
+			if err := send([]byte("\r")); err != nil {
+				return latSample{}, fmt.Errorf("enter after key %d: %w", j, err)
+			}
+			if err := cr.waitQuiet(ctx, esc, echoQuiet); err != nil {
+				return latSample{}, fmt.Errorf("enter after key %d: %w", j, err)
 			}
 		}
 		k := byte('a' + i%26)
@@ -175,7 +183,9 @@ func measureEcho(ctx context.Context, src source, send func([]byte) error, keys 
 		if err := cr.waitKey(ctx, esc, k, echoTimeout); err != nil {
 			return latSample{}, fmt.Errorf("key %d: %w", i+1, err)
 		}
-		lat = append(lat, time.Since(t0))
+		if j >= 0 {
+			lat = append(lat, time.Since(t0))
+		}
 	}
 	slices.Sort(lat)
 	rank := func(p float64) time.Duration { // nearest rank

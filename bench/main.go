@@ -72,7 +72,7 @@ const (
 )
 
 // sections are the parts of the bench that -skip can leave out.
-var sections = []string{"throughput", "fanout", "latency", "screen", "memory", "reattach", "restart", "memory100", "scale", "predict"}
+var sections = []string{"throughput", "fanout", "latency", "echo-repro", "screen", "memory", "reattach", "restart", "memory100", "scale", "predict"}
 
 type config struct {
 	bin       string
@@ -274,6 +274,14 @@ func bench(cfg config) int {
 	if cfg.runs("latency", latContenderNames()...) {
 		ran("latency")
 		rep.lat = runLatencies(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	if cfg.runs("echo-repro") {
+		ran("echo-repro")
+		rep.latRepro = runRepro(ctx, e, cfg)
 		if ctx.Err() != nil {
 			return interrupted()
 		}

@@ -26,6 +26,7 @@ type report struct {
 	// attachFan is the fan-out to attached terminals (fanattach.go).
 	attachFan []*attachFanResult
 	lat       []*latResult
+	latRepro  []*latResult // echo-repro
 	screen    *screenResult
 	idle      idleResult
 	ran       []string // the sections measured, in order
@@ -287,6 +288,10 @@ func (rep *report) text() string {
 		fmt.Fprintf(&b, "\nKeystroke echo latency (%d keys per round, median over rounds):\n", rep.cfg.keys)
 		textTable(&b, latHead, rep.latRows())
 	}
+	if len(rep.latRepro) > 0 {
+		b.WriteString("\nEcho through a shell's cat at 120×40 (echo-repro, median over rounds):\n")
+		textTable(&b, latHead, rep.reproRows())
+	}
 	if rep.screen != nil {
 		b.WriteString("\nScreen model: " + rep.screen.command + "\n")
 		if rep.screen.err != nil {
@@ -488,6 +493,17 @@ func (rep *report) markdown() string {
 		b.WriteString("about twice that (see the table).\n")
 	}
 
+	if len(rep.latRepro) > 0 {
+		b.WriteString("\n## Echo through a shell's cat at 120×40\n\n")
+		for _, l := range rep.reproMethod() {
+			b.WriteString(l + "\n\n")
+		}
+		mdTable(&b, latHead, rep.reproRows())
+		b.WriteString("\n")
+		for _, r := range rep.latRepro {
+			fmt.Fprintf(&b, "- **%s**: %s.\n", r.c.name, r.c.note)
+		}
+	}
 	if rep.screen != nil {
 		b.WriteString("\n## Screen model\n\n")
 		b.WriteString("The server keeps a model of every session's screen (internal/screen) for\n")

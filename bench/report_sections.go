@@ -196,7 +196,21 @@ func fmtLat(sec float64) string {
 }
 
 func (rep *report) latRows() [][]string {
-	raw50, raw99 := rep.latMedian("raw pty", latP50), rep.latMedian("raw pty", latP99)
+	return latRowsOf(rep.lat, map[string]goal{
+		"termkeep WebSocket viewer": rep.wsEchoGoal(),
+		"termkeep attach":           rep.attachEchoGoal(),
+	})
+}
+
+// reproRows are the echo-repro section's rows.
+func (rep *report) reproRows() [][]string {
+	return latRowsOf(rep.latRepro, map[string]goal{"termkeep attach": rep.reproEchoGoal()})
+}
+
+// latRowsOf is the latency table of results, with the goal of each
+// contender that has one.
+func latRowsOf(results []*latResult, goals map[string]goal) [][]string {
+	raw50, raw99 := latMedianIn(results, "raw pty", latP50), latMedianIn(results, "raw pty", latP99)
 	ratio := func(x, raw float64) string {
 		if raw <= 0 {
 			return "–"
@@ -204,7 +218,7 @@ func (rep *report) latRows() [][]string {
 		return fmt.Sprintf("%.1f", x/raw)
 	}
 	var rows [][]string
-	for _, r := range rep.lat {
+	for _, r := range results {
 		runs := fmt.Sprintf("%d/%d", len(r.samples), len(r.samples)+len(r.errs))
 		switch {
 		case r.skipped != "":
@@ -222,11 +236,8 @@ func (rep *report) latRows() [][]string {
 		}
 		slices.Sort(p50s)
 		goal := "–"
-		switch r.c.name {
-		case "termkeep WebSocket viewer":
-			goal = rep.wsEchoGoal().cell()
-		case "termkeep attach":
-			goal = rep.attachEchoGoal().cell()
+		if g, ok := goals[r.c.name]; ok {
+			goal = g.cell()
 		}
 		rows = append(rows, []string{
 			r.c.name, fmtLat(p50), fmtLat(p99), fmtLat(p999), fmtLat(mx), ratio(p50, raw50), ratio(p99, raw99),
@@ -269,6 +280,9 @@ func (rep *report) failures() []string {
 	}
 	for _, r := range rep.lat {
 		add("latency, "+r.c.name, r.errs)
+	}
+	for _, r := range rep.latRepro {
+		add("echo-repro, "+r.c.name, r.errs)
 	}
 	return append(out, rep.sessionsFailures()...)
 }
@@ -313,6 +327,19 @@ func (rep *report) latMethod() []string {
 			"(and termkeep server) per round. Every %d keys an Enter (not timed) makes cat write the line back; the next "+
 			"key waits until the output has been quiet for %v. Each figure is the median over the rounds of that round's "+
 			"p50, p99 or max.", termCols, termRows, rep.cfg.keys, rep.cfg.rounds, echoEnterEvery, echoQuiet),
+	}
+}
+
+func (rep *report) reproMethod() []string {
+	return []string{
+		fmt.Sprintf("Each contender hosts `%s` (PS1 `%s`, TERM xterm-256color, LANG C.UTF-8) in a %d×%d terminal; the bench "+
+			"waits for its prompt and types `cat` and Enter, so cat runs as the shell's job, as a user's would. The client is the "+
+			"tool's own attach command in a %d×%d pty (raw pty: the bench is the terminal). One key at a time, each typed once "+
+			"the last one shows (escape sequences skipped): %d keys not timed, then %d timed, with no Enter, so the line wraps "+
+			"past the terminal's width. %d rounds, the contenders interleaved, a fresh process tree (and termkeep server) per "+
+			"round; each figure is the median over the rounds of that round's figure. Run alone: `%s`.",
+			strings.Join(reproShell, " "), reproPrompt, reproCols, reproRows, reproCols, reproRows, reproWarm, reproKeys,
+			rep.cfg.rounds, rep.onlyCommand("echo-repro")),
 	}
 }
 
