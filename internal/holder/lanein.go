@@ -39,7 +39,10 @@ const (
 	laneForwardMax = 100 * time.Millisecond
 )
 
-var errLaneStopped = errors.New("holder: the lane ended")
+var (
+	errLaneStopped   = errors.New("holder: the lane ended")
+	errNotForeground = errors.New("the lane's process does not have its terminal")
+)
 
 // laneReader reads the open lane's terminal for its process.
 type laneReader struct {
@@ -61,6 +64,13 @@ type laneReader struct {
 	typedAt atomic.Int64  // when the last key was typed, in Unix nanoseconds
 	paused  bool          // a hand-back waits for the server (under h.ptyMu)
 	once    sync.Once
+
+	// read's state for its callback, readFn (tryRead), made once: the
+	// reader's goroutine's alone.
+	buf    []byte
+	n      int
+	rerr   error
+	readFn func(fd uintptr) bool
 }
 
 // laneRead has the open lane's terminal read for the process pid, or
@@ -113,6 +123,7 @@ func (h *holder) newLaneReader(u *upstream, pid uint32) (*laneReader, error) {
 	}
 	r := &laneReader{h: h, u: u, f: h.laneFile.f, rc: rc, rdev: uint64(st.Rdev), stat: stat, sfd: stat.Fd(),
 		done: make(chan struct{}), resume: make(chan struct{}, 1), quiet: time.NewTimer(0)}
+	r.readFn = r.tryRead
 	if ps, err := r.look(); err != nil || ps.ttyNr == 0 || uint64(uint32(ps.ttyNr)) != r.rdev {
 		stat.Close()
 		if err == nil {
@@ -177,30 +188,10 @@ func (r *laneReader) run() {
 // process is still its foreground, reads it. It returns with mu held
 // when it read bytes.
 func (r *laneReader) read(buf []byte) (int, error) {
-	var n int
-	var rerr error
-	err := r.rc.Read(func(fd uintptr) bool {
-		r.mu.Lock()
-		if r.stopped.Load() {
-			r.mu.Unlock()
-			rerr = errLaneStopped
-			return true
-		}
-		if ps, err := r.look(); err != nil || !ps.foreground(r.rdev) {
-			r.mu.Unlock()
-			rerr = errors.New("the lane's process does not have its terminal")
-			return true
-		}
-		n, rerr = rawio.ReadFD(fd, buf)
-		if rerr == syscall.EAGAIN {
-			r.mu.Unlock()
-			return false
-		}
-		if rerr != nil || n == 0 {
-			r.mu.Unlock()
-		}
-		return true
-	})
+	r.buf, r.n, r.rerr = buf, 0, nil
+	err := r.rc.Read(r.readFn)
+	n, rerr := r.n, r.rerr
+	r.buf, r.rerr = nil, nil
 	if err != nil {
 		return 0, err
 	}
@@ -208,6 +199,31 @@ func (r *laneReader) read(buf []byte) (int, error) {
 		rerr = errors.New("the lane's terminal hung up")
 	}
 	return n, rerr
+}
+
+// tryRead is read's callback for the RawConn, made once (newLaneReader):
+// one per key, it allocates nothing.
+func (r *laneReader) tryRead(fd uintptr) bool {
+	r.mu.Lock()
+	if r.stopped.Load() {
+		r.mu.Unlock()
+		r.rerr = errLaneStopped
+		return true
+	}
+	if ps, err := r.look(); err != nil || !ps.foreground(r.rdev) {
+		r.mu.Unlock()
+		r.rerr = errNotForeground
+		return true
+	}
+	r.n, r.rerr = rawio.ReadFD(fd, r.buf)
+	if r.rerr == syscall.EAGAIN {
+		r.mu.Unlock()
+		return false
+	}
+	if r.rerr != nil || r.n == 0 {
+		r.mu.Unlock()
+	}
+	return true
 }
 
 // take deals with keys read (mu held; it lets go): plain typing goes to
@@ -223,9 +239,7 @@ func (r *laneReader) take(p []byte) bool {
 		r.typedAt.Store(time.Now().UnixNano())
 		r.quiet.Reset(laneQuietFor)
 		var err error
-		if cerr := h.ptmxRC.Control(func(fd uintptr) { wrote, err = rawio.WriteFD(fd, p) }); cerr != nil {
-			err = cerr
-		}
+		wrote, err = h.ptmxW.TryWrite(p)
 		wrote = max(wrote, 0)
 		if wrote > 0 {
 			r.u.typed.Add(uint64(wrote))

@@ -62,6 +62,17 @@ func TestProcStatForeground(t *testing.T) {
 	}
 }
 
+// An input lane reads its process's stat for every key: parsing it leaves
+// no garbage.
+func TestParseProcStatAllocatesNothing(t *testing.T) {
+	b := []byte("4242 (termkeep) S 100 4242 100 34817 4242 4194304 0 0 0 0 0 0 0 0 20 0 1 0")
+	var s procStat
+	allocs := testing.AllocsPerRun(100, func() { s, _ = parseProcStat(b) })
+	if allocs != 0 || s != (procStat{state: 'S', pgrp: 4242, ttyNr: 34817, tpgid: 4242}) {
+		t.Fatalf("parseProcStat: %+v with %v allocations; want 0", s, allocs)
+	}
+}
+
 func FuzzParseProcStat(f *testing.F) {
 	f.Add([]byte("4242 (termkeep) S 100 4242 100 34817 4242 4194304"))
 	f.Add([]byte("1 ()) ) R 0 0 0 0 0"))

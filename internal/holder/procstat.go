@@ -1,9 +1,9 @@
 package holder
 
 import (
-	"bytes"
 	"errors"
-	"strconv"
+
+	"termkeep/internal/procinfo"
 )
 
 // procStat is what /proc/<pid>/stat says of a process that bears on
@@ -18,27 +18,23 @@ type procStat struct {
 var errProcStat = errors.New("holder: malformed /proc stat")
 
 // parseProcStat decodes the start of /proc/<pid>/stat: "pid (comm) state
-// ppid pgrp session tty_nr tpgid …". comm may hold spaces and parentheses,
-// so the fields are counted from its last ')'.
+// ppid pgrp session tty_nr tpgid …" (procinfo.StatField), without
+// allocating: an input lane reads it for every key.
 func parseProcStat(b []byte) (procStat, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
+	_, st, ok := procinfo.StatField(b, 0)
+	if !ok || len(st) != 1 {
 		return procStat{}, errProcStat
 	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 6 || len(f[0]) != 1 {
-		return procStat{}, errProcStat
-	}
-	var n [5]int
+	var n [5]int // ppid, pgrp, session, tty_nr, tpgid
 	for k := range n {
-		v, err := strconv.Atoi(string(f[k+1]))
-		if err != nil {
+		_, f, ok := procinfo.StatField(b, k+1)
+		v, ok2 := procinfo.Int(f)
+		if !ok || !ok2 {
 			return procStat{}, errProcStat
 		}
-		n[k] = v
+		n[k] = int(v)
 	}
-	// n: ppid, pgrp, session, tty_nr, tpgid
-	return procStat{state: f[0][0], pgrp: n[1], ttyNr: n[3], tpgid: n[4]}, nil
+	return procStat{state: st[0], pgrp: n[1], ttyNr: n[3], tpgid: n[4]}, nil
 }
 
 // foreground reports whether a process in state s may have its terminal,

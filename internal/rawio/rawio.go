@@ -209,13 +209,45 @@ type Writer struct {
 	written int
 	err     error
 	fn      func(fd uintptr) bool
+
+	// TryWrite's own: it may run while a Write waits in the poller.
+	tmu  sync.Mutex
+	tp   []byte
+	tn   int
+	terr error
+	once func(fd uintptr)
 }
 
 // NewWriter returns a Writer of rc.
 func NewWriter(rc syscall.RawConn) *Writer {
 	w := &Writer{rc: rc}
-	w.fn = w.try
+	w.fn, w.once = w.try, w.tryOnce
 	return w
+}
+
+// TryWrite writes once, never waiting: it may take fewer bytes than p, or
+// none (syscall.EAGAIN). It may be called while another goroutine waits
+// in Write.
+func (w *Writer) TryWrite(p []byte) (int, error) {
+	w.tmu.Lock()
+	defer w.tmu.Unlock()
+	w.tp, w.tn, w.terr = p, 0, nil
+	cerr := w.rc.Control(w.once)
+	n, err := w.tn, w.terr
+	w.tp, w.terr = nil, nil
+	if cerr != nil {
+		return 0, cerr
+	}
+	return n, err
+}
+
+func (w *Writer) tryOnce(fd uintptr) {
+	for {
+		w.tn, w.terr = write(fd, w.tp)
+		if w.terr != syscall.EINTR {
+			return
+		}
+	}
 }
 
 // Write is Write above.

@@ -286,10 +286,13 @@ func TestReaderWriterAllocateNothing(t *testing.T) {
 		if n, err := w.Write(key); n != 1 || err != nil {
 			t.Fatalf("write: %d, %v", n, err)
 		}
+		if n, err := w.TryWrite(key); n != 1 || err != nil {
+			t.Fatalf("try write: %d, %v", n, err)
+		}
 		mu.Lock()
 		n, err := r.ReadHolding(buf, &mu)
 		mu.Unlock()
-		if n != 1 || err != nil || buf[0] != 'k' {
+		if n != 2 || err != nil || buf[0] != 'k' {
 			t.Fatalf("read: %q, %v", buf[:n], err)
 		}
 	})
