@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"termkeep/internal/attach"
 	"termkeep/internal/keys"
+	"termkeep/internal/remote"
 	"termkeep/internal/wire"
 )
 
@@ -23,7 +25,7 @@ func newAttachCmd(g *globals) *cobra.Command {
 		ignoreSize bool
 	)
 	cmd := &cobra.Command{
-		Use:     "attach SESSION",
+		Use:     "attach SESSION | HOST:SESSION",
 		Aliases: []string{"a", "attach-session"},
 		Short:   "Attach this terminal to a session",
 		Long: `Attach this terminal to a session: its screen as it is now (with up to
@@ -46,14 +48,48 @@ larger. --ignore-size watches without ever changing the size. Either way, a deta
 lost connection returns the terminal to its default modes (cursor keys,
 mouse, bracketed paste, cursor, scroll region, colours), whatever the
 session's program switched on. attach needs a terminal; scripts use
-capture, send and wait.`,
+capture, send and wait.
+
+HOST:SESSION attaches to a session on another machine through your own ssh
+(TERMKEEP_SSH, default ssh: its config, agent and known hosts apply), which
+runs termkeep there (on its PATH, else ~/.local/bin/termkeep;
+TERMKEEP_REMOTE_BIN names another) and starts its server when none runs.
+HOST is what ssh takes (user@host, an alias, [::1]); the last ':' ends it.
+A dropped link is noticed within seconds and reopened by itself (ssh in
+batch mode), continuing where it left off.`,
 		Args: exactArgs(1, "a SESSION (id or name)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, ok := parseDetachKey(detachKey)
 			if !ok {
 				return usageErr("--detach-key %q is not a key like C-\\ or C-a (or none)", detachKey)
 			}
-			if !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd())) {
+			t, isRemote, err := remoteTarget(args[0])
+			if err != nil {
+				return err
+			}
+			if isRemote && t.Session == "" {
+				return usageErr("%s names no session: attach HOST:SESSION (termkeep ls %s lists them)", args[0], args[0])
+			}
+			if altScreen {
+				scrollback = 0 // the alternate screen has no scrollback
+			}
+			if detach && readOnly {
+				return usageErr("-d detaches the other terminals to take the session over; a --read-only viewer takes nothing over")
+			}
+			cfg := attach.Config{
+				Ref: args[0], In: os.Stdin, Out: os.Stdout, DetachKey: key,
+				Scrollback: scrollback, Name: "attach " + attach.TTYName(os.Stdin),
+				ReadOnly: readOnly, IgnoreSize: ignoreSize, AltScreen: altScreen, DetachOthers: detach,
+				Lanes: os.Getenv("TERMKEEP_ECHO_LANE"),
+			}
+			notTerminal := !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd()))
+			if isRemote {
+				if notTerminal {
+					return usageErr("attach needs a terminal: its standard input and output are not both one")
+				}
+				return attachExit(attachRemote(cmd.Context(), t, cfg))
+			}
+			if notTerminal {
 				c, err := g.connect(cmd.Context())
 				if err != nil {
 					return err
@@ -62,12 +98,6 @@ capture, send and wait.`,
 					return apiErr(err)
 				}
 				return usageErr("attach needs a terminal: its standard input and output are not both one (from a script, use capture, send and wait)")
-			}
-			if altScreen {
-				scrollback = 0 // the alternate screen has no scrollback
-			}
-			if detach && readOnly {
-				return usageErr("-d detaches the other terminals to take the session over; a --read-only viewer takes nothing over")
 			}
 			// No round trip to ask whether a server answers: the attach
 			// itself finds out, and starts one if need be (follow.go).
@@ -79,16 +109,8 @@ capture, send and wait.`,
 				return err
 			}
 			f := &follower{g: g, c: c, unchecked: true, ref: args[0], role: wire.RoleViewer}
-			err = attach.Run(cmd.Context(), attach.Config{
-				Ref: args[0], In: os.Stdin, Out: os.Stdout, Open: f.dial, DetachKey: key,
-				Scrollback: scrollback, Name: "attach " + attach.TTYName(os.Stdin),
-				ReadOnly: readOnly, IgnoreSize: ignoreSize, AltScreen: altScreen, DetachOthers: detach,
-				Lanes: os.Getenv("TERMKEEP_ECHO_LANE"),
-			})
-			if ee := (*attach.ExitError)(nil); errors.As(err, &ee) {
-				return &exitErr{code: ee.Code}
-			}
-			return err
+			cfg.Open = f.dial
+			return attachExit(attach.Run(cmd.Context(), cfg))
 		},
 	}
 	cmd.Flags().StringVar(&detachKey, "detach-key", `C-\`, "key that detaches (e.g. C-\\, C-a, none)")
@@ -98,6 +120,33 @@ capture, send and wait.`,
 	cmd.Flags().BoolVar(&ignoreSize, "ignore-size", false, "never change the session's size: draw it at its own (as tmux's attach -f ignore-size)")
 	cmd.Flags().BoolVar(&altScreen, "alt-screen", false, "draw in the terminal's alternate screen and bring the earlier screen back on detach (no history in the terminal's scrollback)")
 	return withTarget(cmd)
+}
+
+// attachExit carries the session's end out as attach's status.
+func attachExit(err error) error {
+	if ee := (*attach.ExitError)(nil); errors.As(err, &ee) {
+		return &exitErr{code: ee.Code}
+	}
+	return err
+}
+
+// attachRemote attaches to session t.Session on t.Host over ssh. The
+// first connection is made before the terminal is taken, so that ssh can
+// ask for a password or a host key's confirmation on it, and a failure
+// is one line on a terminal left as it was. No lane reaches across ssh:
+// a lane writes to the terminal's descriptor, handed over a local socket.
+func attachRemote(ctx context.Context, t remote.Target, cfg attach.Config) error {
+	d := dialerFor(t)
+	first, err := d.Relay(ctx, false)
+	if err != nil {
+		return remoteErr(err)
+	}
+	o := &remoteOpener{d: d, ref: t.Session, first: first}
+	cfg.Open, cfg.Lanes, cfg.Keepalive = o.open, "off", remoteKeepalive
+	if host, err := os.Hostname(); err == nil {
+		cfg.Name = "attach " + host + ":" + attach.TTYName(cfg.In)
+	}
+	return attach.Run(ctx, cfg)
 }
 
 // parseDetachKey returns the byte of a control key, or -1 for none.

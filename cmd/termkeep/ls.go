@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"termkeep/internal/api"
+	"termkeep/internal/client"
 )
 
 func newLsCmd(g *globals) *cobra.Command {
@@ -22,15 +24,16 @@ func newLsCmd(g *globals) *cobra.Command {
 		workspace string
 	)
 	cmd := &cobra.Command{
-		Use:     "ls",
+		Use:     "ls [HOST:]",
 		Aliases: []string{"list", "list-sessions"},
-		Short:   "List sessions, by workspace",
-		Args:    exactArgs(0, "no arguments"),
+		Short:   "List sessions, by workspace (HOST: lists another machine's, over ssh)",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := g.connect(cmd.Context())
+			c, newHint, err := lsClient(cmd.Context(), g, args)
 			if err != nil {
 				return err
 			}
+			defer c.Close()
 			list, err := c.List(cmd.Context())
 			if err != nil {
 				return err
@@ -50,7 +53,7 @@ func newLsCmd(g *globals) *cobra.Command {
 				return enc.Encode(list)
 			}
 			if len(list) == 0 {
-				fmt.Fprintln(os.Stderr, "no sessions (start one with `termkeep new`)")
+				fmt.Fprintf(os.Stderr, "no sessions (start one with `%s`)\n", newHint)
 				return nil
 			}
 			rows := [][]string{{"ID", "NAME", "WORKSPACE", "STATE", "PID", "SIZE", "CREATED", "CWD", "COMMAND"}}
@@ -94,6 +97,25 @@ func newLsCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&wide, "wide", false, "print every column whole, however wide the rows get (a pipe always gets them whole)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "only the sessions of this workspace (\"\" for those of none)")
 	return cmd
+}
+
+// lsClient is ls's client: of this machine's server, or with a HOST:
+// argument of that machine's, over ssh; and how a session is started
+// there.
+func lsClient(ctx context.Context, g *globals, args []string) (*client.Client, string, error) {
+	if len(args) == 0 {
+		c, err := g.connect(ctx)
+		return c, "termkeep new", err
+	}
+	t, isRemote, err := remoteTarget(args[0])
+	if err != nil {
+		return nil, "", err
+	}
+	if !isRemote || t.Session != "" {
+		return nil, "", usageErr("ls takes no session: give HOST: to list another machine's sessions, or nothing")
+	}
+	c, err := remoteClient(ctx, t)
+	return c, "termkeep new " + args[0], err
 }
 
 // lsState is the STATE column: the state and what else a person should

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"termkeep/internal/client"
+	"termkeep/internal/remote"
 	"termkeep/internal/statedir"
 	"termkeep/internal/wire"
 )
@@ -117,8 +118,9 @@ var commands = []struct {
 	{[]string{"restore"}, newRestoreCmd}, {[]string{"workspace", "ws"}, newWorkspaceCmd},
 	{[]string{"user"}, newUserCmd}, {[]string{"token"}, newTokenCmd}, {[]string{"doctor"}, newDoctorCmd},
 	{[]string{"stats"}, newStatsCmd}, {[]string{"export"}, newExportCmd}, {[]string{"grep"}, newGrepCmd},
-	{[]string{"mcp"}, newMCPCmd},         // mcp.go
-	{[]string{"service"}, newServiceCmd}, // service.go
+	{[]string{"mcp"}, newMCPCmd},             // mcp.go
+	{[]string{"service"}, newServiceCmd},     // service.go
+	{[]string{remote.RelayArg}, newRelayCmd}, // relay.go: hidden
 }
 
 // commandFor returns the index in commands of the command that args (the

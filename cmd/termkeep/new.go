@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"termkeep/internal/agents"
 	"termkeep/internal/api"
@@ -28,7 +29,7 @@ func newNewCmd(g *globals) *cobra.Command {
 		env, keepEnvNames          []string
 	)
 	cmd := &cobra.Command{
-		Use:     "new [flags] [-- CMD ARGS...] | --agent AGENT [flags] [-- AGENT ARGS...]",
+		Use:     "new [HOST:] [flags] [-- CMD ARGS...] | --agent AGENT [flags] [-- AGENT ARGS...]",
 		Aliases: []string{"new-session"},
 		Short:   "Start a session and print its id",
 		Long: `Start a session running CMD (default: $SHELL, else /bin/sh) and print its id.
@@ -45,8 +46,16 @@ restore after a reboot continues the conversation. claude and gemini are
 started on a conversation id of their own (--session-id) and resume exactly
 it, so sessions in one directory never share one; codex's id is learned from
 its open rollout file while it runs and resumed with codex resume ID; aider
-reloads the directory's chat history. See docs/agents.md.`,
+reloads the directory's chat history. See docs/agents.md.
+
+HOST: starts the session on another machine, through your ssh (as attach
+HOST:SESSION does): termkeep new runs there with these flags, so the session
+gets that machine's environment of a login over ssh and starts in your home
+directory there (--cwd names a directory there, relative to it).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 && len(args) > 0 && strings.Contains(args[0], ":") {
+				return newRemote(cmd, args)
+			}
 			if cmd.Flags().Changed("name") && strings.TrimSpace(name) == "" {
 				return usageErr("--name is empty: give a name, or leave --name out for a session known by its id")
 			}
@@ -144,6 +153,34 @@ reloads the directory's chat history. See docs/agents.md.`,
 	f.DurationVar(&linger, "linger", 60*time.Second, "after CMD exits, how long to keep logging what processes it left behind print while they hold the terminal (0: not at all)")
 	f.StringVar(&sizePolicy, "size-policy", "", "whose size the session takes when viewers differ: latest, smallest, largest or fixed (default: the server's)")
 	return cmd
+}
+
+// newRemote runs `new HOST: [flags] [-- CMD...]` as termkeep new on
+// HOST, over ssh, with the flags given here: the session gets the
+// environment and home directory of a login there, not this machine's.
+func newRemote(cmd *cobra.Command, args []string) error {
+	t, isRemote, err := remoteTarget(args[0])
+	if err != nil {
+		return err
+	}
+	if !isRemote || t.Session != "" {
+		return usageErr("%s: new takes HOST: alone (name the session with --name)", args[0])
+	}
+	remoteArgs := []string{"new"}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Changed || f.Name == "state-dir" || f.Name == "no-autostart" {
+			return // this machine's
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				remoteArgs = append(remoteArgs, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		remoteArgs = append(remoteArgs, "--"+f.Name+"="+f.Value.String())
+	})
+	remoteArgs = append(append(remoteArgs, "--"), args[1:]...)
+	return remoteErr(dialerFor(t).Run(cmd.Context(), remoteArgs, os.Stdout, os.Stderr))
 }
 
 // workspaceDir returns the directory of workspace name, or "" when there is

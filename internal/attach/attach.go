@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 
 	"termkeep/internal/client"
 	"termkeep/internal/outerterm"
+	"termkeep/internal/session/liveness"
 	"termkeep/internal/wire"
 )
 
@@ -55,6 +57,11 @@ type Config struct {
 	// Lanes is TERMKEEP_ECHO_LANE: "off" takes no lane, "output" no
 	// input lane (A/B measurements).
 	Lanes string
+	// Keepalive, when its Interval is set, pings the server every
+	// Interval and takes a connection silent for Interval+Timeout for
+	// lost: a relay over ssh, whose link may drop everything without a
+	// word. (A local socket says when it ends.)
+	Keepalive liveness.Config
 }
 
 // ExitError is the session's end, carried out as attach's status.
@@ -99,6 +106,11 @@ type attacher struct {
 	holderStuck bool   // the session's holder does not answer
 	holder      string // who holds the session's size (size.go)
 
+	// heard is when the current connection's last frame came, as time
+	// since began (monotonic): the keepalive's measure.
+	began time.Time
+	heard atomic.Int64
+
 	lost       bool   // the connection was lost: say when it is back
 	redrawNext bool   // stopped and continued: reconnect from a snapshot
 	farewell   string // the line attach's end writes
@@ -108,7 +120,7 @@ type attacher struct {
 // session's end (an *ExitError with its status), the terminal's end, or
 // ctx's.
 func Run(ctx context.Context, cfg Config) error {
-	c := &attacher{cfg: cfg, tin: cfg.In, tout: cfg.Out, res: newResume()}
+	c := &attacher{cfg: cfg, tin: cfg.In, tout: cfg.Out, res: newResume(), began: time.Now()}
 	fd := int(cfg.In.Fd())
 	if term.IsTerminal(fd) {
 		old, err := term.MakeRaw(fd)
@@ -263,9 +275,12 @@ type result struct {
 func (c *attacher) loop(ctx context.Context, sigs <-chan os.Signal) error {
 	first := true
 	for {
-		s, err := c.connect(ctx, first)
+		s, err := c.connectOrDetach(ctx, first)
 		if err != nil {
 			return err
+		}
+		if s == nil && c.farewell != "" {
+			return nil // detached while connecting
 		}
 		if s == nil {
 			continue // connect again, for a snapshot
@@ -279,6 +294,27 @@ func (c *attacher) loop(ctx context.Context, sigs <-chan os.Signal) error {
 			return err
 		}
 	}
+}
+
+// connectOrDetach is connect, given up when the detach key is pressed
+// meanwhile (a reconnect may wait long for a server or a network): then
+// it returns nil with the farewell set.
+func (c *attacher) connectOrDetach(ctx context.Context, first bool) (*client.Stream, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.detached.ch:
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
+	s, err := c.connect(cctx, first)
+	if err != nil && ctx.Err() == nil && cctx.Err() != nil {
+		c.farewell = "detached from " + c.cfg.Ref
+		return nil, nil
+	}
+	return s, err
 }
 
 // connect opens the next connection from where the terminal is; nil
@@ -323,8 +359,26 @@ func (c *attacher) serve(ctx context.Context, s *client.Stream, sigs <-chan os.S
 	done := make(chan result, 1)
 	go func() { done <- c.read(s) }()
 	input := c.typed.ch
+	var tick <-chan time.Time
+	var alive *liveness.Pinger
+	if c.cfg.Keepalive.Interval > 0 {
+		c.heard.Store(int64(time.Since(c.began)))
+		alive = liveness.New(c.cfg.Keepalive, time.Now())
+		t := time.NewTicker(alive.Step())
+		defer t.Stop()
+		tick = t.C
+	}
+	var pings uint64
 	for {
 		select {
+		case now := <-tick:
+			switch alive.Wake(now, c.began.Add(time.Duration(c.heard.Load()))).Action {
+			case liveness.Ping:
+				pings++
+				s.Ping(pings)
+			case liveness.Drop:
+				s.Close() // silent too long: the reader's end reconnects
+			}
 		case k, ok := <-input:
 			if !ok {
 				// A terminal in raw mode ends only when it hangs up

@@ -16,6 +16,9 @@ func (c *attacher) read(s *client.Stream) result {
 		if err != nil {
 			return result{err: err}
 		}
+		if c.cfg.Keepalive.Interval > 0 {
+			c.heard.Store(int64(time.Since(c.began)))
+		}
 		if r, end := c.frame(s, fr); end {
 			return r
 		}

@@ -29,6 +29,9 @@ import (
 type Client struct {
 	dir  statedir.Dir
 	http *http.Client
+	// dialer, when set, opens each connection instead of the state
+	// directory's socket (NewDialed).
+	dialer func(context.Context) (net.Conn, error)
 	// ServiceStart, when set, is how the installed service starts the
 	// server of this state directory: EnsureServer asks it first, and
 	// starts a server of its own only when the service manager cannot be
@@ -48,6 +51,53 @@ func New(dir statedir.Dir) *Client {
 		IdleConnTimeout: 30 * time.Second,
 	}
 	return &Client{dir: dir, http: &http.Client{Transport: tr}}
+}
+
+// NewDialed returns a client of the server that dial reaches: a relay to
+// another machine's server over ssh. Its errors are returned as they are;
+// the client has no state directory.
+func NewDialed(dial func(context.Context) (net.Conn, error)) *Client {
+	c := &Client{dialer: dial}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			conn, err := dial(ctx)
+			if err != nil {
+				return nil, dialFailed{err}
+			}
+			return conn, nil
+		},
+		MaxIdleConns:    1,
+		IdleConnTimeout: 30 * time.Second,
+	}
+	c.http = &http.Client{Transport: tr}
+	return c
+}
+
+// dialFailed is a NewDialed client's dial error, handed back unwrapped.
+type dialFailed struct{ err error }
+
+func (e dialFailed) Error() string { return e.err.Error() }
+func (e dialFailed) Unwrap() error { return e.err }
+
+// Close lets go of the connections the client keeps for its next
+// requests.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Conn opens a connection to the server's socket, checked as every
+// request's is (trust.go): what a relay copies bytes over.
+func (c *Client) Conn(ctx context.Context) (net.Conn, error) {
+	if c.dialer != nil {
+		return c.dialer(ctx)
+	}
+	conn, err := dial(ctx, c.dir)
+	if err != nil {
+		var ue *UntrustedError
+		if errors.As(err, &ue) {
+			return nil, ue
+		}
+		return nil, ErrNoServer
+	}
+	return conn, nil
 }
 
 // Dir returns the state directory the client talks to.
@@ -86,6 +136,9 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 		var ue *UntrustedError
 		if errors.As(err, &ue) {
 			return nil, ue
+		}
+		if df := (dialFailed{}); errors.As(err, &df) {
+			return nil, df.err
 		}
 		if isDialError(err) {
 			return nil, ErrNoServer
@@ -341,17 +394,25 @@ func (s *Stream) Fit(cols, rows uint16) error {
 	return s.Send(func(w *wire.Writer) error { return w.Fit(cols, rows) })
 }
 
+// Ping asks the server for a pong carrying x: a viewer that must know
+// its connection still carries bytes (a relay over ssh) pings it.
+func (s *Stream) Ping(x uint64) error {
+	return s.Send(func(w *wire.Writer) error { return w.Uint64(wire.TypePing, x) })
+}
+
 // Attach opens a stream to a session, sends hello and waits for the Welcome.
 // An Error frame in place of the Welcome is returned as a *wire.RemoteError.
 func (c *Client) Attach(ctx context.Context, ref string, hello wire.Hello) (*Stream, error) {
-	conn, err := dial(ctx, c.dir)
+	conn, err := c.Conn(ctx)
 	if err != nil {
-		var ue *UntrustedError
-		if errors.As(err, &ue) {
-			return nil, ue
-		}
-		return nil, ErrNoServer
+		return nil, err
 	}
+	return AttachOver(ctx, conn, ref, hello)
+}
+
+// AttachOver is Attach on conn, a connection to the server already open
+// (a relay's); it closes conn when it fails.
+func AttachOver(ctx context.Context, conn net.Conn, ref string, hello wire.Hello) (*Stream, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
