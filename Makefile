@@ -121,6 +121,7 @@ test-deps:
 	command -v fish >/dev/null 2>&1 || { missing="$$missing fish"; why="$$why, fish (its shell integration)"; }; \
 	command -v dbus-daemon >/dev/null 2>&1 || { missing="$$missing dbus-daemon"; why="$$why, dbus-daemon (the logind tests' private bus)"; }; \
 	{ command -v vim || command -v vim.tiny; } >/dev/null 2>&1 || { missing="$$missing vim-tiny"; why="$$why, vim-tiny (send's and attach's vim cases)"; }; \
+	[ -x /usr/sbin/sshd ] || { missing="$$missing openssh-server"; why="$$why, openssh-server (attach HOST:SESSION runs against a private sshd)"; }; \
 	[ -z "$$missing" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ]; then \
 		echo "make test: installing Debian packages with apt-get for tests that run them: $${why#, }"; \
@@ -198,7 +199,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode wire:FuzzParseFgState 
 	keys:FuzzEncode keys:FuzzSanitizePaste store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus sessiondir:FuzzSalvage procinfo:FuzzStatTTY \
 	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid procinfo:FuzzStatField agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzDecide mcp:FuzzScreenRef \
 	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine ../bench:FuzzParsePredict session/lanegate:FuzzGate \
-	../cmd/termkeep:FuzzCommandFor
+	../cmd/termkeep:FuzzCommandFor remote:FuzzParse remote:FuzzParsePreamble
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -12,13 +13,18 @@ import (
 )
 
 // numberedChild prints NumberedLine lines at TK_RATE lines a second (6000
-// when unset), from its go (a 'g' on its input) until an 's', then "END
-// <lines printed>"; it exits on a 'q' or when its input ends. Its tty is
-// raw, so the go and the stop are not echoed among the lines.
+// when unset), from its go (a 'g' on its input) until an 's' or, when
+// TK_LINES is set, that many lines, then "END <lines printed>"; it exits
+// on a 'q' (after TK_LINES lines, an 's') or when its input ends. Its tty is raw, so the go and the stop
+// are not echoed among the lines.
 func numberedChild() int {
 	rate, _ := strconv.Atoi(os.Getenv("TK_RATE"))
 	if rate <= 0 {
 		rate = 6000
+	}
+	limit, _ := strconv.Atoi(os.Getenv("TK_LINES"))
+	if limit <= 0 {
+		limit = math.MaxInt
 	}
 	if _, err := term.MakeRaw(0); err != nil {
 		fmt.Fprintln(os.Stderr, "raw:", err)
@@ -57,11 +63,18 @@ func numberedChild() int {
 			return 0
 		case now := <-tick.C:
 			buf = buf[:0]
-			for due := int(now.Sub(began).Seconds() * float64(rate)); n < due; n++ {
+			for due := min(int(now.Sub(began).Seconds()*float64(rate)), limit); n < due; n++ {
 				buf = AppendNumbered(buf, n)
+			}
+			if n == limit {
+				buf = fmt.Appendf(buf, "END %d\r\n", n)
 			}
 			if _, err := os.Stdout.Write(buf); err != nil {
 				return 4
+			}
+			if n == limit {
+				<-stop // its reader is stop's: an 's' or the input's end
+				return 0
 			}
 		}
 	}

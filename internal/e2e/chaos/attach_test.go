@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,87 +14,6 @@ import (
 
 	"termkeep/internal/e2e"
 )
-
-// tmuxTerm is one tmux window on a private server, its pane running a
-// command: a real terminal emulator with a scrollback, what a user reads.
-type tmuxTerm struct {
-	t    *testing.T
-	sock string
-}
-
-// startTmuxTerm starts a private tmux server whose one pane, of cols x rows
-// with a history of history lines, runs command with sh. The server is
-// killed when the test ends, before the env's cleanup (registered
-// earlier): an attach left in it would start a server again.
-func startTmuxTerm(t *testing.T, cols, rows, history int, command string) *tmuxTerm {
-	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	// A socket path has room for about 108 bytes: not under t.TempDir.
-	dir, err := os.MkdirTemp("", "tm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tmuxTerm{t: t, sock: filepath.Join(dir, "s")}
-	conf := filepath.Join(dir, "tmux.conf")
-	os.WriteFile(conf, []byte(fmt.Sprintf("set -g history-limit %d\nset -g remain-on-exit on\nset -g status off\n", history)), 0o600)
-	t.Cleanup(func() {
-		exec.Command("tmux", "-S", p.sock, "kill-server").Run()
-		os.RemoveAll(dir)
-	})
-	cmd := exec.Command("tmux", "-S", p.sock, "-f", conf, "new-session", "-d", "-s", "t",
-		"-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), command)
-	// The pane is a terminal of its own, not one inside a session or
-	// another tmux.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "TMUX") && !strings.HasPrefix(kv, "TERMKEEP_SESSION=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v: %s", err, out)
-	}
-	return p
-}
-
-// capture is the pane's text: its whole history and its screen (all), or
-// its screen only; a row a line, trailing blanks trimmed.
-func (p *tmuxTerm) capture(all bool) []string {
-	p.t.Helper()
-	args := []string{"-S", p.sock, "capture-pane", "-p", "-t", "t"}
-	if all {
-		args = append(args, "-S", "-", "-E", "-")
-	}
-	out, err := exec.Command("tmux", args...).Output()
-	if err != nil {
-		p.t.Fatalf("tmux capture-pane: %v", err)
-	}
-	rows := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	for i, r := range rows {
-		rows[i] = strings.TrimRight(r, " ")
-	}
-	return rows
-}
-
-// waitScreen waits until the pane's screen has a row holding s.
-func (p *tmuxTerm) waitShows(s string, d time.Duration) {
-	p.t.Helper()
-	var rows []string
-	deadline := time.Now().Add(d)
-	for {
-		rows = p.capture(false)
-		for _, r := range rows {
-			if strings.Contains(r, s) {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the pane never showed %q; its screen:\n%s", s, strings.Join(rows, "\n"))
-		}
-		time.Sleep(50 * time.Millisecond) // tmux tells nobody when a pane changes
-	}
-}
 
 // chaosKnobs are the chaos run's sizes: TK_ATTACH_CHAOS_KILLS,
 // TK_ATTACH_CHAOS_RATE (lines a second) and TK_ATTACH_CHAOS_GAP (output
@@ -164,7 +81,7 @@ func TestAttachCrashLoopTmux(t *testing.T) {
 			history := max(500000, rate*(kills+10)*3)
 			command := fmt.Sprintf("env %s %s --state-dir %s attach %s chaos; echo ATTACH-EXIT $?",
 				v.env, e2e.TkBin, e.Dir, v.flags)
-			p := startTmuxTerm(t, v.cols, v.rows, history, command)
+			p := e2e.StartTmux(t, v.cols, v.rows, history, command)
 			e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("chaos").Viewers == 1 })
 			e.MustTk("send", "chaos", "-l", "g")
 
@@ -193,7 +110,7 @@ func TestAttachCrashLoopTmux(t *testing.T) {
 			}
 			time.Sleep(gap)
 			e.MustTk("send", "chaos", "-l", "s")
-			p.waitShows("END ", 60*time.Second)
+			p.WaitShows("END ", 60*time.Second)
 			took := time.Since(began)
 			sess := e.Session("chaos")
 
@@ -201,7 +118,7 @@ func TestAttachCrashLoopTmux(t *testing.T) {
 				checkSameScreen(t, e, p, sess.Cols, sess.Rows)
 				return
 			}
-			rows := p.capture(true)
+			rows := p.Capture(true)
 			c := e2e.CountNumbered(rows)
 			// attach's own lines (connection lost, reconnected, skipped):
 			// how many, and each kind once.
@@ -235,12 +152,12 @@ func lines(text string, n int) []string {
 
 // checkSameScreen checks that the pane shows the session's screen (of
 // cols x rows) in its top left corner.
-func checkSameScreen(t *testing.T, e *e2e.Env, p *tmuxTerm, cols, rows int) {
+func checkSameScreen(t *testing.T, e *e2e.Env, p *e2e.Tmux, cols, rows int) {
 	t.Helper()
 	want := lines(e.MustTk("capture", "chaos"), rows)
 	var got []string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		got = p.capture(false)
+		got = p.Capture(false)
 		for i, r := range got {
 			r = string([]rune(r)[:min(len([]rune(r)), cols)])
 			got[i] = strings.TrimRight(r, " ")
@@ -252,7 +169,7 @@ func checkSameScreen(t *testing.T, e *e2e.Env, p *tmuxTerm, cols, rows int) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the read-only attach's pane is not the session's screen:\n--- pane (its top left %dx%d)\n%s\n--- session\n%s\n--- whole pane\n%s",
-			cols, rows, strings.Join(got, "\n"), strings.Join(want, "\n"), strings.Join(p.capture(false), "\n"))
+			cols, rows, strings.Join(got, "\n"), strings.Join(want, "\n"), strings.Join(p.Capture(false), "\n"))
 	}
 }
 
@@ -261,9 +178,9 @@ func checkSameScreen(t *testing.T, e *e2e.Env, p *tmuxTerm, cols, rows int) {
 func TestAttachFailureKeepsTerminal(t *testing.T) {
 	e := e2e.NewEnv(t)
 	e.StartServer()
-	p := startTmuxTerm(t, 80, 24, 10000, fmt.Sprintf("seq 1 30; %s --state-dir %s attach nosuch; echo AFTER", e2e.TkBin, e.Dir))
-	p.waitShows("AFTER", 20*time.Second)
-	rows := p.capture(true)
+	p := e2e.StartTmux(t, 80, 24, 10000, fmt.Sprintf("seq 1 30; %s --state-dir %s attach nosuch; echo AFTER", e2e.TkBin, e.Dir))
+	p.WaitShows("AFTER", 20*time.Second)
+	rows := p.Capture(true)
 	// tmux's own last line: the pane's shell has exited.
 	for len(rows) > 0 && (rows[len(rows)-1] == "" || strings.HasPrefix(rows[len(rows)-1], "Pane is dead")) {
 		rows = rows[:len(rows)-1]

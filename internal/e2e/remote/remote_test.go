@@ -1,0 +1,189 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"termkeep/internal/e2e"
+)
+
+// host is the machine the tests reach over ssh: this one.
+const host = "127.0.0.1"
+
+// tk runs the local termkeep with TERMKEEP_SSH and TERMKEEP_REMOTE_BIN.
+func tk(t *testing.T, ssh, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(e2e.TkBin, args...)
+	cmd.Env = append(os.Environ(), "TERMKEEP_SSH="+ssh, "TERMKEEP_REMOTE_BIN="+bin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run termkeep %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// mustTk is tk that fails the test unless termkeep succeeds.
+func mustTk(t *testing.T, ssh, bin string, args ...string) string {
+	t.Helper()
+	out, errs, code := tk(t, ssh, bin, args...)
+	if code != 0 {
+		t.Fatalf("termkeep %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	return out
+}
+
+// attachPane runs attach HOST:SESSION in a tmux pane of 80x24.
+func attachPane(t *testing.T, ssh, bin, session string) *e2e.Tmux {
+	t.Helper()
+	return e2e.StartTmux(t, 80, 24, 20000, fmt.Sprintf("TERMKEEP_SSH=%s TERMKEEP_REMOTE_BIN=%s %s attach %s:%s; echo ATTACH-EXIT $?",
+		shq(ssh), shq(bin), e2e.TkBin, host, session))
+}
+
+// new, ls and attach reach a session on another machine: the session is
+// started in the remote home with what it was given, listed, attached
+// to; what is typed runs in it, and the detach key detaches.
+func TestRemoteNewLsAttach(t *testing.T) {
+	t.Parallel()
+	s := startSSHD(t)
+	e := e2e.NewEnv(t)
+	bin := remoteBin(t, e)
+	id := strings.TrimSpace(mustTk(t, s.ssh, bin, "new", host+":", "--name", "sh", "--env", "TK_GREET=it's", "--", "/bin/sh"))
+	if len(id) != 8 {
+		t.Fatalf("new printed %q, not a session id", id)
+	}
+	sess := e.Session("sh")
+	home, _ := os.UserHomeDir()
+	if sess.ID != id || sess.Cwd != home {
+		t.Errorf("the remote session is %s in %s; want %s in the remote home %s", sess.ID, sess.Cwd, id, home)
+	}
+	if out := mustTk(t, s.ssh, bin, "ls", host+":"); !strings.Contains(out, id) || !strings.Contains(out, "/bin/sh") {
+		t.Errorf("ls %s: does not list %s:\n%s", host+":", id, out)
+	}
+	p := attachPane(t, s.ssh, bin, "sh")
+	e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
+	p.SendKeys(`echo "$TK_GREET" $((6*7))`, "Enter")
+	p.WaitShows("it's 42", 10*time.Second)
+	p.SendKeys(`C-\`)
+	p.WaitShows("ATTACH-EXIT 0", 10*time.Second)
+	if rows := strings.Join(p.Capture(false), "\n"); !strings.Contains(rows, "detached from "+host+":sh") {
+		t.Errorf("the detach said nothing of it:\n%s", rows)
+	}
+}
+
+// Attach over ssh survives the death of ssh, and of the remote server,
+// while the session prints 3,000 numbered lines at 200 a second: it
+// comes back by itself and the pane holds every line once, in order.
+func TestRemoteAttachSurvives(t *testing.T) {
+	t.Parallel()
+	s := startSSHD(t)
+	for _, fault := range []string{"ssh killed", "server killed"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			e := e2e.NewEnv(t)
+			bin := remoteBin(t, e)
+			const lines = 3000
+			id := strings.TrimSpace(mustTk(t, s.ssh, bin, "new", host+":", "--name", "numbers", "--size", "80x24",
+				"--env", "TK_CHILD=numbered", "--env", "TK_RATE=200", "--env", "TK_LINES="+strconv.Itoa(lines), "--", e2e.SelfBin))
+			e.WaitRaw(id)
+			p := attachPane(t, s.ssh, bin, "numbers")
+			e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("numbers").Viewers == 1 })
+			p.SendKeys("g")
+			e2e.WaitFor(t, 20*time.Second, "line 400 on the pane", func() bool { return e2e.CountNumbered(p.Capture(false)).Last >= 400 })
+
+			killed := time.Now()
+			switch fault {
+			case "ssh killed":
+				pids := sshPids(bin)
+				if len(pids) != 1 {
+					t.Fatalf("attach runs %d ssh processes for this test, not one: %v", len(pids), pids)
+				}
+				syscall.Kill(pids[0], syscall.SIGKILL)
+				e2e.WaitFor(t, 20*time.Second, "attach to reconnect", func() bool {
+					now := sshPids(bin)
+					return len(now) == 1 && now[0] != pids[0] && e.Session("numbers").Viewers == 1
+				})
+			case "server killed":
+				h, err := e.C.Health(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				syscall.Kill(h.Pid, syscall.SIGKILL)
+				e2e.WaitFor(t, 30*time.Second, "attach to reconnect to a new server", func() bool {
+					now, err := e.C.Health(context.Background())
+					return err == nil && now.Pid != h.Pid && e.Session("numbers").Viewers == 1
+				})
+			}
+			back := time.Since(killed)
+			p.WaitShows(fmt.Sprintf("END %d", lines), 60*time.Second)
+			rows := p.Capture(true)
+			c := e2e.CountNumbered(rows)
+			t.Logf("SUMMARY remote attach, %s: back in %s; %s", fault, back.Round(time.Millisecond), c)
+			if c.First != 0 || c.Last != lines-1 || c.Lines != lines || c.Missing != 0 || c.Repeated != 0 || c.Backwards != 0 || c.Torn != 0 {
+				t.Errorf("the pane does not hold every line once and in order: %s\nits last rows:\n%s", c, strings.Join(rows[max(0, len(rows)-30):], "\n"))
+			}
+		})
+	}
+}
+
+// sshPids are the ssh processes whose command line holds marker.
+func sshPids(marker string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := bytes.Split(b, []byte{0})
+		if filepath.Base(string(args[0])) == "ssh" && bytes.Contains(b, []byte(marker)) {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids
+}
+
+// What can go wrong reaching another machine is one line each, and the
+// exit status 1.
+func TestRemoteFaults(t *testing.T) {
+	t.Parallel()
+	s := startSSHD(t)
+	e := e2e.NewEnv(t)
+	bin := remoteBin(t, e)
+	closed := strings.Replace(s.ssh, "-p "+strconv.Itoa(s.port), "-p "+strconv.Itoa(freePort(t)), 1)
+	for _, c := range []struct {
+		name, ssh, bin string
+		args           []string
+		says           string
+	}{
+		{"no termkeep", s.ssh, "/nonexistent/termkeep", []string{"ls", host + ":"}, "no termkeep on 127.0.0.1: tried /nonexistent/termkeep (its PATH is "},
+		{"no termkeep for new", s.ssh, "/nonexistent/termkeep", []string{"new", host + ":"}, "no termkeep on 127.0.0.1: tried /nonexistent/termkeep"},
+		{"host refuses", closed, bin, []string{"ls", host + ":"}, "cannot reach 127.0.0.1: ssh: connect to host 127.0.0.1 port"},
+		{"no ssh", "/nonexistent/ssh", bin, []string{"ls", host + ":"}, "cannot run ssh (/nonexistent/ssh) to reach 127.0.0.1"},
+		{"the remote refuses", s.ssh, bin, []string{"new", host + ":", "--cwd", "/nonexistent"}, "on 127.0.0.1: working directory /nonexistent does not exist"},
+	} {
+		_, errs, code := tk(t, c.ssh, c.bin, c.args...)
+		if code != 1 || !strings.HasPrefix(errs, "termkeep: "+c.says) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: exit %d, said %q; want 1 and one line saying %q", c.name, code, errs, c.says)
+		}
+	}
+}
