@@ -137,7 +137,7 @@ func attachExit(err error) error {
 // a lane writes to the terminal's descriptor, handed over a local socket.
 func attachRemote(ctx context.Context, t remote.Target, cfg attach.Config) error {
 	d := dialerFor(t)
-	first, err := d.Relay(ctx, false)
+	first, err := d.Relay(ctx, remote.DialFirst)
 	if err != nil {
 		return remoteErr(err)
 	}

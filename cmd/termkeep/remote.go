@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"termkeep/internal/attach"
 	"termkeep/internal/client"
 	"termkeep/internal/remote"
 	"termkeep/internal/session/liveness"
@@ -51,7 +52,7 @@ func remoteErr(err error) error {
 // one sentence.
 func remoteClient(ctx context.Context, t remote.Target) (*client.Client, error) {
 	d := dialerFor(t)
-	first, err := d.Relay(ctx, false)
+	first, err := d.Relay(ctx, remote.DialFirst)
 	if err != nil {
 		return nil, remoteErr(err)
 	}
@@ -64,7 +65,7 @@ func remoteClient(ctx context.Context, t remote.Target) (*client.Client, error) 
 			first = nil
 			return c, nil
 		}
-		c, err := d.Relay(ctx, false)
+		c, err := d.Relay(ctx, remote.DialFirst)
 		if err != nil {
 			return nil, remoteErr(err)
 		}
@@ -105,10 +106,11 @@ func (o *remoteOpener) open(ctx context.Context, h wire.Hello, notify func(why s
 		case errors.As(err, &re) && !re.Transient():
 			return nil, remoteErr(err)
 		}
+		if re != nil && re.Kind == remote.KindAuth {
+			return nil, &attach.NeedsTerminal{Why: fmt.Sprintf("ssh to %s needs a password or a passphrase to reconnect", o.d.Name), Ask: o.ask}
+		}
 		why := fmt.Sprintf("connection to %s lost; reconnecting (Ctrl-\\ detaches)", o.d.Name)
 		switch {
-		case re != nil && re.Kind == remote.KindAuth:
-			why = fmt.Sprintf("ssh to %s needs a password or a passphrase to reconnect (%s); an ssh-agent lets it reconnect by itself; trying again (Ctrl-\\ detaches)", o.d.Name, re.Msg)
 		case re != nil:
 			why = re.Msg + "; trying again (Ctrl-\\ detaches)"
 		}
@@ -125,6 +127,17 @@ func (o *remoteOpener) open(ctx context.Context, h wire.Hello, notify func(why s
 	}
 }
 
+// ask runs ssh with the terminal, which may ask for a password; the
+// connection is the next attempt's.
+func (o *remoteOpener) ask(ctx context.Context) error {
+	c, err := o.d.Relay(ctx, remote.DialAsking)
+	if err != nil {
+		return err
+	}
+	o.first = c
+	return nil
+}
+
 // try opens one connection and says hello on it.
 func (o *remoteOpener) try(ctx context.Context, h wire.Hello) (*client.Stream, error) {
 	dctx, cancel := context.WithTimeout(ctx, dialWait)
@@ -132,7 +145,7 @@ func (o *remoteOpener) try(ctx context.Context, h wire.Hello) (*client.Stream, e
 	conn := o.first
 	o.first = nil
 	if conn == nil {
-		c, err := o.d.Relay(dctx, true)
+		c, err := o.d.Relay(dctx, remote.DialAgain)
 		if err != nil {
 			return nil, err
 		}

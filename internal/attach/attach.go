@@ -83,10 +83,13 @@ type attacher struct {
 	cfg        Config
 	cols, rows uint16 // the terminal's size, as the server takes it
 
-	tin   io.Reader
-	tout  io.Writer
-	rt    *rawTerm // attach's own descriptor of its terminal, or nil
-	conds laneConds
+	tin  io.Reader
+	tout io.Writer
+	rt   *rawTerm // attach's own descriptor of its terminal, or nil
+	// cooked is the terminal's mode before attach made it raw (nil: not
+	// a terminal), for lending it (lend.go).
+	cooked *term.State
+	conds  laneConds
 
 	wmu        sync.Mutex // guards the fields below and every write to tout
 	ot         *outerterm.Term
@@ -128,6 +131,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("put the terminal in raw mode: %w", err)
 		}
 		defer term.Restore(fd, old)
+		c.cooked = old
 	}
 	c.size()
 	// Keystrokes and output go through a non-blocking descriptor of the
@@ -274,11 +278,24 @@ type result struct {
 // to connect again.
 func (c *attacher) loop(ctx context.Context, sigs <-chan os.Signal) error {
 	first := true
+	var askFailed error
 	for {
 		s, err := c.connectOrDetach(ctx, first)
+		if nt := (*NeedsTerminal)(nil); errors.As(err, &nt) {
+			var stop error
+			askFailed, stop = c.lend(ctx, nt, askFailed)
+			if stop == errLeft {
+				return nil
+			}
+			if stop != nil {
+				return stop
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		askFailed = nil
 		if s == nil && c.farewell != "" {
 			return nil // detached while connecting
 		}

@@ -131,6 +131,13 @@ func (p *inputPath) queued(s inputStream, k key) {
 	p.held = append(p.held, k)
 }
 
+// discard forgets a keystroke taken from ch that is sent nowhere.
+func (p *inputPath) discard() {
+	p.mu.Lock()
+	p.waiting--
+	p.mu.Unlock()
+}
+
 // detacher closes ch once, whichever path (attach's reader, a lane's
 // hand-back) finds the detach key first.
 type detacher struct {

@@ -39,16 +39,34 @@ func NewDialer(t Target, getenv func(string) string, local, localMin int) *Diale
 	return &Dialer{Host: t.SSHHost(), Name: t.Host, SSH: ssh, Bin: getenv("TERMKEEP_REMOTE_BIN"), Local: local, LocalMin: localMin}
 }
 
-// batchOptions make a reconnect's ssh ask nobody anything and open a
-// connection of its own: a master another ssh shares may be the one
-// that died.
-var batchOptions = []string{"-o", "BatchMode=yes", "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "ConnectTimeout=10"}
+// Dial is how a connection is made.
+type Dial int
+
+const (
+	// DialFirst runs ssh as the user would: it may ask for a password
+	// or a host key's confirmation, and share a master connection.
+	DialFirst Dial = iota
+	// DialAgain is a reconnect, which nobody may be there to answer:
+	// ssh asks for nothing (batch mode).
+	DialAgain
+	// DialAsking is a reconnect that the user asked for, who answers
+	// ssh's questions.
+	DialAsking
+)
+
+// againOptions make a reconnect's ssh open a connection of its own (a
+// master another ssh shares may be the one that died) and give up on a
+// host that does not answer.
+var againOptions = []string{"-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "ConnectTimeout=10"}
 
 // argv is the ssh command line that runs the remote termkeep with args.
-func (d *Dialer) argv(batch bool, args []string) []string {
+func (d *Dialer) argv(how Dial, args []string) []string {
 	a := append([]string{}, d.SSH...)
-	if batch {
-		a = append(a, batchOptions...)
+	if how == DialAgain {
+		a = append(a, "-o", "BatchMode=yes")
+	}
+	if how != DialFirst {
+		a = append(a, againOptions...)
 	}
 	return append(a, "-T", "--", d.Host, remoteCommand(d.Bin, args))
 }
@@ -86,11 +104,10 @@ func shellQuote(s string) string {
 
 // Relay runs ssh to the remote relay and returns the connection to the
 // remote server, once the relay has said its versions and they match
-// this termkeep's. batch is a reconnect: ssh asks for nothing (no
-// password, no host key) and shares no master connection. ctx bounds
+// this termkeep's; how says whether ssh may ask questions. ctx bounds
 // the dial only.
-func (d *Dialer) Relay(ctx context.Context, batch bool) (*Conn, error) {
-	c, err := d.start(batch, []string{RelayArg})
+func (d *Dialer) Relay(ctx context.Context, how Dial) (*Conn, error) {
+	c, err := d.start(how, []string{RelayArg})
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +144,7 @@ func (d *Dialer) Relay(ctx context.Context, batch bool) (*Conn, error) {
 // error goes to stderr on success.
 func (d *Dialer) Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var errb tailBuffer
-	cmd := exec.CommandContext(ctx, d.SSH[0], d.argv(false, args)[1:]...)
+	cmd := exec.CommandContext(ctx, d.SSH[0], d.argv(DialFirst, args)[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, &errb
 	// A master connection ssh leaves behind (ControlPersist) may hold
 	// the standard error it inherited.
@@ -152,7 +169,7 @@ func (d *Dialer) noSSH(err error) *Error {
 
 // start starts ssh running the remote termkeep with args, its standard
 // input and output the connection's.
-func (d *Dialer) start(batch bool, args []string) (*Conn, error) {
+func (d *Dialer) start(how Dial, args []string) (*Conn, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -171,7 +188,7 @@ func (d *Dialer) start(batch bool, args []string) (*Conn, error) {
 		outW.Close()
 		return nil, err
 	}
-	argv := d.argv(batch, args)
+	argv := d.argv(how, args)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	err = cmd.Start()

@@ -56,8 +56,8 @@ func dialer(ssh, bin string) *Dialer {
 func TestRelayCarriesBytes(t *testing.T) {
 	ssh, args := fakeSSH(t, "", 0)
 	bin := script(t, `[ "$1" = __relay ] || exit 9; printf 'motd\ntermkeep-relay 1 11 1\n'; exec cat`)
-	for _, batch := range []bool{false, true} {
-		c, err := dialer(ssh, bin).Relay(context.Background(), batch)
+	for _, how := range []Dial{DialFirst, DialAgain, DialAsking} {
+		c, err := dialer(ssh, bin).Relay(context.Background(), how)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,8 +76,8 @@ func TestRelayCarriesBytes(t *testing.T) {
 		a := strings.Split(strings.TrimSpace(string(b)), "\n")
 		joined := strings.Join(a, " ")
 		if a[0] != "-p" || a[1] != "2222" || !strings.Contains(joined, "-T -- me@::1 sh -c ") ||
-			strings.Contains(joined, "BatchMode=yes") != batch || strings.Contains(joined, "ControlPath=none") != batch {
-			t.Errorf("batch %v: ssh ran with %q", batch, a)
+			strings.Contains(joined, "BatchMode=yes") != (how == DialAgain) || strings.Contains(joined, "ControlPath=none") != (how != DialFirst) {
+			t.Errorf("dial %d: ssh ran with %q", how, a)
 		}
 	}
 }
@@ -110,7 +110,7 @@ func TestRelayFaults(t *testing.T) {
 				t.Setenv("HOME", t.TempDir())
 				t.Setenv("PATH", "/usr/bin:/bin")
 			}
-			conn, err := dialer(c.ssh, c.bin).Relay(context.Background(), false)
+			conn, err := dialer(c.ssh, c.bin).Relay(context.Background(), DialFirst)
 			var re *Error
 			if !errors.As(err, &re) {
 				if conn != nil {
@@ -131,7 +131,7 @@ func TestRelayDialEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	began := time.Now()
-	_, err := dialer(ok, script(t, "exec sleep 30")).Relay(ctx, true)
+	_, err := dialer(ok, script(t, "exec sleep 30")).Relay(ctx, DialAgain)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %#v after %s", err, time.Since(began))
 	}

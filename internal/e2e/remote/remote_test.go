@@ -47,11 +47,48 @@ func mustTk(t *testing.T, ssh, bin string, args ...string) string {
 	return out
 }
 
-// attachPane runs attach HOST:SESSION in a tmux pane of 80x24.
+// attachPane runs attach HOST:SESSION in a tmux pane of 80x24, with no
+// ssh agent.
 func attachPane(t *testing.T, ssh, bin, session string) *e2e.Tmux {
 	t.Helper()
-	return e2e.StartTmux(t, 80, 24, 20000, fmt.Sprintf("TERMKEEP_SSH=%s TERMKEEP_REMOTE_BIN=%s %s attach %s:%s; echo ATTACH-EXIT $?",
+	return e2e.StartTmux(t, 80, 24, 20000, fmt.Sprintf("SSH_AUTH_SOCK= TERMKEEP_SSH=%s TERMKEEP_REMOTE_BIN=%s %s attach %s:%s; echo ATTACH-EXIT $?",
 		shq(ssh), shq(bin), e2e.TkBin, host, session))
+}
+
+// An ssh that needs a passphrase asks for it on attach's terminal before
+// attach takes it; when a reconnect in batch mode is refused for want of
+// it, attach says so, and on a key lends ssh the terminal to ask again.
+func TestRemotePassphrase(t *testing.T) {
+	t.Parallel()
+	s := startSSHD(t)
+	e := e2e.NewEnv(t)
+	bin := remoteBin(t, e)
+	mustTk(t, s.ssh, bin, "new", host+":", "--name", "sh", "--", "/bin/sh")
+	p := attachPane(t, s.lockedSSH, bin, "sh")
+	p.WaitShows("Enter passphrase", 20*time.Second)
+	p.SendKeys(lockedPassphrase, "Enter")
+	e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
+	p.SendKeys("echo one-$((1+1))", "Enter")
+	p.WaitShows("one-2", 10*time.Second)
+
+	pids := sshPids(bin)
+	if len(pids) != 1 {
+		t.Fatalf("attach runs %d ssh processes for this test, not one: %v", len(pids), pids)
+	}
+	syscall.Kill(pids[0], syscall.SIGKILL)
+	p.WaitShows("needs a password or a passphrase to reconnect", 20*time.Second)
+	p.SendKeys("Z")
+	p.WaitShows("Enter passphrase", 20*time.Second)
+	p.SendKeys(lockedPassphrase, "Enter")
+	e2e.WaitFor(t, 20*time.Second, "attach to reconnect", func() bool {
+		now := sshPids(bin)
+		return len(now) == 1 && now[0] != pids[0] && e.Session("sh").Viewers == 1
+	})
+	p.SendKeys("echo two-$((2+2))", "Enter")
+	p.WaitShows("two-4", 10*time.Second)
+	if got := e.MustTk("capture", "sh"); strings.Contains(got, "Z") {
+		t.Errorf("the key that answered attach reached the session:\n%s", got)
+	}
 }
 
 // new, ls and attach reach a session on another machine: the session is

@@ -23,8 +23,9 @@ const sshdPath = "/usr/sbin/sshd"
 type sshd struct {
 	dir  string
 	port int
-	// ssh is TERMKEEP_SSH for it: its port, the key, its host key known.
-	ssh string
+	// ssh is TERMKEEP_SSH for it: its port, the key, its host key known;
+	// lockedSSH the same with the key that has a passphrase.
+	ssh, lockedSSH string
 }
 
 // startSSHD starts sshd in the foreground with a configuration of its own
@@ -49,14 +50,15 @@ func startSSHD(t *testing.T) *sshd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	for _, k := range []string{"host", "user"} {
-		if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
+	for k, passphrase := range map[string]string{"host": "", "user": "", "locked": lockedPassphrase} {
+		if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", passphrase, "-f", filepath.Join(dir, k)).CombinedOutput(); err != nil {
 			t.Fatalf("ssh-keygen: %v: %s", err, out)
 		}
 	}
 	pub, _ := os.ReadFile(filepath.Join(dir, "user.pub"))
+	locked, _ := os.ReadFile(filepath.Join(dir, "locked.pub"))
 	hostPub, _ := os.ReadFile(filepath.Join(dir, "host.pub"))
-	os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600)
+	os.WriteFile(filepath.Join(dir, "authorized_keys"), append(pub, locked...), 0o600)
 	s := &sshd{dir: dir, port: freePort(t)}
 	os.WriteFile(filepath.Join(dir, "known_hosts"), fmt.Appendf(nil, "[127.0.0.1]:%d %s", s.port, hostPub), 0o600)
 	conf := filepath.Join(dir, "sshd_config")
@@ -107,10 +109,16 @@ LogLevel ERROR
 		}
 		return err == nil
 	})
-	s.ssh = fmt.Sprintf("ssh -F /dev/null -p %d -i %s -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o LogLevel=ERROR",
-		s.port, filepath.Join(dir, "user"), filepath.Join(dir, "known_hosts"))
+	opts := fmt.Sprintf("-F /dev/null -p %d -o IdentitiesOnly=yes -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o LogLevel=ERROR",
+		s.port, filepath.Join(dir, "known_hosts"))
+	s.ssh = fmt.Sprintf("ssh %s -i %s", opts, filepath.Join(dir, "user"))
+	s.lockedSSH = fmt.Sprintf("ssh %s -i %s", opts, filepath.Join(dir, "locked"))
 	return s
 }
+
+// lockedPassphrase is the passphrase of sshd's second key, which no
+// agent holds: ssh asks for it on its terminal, and fails in batch mode.
+const lockedPassphrase = "open sesame"
 
 // freePort is a TCP port on 127.0.0.1 that nothing listened on a moment ago.
 func freePort(t *testing.T) int {
