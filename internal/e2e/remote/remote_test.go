@@ -69,7 +69,7 @@ func TestRemotePassphrase(t *testing.T) {
 	p.SendKeys(lockedPassphrase, "Enter")
 	e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
 	p.SendKeys("echo one-$((1+1))", "Enter")
-	p.WaitShows("one-2", 10*time.Second)
+	p.WaitShows("one-2", 30*time.Second)
 
 	pids := sshPids(bin)
 	if len(pids) != 1 {
@@ -85,7 +85,7 @@ func TestRemotePassphrase(t *testing.T) {
 		return len(now) == 1 && now[0] != pids[0] && e.Session("sh").Viewers == 1
 	})
 	p.SendKeys("echo two-$((2+2))", "Enter")
-	p.WaitShows("two-4", 10*time.Second)
+	p.WaitShows("two-4", 30*time.Second)
 	if got := e.MustTk("capture", "sh"); strings.Contains(got, "Z") {
 		t.Errorf("the key that answered attach reached the session:\n%s", got)
 	}
@@ -114,30 +114,38 @@ func TestRemoteNewLsAttach(t *testing.T) {
 	p := attachPane(t, s.ssh, bin, "sh")
 	e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
 	p.SendKeys(`echo "$TK_GREET" $((6*7))`, "Enter")
-	p.WaitShows("it's 42", 10*time.Second)
+	p.WaitShows("it's 42", 30*time.Second)
 	p.SendKeys(`C-\`)
-	p.WaitShows("ATTACH-EXIT 0", 10*time.Second)
+	p.WaitShows("ATTACH-EXIT 0", 30*time.Second)
 	if rows := strings.Join(p.Capture(false), "\n"); !strings.Contains(rows, "detached from "+host+":sh") {
 		t.Errorf("the detach said nothing of it:\n%s", rows)
 	}
 }
 
-// Attach over ssh survives the death of ssh, and of the remote server,
-// while the session prints 3,000 numbered lines at 200 a second: it
-// comes back by itself and the pane holds every line once, in order.
+// Attach over ssh survives the death of ssh, of the remote server, and
+// a link that carries nothing for a while (noticed by attach's pings
+// within seconds), while the session prints 3,000 numbered lines at 200
+// a second: it comes back by itself and the pane holds every line once,
+// in order.
 func TestRemoteAttachSurvives(t *testing.T) {
 	t.Parallel()
 	s := startSSHD(t)
-	for _, fault := range []string{"ssh killed", "server killed"} {
+	for _, fault := range []string{"ssh killed", "server killed", "link stalls"} {
 		t.Run(fault, func(t *testing.T) {
 			t.Parallel()
 			e := e2e.NewEnv(t)
 			bin := remoteBin(t, e)
+			ssh := s.ssh
+			var proxy *stallProxy
+			if fault == "link stalls" {
+				proxy = startProxy(t, s.port)
+				ssh = strings.Replace(ssh, "-p "+strconv.Itoa(s.port), "-p "+strconv.Itoa(proxy.port()), 1)
+			}
 			const lines = 3000
 			id := strings.TrimSpace(mustTk(t, s.ssh, bin, "new", host+":", "--name", "numbers", "--size", "80x24",
 				"--env", "TK_CHILD=numbered", "--env", "TK_RATE=200", "--env", "TK_LINES="+strconv.Itoa(lines), "--", e2e.SelfBin))
 			e.WaitRaw(id)
-			p := attachPane(t, s.ssh, bin, "numbers")
+			p := attachPane(t, ssh, bin, "numbers")
 			e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("numbers").Viewers == 1 })
 			p.SendKeys("g")
 			e2e.WaitFor(t, 20*time.Second, "line 400 on the pane", func() bool { return e2e.CountNumbered(p.Capture(false)).Last >= 400 })
@@ -164,9 +172,24 @@ func TestRemoteAttachSurvives(t *testing.T) {
 					now, err := e.C.Health(context.Background())
 					return err == nil && now.Pid != h.Pid && e.Session("numbers").Viewers == 1
 				})
+			case "link stalls":
+				// For longer than attach waits for an answer to its pings
+				// (4 s): it gives the connection up, and reconnects once
+				// the link carries bytes again.
+				const stall = 8 * time.Second
+				pids := sshPids(bin)
+				proxy.stall(stall)
+				e2e.WaitFor(t, stall-time.Second, "attach to give up the silent connection", func() bool {
+					return !slices.Contains(sshPids(bin), pids[0])
+				})
+				t.Logf("attach gave the silent connection up after %s", time.Since(killed).Round(time.Millisecond))
+				// Its next ssh waits for the link; the lines tell the rest.
 			}
 			back := time.Since(killed)
 			p.WaitShows(fmt.Sprintf("END %d", lines), 60*time.Second)
+			if fault == "link stalls" {
+				back = 0 // not measured
+			}
 			rows := p.Capture(true)
 			c := e2e.CountNumbered(rows)
 			t.Logf("SUMMARY remote attach, %s: back in %s; %s", fault, back.Round(time.Millisecond), c)

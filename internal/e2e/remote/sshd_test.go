@@ -60,7 +60,8 @@ func startSSHD(t *testing.T) *sshd {
 	hostPub, _ := os.ReadFile(filepath.Join(dir, "host.pub"))
 	os.WriteFile(filepath.Join(dir, "authorized_keys"), append(pub, locked...), 0o600)
 	s := &sshd{dir: dir, port: freePort(t)}
-	os.WriteFile(filepath.Join(dir, "known_hosts"), fmt.Appendf(nil, "[127.0.0.1]:%d %s", s.port, hostPub), 0o600)
+	// Known by an alias: the same through a proxy's port.
+	os.WriteFile(filepath.Join(dir, "known_hosts"), fmt.Appendf(nil, "termkeep-test %s", hostPub), 0o600)
 	conf := filepath.Join(dir, "sshd_config")
 	os.WriteFile(conf, fmt.Appendf(nil, `Port %d
 ListenAddress 127.0.0.1
@@ -109,7 +110,7 @@ LogLevel ERROR
 		}
 		return err == nil
 	})
-	opts := fmt.Sprintf("-F /dev/null -p %d -o IdentitiesOnly=yes -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o LogLevel=ERROR",
+	opts := fmt.Sprintf("-F /dev/null -p %d -o IdentitiesOnly=yes -o HostKeyAlias=termkeep-test -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o LogLevel=ERROR",
 		s.port, filepath.Join(dir, "known_hosts"))
 	s.ssh = fmt.Sprintf("ssh %s -i %s", opts, filepath.Join(dir, "user"))
 	s.lockedSSH = fmt.Sprintf("ssh %s -i %s", opts, filepath.Join(dir, "locked"))
@@ -141,7 +142,8 @@ func remoteBin(t *testing.T, e *e2e.Env) string {
 		exports = append(exports, k+"="+shq(os.Getenv(k)))
 	}
 	p := filepath.Join(e.Dir, "remote-termkeep")
-	script := fmt.Sprintf("#!/bin/sh\nexport TERMKEEP_STATE_DIR=%s %s\nexec %s \"$@\"\n", shq(e.Dir), strings.Join(exports, " "), shq(e2e.TkBin))
+	// A server it starts serves no browsers: the default port is anyone's.
+	script := fmt.Sprintf("#!/bin/sh\nexport TERMKEEP_STATE_DIR=%s TERMKEEP_LISTEN=off %s\nexec %s \"$@\"\n", shq(e.Dir), strings.Join(exports, " "), shq(e2e.TkBin))
 	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
