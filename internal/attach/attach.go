@@ -110,9 +110,13 @@ type attacher struct {
 	holder      string // who holds the session's size (size.go)
 
 	// heard is when the current connection's last frame came, as time
-	// since began (monotonic): the keepalive's measure.
-	began time.Time
-	heard atomic.Int64
+	// since began (monotonic): the keepalive's measure. drawing is set
+	// while the reader acts on a frame: a terminal slow to take what is
+	// drawn holds the reader up, which is no silence of the server's.
+	began   time.Time
+	heard   atomic.Int64
+	drawing atomic.Bool
+	pinging atomic.Bool // a ping is being written
 
 	lost       bool   // the connection was lost: say when it is back
 	redrawNext bool   // stopped and continued: reconnect from a snapshot
@@ -389,10 +393,17 @@ func (c *attacher) serve(ctx context.Context, s *client.Stream, sigs <-chan os.S
 	for {
 		select {
 		case now := <-tick:
+			if c.drawing.Load() {
+				c.heard.Store(int64(time.Since(c.began)))
+			}
 			switch alive.Wake(now, c.began.Add(time.Duration(c.heard.Load()))).Action {
 			case liveness.Ping:
-				pings++
-				s.Ping(pings)
+				// Written aside: a link that takes nothing may block the
+				// write, and the loop must still be free to give it up.
+				if c.pinging.CompareAndSwap(false, true) {
+					pings++
+					go func(n uint64) { s.Ping(n); c.pinging.Store(false) }(pings)
+				}
 			case liveness.Drop:
 				s.Close() // silent too long: the reader's end reconnects
 			}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,6 +149,95 @@ func serveSilentAfterPings(t *testing.T, c net.Conn, n int, pinged chan<- int) {
 			if answered++; answered == n {
 				pinged <- n
 			}
+		}
+	}
+}
+
+// A terminal that takes nothing for a while (a slow terminal, or Ctrl-S)
+// holds attach's reader up: that is no silence of the server's, and the
+// connection is kept.
+func TestAttachKeepaliveSlowTerminal(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opened := make(chan struct{}, 4)
+	open := func(ctx context.Context, h wire.Hello, _ func(string)) (*client.Stream, error) {
+		opened <- struct{}{}
+		a, b := socketPair(t)
+		go serveFlood(b, 512<<10)
+		return client.AttachOver(ctx, a, "s1", h)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		ended <- Run(ctx, Config{Ref: "s1", In: tty, Out: tty, Open: open, DetachKey: -1, Lanes: "off",
+			Keepalive: liveness.Config{Interval: 100 * time.Millisecond, Timeout: 300 * time.Millisecond}})
+	}()
+	<-opened
+	time.Sleep(1500 * time.Millisecond) // the terminal takes nothing: attach's writes wait
+	got := 0
+	b := make([]byte, 64<<10)
+	for got < 512<<10 {
+		ptmx.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := ptmx.Read(b)
+		if err != nil {
+			t.Fatalf("the terminal got %d bytes: %v", got, err)
+		}
+		got += n
+	}
+	select {
+	case <-opened:
+		t.Fatal("attach gave up a connection while its terminal was slow")
+	default:
+	}
+	cancel()
+	<-ended
+}
+
+// serveFlood welcomes attach, sends n bytes of output and answers every
+// ping until the connection ends.
+func serveFlood(c net.Conn, n int) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	if _, err := http.ReadRequest(r); err != nil {
+		return
+	}
+	var buf []byte
+	if _, err := wire.ReadFrame(r, &buf); err != nil {
+		return
+	}
+	c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: termkeep-wire\r\nConnection: Upgrade\r\n\r\n"))
+	var mu sync.Mutex
+	w := wire.NewWriter(c)
+	mu.Lock()
+	w.JSON(wire.TypeWelcome, wire.Welcome{Version: wire.Version, Session: "s1", Cols: 80, Rows: 24})
+	mu.Unlock()
+	go func() {
+		line := []byte("0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\r\n")
+		for off := 0; off < n; off += len(line) {
+			mu.Lock()
+			err := w.Output(uint64(off), line)
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		f, err := wire.ReadFrame(r, &buf)
+		if err != nil {
+			return
+		}
+		if f.Type == wire.TypePing {
+			x, _ := wire.ParseUint64(f.Type, f.Payload)
+			mu.Lock()
+			w.Uint64(wire.TypePong, x)
+			mu.Unlock()
 		}
 	}
 }

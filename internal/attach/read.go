@@ -16,13 +16,21 @@ func (c *attacher) read(s *client.Stream) result {
 		if err != nil {
 			return result{err: err}
 		}
-		if c.cfg.Keepalive.Interval > 0 {
+		keep := c.cfg.Keepalive.Interval > 0
+		if keep {
 			c.heard.Store(int64(time.Since(c.began)))
+			c.drawing.Store(true)
 		}
-		if r, end := c.frame(s, fr); end {
+		r, end := c.frame(s, fr)
+		redraw := !end && c.afterFrame(s, &handed)
+		if keep {
+			c.heard.Store(int64(time.Since(c.began)))
+			c.drawing.Store(false)
+		}
+		if end {
 			return r
 		}
-		if c.afterFrame(s, &handed) {
+		if redraw {
 			return result{redraw: true}
 		}
 	}
