@@ -27,7 +27,12 @@ func newLsCmd(g *globals) *cobra.Command {
 		Use:     "ls [HOST:]",
 		Aliases: []string{"list", "list-sessions"},
 		Short:   "List sessions, by workspace (HOST: lists another machine's, over ssh)",
-		Args:    cobra.MaximumNArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr("ls takes one HOST: at most (see `termkeep ls --help`)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, newHint, err := lsClient(cmd.Context(), g, args)
 			if err != nil {
