@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -104,9 +105,12 @@ func TestRemoteNewLsAttach(t *testing.T) {
 		t.Fatalf("new printed %q, not a session id", id)
 	}
 	sess := e.Session("sh")
-	home, _ := os.UserHomeDir()
-	if sess.ID != id || sess.Cwd != home {
-		t.Errorf("the remote session is %s in %s; want %s in the remote home %s", sess.ID, sess.Cwd, id, home)
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if home := u.HomeDir; sess.ID != id || sess.Cwd != home {
+		t.Errorf("the remote session is %s in %s; want %s in the remote home %s", sess.ID, sess.Cwd, id, u.HomeDir)
 	}
 	if out := mustTk(t, s.ssh, bin, "ls", host+":"); !strings.Contains(out, id) || !strings.Contains(out, "/bin/sh") {
 		t.Errorf("ls %s: does not list %s:\n%s", host+":", id, out)
@@ -241,9 +245,12 @@ func TestRemoteFaults(t *testing.T) {
 		{"no ssh", "/nonexistent/ssh", bin, []string{"ls", host + ":"}, "cannot run ssh (/nonexistent/ssh) to reach 127.0.0.1"},
 		{"the remote refuses", s.ssh, bin, []string{"new", host + ":", "--cwd", "/nonexistent"}, "on 127.0.0.1: working directory /nonexistent does not exist"},
 	} {
-		_, errs, code := tk(t, c.ssh, c.bin, c.args...)
-		if code != 1 || !strings.HasPrefix(errs, "termkeep: "+c.says) || strings.Count(errs, "\n") != 1 {
-			t.Errorf("%s: exit %d, said %q; want 1 and one line saying %q", c.name, code, errs, c.says)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, errs, code := tk(t, c.ssh, c.bin, c.args...)
+			if code != 1 || !strings.HasPrefix(errs, "termkeep: "+c.says) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("exit %d, said %q; want 1 and one line saying %q", code, errs, c.says)
+			}
+		})
 	}
 }

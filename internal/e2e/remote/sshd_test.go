@@ -62,8 +62,14 @@ func startSSHD(t *testing.T) *sshd {
 	s := &sshd{dir: dir, port: freePort(t)}
 	// Known by an alias: the same through a proxy's port.
 	os.WriteFile(filepath.Join(dir, "known_hosts"), fmt.Appendf(nil, "termkeep-test %s", hostPub), 0o600)
+	// The remote shell's HOME is an empty directory: its rc files (a
+	// login's 2 s here) are the machine's, not the test's, and a
+	// termkeep in ~/.local/bin would be the user's.
+	home := filepath.Join(dir, "home")
+	os.Mkdir(home, 0o700)
 	conf := filepath.Join(dir, "sshd_config")
 	os.WriteFile(conf, fmt.Appendf(nil, `Port %d
+SetEnv HOME=%s
 ListenAddress 127.0.0.1
 HostKey %s
 PidFile none
@@ -74,7 +80,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 LogLevel ERROR
-`, s.port, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys")), 0o600)
+`, s.port, home, filepath.Join(dir, "host"), filepath.Join(dir, "authorized_keys")), 0o600)
 	logf, err := os.Create(filepath.Join(dir, "sshd.log"))
 	if err != nil {
 		t.Fatal(err)
