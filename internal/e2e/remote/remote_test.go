@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"termkeep/internal/e2e"
+	"termkeep/internal/wire"
 )
 
 // host is the machine the tests reach over ssh: this one.
@@ -234,6 +235,10 @@ func TestRemoteFaults(t *testing.T) {
 	e := e2e.NewEnv(t)
 	bin := remoteBin(t, e)
 	closed := strings.Replace(s.ssh, "-p "+strconv.Itoa(s.port), "-p "+strconv.Itoa(freePort(t)), 1)
+	// A termkeep of a protocol this one no longer speaks, as its relay
+	// would say so.
+	newer := filepath.Join(e.Dir, "newer-termkeep")
+	os.WriteFile(newer, []byte("#!/bin/sh\necho 'termkeep-relay 1 99 50'\nexec cat\n"), 0o755)
 	for _, c := range []struct {
 		name, ssh, bin string
 		args           []string
@@ -244,6 +249,8 @@ func TestRemoteFaults(t *testing.T) {
 		{"host refuses", closed, bin, []string{"ls", host + ":"}, "cannot reach 127.0.0.1: ssh: connect to host 127.0.0.1 port"},
 		{"no ssh", "/nonexistent/ssh", bin, []string{"ls", host + ":"}, "cannot run ssh (/nonexistent/ssh) to reach 127.0.0.1"},
 		{"the remote refuses", s.ssh, bin, []string{"new", host + ":", "--cwd", "/nonexistent"}, "on 127.0.0.1: working directory /nonexistent does not exist"},
+		{"another protocol", s.ssh, newer, []string{"ls", host + ":"},
+			fmt.Sprintf("the termkeep on 127.0.0.1 speaks protocol 99 (down to 50), this one %d (down to %d)", wire.Version, wire.MinVersion)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
