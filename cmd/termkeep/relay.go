@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -14,13 +15,26 @@ import (
 // machine's server, starting one when none runs, and relays its standard
 // input and output to it, unchanged, after one preamble line with its
 // versions (docs/protocol.md, "Over ssh").
+//
+// With --again (a reconnect, which nobody typed) it starts no server that
+// was shut down on purpose, as a local attach reconnecting starts none.
 func newRelayCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var again bool
+	cmd := &cobra.Command{
 		Use:    remote.RelayArg,
 		Short:  "Relay standard input and output to the server (what remote attach runs over ssh)",
 		Hidden: true,
 		Args:   exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if again {
+				c, err := g.uncheckedClient()
+				if err != nil {
+					return err
+				}
+				if _, err := c.Health(cmd.Context()); err != nil && c.Dir().StoppedOnPurpose() {
+					return errors.New(stoppedWhy)
+				}
+			}
 			c, err := g.connect(cmd.Context())
 			if err != nil {
 				return err
@@ -36,4 +50,6 @@ func newRelayCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&again, remote.AgainFlag, false, "a reconnect: start no server that was shut down on purpose")
+	return cmd
 }

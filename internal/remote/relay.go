@@ -17,8 +17,12 @@ import (
 // then speaks over ssh's pipes is what it speaks on a local server.sock:
 // HTTP requests, and wire frames after an attach's upgrade.
 
-// RelayArg is the hidden command that runs the relay.
-const RelayArg = "__relay"
+// RelayArg is the hidden command that runs the relay; AgainFlag, its
+// flag for a reconnect (no server shut down on purpose is started).
+const (
+	RelayArg  = "__relay"
+	AgainFlag = "again"
+)
 
 // preambleTag starts the preamble: "termkeep-relay RELAY VERSION MIN\n",
 // the relay's own version and the wire versions of the remote termkeep

@@ -107,7 +107,11 @@ func shellQuote(s string) string {
 // this termkeep's; how says whether ssh may ask questions. ctx bounds
 // the dial only.
 func (d *Dialer) Relay(ctx context.Context, how Dial) (*Conn, error) {
-	c, err := d.start(how, []string{RelayArg})
+	args := []string{RelayArg}
+	if how != DialFirst {
+		args = append(args, "--"+AgainFlag)
+	}
+	c, err := d.start(how, args)
 	if err != nil {
 		return nil, err
 	}

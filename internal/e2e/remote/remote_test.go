@@ -120,6 +120,20 @@ func TestRemoteNewLsAttach(t *testing.T) {
 	e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
 	p.SendKeys(`echo "$TK_GREET" $((6*7))`, "Enter")
 	p.WaitShows("it's 42", 30*time.Second)
+
+	// The remote server shut down on purpose: attach's reconnects start
+	// none (as a local attach's do); a command the user runs does, and
+	// attach is back.
+	mustTk(t, s.ssh, bin, "--state-dir", e.Dir, "shutdown") // there, as if typed there
+	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool { _, err := e.C.Health(context.Background()); return err != nil })
+	time.Sleep(2 * time.Second) // attach's reconnects meanwhile must start nothing
+	if _, err := e.C.Health(context.Background()); err == nil {
+		t.Fatal("attach's reconnect started the server shut down on purpose")
+	}
+	mustTk(t, s.ssh, bin, "ls", host+":")
+	e2e.WaitFor(t, 30*time.Second, "attach to reconnect", func() bool { return e.Session("sh").Viewers == 1 })
+	p.SendKeys("echo back-$((3*3))", "Enter")
+	p.WaitShows("back-9", 30*time.Second)
 	p.SendKeys(`C-\`)
 	p.WaitShows("ATTACH-EXIT 0", 30*time.Second)
 	if rows := strings.Join(p.Capture(false), "\n"); !strings.Contains(rows, "detached from "+host+":sh") {
