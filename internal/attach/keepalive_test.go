@@ -5,6 +5,7 @@ package attach
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +20,46 @@ import (
 	"termkeep/internal/session/liveness"
 	"termkeep/internal/wire"
 )
+
+// testTerminal is a pty of 80x24 for attach (tty) and its other side
+// (ptmx), closed when the test ends; drain reads what attach draws.
+func testTerminal(t *testing.T, drain bool) (ptmx, tty *os.File) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ptmx.Close(); tty.Close() })
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	if drain {
+		go func() {
+			b := make([]byte, 4096)
+			for {
+				if _, err := ptmx.Read(b); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	return ptmx, tty
+}
+
+// welcome is a server's side of attach's hello on c: it reads the
+// upgrade request and the hello, and answers with a welcome to a
+// session of 80x24.
+func welcome(c net.Conn) (*bufio.Reader, *wire.Writer, error) {
+	r := bufio.NewReader(c)
+	if _, err := http.ReadRequest(r); err != nil {
+		return nil, nil, err
+	}
+	var buf []byte
+	if f, err := wire.ReadFrame(r, &buf); err != nil || f.Type != wire.TypeHello {
+		return nil, nil, fmt.Errorf("hello: %v %v", f.Type, err)
+	}
+	c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: termkeep-wire\r\nConnection: Upgrade\r\n\r\n"))
+	w := wire.NewWriter(c)
+	return r, w, w.JSON(wire.TypeWelcome, wire.Welcome{Version: wire.Version, Session: "s1", Cols: 80, Rows: 24})
+}
 
 // socketPair is a connected pair of unix sockets, buffered as a pipe to
 // ssh is: a peer that stops reading does not block the writer at once.
@@ -46,21 +87,7 @@ func socketPair(t *testing.T) (net.Conn, net.Conn) {
 // keepalive's limit; the next connection resumes after the last byte on
 // the terminal. While it waits for a connection, the detach key detaches.
 func TestAttachKeepalive(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
-	go func() { // what attach draws
-		b := make([]byte, 4096)
-		for {
-			if _, err := ptmx.Read(b); err != nil {
-				return
-			}
-		}
-	}()
+	ptmx, tty := testTerminal(t, true)
 
 	hellos := make(chan wire.Hello, 4)
 	pinged := make(chan int, 1)
@@ -123,19 +150,12 @@ func TestAttachKeepalive(t *testing.T) {
 // answered on pinged, once).
 func serveSilentAfterPings(t *testing.T, c net.Conn, n int, pinged chan<- int) {
 	defer c.Close()
-	r := bufio.NewReader(c)
-	if _, err := http.ReadRequest(r); err != nil {
+	r, w, err := welcome(c)
+	if err != nil {
 		t.Error(err)
 		return
 	}
 	var buf []byte
-	if f, err := wire.ReadFrame(r, &buf); err != nil || f.Type != wire.TypeHello {
-		t.Errorf("hello: %v %v", f.Type, err)
-		return
-	}
-	w := wire.NewWriter(c)
-	c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: termkeep-wire\r\nConnection: Upgrade\r\n\r\n"))
-	w.JSON(wire.TypeWelcome, wire.Welcome{Version: wire.Version, Session: "s1", Cols: 80, Rows: 24})
 	w.Output(0, []byte("hello"))
 	answered := 0
 	for {
@@ -157,13 +177,7 @@ func serveSilentAfterPings(t *testing.T, c net.Conn, n int, pinged chan<- int) {
 // holds attach's reader up: that is no silence of the server's, and the
 // connection is kept.
 func TestAttachKeepaliveSlowTerminal(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	ptmx, tty := testTerminal(t, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	opened := make(chan struct{}, 4)
@@ -203,20 +217,12 @@ func TestAttachKeepaliveSlowTerminal(t *testing.T) {
 // ping until the connection ends.
 func serveFlood(c net.Conn, n int) {
 	defer c.Close()
-	r := bufio.NewReader(c)
-	if _, err := http.ReadRequest(r); err != nil {
+	r, w, err := welcome(c)
+	if err != nil {
 		return
 	}
 	var buf []byte
-	if _, err := wire.ReadFrame(r, &buf); err != nil {
-		return
-	}
-	c.Write([]byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: termkeep-wire\r\nConnection: Upgrade\r\n\r\n"))
-	var mu sync.Mutex
-	w := wire.NewWriter(c)
-	mu.Lock()
-	w.JSON(wire.TypeWelcome, wire.Welcome{Version: wire.Version, Session: "s1", Cols: 80, Rows: 24})
-	mu.Unlock()
+	var mu sync.Mutex // guards w
 	go func() {
 		line := []byte("0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz\r\n")
 		for off := 0; off < n; off += len(line) {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 
 	"termkeep/internal/client"
@@ -107,21 +106,7 @@ func (s *fakeServer) readTerm(n int) string {
 // answered with input, then lane-in; at the lane-end it reads again; a
 // detach key handed back detaches, with no lane-in after it.
 func TestAttachInputLane(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	defer tty.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
-	go func() { // what attach draws
-		b := make([]byte, 4096)
-		for {
-			if _, err := ptmx.Read(b); err != nil {
-				return
-			}
-		}
-	}()
+	ptmx, tty := testTerminal(t, true)
 	dir := statedir.Dir(t.TempDir())
 	if err := dir.Ensure(); err != nil {
 		t.Fatal(err)
