@@ -101,3 +101,11 @@ func (p *Tmux) SendKeys(keys ...string) {
 		p.t.Fatalf("tmux send-keys: %v: %s", err, out)
 	}
 }
+
+// Resize makes the pane cols x rows, as a user resizing the window.
+func (p *Tmux) Resize(cols, rows int) {
+	p.t.Helper()
+	if out, err := exec.Command("tmux", "-S", p.sock, "resize-window", "-t", "t", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows)).CombinedOutput(); err != nil {
+		p.t.Fatalf("tmux resize-window: %v: %s", err, out)
+	}
+}

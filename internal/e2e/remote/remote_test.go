@@ -120,6 +120,12 @@ func TestRemoteNewLsAttach(t *testing.T) {
 	e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
 	p.SendKeys(`echo "$TK_GREET" $((6*7))`, "Enter")
 	p.WaitShows("it's 42", 30*time.Second)
+	// The session follows the local window's size.
+	p.Resize(100, 30)
+	e2e.WaitFor(t, 20*time.Second, "the session to take the window's size", func() bool {
+		s := e.Session("sh")
+		return s.Cols == 100 && s.Rows == 30
+	})
 
 	// The remote server shut down on purpose: attach's reconnects start
 	// none (as a local attach's do); a command the user runs does, and
