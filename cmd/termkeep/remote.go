@@ -110,8 +110,7 @@ func (o *remoteOpener) open(ctx context.Context, h wire.Hello, notify func(why s
 			return nil, &attach.NeedsTerminal{Why: fmt.Sprintf("ssh to %s needs a password or a passphrase to reconnect", o.d.Name), Ask: o.ask}
 		}
 		why := fmt.Sprintf("connection to %s lost; reconnecting (Ctrl-\\ detaches)", o.d.Name)
-		switch {
-		case re != nil:
+		if re != nil {
 			why = re.Msg + "; trying again (Ctrl-\\ detaches)"
 		}
 		if why != said {
