@@ -210,14 +210,14 @@ func TestRemoteAttachSurvives(t *testing.T) {
 				t.Logf("attach gave the silent connection up after %s", time.Since(killed).Round(time.Millisecond))
 				// Its next ssh waits for the link; the lines tell the rest.
 			}
-			back := time.Since(killed)
-			p.WaitShows(fmt.Sprintf("END %d", lines), 60*time.Second)
+			back := "back in " + time.Since(killed).Round(time.Millisecond).String()
 			if fault == "link stalls" {
-				back = 0 // not measured
+				back = "back after the stall" // its end is the proxy's
 			}
+			p.WaitShows(fmt.Sprintf("END %d", lines), 60*time.Second)
 			rows := p.Capture(true)
 			c := e2e.CountNumbered(rows)
-			t.Logf("SUMMARY remote attach, %s: back in %s; %s", fault, back.Round(time.Millisecond), c)
+			t.Logf("SUMMARY remote attach, %s: %s; %s", fault, back, c)
 			if c.First != 0 || c.Last != lines-1 || c.Lines != lines || c.Missing != 0 || c.Repeated != 0 || c.Backwards != 0 || c.Torn != 0 {
 				t.Errorf("the pane does not hold every line once and in order: %s\nits last rows:\n%s", c, strings.Join(rows[max(0, len(rows)-30):], "\n"))
 			}
