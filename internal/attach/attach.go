@@ -8,7 +8,10 @@
 // for a connection (inputPath), and what reaches the terminal at the
 // start, on a reconnect and at the end (package outerterm). The attacher
 // type here is the shell around them: a goroutine reading the terminal,
-// one reading each connection, and the attach loop.
+// one reading each connection, and the attach loop. Over a link that may
+// go silent (ssh) it pings (Config.Keepalive, liveness.Pinger), and an
+// Opener that needs the user (ssh asking for a password) borrows the
+// terminal (lend.go).
 package attach
 
 import (
