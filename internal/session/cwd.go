@@ -25,6 +25,7 @@ type cwdTracker struct {
 	cwd      string // the session's directory as last reported
 	fromOSC  string // the last value seen from each source
 	fromProc string
+	notify   func(dir string) // called when the directory changes (Config.OnCwd); fixed
 }
 
 // maybeCheckCwd starts a lookup when one is due. It runs on readHolder's
@@ -79,7 +80,7 @@ func (h *Host) checkCwd(pid int) {
 		t.cwd = next
 	}
 	up := h.up
-	onCwd := h.onCwd
+	onCwd := h.cwdT.notify
 	h.mu.Unlock()
 	if !changed {
 		return

@@ -29,7 +29,7 @@ func (h *Host) Connect(from int64) error { return h.connect(from, false) }
 // log line and the count.
 func (h *Host) connect(from int64, again bool) error {
 	h.mu.Lock()
-	shut := h.shut
+	shut := h.closer.shut
 	h.mu.Unlock()
 	if shut {
 		return errHostClosed
@@ -65,29 +65,28 @@ func (h *Host) connect(from int64, again bool) error {
 		return err
 	}
 	h.mu.Lock()
-	if h.shut {
+	if h.closer.shut {
 		// Closed while dialling: a stopping server keeps no connection.
 		h.mu.Unlock()
 		up.c.Close()
 		return errHostClosed
 	}
-	h.readers.Add(1)
+	h.closer.readers.Add(1)
 	h.up = up
 	h.end = uint64(from)
 	h.win.Reset(h.end)
-	h.cols, h.rows, h.pid, h.holderVersion = welcome.Cols, welcome.Rows, welcome.Pid, welcome.Version
-	if welcome.Version < 7 && h.termMode != nil {
+	h.size.cols, h.size.rows, h.pid, h.holderVersion = welcome.Cols, welcome.Rows, welcome.Pid, welcome.Version
+	if welcome.Version < 7 && h.reports.mode != nil {
 		// A holder that cannot say the mode: unknown, not the last one heard.
 		h.setTermModeLocked(nil)
 	}
 	// It welcomed us: whatever held it up before is over.
 	h.unresponsive = time.Time{}
-	h.viewersVer++ // the viewers frame says whether it answers
-	close(h.changed)
-	h.changed = make(chan struct{})
+	h.room.ver++ // the viewers frame says whether it answers
+	h.wakeLocked()
 	h.mu.Unlock()
 	if again {
-		h.reconnects.Add(1)
+		h.counts.reconnects.Add(1)
 		h.meter.Reconnects.Add(1)
 		h.log.Info("holder reconnected", "pid", welcome.Pid, "offset", from)
 	} else {
@@ -99,6 +98,16 @@ func (h *Host) connect(from int64, again bool) error {
 	return nil
 }
 
+// holderReports is what the holder reports of the session besides its
+// output, for viewers and the server's list. Guarded by Host.mu.
+type holderReports struct {
+	log     wire.LogState  // whether the holder is logging (wire.TypeLog)
+	logVer  uint64         // bumped when log changes
+	linger  *wire.Linger   // the child exited, the holder reads on (wire.TypeLinger)
+	mode    *wire.TermMode // the pty's input mode as the holder last said it; nil: unknown
+	modeVer uint64         // bumped when mode changes
+}
+
 // errHostClosed is returned by connect once Close has begun.
 var errHostClosed = errors.New("session: the host is closed")
 
@@ -106,7 +115,7 @@ var errHostClosed = errors.New("session: the host is closed")
 // whether to reconnect or to record the end. A connection dropped by Close
 // is neither: the session goes on without this server.
 func (h *Host) readHolder(up *holderConn) {
-	defer h.readers.Done()
+	defer h.closer.readers.Done()
 	defer close(up.done)
 	r := newFrameReader(up.c)
 	var buf []byte // reused, unless the window kept an output frame's bytes
@@ -120,105 +129,17 @@ func (h *Host) readHolder(up *holderConn) {
 			h.log.Error("bad frame from holder", "err", err)
 			break
 		}
-		switch f.Type {
-		case wire.TypeOutput:
-			off, data, _ := wire.ParseOutput(f.Payload)
-			h.shell.feed(off, time.Now(), data)
-			// The arbiter learns of a question before any viewer can see
-			// it: a viewer quick to answer must find it asked.
-			h.questionScan.Scan(data, off, h.asked)
-			kept := h.appendOutput(off, data)
-			h.maybeCheckCwd()
-			if kept {
+		if f.Type == wire.TypeOutput {
+			if h.holderOutput(f.Payload) {
 				buf = nil
 			}
-		case wire.TypeResized:
-			off, cols, rows, _ := wire.ParseResized(f.Payload)
-			h.mu.Lock()
-			h.cols, h.rows = cols, rows
-			h.sizeChangedLocked(off, cols, rows)
-			h.viewersChangedLocked()
-			m := h.model
-			h.mu.Unlock()
-			if m != nil {
-				m.addSize(outlog.SizeChange{Offset: off, Cols: cols, Rows: rows})
-			}
-		case wire.TypeGap:
-			_, to, _ := wire.ParseGap(f.Payload)
-			h.mu.Lock()
-			if to > h.end {
-				h.end = to
-				h.win.Reset(to)
-			}
-			h.mu.Unlock()
-		case wire.TypeExit:
-			var e wire.Exit
-			wire.ParseJSON(f.Payload, &e)
-			h.mu.Lock()
-			if h.closing && e.State != "closed" {
-				// Asked to close, it ended meanwhile (by itself, or by a
-				// stop): the user's close is what they asked for.
-				e.State, e.Reason = "closed", ""
-			}
-			if e.State == "closed" && e.Reason == "" {
-				e.Reason = cmp.Or(h.closeReason, closedReason)
-			}
-			h.mu.Unlock()
-			up.c.Close()
-			h.laneLost(up)
-			h.finish(e)
-			return
-		case wire.TypeLinger:
-			var l wire.Linger
-			wire.ParseJSON(f.Payload, &l)
-			h.mu.Lock()
-			h.lingering = &l
-			h.mu.Unlock()
-			h.log.Info("the child exited; its holder reads what the processes it left behind print", "exit_code", l.ExitCode, "until", l.Until)
-		case wire.TypeLog:
-			var st wire.LogState
-			wire.ParseJSON(f.Payload, &st)
-			h.mu.Lock()
-			if st != h.logState {
-				h.logState = st
-				h.logVer++
-				close(h.changed)
-				h.changed = make(chan struct{})
-			}
-			h.mu.Unlock()
-			if st.Stopped {
-				h.log.Error("the session's output log stopped; output still reaches viewers but is not saved", "at", st.At, "reason", st.Reason)
-			} else {
-				h.log.Info("the session's output log resumed")
-			}
-		case wire.TypeTermMode:
-			m, _ := wire.ParseTermMode(f.Payload)
-			h.setTermMode(&m)
-		case wire.TypePrepared:
-			v, _ := wire.ParseShutdown(f.Payload)
-			select {
-			case up.prepared <- v:
-			default:
-			}
-		case wire.TypeLaneEnd:
-			x, _ := wire.ParseUint64(f.Type, f.Payload)
-			h.laneEnded(x) // viewer_lane.go
-		case wire.TypeLaneClaimed:
-			token, end, back, _ := wire.ParseLaneClaimed(f.Payload)
-			h.laneClaimed(token, end, bytes.Clone(back)) // viewer_lane.go
-		case wire.TypeFgState:
-			s, _ := wire.ParseFgState(f.Payload)
-			up.fg.answer(s) // foreground.go
-		case wire.TypeLaneInput:
-			h.laneHandBack(bytes.Clone(f.Payload)) // viewer_lanein.go
-		case wire.TypeLaneTyped:
-			n, _ := wire.ParseUint64(f.Type, f.Payload)
-			h.laneTyped(n)
-		case wire.TypeError:
-			_, msg, _ := wire.ParseError(f.Payload)
-			h.log.Warn("holder reported an error", "msg", msg)
-		case wire.TypePong:
+			continue
 		}
+		if f.Type == wire.TypeExit {
+			h.holderExit(up, f.Payload)
+			return
+		}
+		h.holderFrame(up, f)
 	}
 	up.c.Close()
 	h.laneLost(up)
@@ -226,11 +147,123 @@ func (h *Host) readHolder(up *holderConn) {
 	if h.up == up {
 		h.up = nil
 	}
-	shut := h.shut
+	shut := h.closer.shut
 	h.mu.Unlock()
 	h.pokeLanes(true) // claims asked on up are asked again of the next
 	if !shut {
 		h.reconnect()
+	}
+}
+
+// holderOutput takes an output frame's payload (readHolder); it reports
+// whether the window kept its bytes.
+func (h *Host) holderOutput(payload []byte) (kept bool) {
+	off, data, _ := wire.ParseOutput(payload)
+	h.shell.feed(off, time.Now(), data)
+	// The arbiter learns of a question before any viewer can see
+	// it: a viewer quick to answer must find it asked.
+	h.q.scan.Scan(data, off, h.asked)
+	kept = h.appendOutput(off, data)
+	h.maybeCheckCwd()
+	return kept
+}
+
+// holderExit takes the holder's exit frame over up: the session has
+// ended.
+func (h *Host) holderExit(up *holderConn, payload []byte) {
+	var e wire.Exit
+	wire.ParseJSON(payload, &e)
+	h.mu.Lock()
+	if h.closing && e.State != "closed" {
+		// Asked to close, it ended meanwhile (by itself, or by a
+		// stop): the user's close is what they asked for.
+		e.State, e.Reason = "closed", ""
+	}
+	if e.State == "closed" && e.Reason == "" {
+		e.Reason = cmp.Or(h.closeReason, closedReason)
+	}
+	h.mu.Unlock()
+	up.c.Close()
+	h.laneLost(up)
+	h.finish(e)
+}
+
+// holderFrame takes a frame from the holder over up other than output and
+// exit (readHolder).
+func (h *Host) holderFrame(up *holderConn, f wire.Frame) {
+	switch f.Type {
+	case wire.TypeResized:
+		off, cols, rows, _ := wire.ParseResized(f.Payload)
+		h.mu.Lock()
+		h.size.resized(off, cols, rows)
+		h.viewersChangedLocked()
+		m := h.model
+		h.mu.Unlock()
+		if m != nil {
+			m.addSize(outlog.SizeChange{Offset: off, Cols: cols, Rows: rows})
+		}
+	case wire.TypeGap:
+		_, to, _ := wire.ParseGap(f.Payload)
+		h.mu.Lock()
+		if to > h.end {
+			h.end = to
+			h.win.Reset(to)
+		}
+		h.mu.Unlock()
+	case wire.TypeLinger:
+		var l wire.Linger
+		wire.ParseJSON(f.Payload, &l)
+		h.mu.Lock()
+		h.reports.linger = &l
+		h.mu.Unlock()
+		h.log.Info("the child exited; its holder reads what the processes it left behind print", "exit_code", l.ExitCode, "until", l.Until)
+	case wire.TypeLog:
+		var st wire.LogState
+		wire.ParseJSON(f.Payload, &st)
+		h.setLogState(st)
+	case wire.TypeTermMode:
+		m, _ := wire.ParseTermMode(f.Payload)
+		h.setTermMode(&m)
+	case wire.TypePrepared:
+		v, _ := wire.ParseShutdown(f.Payload)
+		select {
+		case up.prepared <- v:
+		default:
+		}
+	case wire.TypeLaneEnd:
+		x, _ := wire.ParseUint64(f.Type, f.Payload)
+		h.laneEnded(x) // viewer_laneowner.go
+	case wire.TypeLaneClaimed:
+		token, end, back, _ := wire.ParseLaneClaimed(f.Payload)
+		h.laneClaimed(token, end, bytes.Clone(back)) // viewer_laneowner.go
+	case wire.TypeFgState:
+		s, _ := wire.ParseFgState(f.Payload)
+		up.fg.answer(s) // foreground.go
+	case wire.TypeLaneInput:
+		h.laneHandBack(bytes.Clone(f.Payload)) // viewer_lanein.go
+	case wire.TypeLaneTyped:
+		n, _ := wire.ParseUint64(f.Type, f.Payload)
+		h.laneTyped(n)
+	case wire.TypeError:
+		_, msg, _ := wire.ParseError(f.Payload)
+		h.log.Warn("holder reported an error", "msg", msg)
+	case wire.TypePong:
+	}
+}
+
+// setLogState records whether the holder logs the output, and says so.
+func (h *Host) setLogState(st wire.LogState) {
+	h.mu.Lock()
+	if st != h.reports.log {
+		h.reports.log = st
+		h.reports.logVer++
+		h.wakeLocked()
+	}
+	h.mu.Unlock()
+	if st.Stopped {
+		h.log.Error("the session's output log stopped; output still reaches viewers but is not saved", "at", st.At, "reason", st.Reason)
+	} else {
+		h.log.Info("the session's output log resumed")
 	}
 }
 
@@ -251,7 +284,7 @@ func (h *Host) reconnect() {
 			return
 		}
 		select {
-		case <-h.closed:
+		case <-h.closer.closed:
 			// The server is stopping: whatever became of the holder, the
 			// next server finds it.
 			return
@@ -381,7 +414,7 @@ func (h *Host) watchHolder(up *holderConn) {
 		select {
 		case <-up.done:
 			return
-		case <-h.closed:
+		case <-h.closer.closed:
 			return
 		case <-t.C:
 		}

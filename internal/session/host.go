@@ -18,21 +18,39 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"termkeep/internal/outlog"
-	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/session/window"
 	"termkeep/internal/sessiondir"
-	"termkeep/internal/termq"
 	"termkeep/internal/wire"
 )
 
 // Host is one session as the server sees it. Its methods are safe for
 // concurrent use.
+//
+// Its state is in parts, each with the file that keeps it: the viewers
+// attached (room, room.go), the session's size (sizing, sizing.go), the
+// terminal questions (questionState, questions.go), the one viewer whose lane
+// the holder runs (laneSlot, viewer_laneowner.go), what the holder
+// reports besides output (holderReports, holderconn.go), and the screen
+// model (model.go). What no part owns is the output stream and the
+// connection to the holder, here.
+//
+// Locks, and the order they are taken in: a lock may be held while taking
+// one to its right, never one to its left.
+//
+//	questionState.input → Host.mu → questionState.mu
+//	                      Host.mu → laneSlot.mu
+//	                      Host.mu → releaser.mu (idleMemory, output.go)
+//	questionState.input → holderConn.slot (Input writes the answer it accepted)
+//	viewerLane.mu       → holderConn.slot (openLane hands the terminal over)
+//
+// The others are taken with no lock held and hold none: viewer.wmu (a
+// viewer's frames), model.mu (the screen model; its callbacks take no
+// lock), shellState.mu, fgAsks.mu. Host.mu is never held across a write
+// to a viewer or to the holder.
 type Host struct {
 	ID  string
 	dir string
@@ -40,17 +58,13 @@ type Host struct {
 	// onEnd is called once, from the host's own goroutine, when the session
 	// ends (exited, closed or interrupted).
 	onEnd func(wire.Exit)
+	meter *Meter // the server's totals (meter.go); never nil
+	olog  logView
 
-	olog     *outlog.Log // read-only view of the output log, for viewers behind the window
-	ologOnce sync.Once
-	ologErr  error
-
-	mu      sync.Mutex     // guards the fields below
+	mu      sync.Mutex     // guards the fields below, and room and size
 	end     uint64         // offset after the last byte received
 	win     *window.Window // recent output, ending at end (or before it, once ended)
-	changed chan struct{}
-	cols    uint16
-	rows    uint16
+	changed chan struct{}  // closed and replaced when end, exit or what a viewer is told changes (wakeLocked)
 	pid     int
 	// holderVersion is the protocol version the holder last welcomed
 	// with: a holder of an older build, left running by an upgrade.
@@ -68,59 +82,37 @@ type Host struct {
 	closeReason string   // why, when the server closed it on its own (SetCloseReason)
 	usage       activity // use and viewers
 
-	viewers    map[*viewer]struct{}
-	viewerSeq  int
-	viewersVer uint64 // bumped when viewers come and go or the size changes
-	// viewersList is the viewers frame's list as of viewersListVer: built
-	// once per change, not once per viewer told, which a crowd of n
-	// viewers would pay n times over. Frames share it: never changed once
-	// built.
-	viewersList    []wire.ViewerInfo
-	viewersListVer uint64
-	logState       wire.LogState  // whether the holder is logging (wire.TypeLog)
-	logVer         uint64         // bumped when logState changes
-	lingering      *wire.Linger   // the child exited, the holder reads on (wire.TypeLinger)
-	termMode       *wire.TermMode // the pty's input mode as the holder last said it; nil: unknown
-	termModeVer    uint64         // bumped when termMode changes
-	sizeOwner      int            // the id of the viewer whose size the session follows (0: none)
-	policy         sizepolicy.Policy
-	fixed          sizepolicy.Size     // the size the Fixed policy keeps (zero: the one the session has)
-	sizes          []sizeChange        // the latest size changes, for viewers (sizing.go)
-	sizeSeq        uint64              // the number of the latest size change
-	sizeViewers    []sizepolicy.Viewer // sizeViewersLocked's buffer
-	resyncs        atomic.Uint64       // viewers skipped to the present with a snapshot
+	room    room          // the viewers attached (room.go)
+	size    sizing        // the session's size and its policy (sizing.go)
+	reports holderReports // log state, linger, term mode (holderconn.go)
+	cwdT    cwdTracker    // the working directory (cwd.go)
+	model   *model        // the screen model, once started (nil again after CatchUp)
 
-	meter      *Meter        // the server's totals (meter.go); never nil
-	inBytes    atomic.Uint64 // input written to the holder
-	reconnects atomic.Uint64 // holder connections made again after a drop
+	q      questionState // terminal questions and the input they order (questions.go); its own locks
+	lanes  laneSlot      // whose lane the holder runs (viewer_laneowner.go); its own lock
+	shell  shellState    // the shell's marks (shell.go); its own lock
+	counts hostCounts    // this session's share of the meter (meter.go); atomic
+	closer hostCloser    // Close's state (below)
+}
 
-	reqCols, reqRows uint16 // the size last asked of the holder (0: none yet)
-
-	// laneOwner is the viewer whose lane the holder runs, or has been
-	// asked to end, until its lane-end comes (viewer_lane.go): one at a
-	// time.
-	laneOwner *viewer
-
-	shell shellState       // the shell's marks (shell.go); its own lock
-	cwdT  cwdTracker       // guarded by mu
-	onCwd func(dir string) // called when the working directory changes
-
-	answerOnce sync.Once
-	answerQ    chan termq.Question // questions the model answers, in order
-
-	questions    termq.Arbiter // terminal questions awaiting their one answer; guarded by mu
-	inputMu      sync.Mutex    // orders viewers' input: an accepted answer is written before the next is judged
-	questionScan termq.Scanner // finds questions in the output; readHolder's goroutine only
-
-	model     *model        // the screen model, once started (guarded by mu; nil again after CatchUp)
-	closed    chan struct{} // closed by Close
-	closeOnce sync.Once
-	// shut is set (under mu) by Close: from then on no connection to the
-	// holder is made or kept. readers counts the goroutines reading the
-	// holder's stream (readHolder, and its reconnect), which Close waits
-	// for; Add only under mu while shut is false.
+// hostCloser is what Close does once, and what it waits for.
+type hostCloser struct {
+	closed chan struct{} // closed by Close
+	once   sync.Once
+	// shut is set (under Host.mu) by Close: from then on no connection to
+	// the holder is made or kept. readers counts the goroutines reading
+	// the holder's stream (readHolder, and its reconnect), which Close
+	// waits for; Add only under Host.mu while shut is false.
 	shut    bool
 	readers sync.WaitGroup
+}
+
+// logView is the read-only view of the session's output log, for viewers
+// behind the window; opened at its first use.
+type logView struct {
+	once sync.Once
+	log  *outlog.Log
+	err  error
 }
 
 // Config is what a Host needs to reach its holder.
@@ -162,13 +154,16 @@ func New(cfg Config) *Host {
 	if meter == nil {
 		meter = new(Meter)
 	}
-	return &Host{
-		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, onCwd: cfg.OnCwd, meter: meter,
+	h := &Host{
+		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, meter: meter,
 		win:     window.New(recentCap),
-		changed: make(chan struct{}), ended: make(chan struct{}), closed: make(chan struct{}),
+		changed: make(chan struct{}), ended: make(chan struct{}),
 		usage:         newActivity(time.Now()),
 		holderTimeout: cmp.Or(max(cfg.HolderTimeout, 0), DefaultHolderTimeout),
 	}
+	h.closer.closed = make(chan struct{})
+	h.cwdT.notify = cfg.OnCwd
+	return h
 }
 
 // Ended returns a channel closed once the session has ended.
@@ -208,19 +203,19 @@ type Info struct {
 func (h *Host) Info() Info {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	info := Info{End: h.end, Cols: h.cols, Rows: h.rows, Pid: h.pid, Connected: h.up != nil, HolderProtocol: h.holderVersion}
-	if h.logState.Stopped && h.exit == nil {
-		st := h.logState
+	info := Info{End: h.end, Cols: h.size.cols, Rows: h.size.rows, Pid: h.pid, Connected: h.up != nil, HolderProtocol: h.holderVersion}
+	if h.reports.log.Stopped && h.exit == nil {
+		st := h.reports.log
 		info.LogStopped = &st
 	}
-	if h.lingering != nil && h.exit == nil {
-		l := *h.lingering
+	if h.reports.linger != nil && h.exit == nil {
+		l := *h.reports.linger
 		info.Lingering = &l
 	}
 	if h.exit == nil {
 		info.UnresponsiveSince = h.unresponsive
-		if h.termMode != nil {
-			m := *h.termMode
+		if h.reports.mode != nil {
+			m := *h.reports.mode
 			info.TermMode = &m
 		}
 	}
@@ -229,10 +224,11 @@ func (h *Host) Info() Info {
 
 // outlog opens the read-only log view lazily.
 func (h *Host) outlog() (*outlog.Log, error) {
-	h.ologOnce.Do(func() {
-		h.olog, h.ologErr = outlog.Open(filepath.Join(h.dir, sessiondir.LogDir), outlog.Options{ReadOnly: true})
+	v := &h.olog
+	v.once.Do(func() {
+		v.log, v.err = outlog.Open(filepath.Join(h.dir, sessiondir.LogDir), outlog.Options{ReadOnly: true})
 	})
-	return h.olog, h.ologErr
+	return v.log, v.err
 }
 
 // Close releases the host's files, writing a last screen checkpoint so the
@@ -241,16 +237,16 @@ func (h *Host) outlog() (*outlog.Log, error) {
 // has been handed to OnEnd, and no connection to the holder is made again,
 // so a stopping server can close its registry after its hosts.
 func (h *Host) Close() {
-	h.closeOnce.Do(func() {
+	h.closer.once.Do(func() {
 		h.mu.Lock()
-		h.shut = true
+		h.closer.shut = true
 		up := h.up
 		h.mu.Unlock()
 		if up != nil {
 			up.c.Close()
 		}
-		close(h.closed)
-		h.readers.Wait()
+		close(h.closer.closed)
+		h.closer.readers.Wait()
 		h.mu.Lock()
 		m := h.model
 		h.mu.Unlock()
@@ -300,8 +296,7 @@ func (h *Host) finish(e wire.Exit) {
 	h.end = e.End
 	h.exit = &e
 	h.up = nil
-	close(h.changed)
-	h.changed = make(chan struct{})
+	h.wakeLocked()
 	close(h.ended)
 	h.mu.Unlock()
 	if h.onEnd != nil {
@@ -314,7 +309,7 @@ func (h *Host) Input(p []byte) error {
 	h.stampInput()
 	err := h.toHolder(func(w *wire.Writer) error { return w.Input(p) })
 	if err == nil {
-		h.inBytes.Add(uint64(len(p)))
+		h.counts.inBytes.Add(uint64(len(p)))
 		h.meter.InputBytes.Add(uint64(len(p)))
 	}
 	return err
@@ -328,7 +323,7 @@ func (h *Host) Resize(cols, rows uint16) error {
 	err := h.toHolder(func(w *wire.Writer) error { return w.Resize(cols, rows) })
 	if err == nil {
 		h.mu.Lock()
-		h.reqCols, h.reqRows = cols, rows
+		h.size.reqCols, h.size.reqRows = cols, rows
 		h.mu.Unlock()
 	}
 	return err
@@ -382,74 +377,11 @@ func (h *Host) toHolder(fn func(*wire.Writer) error) error {
 }
 
 // Resyncs counts viewers that fell behind and were skipped to the present.
-func (h *Host) Resyncs() uint64 { return h.resyncs.Load() }
+func (h *Host) Resyncs() uint64 { return h.counts.resyncs.Load() }
 
-// Viewers returns who is attached. Its list is shared with the host's
-// frames: read it, never change it.
-func (h *Host) Viewers() wire.Viewers {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.viewersLocked()
-}
-
-func (h *Host) viewersChangedLocked() {
-	h.viewersVer++
+// wakeLocked wakes everyone waiting on the host's changed channel (the
+// viewers' write loops, the model). The caller holds h.mu.
+func (h *Host) wakeLocked() {
 	close(h.changed)
 	h.changed = make(chan struct{})
-	if o := h.laneOwner; o != nil {
-		o.lane.wake() // a size change may revoke its lane
-	}
-}
-
-func (h *Host) addViewer(v *viewer) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.viewers == nil {
-		h.viewers = make(map[*viewer]struct{})
-	}
-	h.viewerSeq++
-	v.id = h.viewerSeq
-	v.sz.ID = v.id
-	h.viewers[v] = struct{}{}
-	h.questions.Attach(v.id, !v.readOnly)
-	h.usage.viewersChanged(len(h.viewers), time.Now())
-	h.viewersChangedLocked()
-}
-
-func (h *Host) removeViewer(v *viewer) {
-	now := time.Now()
-	h.mu.Lock()
-	delete(h.viewers, v)
-	// Questions a writable viewer was to answer, and that no writable
-	// viewer left will see, are answered from the model.
-	orphans := h.questions.Leave(v.id, now)
-	h.usage.viewersChanged(len(h.viewers), now)
-	// The size passes on (to the most recently active writable viewer
-	// left, under latest): one Viewers frame says both.
-	_, h.sizeOwner = sizepolicy.Decide(h.policy, h.fixed, h.sizeViewersLocked())
-	h.viewersChangedLocked()
-	h.mu.Unlock()
-	for _, q := range orphans {
-		h.modelAnswers(q)
-	}
-	h.applySizePolicy()
-}
-
-func (h *Host) viewersLocked() wire.Viewers {
-	if h.viewersList == nil || h.viewersListVer != h.viewersVer {
-		list := make([]wire.ViewerInfo, 0, len(h.viewers))
-		for v := range h.viewers {
-			list = append(list, wire.ViewerInfo{
-				ID: v.id, Kind: v.opts.Kind, Name: v.name, ReadOnly: v.readOnly, IgnoreSize: v.sz.IgnoreSize,
-				Cols: v.sz.Cols, Rows: v.sz.Rows,
-			})
-		}
-		slices.SortFunc(list, func(a, b wire.ViewerInfo) int { return a.ID - b.ID })
-		h.viewersList, h.viewersListVer = list, h.viewersVer
-	}
-	out := wire.Viewers{Viewers: h.viewersList, Cols: h.cols, Rows: h.rows}
-	out.SizePolicy = string(cmp.Or(h.policy, sizepolicy.Latest))
-	out.SizeOwner = h.sizeOwner
-	out.HolderUnresponsive = !h.unresponsive.IsZero() && h.exit == nil
-	return out
 }

@@ -43,5 +43,13 @@ type Counters struct {
 
 // Counters returns the host's counts.
 func (h *Host) Counters() Counters {
-	return Counters{InputBytes: h.inBytes.Load(), Resyncs: h.resyncs.Load(), Reconnects: h.reconnects.Load()}
+	return Counters{InputBytes: h.counts.inBytes.Load(), Resyncs: h.counts.resyncs.Load(), Reconnects: h.counts.reconnects.Load()}
+}
+
+// hostCounts is what one host counts for its Counters, as the meter's
+// totals do: an atomic add where it happens.
+type hostCounts struct {
+	inBytes    atomic.Uint64 // input written to the holder
+	resyncs    atomic.Uint64 // viewers skipped to the present with a snapshot
+	reconnects atomic.Uint64 // holder connections made again after a drop
 }

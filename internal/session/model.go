@@ -230,7 +230,7 @@ func (m *model) feed() {
 			h.shrinkWindow(idleWindow)
 			m.compact()
 			m.freeze()
-		case <-h.closed:
+		case <-h.closer.closed:
 			return
 		}
 	}
@@ -421,7 +421,7 @@ func (m *model) at(ctx context.Context, off uint64, fn func(scr *screen.Screen, 
 		case <-m.done:
 		case <-ctx.Done():
 			return fmt.Errorf("session: the screen model had reached byte %d of %d: %w", reached, off, context.Cause(ctx))
-		case <-m.h.closed:
+		case <-m.h.closer.closed:
 			return ErrStopping
 		}
 	}

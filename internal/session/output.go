@@ -43,8 +43,7 @@ func (h *Host) appendOutput(off uint64, data []byte) (kept bool) {
 	h.meter.OutputBytes.Add(uint64(n))
 	h.end = h.win.End()
 	h.usage.output = time.Now()
-	close(h.changed)
-	h.changed = make(chan struct{})
+	h.wakeLocked()
 	return kept
 }
 
@@ -80,7 +79,7 @@ func (h *Host) atLogEnd(l *outlog.Log, off uint64) catchup.AtLogEnd {
 	defer h.mu.Unlock()
 	s := catchup.AtLogEnd{
 		Off: off, End: h.end, LogEnd: logEnd, Ended: h.exit != nil,
-		LogStopped: h.logState.Stopped, StoppedAt: h.logState.At,
+		LogStopped: h.reports.log.Stopped, StoppedAt: h.reports.log.At,
 	}
 	if h.win.Len() > 0 {
 		s.WindowFirst, s.WindowEnd = h.win.First(), h.win.End()

@@ -13,8 +13,8 @@ type Party struct {
 func (h *Host) Parties() map[int]Party {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make(map[int]Party, len(h.viewers))
-	for v := range h.viewers {
+	out := make(map[int]Party, len(h.room.viewers))
+	for v := range h.room.viewers {
 		out[v.id] = v.opts.Party
 	}
 	return out

@@ -100,7 +100,7 @@ func (h *Host) CatchUp(ctx context.Context) {
 	case <-m.done:
 	case <-ctx.Done():
 		return
-	case <-h.closed:
+	case <-h.closer.closed:
 		return
 	}
 	m.mu.Lock()

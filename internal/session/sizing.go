@@ -14,12 +14,28 @@ import (
 // policy the viewers as they are, and asks the holder for the size it
 // decides.
 
+// sizing is the session's size as the host keeps it: the size the holder
+// reported last, the one last asked of it, the policy that decides it and
+// the viewer it follows, and the recent changes for viewers. It is
+// guarded by Host.mu, as the room is: the policy is applied at every
+// keystroke, to the viewers and the size read together.
+type sizing struct {
+	cols, rows       uint16 // as the holder last reported (its welcome, a resized frame)
+	reqCols, reqRows uint16 // the size last asked of the holder (0: none yet)
+	policy           sizepolicy.Policy
+	fixed            sizepolicy.Size     // the size the Fixed policy keeps (zero: the one the session has)
+	owner            int                 // the id of the viewer whose size the session follows (0: none)
+	changes          []sizeChange        // the latest size changes, for viewers
+	seq              uint64              // the number of the latest size change
+	buf              []sizepolicy.Viewer // viewers' buffer
+}
+
 // waitSize waits until the model runs at cols x rows, or timeout.
 func (h *Host) waitSize(cols, rows uint16, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		h.mu.Lock()
-		ok := h.cols == cols && h.rows == rows
+		ok := h.size.cols == cols && h.size.rows == rows
 		h.mu.Unlock()
 		if ok {
 			return
@@ -32,8 +48,8 @@ func (h *Host) waitSize(cols, rows uint16, timeout time.Duration) {
 // applies it at once.
 func (h *Host) SetSizePolicy(p sizepolicy.Policy) error {
 	h.mu.Lock()
-	changed := h.policy != p
-	h.policy = p
+	changed := h.size.policy != p
+	h.size.policy = p
 	if changed {
 		h.viewersChangedLocked() // viewers are told the policy
 	}
@@ -45,7 +61,7 @@ func (h *Host) SetSizePolicy(p sizepolicy.Policy) error {
 func (h *Host) SizePolicy() sizepolicy.Policy {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.policy
+	return h.size.policy
 }
 
 // SetFixedSize gives the session cols x rows and keeps it there: the
@@ -56,10 +72,10 @@ func (h *Host) SetFixedSize(cols, rows uint16) error {
 		return err
 	}
 	h.mu.Lock()
-	if h.policy != sizepolicy.Fixed {
+	if h.size.policy != sizepolicy.Fixed {
 		h.viewersChangedLocked()
 	}
-	h.policy, h.fixed = sizepolicy.Fixed, sizepolicy.Size{Cols: cols, Rows: rows}
+	h.size.policy, h.size.fixed = sizepolicy.Fixed, sizepolicy.Size{Cols: cols, Rows: rows}
 	h.mu.Unlock()
 	return h.applySizePolicy()
 }
@@ -91,12 +107,12 @@ func (h *Host) applySize(record func()) error {
 	if record != nil {
 		record()
 	}
-	want, owner := sizepolicy.Decide(h.policy, h.fixed, h.sizeViewersLocked())
-	if owner != h.sizeOwner {
-		h.sizeOwner = owner
+	want, owner := sizepolicy.Decide(h.size.policy, h.size.fixed, h.size.viewers(&h.room))
+	if owner != h.size.owner {
+		h.size.owner = owner
 		h.viewersChangedLocked()
 	}
-	need := sizepolicy.Need(want, sizepolicy.Size{Cols: h.reqCols, Rows: h.reqRows}, sizepolicy.Size{Cols: h.cols, Rows: h.rows})
+	need := sizepolicy.Need(want, sizepolicy.Size{Cols: h.size.reqCols, Rows: h.size.reqRows}, sizepolicy.Size{Cols: h.size.cols, Rows: h.size.rows})
 	exited := h.exit != nil
 	h.mu.Unlock()
 	if !need || exited {
@@ -105,15 +121,15 @@ func (h *Host) applySize(record func()) error {
 	return h.Resize(want.Cols, want.Rows)
 }
 
-// sizeViewersLocked is the viewers as the size policy sees them, in a
-// buffer of the host's that the next call reuses: the policy is applied
-// at every keystroke.
-func (h *Host) sizeViewersLocked() []sizepolicy.Viewer {
-	h.sizeViewers = h.sizeViewers[:0]
-	for v := range h.viewers {
-		h.sizeViewers = append(h.sizeViewers, v.sz)
+// viewers is the room's viewers as the size policy sees them, in a
+// buffer that the next call reuses: the policy is applied at every
+// keystroke.
+func (s *sizing) viewers(r *room) []sizepolicy.Viewer {
+	s.buf = s.buf[:0]
+	for v := range r.viewers {
+		s.buf = append(s.buf, v.sz)
 	}
-	return h.sizeViewers
+	return s.buf
 }
 
 // viewerName is the name a viewer gave in its hello as the others are
@@ -145,14 +161,15 @@ type sizeChange struct {
 // viewer further behind learns the size from its next snapshot.
 const recentSizes = 64
 
-// sizeChangedLocked records a size change at off, for viewers to be told
-// in order with the output (nextSize).
-func (h *Host) sizeChangedLocked(off uint64, cols, rows uint16) {
-	h.sizeSeq++
-	if len(h.sizes) == recentSizes {
-		h.sizes = append(h.sizes[:0], h.sizes[1:]...)
+// resized records the size the holder reported at off, for viewers to be
+// told in order with the output (nextSize).
+func (s *sizing) resized(off uint64, cols, rows uint16) {
+	s.cols, s.rows = cols, rows
+	s.seq++
+	if len(s.changes) == recentSizes {
+		s.changes = append(s.changes[:0], s.changes[1:]...)
 	}
-	h.sizes = append(h.sizes, sizeChange{off: off, cols: cols, rows: rows, seq: h.sizeSeq})
+	s.changes = append(s.changes, sizeChange{off: off, cols: cols, rows: rows, seq: s.seq})
 }
 
 // nextSize returns the first size change after seq (the last one a viewer
@@ -161,7 +178,11 @@ func (h *Host) sizeChangedLocked(off uint64, cols, rows uint16) {
 func (h *Host) nextSize(off, seq uint64) (sizeChange, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, c := range h.sizes {
+	return h.size.next(off, seq)
+}
+
+func (s *sizing) next(off, seq uint64) (sizeChange, bool) {
+	for _, c := range s.changes {
 		if c.seq > seq && c.off >= off {
 			return c, true
 		}

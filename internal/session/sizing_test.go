@@ -41,11 +41,11 @@ func TestHostSizeOwner(t *testing.T) {
 	step("b arrives and reports its size", h.viewerSize(b, sizepolicy.Report, 120, 40, t0.Add(2*time.Second)), a.id)
 	step("b types", h.viewerSize(b, sizepolicy.Type, 0, 0, t0.Add(2*time.Second)), b.id)
 	h.mu.Lock()
-	typed := h.viewersVer
+	typed := h.room.ver
 	h.mu.Unlock()
 	step("b types on", h.viewerSize(b, sizepolicy.Type, 0, 0, t0.Add(2500*time.Millisecond)), b.id)
 	h.mu.Lock()
-	if h.viewersVer != typed {
+	if h.room.ver != typed {
 		// A viewers frame to every viewer per keystroke, on the echo's path.
 		t.Errorf("typing by the size's owner bumped the viewers version")
 	}
@@ -53,13 +53,13 @@ func TestHostSizeOwner(t *testing.T) {
 	step("a viewer of unknown size types", h.viewerSize(unknown, sizepolicy.Type, 0, 0, t0.Add(3*time.Second)), b.id)
 
 	h.mu.Lock()
-	ver := h.viewersVer
+	ver := h.room.ver
 	h.mu.Unlock()
 	h.removeViewer(b)
 	step("b leaves", nil, a.id)
 	h.mu.Lock()
-	if h.viewersVer != ver+1 {
-		t.Errorf("b's leaving bumped the viewers version %d times, want once", h.viewersVer-ver)
+	if h.room.ver != ver+1 {
+		t.Errorf("b's leaving bumped the viewers version %d times, want once", h.room.ver-ver)
 	}
 	h.mu.Unlock()
 
@@ -151,8 +151,7 @@ func TestResizedInOrder(t *testing.T) {
 	vh.live([]byte("before"))
 	at := uint64(len(vh.out))
 	vh.h.mu.Lock()
-	vh.h.cols, vh.h.rows = 100, 30
-	vh.h.sizeChangedLocked(at, 100, 30)
+	vh.h.size.resized(at, 100, 30)
 	vh.h.viewersChangedLocked()
 	vh.h.mu.Unlock()
 	vh.live([]byte("after"))

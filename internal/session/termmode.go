@@ -15,14 +15,13 @@ func (h *Host) setTermMode(m *wire.TermMode) {
 }
 
 func (h *Host) setTermModeLocked(m *wire.TermMode) {
-	old := h.termMode
+	old := h.reports.mode
 	if (old == nil && m == nil) || (old != nil && m != nil && old.Echo == m.Echo && old.Canonical == m.Canonical) {
 		return
 	}
-	h.termMode = m
-	h.termModeVer++
-	close(h.changed)
-	h.changed = make(chan struct{})
+	h.reports.mode = m
+	h.reports.modeVer++
+	h.wakeLocked()
 }
 
 // sendTermMode tells a viewer of version 7 or later the pty's mode when it
@@ -36,12 +35,12 @@ func (v *viewer) sendTermMode() error {
 	}
 	h := v.h
 	h.mu.Lock()
-	if v.sentModeVer == h.termModeVer || h.termMode == nil {
+	if v.sentModeVer == h.reports.modeVer || h.reports.mode == nil {
 		h.mu.Unlock()
 		return nil
 	}
-	v.sentModeVer = h.termModeVer
-	m := *h.termMode
+	v.sentModeVer = h.reports.modeVer
+	m := *h.reports.mode
 	h.mu.Unlock()
 	return v.send(func(w *wire.Writer) error { return w.TermMode(m) })
 }

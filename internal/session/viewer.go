@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"termkeep/internal/outlog"
 	"termkeep/internal/session/flow"
 	"termkeep/internal/session/liveness"
 	"termkeep/internal/session/sizepolicy"
@@ -71,159 +72,214 @@ type ViewerOptions struct {
 // has been told; it closes rw.
 func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerOptions) error {
 	defer rw.Close()
-	if opts.Queue <= 0 {
-		opts.Queue = DefaultViewerQueue
-	}
-	if opts.PingInterval <= 0 {
-		opts.PingInterval = DefaultPingInterval
-	}
-	if opts.PongTimeout <= 0 {
-		opts.PongTimeout = DefaultPongTimeout
-	}
-	if opts.Kind == "" {
-		opts.Kind = wire.ViewerCLI
-	}
-	readOnly := opts.ReadOnly || hello.Role == wire.RoleWaiter
 	// ctx ends when the viewer leaves: a snapshot waits for the screen
 	// model until then (or until the server stops), never giving up on
 	// a model that is merely behind.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	v := &viewer{
-		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), ctx: ctx, cancel: cancel, opts: opts,
-		readOnly: readOnly, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
-		scrollback: max(hello.Scrollback, 0),
-	}
-	v.born = time.Now()
+	v := h.newViewer(ctx, cancel, rw, hello, opts.withDefaults())
 	if hello.Cols != 0 || hello.Rows != 0 {
 		if err := wire.CheckSize(hello.Cols, hello.Rows); err != nil {
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, "hello: "+err.Error()) })
 			return err
 		}
 	}
-
 	l, err := h.outlog()
 	if err != nil {
 		v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, "session output log: "+err.Error()) })
 		return err
 	}
 	l.Refresh()
-	h.mu.Lock()
-	end, cols, rows, pid, exit := h.end, h.cols, h.rows, h.pid, h.exit
-	h.mu.Unlock()
-	if exit != nil {
-		end = max(end, exit.End)
-	}
-	first := l.First()
-	start, err := flow.Resume(hello, first, end)
+	st, err := h.viewerStart(l, hello)
 	if err != nil {
 		msg := err.Error()
 		v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
 		return errors.New("session: " + msg)
 	}
-	from, resume := start.From, start.Resume
-
 	if !v.waiter {
-		v.name = cmp.Or(opts.ViewerName, viewerName(hello.Name))
-		// A viewer of version 6 takes the size on arrival only when its
-		// hello says fit; an older one by arriving with a size, as before.
-		v.sz = sizepolicy.Viewer{Writable: !readOnly, IgnoreSize: hello.IgnoreSize, Legacy: hello.Version < 6}
-		h.addViewer(v)
+		h.join(v, hello)
 		defer h.removeViewer(v)
-		if hello.DetachOthers && !readOnly {
-			h.detachOthers(v)
-		}
-		if exit == nil && hello.Cols > 0 && hello.Rows > 0 {
-			ev := sizepolicy.Report
-			if hello.Fit {
-				ev = sizepolicy.Fit
-			}
-			h.viewerSize(v, ev, hello.Cols, hello.Rows, time.Now())
-			h.mu.Lock()
-			want := h.reqCols == hello.Cols && h.reqRows == hello.Rows && h.sizeOwner == v.id
-			h.mu.Unlock()
-			if want && start.Snapshot() {
-				// Let the size it took reach the model, so the snapshot is
-				// drawn at the size the viewer will see.
-				h.waitSize(hello.Cols, hello.Rows, 500*time.Millisecond)
-			}
-			h.mu.Lock()
-			cols, rows = h.cols, h.rows
-			h.mu.Unlock()
-		}
+		h.arrive(v, hello, &st)
 	}
-
-	var snap []byte
-	firstLines, historyLines := snapshotLines(hello) // screenfirst.go
-	if start.Snapshot() {
-		// The snapshot covers at least everything logged before this
-		// viewer arrived; live output continues from exactly its offset.
-		data, at, c, r, err := h.Snapshot(v.ctx, end, firstLines)
-		if err != nil {
-			msg := "screen snapshot: " + err.Error()
-			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
-			return err
-		}
-		snap, from, cols, rows = data, at, c, r
-	}
-	if !v.waiter {
-		// From now on it sees every question asked after from, and answers
-		// it if it may write (Host.asked).
-		h.mu.Lock()
-		h.questions.Live(v.id, from)
-		h.mu.Unlock()
-	}
-	welcome := wire.Welcome{
-		Version: min(max(hello.Version, wire.MinVersion), wire.Version), Session: h.ID, Name: opts.Name,
-		Pid: pid, First: first, End: end, Start: max(from, first), Cols: cols, Rows: rows,
-		Exited: exit != nil, Resume: resume,
-	}
-	if start.Snapshot() {
-		welcome.Start = from
-	}
-	v.version = welcome.Version
-	if !v.waiter && wire.ViewerLanes(v.version) {
-		v.lane = newViewerLane(hello.LaneToken)
-		if hello.Claim != 0 && !start.Snapshot() && wire.LaneClaims(v.version) {
-			// Its last connection was lost while a lane may have written
-			// past from: held until the holder says how far.
-			v.lane.claim = hello.Claim
-			v.lane.gate.Claim(from)
-		}
-	}
-	if err := v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeWelcome, welcome) }); err != nil {
+	if err := v.greet(hello, &st); err != nil {
 		return err
 	}
-	if snap != nil {
-		if err := v.send(func(w *wire.Writer) error { return w.Snapshot(from, snap) }); err != nil {
-			return err
-		}
-		if historyLines > 0 {
-			data, at, ok, err := h.historySnapshot(v.ctx, from, historyLines, cols, rows)
-			if err != nil {
-				return err
-			}
-			if ok {
-				if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
-					return err
-				}
-				from = at
-			}
-		}
-	}
-	if opts.Started != nil {
-		opts.Started()
+	if v.opts.Started != nil {
+		v.opts.Started()
 	}
 	readDone := make(chan struct{})
 	go func() { defer close(readDone); v.readLoop() }()
 	go v.pinger()
-	err = v.writeLoop(l, flow.New(from, start.Live(), flow.Config{Queue: uint64(opts.Queue), Waiter: v.waiter}))
+	err = v.writeLoop(l, flow.New(st.from, st.start.Live(), flow.Config{Queue: uint64(v.opts.Queue), Waiter: v.waiter}))
 	// The viewer is removed (the deferred removeViewer) only once its
 	// read loop has ended: a frame it read is acted on before the viewer
 	// is gone, never after.
 	v.leave()
 	<-readDone
 	return err
+}
+
+// withDefaults returns o with its zero values given their defaults.
+func (o ViewerOptions) withDefaults() ViewerOptions {
+	if o.Queue <= 0 {
+		o.Queue = DefaultViewerQueue
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.PongTimeout <= 0 {
+		o.PongTimeout = DefaultPongTimeout
+	}
+	if o.Kind == "" {
+		o.Kind = wire.ViewerCLI
+	}
+	return o
+}
+
+func (h *Host) newViewer(ctx context.Context, cancel context.CancelFunc, rw io.ReadWriteCloser, hello wire.Hello, opts ViewerOptions) *viewer {
+	v := &viewer{
+		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), ctx: ctx, cancel: cancel, opts: opts,
+		readOnly: opts.ReadOnly || hello.Role == wire.RoleWaiter, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
+		scrollback: max(hello.Scrollback, 0),
+	}
+	v.born = time.Now()
+	return v
+}
+
+// viewerStart is where a viewer starts, as ServeViewer finds the session
+// when it arrives and then decides.
+type viewerStart struct {
+	first, end uint64 // the log's first byte, the session's end
+	cols, rows uint16
+	pid        int
+	exit       *wire.Exit
+	start      flow.Start
+	from       uint64 // where its output starts: start.From, or its snapshot's offset
+}
+
+// viewerStart reads the session as a viewer saying hello finds it, and
+// where the viewer starts (flow.Resume).
+func (h *Host) viewerStart(l *outlog.Log, hello wire.Hello) (viewerStart, error) {
+	var st viewerStart
+	h.mu.Lock()
+	st.end, st.cols, st.rows, st.pid, st.exit = h.end, h.size.cols, h.size.rows, h.pid, h.exit
+	h.mu.Unlock()
+	if st.exit != nil {
+		st.end = max(st.end, st.exit.End)
+	}
+	st.first = l.First()
+	start, err := flow.Resume(hello, st.first, st.end)
+	st.start, st.from = start, start.From
+	return st, err
+}
+
+// join adds v to the room, named as its hello says, with the size it
+// reported.
+func (h *Host) join(v *viewer, hello wire.Hello) {
+	v.name = cmp.Or(v.opts.ViewerName, viewerName(hello.Name))
+	// A viewer of version 6 takes the size on arrival only when its
+	// hello says fit; an older one by arriving with a size, as before.
+	v.sz = sizepolicy.Viewer{Writable: !v.readOnly, IgnoreSize: hello.IgnoreSize, Legacy: hello.Version < 6}
+	h.addViewer(v)
+}
+
+// arrive does what a joining viewer's hello asks of the others and of the
+// session's size, and updates st's size to the one its start is drawn
+// at.
+func (h *Host) arrive(v *viewer, hello wire.Hello, st *viewerStart) {
+	if hello.DetachOthers && !v.readOnly {
+		h.detachOthers(v)
+	}
+	if st.exit != nil || hello.Cols == 0 || hello.Rows == 0 {
+		return
+	}
+	ev := sizepolicy.Report
+	if hello.Fit {
+		ev = sizepolicy.Fit
+	}
+	h.viewerSize(v, ev, hello.Cols, hello.Rows, time.Now())
+	h.mu.Lock()
+	want := h.size.reqCols == hello.Cols && h.size.reqRows == hello.Rows && h.size.owner == v.id
+	h.mu.Unlock()
+	if want && st.start.Snapshot() {
+		// Let the size it took reach the model, so the snapshot is
+		// drawn at the size the viewer will see.
+		h.waitSize(hello.Cols, hello.Rows, 500*time.Millisecond)
+	}
+	h.mu.Lock()
+	st.cols, st.rows = h.size.cols, h.size.rows
+	h.mu.Unlock()
+}
+
+// greet sends the viewer its first frames: the welcome, then its screen
+// when it starts from one (and the history its hello asked for), and
+// moves st.from to where its output continues.
+func (v *viewer) greet(hello wire.Hello, st *viewerStart) error {
+	h := v.h
+	var snap []byte
+	firstLines, historyLines := snapshotLines(hello) // screenfirst.go
+	if st.start.Snapshot() {
+		// The snapshot covers at least everything logged before this
+		// viewer arrived; live output continues from exactly its offset.
+		data, at, c, r, err := h.Snapshot(v.ctx, st.end, firstLines)
+		if err != nil {
+			msg := "screen snapshot: " + err.Error()
+			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
+			return err
+		}
+		snap, st.from, st.cols, st.rows = data, at, c, r
+	}
+	if !v.waiter {
+		// From now on it sees every question asked after from, and answers
+		// it if it may write (Host.asked).
+		h.q.live(v.id, st.from)
+	}
+	welcome := v.welcome(hello, st)
+	if err := v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeWelcome, welcome) }); err != nil {
+		return err
+	}
+	if snap == nil {
+		return nil
+	}
+	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(st.from, snap) }); err != nil {
+		return err
+	}
+	if historyLines == 0 {
+		return nil
+	}
+	data, at, ok, err := h.historySnapshot(v.ctx, st.from, historyLines, st.cols, st.rows)
+	if err != nil || !ok {
+		return err
+	}
+	if err := v.send(func(w *wire.Writer) error { return w.Snapshot(at, data) }); err != nil {
+		return err
+	}
+	st.from = at
+	return nil
+}
+
+// welcome is the viewer's Welcome; it settles the protocol version, and
+// the viewer's lane with it.
+func (v *viewer) welcome(hello wire.Hello, st *viewerStart) wire.Welcome {
+	welcome := wire.Welcome{
+		Version: min(max(hello.Version, wire.MinVersion), wire.Version), Session: v.h.ID, Name: v.opts.Name,
+		Pid: st.pid, First: st.first, End: st.end, Start: max(st.from, st.first), Cols: st.cols, Rows: st.rows,
+		Exited: st.exit != nil, Resume: st.start.Resume,
+	}
+	if st.start.Snapshot() {
+		welcome.Start = st.from
+	}
+	v.version = welcome.Version
+	if !v.waiter && wire.ViewerLanes(v.version) {
+		v.lane = newViewerLane(hello.LaneToken)
+		if hello.Claim != 0 && !st.start.Snapshot() && wire.LaneClaims(v.version) {
+			// Its last connection was lost while a lane may have written
+			// past from: held until the holder says how far.
+			v.lane.claim = hello.Claim
+			v.lane.gate.Claim(st.from)
+		}
+	}
+	return welcome
 }
 
 type viewer struct {
@@ -283,7 +339,7 @@ func (v *viewer) send(fn func(*wire.Writer) error) error {
 func (h *Host) detachOthers(v *viewer) {
 	h.mu.Lock()
 	var others []*viewer
-	for o := range h.viewers {
+	for o := range h.room.viewers {
 		if o != v && o.opts.Kind == wire.ViewerCLI && !o.waiter {
 			others = append(others, o)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"sync"
 	"syscall"
 	"time"
@@ -157,8 +156,8 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 // laneSessionLocked is what the lane's gate knows of the session. The
 // caller holds h.mu.
 func (h *Host) laneSessionLocked() lanegate.Session {
-	s := lanegate.Session{Ended: h.exit != nil, Cols: h.cols, Rows: h.rows, ReqCols: h.reqCols, ReqRows: h.reqRows,
-		Lane: h.laneOwner != nil}
+	s := lanegate.Session{Ended: h.exit != nil, Cols: h.size.cols, Rows: h.size.rows, ReqCols: h.size.reqCols, ReqRows: h.size.reqRows,
+		Lane: h.lanes.get() != nil}
 	if h.up != nil {
 		s.HolderVersion = h.up.version
 	}
@@ -216,157 +215,6 @@ func (v *viewer) sendWritten(l *outlog.Log, p *flow.Progress, from, to uint64) e
 	return nil
 }
 
-// openLane asks the holder to open a lane for v at at, handing it v's
-// terminal. It reports false when it could not be sent (lanegate.Openable
-// says no, or v has no terminal): the lane ends there.
-func (h *Host) openLane(v *viewer, at uint64) bool {
-	h.mu.Lock()
-	up := h.up
-	if !lanegate.Openable(h.laneSessionLocked(), at, h.end) {
-		h.mu.Unlock()
-		return false
-	}
-	h.laneOwner = v
-	h.mu.Unlock()
-	v.lane.mu.Lock()
-	term := v.lane.term
-	var err error
-	if term < 0 {
-		err = errors.New("no terminal")
-	} else {
-		err = up.sendWithFD(func(w *wire.Writer) error { return w.Lane(at, v.lane.token, up.version) }, term)
-	}
-	v.lane.mu.Unlock()
-	if err != nil {
-		h.mu.Lock()
-		if h.laneOwner == v {
-			h.laneOwner = nil
-		}
-		h.mu.Unlock()
-		return false
-	}
-	return true
-}
-
-// revokeLane asks the holder to end v's lane; its lane-end follows.
-func (h *Host) revokeLane(v *viewer) {
-	h.mu.Lock()
-	up := h.up
-	mine := h.laneOwner == v
-	h.mu.Unlock()
-	if mine && up != nil {
-		up.frame(wire.TypeLaneOff, nil)
-	}
-}
-
-// claimLane asks the holder where the lane of v's earlier connection
-// ended; its lane-claimed answer goes to v by the token (laneClaimed). A
-// claim that cannot be sent (the connection is going) is asked again on
-// the next holder connection (Host.pokeLanes).
-func (h *Host) claimLane(v *viewer) {
-	h.mu.Lock()
-	up := h.up
-	h.mu.Unlock()
-	if up != nil && wire.HolderAccepts(up.version, wire.TypeLaneClaim) {
-		up.send(func(w *wire.Writer) error { return w.Uint64(wire.TypeLaneClaim, v.lane.claim) })
-	}
-}
-
-// laneClaimed hands the holder's answer to a claim of token to the
-// viewer that claimed it: the lane's end, and first any keys its reader
-// handed back to a server that died with them (back), which the viewer
-// takes as typed. With no such viewer left, they are written as input.
-func (h *Host) laneClaimed(token, end uint64, back []byte) {
-	for _, v := range h.laneViewers() {
-		if token != 0 && v.lane.claim == token {
-			if len(back) > 0 && v.lane.handBack(back) {
-				back = nil
-			}
-			v.lane.do(func(g *lanegate.Gate) { g.Ended(end) })
-		}
-	}
-	if len(back) > 0 {
-		go h.orphanInput(back)
-	}
-}
-
-// pokeLanes tells every viewer's gate that the holder connection changed
-// (lost: the claims it was asked are asked again).
-func (h *Host) pokeLanes(lost bool) {
-	for _, v := range h.laneViewers() {
-		v.lane.do(func(g *lanegate.Gate) {
-			if lost && v.lane.claim != 0 {
-				g.Lost()
-			}
-		})
-	}
-}
-
-func (h *Host) laneViewers() []*viewer {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var vs []*viewer
-	for v := range h.viewers {
-		if v.lane != nil {
-			vs = append(vs, v)
-		}
-	}
-	return vs
-}
-
-// laneEnded hands the holder's lane-end at x to the lane's viewer.
-func (h *Host) laneEnded(x uint64) {
-	h.mu.Lock()
-	o := h.laneOwner
-	h.laneOwner = nil
-	h.mu.Unlock()
-	if o != nil {
-		o.lane.do(func(g *lanegate.Gate) { g.Ended(x) })
-	}
-}
-
-// laneLost tells the lane's viewer that the connection that opened its
-// lane is gone with its end: the holder closed the lane's terminal
-// without saying where.
-func (h *Host) laneLost(up *holderConn) {
-	h.mu.Lock()
-	o := h.laneOwner
-	if h.up != nil && h.up != up {
-		o = nil // a lane opened on the newer connection
-	}
-	if o != nil {
-		h.laneOwner = nil
-	}
-	h.mu.Unlock()
-	if o != nil {
-		o.lane.do(func(g *lanegate.Gate) { g.Lost() })
-	}
-}
-
-// sendWithFD sends the frames fn writes with the descriptor fd, within
-// the connection's deadline, as send does.
-func (u *holderConn) sendWithFD(fn func(*wire.Writer) error, fd int) error {
-	uc, ok := u.c.(*net.UnixConn)
-	if !ok {
-		return errors.New("session: the holder's connection cannot carry a terminal")
-	}
-	return u.send(func(*wire.Writer) error {
-		var b frameBuffer
-		if err := fn(wire.NewWriter(&b)); err != nil {
-			return err
-		}
-		return fdpass.Write(uc, b, fd)
-	})
-}
-
-// frameBuffer collects frames to send in one write.
-type frameBuffer []byte
-
-func (b *frameBuffer) Write(p []byte) (int, error) {
-	*b = append(*b, p...)
-	return len(p), nil
-}
-
 // laneFrame handles a lane or lane-off frame from the viewer (its
 // reader); it reports false for a viewer that may not send one. A
 // terminal comes only from a read-write local terminal viewer, and is
@@ -392,20 +240,6 @@ func (v *viewer) laneFrame(f wire.Frame) bool {
 	}
 	v.lane.offer(at, fd)
 	return true
-}
-
-// endLane revokes v's lane, if the holder runs one for it, and waits up
-// to timeout for its end: nothing reaches v's terminal by the lane after.
-func (h *Host) endLane(v *viewer, timeout time.Duration) {
-	h.revokeLane(v)
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		h.mu.Lock()
-		mine := h.laneOwner == v
-		h.mu.Unlock()
-		if !mine {
-			return
-		}
-	}
 }
 
 // readLogged reads the log at off into buf, for bytes the holder has

@@ -40,7 +40,7 @@ func TestViewerLaneHoldsAndResumes(t *testing.T) {
 	h.mu.Lock()
 	h.up = newHolderConn(srvSide, 5*time.Second)
 	h.up.version = 7
-	h.cols, h.rows = 80, 24
+	h.size.cols, h.size.rows = 80, 24
 	h.mu.Unlock()
 
 	dup := laneTermFD(t)
@@ -115,8 +115,7 @@ func TestViewerLaneHoldsAndResumes(t *testing.T) {
 	}
 	resizeAt := uint64(len(vh.out))
 	h.mu.Lock()
-	h.cols, h.rows = 100, 30
-	h.sizeChangedLocked(resizeAt, 100, 30)
+	h.size.resized(resizeAt, 100, 30)
 	h.viewersChangedLocked()
 	h.mu.Unlock()
 	vh.live([]byte("at 100x30\r\n"))

@@ -21,7 +21,7 @@ import (
 func (h *Host) inputLane(v *viewer) (*holderConn, uint32, bool) {
 	h.mu.Lock()
 	up := h.up
-	mine := h.laneOwner == v
+	mine := h.lanes.owns(v)
 	vv := v.laneViewerLocked()
 	h.mu.Unlock()
 	if !mine || up == nil {
@@ -72,10 +72,7 @@ func (v *viewer) laneIn() bool {
 // take them, to the pty as input by the usual path.
 func (h *Host) laneHandBack(p []byte) {
 	h.meter.LaneHandBacks.Add(1)
-	h.mu.Lock()
-	o := h.laneOwner
-	h.mu.Unlock()
-	if o != nil && o.lane.handBack(p) {
+	if o := h.lanes.get(); o != nil && o.lane.handBack(p) {
 		return
 	}
 	h.log.Info("keys read by a lane came back with no viewer to take them; written as input", "bytes", len(p))
@@ -100,13 +97,10 @@ func (h *Host) laneTyped(n uint64) {
 	}
 	now := time.Now()
 	h.stampInput()
-	h.inBytes.Add(n)
+	h.counts.inBytes.Add(n)
 	h.meter.InputBytes.Add(n)
 	h.meter.LaneTyped.Add(n)
-	h.mu.Lock()
-	o := h.laneOwner
-	h.mu.Unlock()
-	if o != nil {
+	if o := h.lanes.get(); o != nil {
 		h.viewerSize(o, sizepolicy.Type, 0, 0, now)
 	}
 }

@@ -282,7 +282,7 @@ func TestInputLaneTyped(t *testing.T) {
 	if h.meter.InputBytes.Load() != 8 {
 		t.Errorf("metered input %d, want 8", h.meter.InputBytes.Load())
 	}
-	for v := range h.viewers {
+	for v := range h.room.viewers {
 		if v.sz.Active.Before(before) {
 			t.Errorf("the lane's viewer last active %v: its typing was not seen by the size policy", v.sz.Active)
 		}

@@ -19,218 +19,252 @@ const viewerChunk = 256 << 10
 // pass for p's judgement, and around each output write to time it.
 func (v *viewer) writeLoop(l *outlog.Log, p flow.Progress) error {
 	defer v.leave()
-	var cur *outlog.Cursor
-	defer func() {
-		if cur != nil {
-			cur.Close()
+	w := &outWriter{v: v, l: l, p: p}
+	defer w.closeCursor()
+	if v.lane != nil {
+		w.lanePoke = v.lane.poke
+		defer v.endLanes()
+	}
+	for {
+		if stop, err := w.step(); stop {
+			return err
 		}
-	}()
-	var buf []byte
-	sendOutput := func(n int, fn func(*wire.Writer) error) error {
-		began := time.Now()
-		err := v.send(fn)
-		p.Sent(n, began, time.Now())
+	}
+}
+
+// outWriter is a viewer's write loop (writeLoop): its flow, where it
+// reads the log, and when a refused lane may be offered again.
+type outWriter struct {
+	v         *viewer
+	l         *outlog.Log
+	p         flow.Progress
+	cur       *outlog.Cursor // reads the log, for a viewer behind the window
+	buf       []byte
+	lanePoke  chan struct{} // nil: never ready
+	laneRetry time.Time
+}
+
+// step makes one pass of the write loop: it tells the viewer what changed
+// (the viewers, the log's state, the term mode), runs its lane, tells it
+// a size change due at its offset, and then does what its flow decides.
+// stop says the loop ends, with err.
+func (w *outWriter) step() (stop bool, err error) {
+	v := w.v
+	if !v.waiter {
+		if err := v.sendState(); err != nil {
+			return true, err
+		}
+	}
+	if v.lane != nil {
+		hold, err := v.laneStep(w.l, &w.p, w.resyncNow, &w.laneRetry) // viewer_lane.go
+		if err != nil {
+			return true, err
+		}
+		if hold {
+			select {
+			case <-w.lanePoke:
+			case <-v.gone:
+				return true, nil
+			}
+			return false, nil
+		}
+	}
+	off := w.p.Next()
+	// The session's size changes are told in order with the output:
+	// the bytes after one were printed at the new size.
+	chunk := viewerChunk
+	if !v.waiter {
+		told, n, err := v.sizeStep(off, chunk)
+		if err != nil {
+			return true, err
+		}
+		if told {
+			return false, nil
+		}
+		chunk = n
+	}
+	parts, end, exit, changed := v.h.window(off, chunk)
+	a := w.p.Observe(time.Now(), flow.Observation{
+		End: end, Acking: v.acking.Load(), Acked: v.acked.Load(), Draining: v.h.draining,
+	})
+	switch a.Kind {
+	case flow.Resync:
+		err := w.resync(end, a.Why)
+		return err != nil, err
+	case flow.AwaitAck:
+		select {
+		case <-v.ackCh:
+		case <-changed:
+		case <-v.gone:
+			return true, nil
+		case <-time.After(time.Second):
+		}
+		return false, nil
+	case flow.CaughtUp:
+		return w.caughtUp(exit, changed)
+	}
+	if len(parts) > 0 {
+		n := 0
+		for _, part := range parts {
+			n += len(part)
+		}
+		err := w.sendOutput(n, func(ww *wire.Writer) error { return ww.OutputParts(off, parts) })
+		return err != nil, err
+	}
+	return w.fromLog(off, chunk, end)
+}
+
+// sendState sends the viewers, log state and term-mode frames that are
+// due.
+func (v *viewer) sendState() error {
+	if err := v.sendViewers(); err != nil {
 		return err
 	}
-	// A snapshot sent for slowness counts as drawn until the viewer acks
-	// past it (Progress.Resynced says when).
-	resync := func(end uint64, why flow.Why) error {
-		at, err := v.resync(l, p.Next(), end, why)
-		if err != nil {
-			return err
-		}
-		if p.Resynced(at) && v.acking.Load() {
-			v.acked.Store(at)
-		}
-		return nil
+	if err := v.sendLogState(); err != nil {
+		return err
 	}
-	draining := v.h.draining
-	var lanePoke chan struct{} // nil: never ready
-	var laneRetry time.Time
-	if v.lane != nil {
-		lanePoke = v.lane.poke
-		defer func() {
-			v.lane.mu.Lock()
-			open := v.lane.gate.Open()
-			v.lane.mu.Unlock()
-			if open {
-				v.h.revokeLane(v) // its end, when it comes, finds nobody
-			}
-			v.lane.close()
-			v.endBack() // viewer_lanein.go
-		}()
+	return v.sendTermMode() // termmode.go
+}
+
+// sendOutput sends an output frame of n bytes, timed for the flow.
+func (w *outWriter) sendOutput(n int, fn func(*wire.Writer) error) error {
+	began := time.Now()
+	err := w.v.send(fn)
+	w.p.Sent(n, began, time.Now())
+	return err
+}
+
+// resync skips the viewer to the present. A snapshot sent for slowness
+// counts as drawn until the viewer acks past it (Progress.Resynced says
+// when).
+func (w *outWriter) resync(end uint64, why flow.Why) error {
+	v := w.v
+	at, err := v.resync(w.l, w.p.Next(), end, why)
+	if err != nil {
+		return err
 	}
-	resyncNow := func(end uint64) error { return resync(end, flow.Why{}) }
-	for {
-		if !v.waiter {
-			if err := v.sendViewers(); err != nil {
-				return err
-			}
-			if err := v.sendLogState(); err != nil {
-				return err
-			}
-			if err := v.sendTermMode(); err != nil { // termmode.go
-				return err
-			}
-		}
-		if v.lane != nil {
-			hold, err := v.laneStep(l, &p, resyncNow, &laneRetry) // viewer_lane.go
-			if err != nil {
-				return err
-			}
-			if hold {
-				select {
-				case <-lanePoke:
-				case <-v.gone:
-					return nil
-				}
-				continue
-			}
-		}
-		off := p.Next()
-		// The session's size changes are told in order with the output:
-		// the bytes after one were printed at the new size.
-		chunk := viewerChunk
-		if !v.waiter {
-			told, n, err := v.sizeStep(off, chunk)
-			if err != nil {
-				return err
-			}
-			if told {
-				continue
-			}
-			chunk = n
-		}
-		parts, end, exit, changed := v.h.window(off, chunk)
-		a := p.Observe(time.Now(), flow.Observation{
-			End: end, Acking: v.acking.Load(), Acked: v.acked.Load(), Draining: draining,
-		})
-		switch a.Kind {
-		case flow.Resync:
-			if err := resync(end, a.Why); err != nil {
-				return err
-			}
-			continue
-		case flow.AwaitAck:
-			select {
-			case <-v.ackCh:
-			case <-changed:
-			case <-v.gone:
-				return nil
-			case <-time.After(time.Second):
-			}
-			continue
-		case flow.CaughtUp:
-			if exit != nil {
-				e := *exit
-				return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, e) })
-			}
-			if v.stateDue() {
-				// It changed between the sends above and the look at the
-				// window: changed is already the channel after it.
-				continue
-			}
-			var retry <-chan time.Time
-			var t *time.Timer
-			if !laneRetry.IsZero() {
-				// A lane refused: the offer is taken again then.
-				t = time.NewTimer(time.Until(laneRetry))
-				retry = t.C
-			}
-			select {
-			case <-changed:
-			case <-lanePoke:
-			case <-retry:
-			case <-v.gone:
-			}
-			if t != nil {
-				t.Stop()
-			}
-			if v.left() {
-				return nil
-			}
-			continue
-		}
-		if len(parts) > 0 {
-			n := 0
-			for _, part := range parts {
-				n += len(part)
-			}
-			if err := sendOutput(n, func(w *wire.Writer) error { return w.OutputParts(off, parts) }); err != nil {
-				return err
-			}
-			continue
-		}
-		// Behind the window: read the log on disk.
-		if cur == nil {
-			cur = l.Cursor(off)
-			buf = make([]byte, viewerChunk)
-		} else if cur.Offset() != off {
-			cur.Seek(off)
-		}
-		n, err := cur.Read(buf[:min(uint64(chunk), end-off)])
-		var gap *outlog.GapError
-		switch {
-		case n > 0:
-			if err := sendOutput(n, func(w *wire.Writer) error { return w.Output(off, buf[:n]) }); err != nil {
-				return err
-			}
-			continue
-		case errors.Is(err, outlog.ErrCompacted):
-			l.Refresh()
-			a := p.Gone(end, l.First())
-			if a.Kind == flow.Resync {
-				if err := resync(end, a.Why); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := v.send(func(w *wire.Writer) error { return w.Gap(a.From, a.To) }); err != nil {
-				return err
-			}
-			p.Skipped(a.To)
-			continue
-		case errors.As(err, &gap):
-			// Never logged (a full disk): lost to a viewer this far behind.
-			if err := v.send(func(w *wire.Writer) error { return w.Gap(gap.Start, gap.End) }); err != nil {
-				return err
-			}
-			p.Skipped(gap.End)
-			continue
-		case errors.Is(err, outlog.ErrCorrupt):
-			// Damaged bytes are lost; say so and carry on after them.
-			next := flow.Forward(off, l.SkipCorrupt(off), end)
-			v.h.log.Error("output log is damaged; skipping", "from", off, "to", next, "err", err)
-			if err := v.send(func(w *wire.Writer) error { return w.Gap(off, next) }); err != nil {
-				return err
-			}
-			p.Skipped(next)
-			continue
-		case errors.Is(err, outlog.ErrClosed):
-			// The host was closed under the viewer (a restore replaced
-			// it, or the server is stopping): let go without an error, so
-			// the client reconnects and reaches the session's new host.
-			return err
-		case err != nil && err != io.EOF:
-			msg := "read output log: " + err.Error()
-			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })
-			return err
-		}
-		if to, ok := v.h.unlogged(l, off); ok {
-			if err := v.send(func(w *wire.Writer) error { return w.Gap(off, to) }); err != nil {
-				return err
-			}
-			p.Skipped(to)
-			continue
-		}
-		// The log has not caught up with what the holder sent (it is
-		// written first, so this is a refresh away); wait a moment.
-		select {
-		case <-v.gone:
-			return nil
-		case <-time.After(5 * time.Millisecond):
-		}
+	if w.p.Resynced(at) && v.acking.Load() {
+		v.acked.Store(at)
 	}
+	return nil
+}
+
+func (w *outWriter) resyncNow(end uint64) error { return w.resync(end, flow.Why{}) }
+
+// caughtUp ends the loop with the exit once the session has ended, and
+// else waits for something to send: output, a change to tell, the lane,
+// or the time a refused lane may be offered again.
+func (w *outWriter) caughtUp(exit *wire.Exit, changed chan struct{}) (stop bool, err error) {
+	v := w.v
+	if exit != nil {
+		e := *exit
+		return true, v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeExit, e) })
+	}
+	if v.stateDue() {
+		// It changed between the sends above and the look at the
+		// window: changed is already the channel after it.
+		return false, nil
+	}
+	var retry <-chan time.Time
+	var t *time.Timer
+	if !w.laneRetry.IsZero() {
+		// A lane refused: the offer is taken again then.
+		t = time.NewTimer(time.Until(w.laneRetry))
+		retry = t.C
+	}
+	select {
+	case <-changed:
+	case <-w.lanePoke:
+	case <-retry:
+	case <-v.gone:
+	}
+	if t != nil {
+		t.Stop()
+	}
+	return v.left(), nil
+}
+
+// fromLog sends the viewer, behind the window, what the log on disk has
+// at off (at most chunk bytes, below end), or tells it what the log
+// cannot give.
+func (w *outWriter) fromLog(off uint64, chunk int, end uint64) (stop bool, err error) {
+	v, l := w.v, w.l
+	if w.cur == nil {
+		w.cur = l.Cursor(off)
+		w.buf = make([]byte, viewerChunk)
+	} else if w.cur.Offset() != off {
+		w.cur.Seek(off)
+	}
+	n, err := w.cur.Read(w.buf[:min(uint64(chunk), end-off)])
+	var gap *outlog.GapError
+	switch {
+	case n > 0:
+		err := w.sendOutput(n, func(ww *wire.Writer) error { return ww.Output(off, w.buf[:n]) })
+		return err != nil, err
+	case errors.Is(err, outlog.ErrCompacted):
+		l.Refresh()
+		a := w.p.Gone(end, l.First())
+		if a.Kind == flow.Resync {
+			err := w.resync(end, a.Why)
+			return err != nil, err
+		}
+		return w.gap(a.From, a.To)
+	case errors.As(err, &gap):
+		// Never logged (a full disk): lost to a viewer this far behind.
+		return w.gap(gap.Start, gap.End)
+	case errors.Is(err, outlog.ErrCorrupt):
+		// Damaged bytes are lost; say so and carry on after them.
+		next := flow.Forward(off, l.SkipCorrupt(off), end)
+		v.h.log.Error("output log is damaged; skipping", "from", off, "to", next, "err", err)
+		return w.gap(off, next)
+	case errors.Is(err, outlog.ErrClosed):
+		// The host was closed under the viewer (a restore replaced
+		// it, or the server is stopping): let go without an error, so
+		// the client reconnects and reaches the session's new host.
+		return true, err
+	case err != nil && err != io.EOF:
+		msg := "read output log: " + err.Error()
+		v.send(func(w *wire.Writer) error { return w.Error(wire.CodeInternal, msg) })
+		return true, err
+	}
+	if to, ok := v.h.unlogged(l, off); ok {
+		return w.gap(off, to)
+	}
+	// The log has not caught up with what the holder sent (it is
+	// written first, so this is a refresh away); wait a moment.
+	select {
+	case <-v.gone:
+		return true, nil
+	case <-time.After(5 * time.Millisecond):
+	}
+	return false, nil
+}
+
+// gap tells the viewer that [from, to) is gone, and moves it past.
+func (w *outWriter) gap(from, to uint64) (stop bool, err error) {
+	if err := w.v.send(func(ww *wire.Writer) error { return ww.Gap(from, to) }); err != nil {
+		return true, err
+	}
+	w.p.Skipped(to)
+	return false, nil
+}
+
+func (w *outWriter) closeCursor() {
+	if w.cur != nil {
+		w.cur.Close()
+	}
+}
+
+// endLanes ends the viewer's lanes as its write loop ends.
+func (v *viewer) endLanes() {
+	v.lane.mu.Lock()
+	open := v.lane.gate.Open()
+	v.lane.mu.Unlock()
+	if open {
+		v.h.revokeLane(v) // its end, when it comes, finds nobody
+	}
+	v.lane.close()
+	v.endBack() // viewer_lanein.go
 }
 
 // sizeStep tells the viewer the session's size change at off, if one is
@@ -275,7 +309,7 @@ func (v *viewer) resync(l *outlog.Log, had, end uint64, why flow.Why) (uint64, e
 	if err := v.send(func(w *wire.Writer) error { return w.Resized(at, cols, rows) }); err != nil {
 		return 0, err
 	}
-	v.h.resyncs.Add(1)
+	v.h.counts.resyncs.Add(1)
 	v.h.meter.Resyncs.Add(1)
 	args := []any{"viewer", v.id, "offset", at,
 		"behind", why.Behind, "read", why.Read, "over", why.Over.Round(time.Millisecond), "write_blocked", why.Blocked, "bytes_gone", why.Gone}
@@ -321,11 +355,11 @@ func (v *viewer) sendRange(l *outlog.Log, from, to uint64) bool {
 func (v *viewer) sendViewers() error {
 	h := v.h
 	h.mu.Lock()
-	if v.sentVer == h.viewersVer {
+	if v.sentVer == h.room.ver {
 		h.mu.Unlock()
 		return nil
 	}
-	v.sentVer = h.viewersVer
+	v.sentVer = h.room.ver
 	msg := h.viewersLocked()
 	msg.You = v.id
 	h.mu.Unlock()
@@ -341,8 +375,8 @@ func (v *viewer) stateDue() bool {
 	h := v.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return v.sentVer != h.viewersVer || (v.version >= 2 && v.sentLogVer != h.logVer) ||
-		(v.version >= 7 && h.termMode != nil && v.sentModeVer != h.termModeVer)
+	return v.sentVer != h.room.ver || (v.version >= 2 && v.sentLogVer != h.reports.logVer) ||
+		(v.version >= 7 && h.reports.mode != nil && v.sentModeVer != h.reports.modeVer)
 }
 
 // sendLogState tells the viewer when the session's log stops or resumes.
@@ -352,12 +386,12 @@ func (v *viewer) sendLogState() error {
 		return nil // log frames came with version 2
 	}
 	h.mu.Lock()
-	if v.sentLogVer == h.logVer {
+	if v.sentLogVer == h.reports.logVer {
 		h.mu.Unlock()
 		return nil
 	}
-	v.sentLogVer = h.logVer
-	st := h.logState
+	v.sentLogVer = h.reports.logVer
+	st := h.reports.log
 	h.mu.Unlock()
 	return v.send(func(w *wire.Writer) error { return w.JSON(wire.TypeLog, st) })
 }

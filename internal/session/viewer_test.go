@@ -72,8 +72,8 @@ func (vh *viewerHost) holder(version int) net.Conn {
 	up.version = version
 	h.mu.Lock()
 	h.up = up
-	h.cols, h.rows = 80, 24
-	h.readers.Add(1)
+	h.size.cols, h.size.rows = 80, 24
+	h.closer.readers.Add(1)
 	h.mu.Unlock()
 	go h.readHolder(up)
 	vh.t.Cleanup(h.Close) // before the sockets close: no reconnect
