@@ -69,6 +69,6 @@ func (h *Host) SetCloseReason(reason string) {
 // stampInput records that input (or a signal) is being sent to the session.
 func (h *Host) stampInput() {
 	h.mu.Lock()
-	h.usage.input = time.Now()
+	h.usage.input = h.now()
 	h.mu.Unlock()
 }

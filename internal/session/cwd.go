@@ -29,7 +29,8 @@ type cwdTracker struct {
 }
 
 // maybeCheckCwd starts a lookup when one is due. It runs on readHolder's
-// goroutine and never blocks it.
+// goroutine and never blocks it. It paces /proc reads with a real timer,
+// so on real time, not the host's clock.
 func (h *Host) maybeCheckCwd() {
 	h.mu.Lock()
 	t := &h.cwdT

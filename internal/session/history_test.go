@@ -73,7 +73,8 @@ func TestResyncKeepsHistory(t *testing.T) {
 }
 
 func resyncKeepsHistory(t *testing.T, limit, count, pad int) {
-	vh := newViewerHost(t, outlog.Options{})
+	clock := newFakeClock()
+	vh := newViewerHostOn(t, outlog.Options{}, clock.Now)
 	head := fmt.Sprintf("$ seq 1 %d\r\n", count)
 	vh.live([]byte(head))
 	vh.connected()
@@ -96,6 +97,9 @@ func resyncKeepsHistory(t *testing.T, limit, count, pad int) {
 		vh.live([]byte("$ "))
 	}()
 	end := uint64(len(head) + burst.Len() + 2)
+	// The burst comes in no time by the host's clock: the page draws
+	// none of it before it is all out.
+	<-done
 	// It acks what it has drawn, as a page does: it is sent at most a
 	// queue beyond that.
 	ack := wire.NewWriter(pv.c)
@@ -121,7 +125,9 @@ func resyncKeepsHistory(t *testing.T, limit, count, pad int) {
 			drawn += uint64(len(data))
 			ack.Uint64(wire.TypeAck, drawn)
 			if !resynced {
-				time.Sleep(time.Second) // a page drawing a tenth of the flood
+				// A page drawing a frame in 4 s: what is behind it
+				// would take it far longer than flow.CatchUpWithin.
+				clock.Advance(4 * time.Second)
 			}
 		}
 	}

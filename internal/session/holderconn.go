@@ -50,14 +50,14 @@ func (h *Host) connect(from int64, again bool) error {
 		from = int64(l.SureEnd())
 		h.shell.load(l, uint64(from))
 	}
-	up, welcome, err := dialHolder(h.dir, from, h.holderTimeout)
+	up, welcome, err := dialHolder(h.dir, from, h.health.timeout)
 	if err != nil {
 		if errors.Is(err, ErrHolderSilent) {
 			// Its socket took the connection but it says nothing: stopped
 			// or wedged. A kill does not wait on it.
 			h.mu.Lock()
-			if h.unresponsive.IsZero() && h.exit == nil {
-				h.unresponsive = time.Now()
+			if h.health.unresponsive.IsZero() && h.exit == nil {
+				h.health.unresponsive = h.now()
 				h.viewersChangedLocked()
 			}
 			h.mu.Unlock()
@@ -81,7 +81,7 @@ func (h *Host) connect(from int64, again bool) error {
 		h.setTermModeLocked(nil)
 	}
 	// It welcomed us: whatever held it up before is over.
-	h.unresponsive = time.Time{}
+	h.health.unresponsive = time.Time{}
 	h.room.ver++ // the viewers frame says whether it answers
 	h.wakeLocked()
 	h.mu.Unlock()
@@ -159,7 +159,7 @@ func (h *Host) readHolder(up *holderConn) {
 // whether the window kept its bytes.
 func (h *Host) holderOutput(payload []byte) (kept bool) {
 	off, data, _ := wire.ParseOutput(payload)
-	h.shell.feed(off, time.Now(), data)
+	h.shell.feed(off, h.now(), data)
 	// The arbiter learns of a question before any viewer can see
 	// it: a viewer quick to answer must find it asked.
 	h.q.scan.Scan(data, off, h.asked)
@@ -405,7 +405,7 @@ const DefaultHolderTimeout = 10 * time.Second
 // and marks the session unresponsive while the holder does not answer
 // (holderwatch.Watch), until the connection ends.
 func (h *Host) watchHolder(up *holderConn) {
-	w := holderwatch.New(holderwatch.Config{Interval: h.holderTimeout / 2, Timeout: h.holderTimeout}, time.Now())
+	w := holderwatch.New(holderwatch.Config{Interval: h.health.timeout / 2, Timeout: h.health.timeout}, h.now())
 	t := time.NewTimer(w.Step())
 	defer t.Stop()
 	var frames, seq uint64
@@ -418,7 +418,7 @@ func (h *Host) watchHolder(up *holderConn) {
 			return
 		case <-t.C:
 		}
-		now := time.Now()
+		now := h.now()
 		if n := up.heard.Load(); n != frames {
 			frames, heard = n, now // heard since the last wake: a step late at most
 		}
@@ -427,12 +427,12 @@ func (h *Host) watchHolder(up *holderConn) {
 		if v.Changed {
 			h.mu.Lock()
 			if h.up == up && h.exit == nil {
-				h.unresponsive = v.Since
+				h.health.unresponsive = v.Since
 				h.viewersChangedLocked()
 			}
 			h.mu.Unlock()
 			if v.Unresponsive {
-				h.log.Warn("the session's holder does not answer; writes to it fail after the holder timeout", "pid", h.Info().Pid, "timeout", h.holderTimeout)
+				h.log.Warn("the session's holder does not answer; writes to it fail after the holder timeout", "pid", h.Info().Pid, "timeout", h.health.timeout)
 			} else {
 				h.log.Info("the session's holder answers again")
 			}

@@ -55,6 +55,7 @@ type Host struct {
 	ID  string
 	dir string
 	log *slog.Logger
+	now func() time.Time // the clock (Config.Now)
 	// onEnd is called once, from the host's own goroutine, when the session
 	// ends (exited, closed or interrupted).
 	onEnd func(wire.Exit)
@@ -73,10 +74,7 @@ type Host struct {
 	up            *holderConn   // nil while disconnected
 	ended         chan struct{} // closed when exit is set
 	closing       bool          // a Close was sent: the end is on purpose
-	// unresponsive is when the holder was judged not to answer (zero
-	// while it answers; watchHolder).
-	unresponsive  time.Time
-	holderTimeout time.Duration // how long the holder has to answer and to take a write
+	health        holderHealth  // whether the holder answers (watchHolder)
 
 	// For the server's policies (activity.go), also guarded by mu.
 	closeReason string   // why, when the server closed it on its own (SetCloseReason)
@@ -93,6 +91,14 @@ type Host struct {
 	shell  shellState    // the shell's marks (shell.go); its own lock
 	counts hostCounts    // this session's share of the meter (meter.go); atomic
 	closer hostCloser    // Close's state (below)
+}
+
+// holderHealth is whether the holder answers. Guarded by Host.mu.
+type holderHealth struct {
+	timeout time.Duration // how long the holder has to answer and to take a write; fixed
+	// unresponsive is when the holder was judged not to answer (zero
+	// while it answers; watchHolder).
+	unresponsive time.Time
 }
 
 // hostCloser is what Close does once, and what it waits for.
@@ -132,6 +138,10 @@ type Config struct {
 	// and to take a write before the write fails (0:
 	// DefaultHolderTimeout).
 	HolderTimeout time.Duration
+	// Now is the clock the host's decisions read (nil: time.Now): when a
+	// viewer is slow, when a question expires, when the session was last
+	// used. Waits and I/O deadlines run on real time whatever it says.
+	Now func() time.Time
 }
 
 // closedReason is the reason of a session closed on purpose, when the
@@ -158,9 +168,13 @@ func New(cfg Config) *Host {
 		ID: cfg.ID, dir: cfg.Dir, log: lg.With("session", cfg.ID), onEnd: cfg.OnEnd, meter: meter,
 		win:     window.New(recentCap),
 		changed: make(chan struct{}), ended: make(chan struct{}),
-		usage:         newActivity(time.Now()),
-		holderTimeout: cmp.Or(max(cfg.HolderTimeout, 0), DefaultHolderTimeout),
+		now: cfg.Now,
 	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	h.usage = newActivity(h.now())
+	h.health.timeout = cmp.Or(max(cfg.HolderTimeout, 0), DefaultHolderTimeout)
 	h.closer.closed = make(chan struct{})
 	h.cwdT.notify = cfg.OnCwd
 	return h
@@ -213,7 +227,7 @@ func (h *Host) Info() Info {
 		info.Lingering = &l
 	}
 	if h.exit == nil {
-		info.UnresponsiveSince = h.unresponsive
+		info.UnresponsiveSince = h.health.unresponsive
 		if h.reports.mode != nil {
 			m := *h.reports.mode
 			info.TermMode = &m

@@ -256,7 +256,7 @@ func (m *model) apply(off uint64, p []byte) {
 	}
 	m.off = off
 	m.movedLocked()
-	if now := time.Now(); now.Sub(m.compacted) >= compactEvery {
+	if now := time.Now(); now.Sub(m.compacted) >= compactEvery { // real time: it paces the work, decides nothing
 		m.scr.CompactScrollback()
 		m.compacted = now
 	}

@@ -42,7 +42,7 @@ func (h *Host) appendOutput(off uint64, data []byte) (kept bool) {
 	n, kept := h.win.Append(off, data)
 	h.meter.OutputBytes.Add(uint64(n))
 	h.end = h.win.End()
-	h.usage.output = time.Now()
+	h.usage.output = h.now()
 	h.wakeLocked()
 	return kept
 }

@@ -60,7 +60,7 @@ func (q *questionState) live(id int, from uint64) {
 // recorded and hands it over if nobody else will see it.
 func (h *Host) asked(k termq.Kind, end uint64) {
 	h.q.mu.Lock()
-	who := h.q.arb.Asked(k, end, time.Now())
+	who := h.q.arb.Asked(k, end, h.now())
 	h.q.mu.Unlock()
 	if who == termq.Model {
 		h.modelAnswers(termq.Question{Kind: k, End: end})
@@ -87,7 +87,7 @@ func (h *Host) viewerInput(id int, p []byte, now time.Time) error {
 // now that it skips the output in (had, at] (termq.Arbiter.Skip).
 func (h *Host) skipQuestions(v *viewer, had, at uint64) {
 	h.q.mu.Lock()
-	qs := h.q.arb.Skip(v.id, had, at, time.Now())
+	qs := h.q.arb.Skip(v.id, had, at, h.now())
 	h.q.mu.Unlock()
 	for _, q := range qs {
 		h.modelAnswers(q)
@@ -134,7 +134,7 @@ func (h *Host) answerFromModel(q termq.Question) {
 	h.q.input.Lock()
 	defer h.q.input.Unlock()
 	h.q.mu.Lock()
-	forward := ans != nil && h.q.arb.FromModel(q.Kind, time.Now())
+	forward := ans != nil && h.q.arb.FromModel(q.Kind, h.now())
 	h.q.mu.Unlock()
 	if forward {
 		h.Input(ans)

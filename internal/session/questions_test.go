@@ -17,12 +17,13 @@ import (
 // once. Before, the question waited for that viewer until it expired, and
 // the program asking got no answer at all.
 func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
-	rig := newQuestionRig(t, ViewerOptions{Queue: 64 << 10})
+	clock := newFakeClock()
+	rig := newQuestionRigOn(t, ViewerOptions{Queue: 64 << 10}, clock.Now)
 	pv := rig.pv
 	// A program prints 1 MiB, then asks where the cursor is and waits.
 	chunk := bytes.Repeat(append(bytes.Repeat([]byte("x"), 1023), '\n'), 64)
-	// The viewer reads a frame every 2 s: far behind the question when it
-	// is skipped to the present.
+	// The viewer reads a frame every 2 s of the host's clock: far behind
+	// the question when it is skipped to the present.
 	stop := make(chan struct{})
 	skipped := make(chan uint64, 1)
 	printed := make(chan struct{})
@@ -53,7 +54,7 @@ func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
 				if bytes.Contains(f.Payload, []byte("\x1b[6n")) {
 					t.Error("the viewer was sent the question: the test skips nothing")
 				}
-				time.Sleep(2 * time.Second)
+				clock.Advance(2 * time.Second)
 			}
 		}
 	}()
@@ -142,7 +143,14 @@ type questionRig struct {
 
 func newQuestionRig(t *testing.T, opts ViewerOptions) *questionRig {
 	t.Helper()
-	vh := newViewerHost(t, outlog.Options{})
+	return newQuestionRigOn(t, opts, nil)
+}
+
+// newQuestionRigOn is newQuestionRig with the host on the clock now (nil:
+// time.Now).
+func newQuestionRigOn(t *testing.T, opts ViewerOptions, now func() time.Time) *questionRig {
+	t.Helper()
+	vh := newViewerHostOn(t, outlog.Options{}, now)
 	vh.connected()
 	hs := vh.holder(wire.Version)
 	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd}, opts)

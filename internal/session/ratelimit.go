@@ -92,7 +92,7 @@ func (v *viewer) throttle(lim *inputLimiter, f wire.Frame) bool {
 	if f.Type == wire.TypeInput {
 		n = len(f.Payload)
 	}
-	wait, notice := lim.admit(n, time.Now())
+	wait, notice := lim.admit(n, time.Now()) // real time: the wait below is a real one
 	if wait <= 0 {
 		return true
 	}

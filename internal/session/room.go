@@ -3,7 +3,6 @@ package session
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"termkeep/internal/session/sizepolicy"
 	"termkeep/internal/wire"
@@ -83,12 +82,12 @@ func (h *Host) addViewer(v *viewer) {
 	defer h.mu.Unlock()
 	h.room.add(v)
 	h.q.attach(v.id, !v.readOnly)
-	h.usage.viewersChanged(len(h.room.viewers), time.Now())
+	h.usage.viewersChanged(len(h.room.viewers), h.now())
 	h.viewersChangedLocked()
 }
 
 func (h *Host) removeViewer(v *viewer) {
-	now := time.Now()
+	now := h.now()
 	h.mu.Lock()
 	delete(h.room.viewers, v)
 	// Questions a writable viewer was to answer, and that no writable
@@ -110,6 +109,6 @@ func (h *Host) viewersLocked() wire.Viewers {
 	out := wire.Viewers{Viewers: h.room.infos(), Cols: h.size.cols, Rows: h.size.rows}
 	out.SizePolicy = string(cmp.Or(h.size.policy, sizepolicy.Latest))
 	out.SizeOwner = h.size.owner
-	out.HolderUnresponsive = !h.unresponsive.IsZero() && h.exit == nil
+	out.HolderUnresponsive = !h.health.unresponsive.IsZero() && h.exit == nil
 	return out
 }

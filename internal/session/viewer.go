@@ -142,7 +142,7 @@ func (h *Host) newViewer(ctx context.Context, cancel context.CancelFunc, rw io.R
 		readOnly: opts.ReadOnly || hello.Role == wire.RoleWaiter, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
 		scrollback: max(hello.Scrollback, 0),
 	}
-	v.born = time.Now()
+	v.born = h.now()
 	return v
 }
 
@@ -197,7 +197,7 @@ func (h *Host) arrive(v *viewer, hello wire.Hello, st *viewerStart) {
 	if hello.Fit {
 		ev = sizepolicy.Fit
 	}
-	h.viewerSize(v, ev, hello.Cols, hello.Rows, time.Now())
+	h.viewerSize(v, ev, hello.Cols, hello.Rows, h.now())
 	h.mu.Lock()
 	want := h.size.reqCols == hello.Cols && h.size.reqRows == hello.Rows && h.size.owner == v.id
 	h.mu.Unlock()
@@ -382,7 +382,7 @@ func (v *viewer) readLoop() {
 	defer v.leave()
 	r := v.rw
 	var buf []byte
-	lim := newInputLimiter(time.Now()) // ratelimit.go
+	lim := newInputLimiter(time.Now()) // ratelimit.go; real time, as its waits
 	var refused refusals               // a read-only viewer's refused frames
 	for {
 		f, err := wire.ReadFrame(r, &buf)
@@ -392,7 +392,7 @@ func (v *viewer) readLoop() {
 			}
 			return
 		}
-		v.lastHeard.Store(int64(time.Since(v.born)))
+		v.lastHeard.Store(int64(v.h.now().Sub(v.born)))
 		if err := wire.Validate(f); err != nil {
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, err.Error()) })
 			return
@@ -407,7 +407,7 @@ func (v *viewer) readLoop() {
 			// Deciding which answer passes and writing it happen under one
 			// lock, so answers reach the program in the order they were
 			// accepted, whichever viewers sent them.
-			now := time.Now()
+			now := v.h.now()
 			v.h.viewerSize(v, sizepolicy.Type, 0, 0, now)
 			opErr = v.h.viewerInput(v.id, f.Payload, now)
 			if opErr != nil && !errors.Is(opErr, ErrEnded) {
@@ -433,10 +433,10 @@ func (v *viewer) readLoop() {
 				ev = sizepolicy.Fit
 			}
 			cols, rows, _ := wire.ParseResize(f.Payload)
-			opErr = v.h.viewerSize(v, ev, cols, rows, time.Now())
+			opErr = v.h.viewerSize(v, ev, cols, rows, v.h.now())
 		case wire.TypeInput, wire.TypeSignal:
 			if v.readOnly {
-				if refused.notify(f.Type, time.Now()) {
+				if refused.notify(f.Type, v.h.now()) {
 					v.send(func(w *wire.Writer) error {
 						return w.Error(wire.CodeForbidden, "this viewer is read-only: input, resize and signals are refused")
 					})
@@ -491,7 +491,7 @@ func (v *viewer) readLoop() {
 // connection is free: a viewer whose socket is full is not answering
 // either.
 func (v *viewer) pinger() {
-	judge := liveness.New(liveness.Config{Interval: v.opts.PingInterval, Timeout: v.opts.PongTimeout}, time.Now())
+	judge := liveness.New(liveness.Config{Interval: v.opts.PingInterval, Timeout: v.opts.PongTimeout}, v.h.now())
 	t := time.NewTimer(judge.Step())
 	defer t.Stop()
 	var seq uint64
@@ -501,7 +501,7 @@ func (v *viewer) pinger() {
 			return
 		case <-t.C:
 		}
-		now := time.Now()
+		now := v.h.now()
 		verdict := judge.Wake(now, v.born.Add(time.Duration(v.lastHeard.Load())))
 		t.Reset(judge.Step())
 		switch verdict.Action {

@@ -102,7 +102,7 @@ func (v *viewer) laneStep(l *outlog.Log, p *flow.Progress, resync func(end uint6
 		// Taken with the step: keys handed back before a lane-end are
 		// queued before the gate hears of it, so they go first.
 		back := v.lane.takeBack()
-		a := v.lane.gate.Step(time.Now(), vv, s, p.Next(), end)
+		a := v.lane.gate.Step(h.now(), vv, s, p.Next(), end)
 		v.lane.mu.Unlock()
 		if err := v.sendBack(back); err != nil { // viewer_lanein.go
 			return false, err
@@ -204,11 +204,11 @@ func (v *viewer) sendWritten(l *outlog.Log, p *flow.Progress, from, to uint64) e
 		for _, part := range parts {
 			k += len(part)
 		}
-		began := time.Now()
+		began := v.h.now()
 		if err := v.send(func(w *wire.Writer) error { return w.LaneWritten(from, parts) }); err != nil {
 			return err
 		}
-		p.Sent(k, began, time.Now())
+		p.Sent(k, began, v.h.now())
 		from += uint64(k)
 	}
 	p.Skipped(to)

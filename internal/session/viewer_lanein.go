@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"time"
 
 	"termkeep/internal/session/lanegate"
 	"termkeep/internal/session/sizepolicy"
@@ -84,7 +83,7 @@ func (h *Host) laneHandBack(p []byte) {
 // orphanInput writes keys a lane read to the pty through the arbiter as
 // from no viewer: the typing goes, an answer to a question does not.
 func (h *Host) orphanInput(p []byte) {
-	if err := h.viewerInput(0, p, time.Now()); err != nil {
+	if err := h.viewerInput(0, p, h.now()); err != nil {
 		h.log.Warn("keys read by a lane were lost", "bytes", len(p), "err", err)
 	}
 }
@@ -95,7 +94,7 @@ func (h *Host) laneTyped(n uint64) {
 	if n == 0 {
 		return
 	}
-	now := time.Now()
+	now := h.now()
 	h.stampInput()
 	h.counts.inBytes.Add(n)
 	h.meter.InputBytes.Add(n)

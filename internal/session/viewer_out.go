@@ -84,7 +84,7 @@ func (w *outWriter) step() (stop bool, err error) {
 		chunk = n
 	}
 	parts, end, exit, changed := v.h.window(off, chunk)
-	a := w.p.Observe(time.Now(), flow.Observation{
+	a := w.p.Observe(v.h.now(), flow.Observation{
 		End: end, Acking: v.acking.Load(), Acked: v.acked.Load(), Draining: v.h.draining,
 	})
 	switch a.Kind {
@@ -128,9 +128,9 @@ func (v *viewer) sendState() error {
 
 // sendOutput sends an output frame of n bytes, timed for the flow.
 func (w *outWriter) sendOutput(n int, fn func(*wire.Writer) error) error {
-	began := time.Now()
+	began := w.v.h.now()
 	err := w.v.send(fn)
-	w.p.Sent(n, began, time.Now())
+	w.p.Sent(n, began, w.v.h.now())
 	return err
 }
 
@@ -169,7 +169,7 @@ func (w *outWriter) caughtUp(exit *wire.Exit, changed chan struct{}) (stop bool,
 	var t *time.Timer
 	if !w.laneRetry.IsZero() {
 		// A lane refused: the offer is taken again then.
-		t = time.NewTimer(time.Until(w.laneRetry))
+		t = time.NewTimer(w.laneRetry.Sub(v.h.now()))
 		retry = t.C
 	}
 	select {

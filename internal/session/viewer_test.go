@@ -26,12 +26,19 @@ type viewerHost struct {
 
 func newViewerHost(t *testing.T, opts outlog.Options) *viewerHost {
 	t.Helper()
+	return newViewerHostOn(t, opts, nil)
+}
+
+// newViewerHostOn is newViewerHost with the host on the clock now (nil:
+// time.Now).
+func newViewerHostOn(t *testing.T, opts outlog.Options, now func() time.Time) *viewerHost {
+	t.Helper()
 	dir := t.TempDir()
 	l, err := outlog.Open(filepath.Join(dir, "log"), opts) // the holder's LogDir
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(Config{ID: "v", Dir: dir})
+	h := New(Config{ID: "v", Dir: dir, Now: now})
 	t.Cleanup(func() {
 		h.Close()
 		l.Close()
@@ -182,9 +189,11 @@ func TestServeViewerResumesExactly(t *testing.T) {
 }
 
 // A viewer that stops reading while the output floods is skipped to the
-// present with a snapshot; it is never waited for.
+// present with a snapshot; it is never waited for. It reads slowly by the
+// host's clock, which the test moves.
 func TestServeViewerResyncsAStalledViewer(t *testing.T) {
-	vh := newViewerHost(t, outlog.Options{})
+	clock := newFakeClock()
+	vh := newViewerHostOn(t, outlog.Options{}, clock.Now)
 	vh.connected()
 	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd}, ViewerOptions{Queue: 64 << 10})
 	if w := pv.welcome(); w.Resume != wire.ResumeLive {
@@ -212,7 +221,7 @@ func TestServeViewerResyncsAStalledViewer(t *testing.T) {
 		case wire.TypeOutput:
 			// Reads slowly: at this pace what is behind it takes far
 			// longer than 2 s to read.
-			time.Sleep(200 * time.Millisecond)
+			clock.Advance(200 * time.Millisecond)
 		}
 	}
 	t.Fatal("a viewer that stopped reading was not resynced within a minute")
