@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,25 +17,8 @@ import (
 	"termkeep/internal/api"
 	"termkeep/internal/client"
 	"termkeep/internal/store"
+	"termkeep/internal/testclock"
 )
-
-// testClock is a clock a test moves by hand.
-type testClock struct {
-	mu sync.Mutex // guards t
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // signIn swaps secret for a browser credential as a page does.
 func (ts *testServer) signIn(secret string) api.BrowserSignIn {
@@ -63,7 +45,7 @@ func (ts *testServer) dialWS(ctx context.Context, path string, protocols ...stri
 // used as a bearer and in a WebSocket's subprotocols, idle expiry with the
 // clock moved, sign out, and revocation through the token it came from.
 func TestBrowserCredentialLifecycle(t *testing.T) {
-	clk := &testClock{t: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)}
+	clk := testclock.New(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
 	mine := endedSession("aaaaaaaa", "alices")
 	mine.Owner = "alice"
 	ts := newTestServerAt(t, "127.0.0.1:0", clk.Now, mine, endedSession("oooooooo", "owners"))
@@ -111,11 +93,11 @@ func TestBrowserCredentialLifecycle(t *testing.T) {
 	}
 
 	// 14 days unused: expired. Used on day 13, it lasts 14 more.
-	clk.advance(13 * 24 * time.Hour)
+	clk.Advance(13 * 24 * time.Hour)
 	expectStatus(t, ts.do("GET", "/api/me", "", nil, bearer(own.Credential)...), 200)
-	clk.advance(13 * 24 * time.Hour)
+	clk.Advance(13 * 24 * time.Hour)
 	expectStatus(t, ts.do("GET", "/api/me", "", nil, bearer(own.Credential)...), 200)
-	clk.advance(store.BrowserIdle)
+	clk.Advance(store.BrowserIdle)
 	expectJSONError(t, ts.do("GET", "/api/me", "", nil, bearer(own.Credential)...), 401, "termkeep url")
 	var all []api.BrowserSession
 	json.Unmarshal(expectStatus(t, ts.do("GET", "/api/browser-sessions", "bearer", nil), 200), &all)

@@ -10,6 +10,7 @@ import (
 
 	"termkeep/internal/api"
 	"termkeep/internal/store"
+	"termkeep/internal/testclock"
 )
 
 // A credential that once worked says why it stopped (a stable code in the
@@ -18,7 +19,7 @@ import (
 // about the owner's token file.
 func TestRefusalSaysRevokedOrExpired(t *testing.T) {
 	// The clock starts now: a token's expiry also ends its requests in real time.
-	clk := &testClock{t: time.Now()}
+	clk := testclock.New(time.Now())
 	mine := endedSession("aaaaaaaa", "mine")
 	ts := newTestServerAt(t, "127.0.0.1:0", clk.Now, mine)
 	st, ctx := ts.srv.store, context.Background()
@@ -45,7 +46,7 @@ func TestRefusalSaysRevokedOrExpired(t *testing.T) {
 	if err := st.RevokeBrowserCred(ctx, signedOut.ID); err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(2 * time.Hour)
+	clk.Advance(2 * time.Hour)
 
 	refusal := func(resp *http.Response) api.Error {
 		t.Helper()

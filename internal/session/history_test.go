@@ -9,6 +9,7 @@ import (
 
 	"termkeep/internal/outlog"
 	"termkeep/internal/screen"
+	"termkeep/internal/testclock"
 	"termkeep/internal/wire"
 )
 
@@ -73,7 +74,7 @@ func TestResyncKeepsHistory(t *testing.T) {
 }
 
 func resyncKeepsHistory(t *testing.T, limit, count, pad int) {
-	clock := newFakeClock()
+	clock := testclock.New(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	vh := newViewerHostOn(t, outlog.Options{}, clock.Now)
 	head := fmt.Sprintf("$ seq 1 %d\r\n", count)
 	vh.live([]byte(head))

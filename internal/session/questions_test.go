@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"termkeep/internal/outlog"
+	"termkeep/internal/testclock"
 	"termkeep/internal/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // once. Before, the question waited for that viewer until it expired, and
 // the program asking got no answer at all.
 func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
-	clock := newFakeClock()
+	clock := testclock.New(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	rig := newQuestionRigOn(t, ViewerOptions{Queue: 64 << 10}, clock.Now)
 	pv := rig.pv
 	// A program prints 1 MiB, then asks where the cursor is and waits.

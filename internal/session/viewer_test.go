@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"termkeep/internal/outlog"
+	"termkeep/internal/testclock"
 	"termkeep/internal/wire"
 )
 
@@ -192,7 +193,7 @@ func TestServeViewerResumesExactly(t *testing.T) {
 // present with a snapshot; it is never waited for. It reads slowly by the
 // host's clock, which the test moves.
 func TestServeViewerResyncsAStalledViewer(t *testing.T) {
-	clock := newFakeClock()
+	clock := testclock.New(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC))
 	vh := newViewerHostOn(t, outlog.Options{}, clock.Now)
 	vh.connected()
 	pv := vh.attach(wire.Hello{Version: wire.Version, Role: wire.RoleViewer, From: wire.FromEnd}, ViewerOptions{Queue: 64 << 10})
