@@ -112,7 +112,14 @@ func (s *Server) start(sess store.Session, l launch, record func(pid, holderPid 
 		// The holder started but cannot be reached: it may have exited at
 		// once (a command that fails immediately). Let the host decide.
 		s.log.Warn("connect to new holder", "session", sess.ID, "err", err)
-		time.Sleep(100 * time.Millisecond)
+		// A moment for it to end, if it is ending: its end is on disk
+		// once it is reaped.
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-reaped:
+		case <-t.C:
+		}
+		t.Stop()
 		h.MarkEnded(h.Resolve())
 	}
 	s.watchConversation(sess, h) // learnconv.go

@@ -70,12 +70,7 @@ func (s *Server) handleSize(w http.ResponseWriter, r *http.Request, sess store.S
 		// Answer with the size in force, as the holder confirms it.
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		for ctx.Err() == nil {
-			if i := h.Info(); i.Cols == req.Cols && i.Rows == req.Rows {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		h.AwaitSize(ctx, req.Cols, req.Rows)
 	}
 	got, err := s.store.Session(r.Context(), sess.ID)
 	if err != nil {

@@ -94,6 +94,8 @@ func awaitServer(ctx context.Context, srv Server, pid int, wait time.Duration, l
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("the service's server (pid %d) does not answer after %s (see %s)", pid, wait, logs)
 		}
+		// A poll: the server is a process systemd starts, and nothing
+		// here hears when it begins to answer.
 		time.Sleep(50 * time.Millisecond)
 	}
 }

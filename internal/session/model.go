@@ -203,13 +203,15 @@ func (m *model) feed() {
 				m.skip(min(max(l.SkipCorrupt(off), off+1), end))
 			case err != nil && err != io.EOF:
 				h.log.Warn("screen model: read log", "err", err)
-				time.Sleep(100 * time.Millisecond)
+				time.Sleep(100 * time.Millisecond) // a read error on disk: try again, with nothing to wait on
 			default:
 				if to, ok := h.unlogged(l, off); ok {
 					m.skip(to)
 					continue
 				}
-				time.Sleep(5 * time.Millisecond) // the log is a refresh behind the holder
+				// The log is a refresh behind the holder: a poll, as
+				// nothing tells this process that the holder's file grew.
+				time.Sleep(5 * time.Millisecond)
 			}
 			continue
 		}

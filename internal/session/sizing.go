@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"strings"
 	"time"
 	"unicode"
@@ -32,15 +33,27 @@ type sizing struct {
 
 // waitSize waits until the model runs at cols x rows, or timeout.
 func (h *Host) waitSize(cols, rows uint16, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	h.AwaitSize(ctx, cols, rows)
+}
+
+// AwaitSize waits until the holder reports the session at cols x rows,
+// or ctx ends; it reports whether it is.
+func (h *Host) AwaitSize(ctx context.Context, cols, rows uint16) bool {
+	for {
 		h.mu.Lock()
 		ok := h.size.cols == cols && h.size.rows == rows
+		changed := h.changed // closed by a resized frame (viewersChangedLocked)
 		h.mu.Unlock()
 		if ok {
-			return
+			return true
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 

@@ -245,6 +245,8 @@ func (v *viewer) laneFrame(f wire.Frame) bool {
 // readLogged reads the log at off into buf, for bytes the holder has
 // logged (a lane wrote them): the server's view of the log may be a
 // refresh behind, so an end of the log is looked at again for a moment.
+// It polls: the log is the holder's file, and nothing tells this process
+// that it grew.
 func readLogged(l *outlog.Log, off uint64, buf []byte) (int, error) {
 	cur := l.Cursor(off)
 	defer cur.Close()

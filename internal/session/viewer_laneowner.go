@@ -18,8 +18,32 @@ import (
 // laneSlot is the viewer whose lane the holder runs, or has been asked to
 // end, until its lane-end comes: one at a time.
 type laneSlot struct {
-	mu    sync.Mutex // guards owner
+	mu    sync.Mutex // guards owner and moved
 	owner *viewer
+	moved chan struct{} // closed when owner next changes (nil: nobody waits)
+}
+
+// setLocked makes v the owner and wakes those waiting for a change.
+func (s *laneSlot) setLocked(v *viewer) {
+	s.owner = v
+	if s.moved != nil {
+		close(s.moved)
+		s.moved = nil
+	}
+}
+
+// ownsWait reports whether v is the owner and, if it is, returns a channel
+// closed when the owner changes.
+func (s *laneSlot) ownsWait(v *viewer) (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.owner != v {
+		return false, nil
+	}
+	if s.moved == nil {
+		s.moved = make(chan struct{})
+	}
+	return true, s.moved
 }
 
 // get returns the owner (nil: none).
@@ -43,7 +67,7 @@ func (s *laneSlot) take(v *viewer) bool {
 	if s.owner != nil {
 		return false
 	}
-	s.owner = v
+	s.setLocked(v)
 	return true
 }
 
@@ -52,7 +76,7 @@ func (s *laneSlot) release(v *viewer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.owner == v {
-		s.owner = nil
+		s.setLocked(nil)
 	}
 }
 
@@ -61,7 +85,7 @@ func (s *laneSlot) clear() *viewer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o := s.owner
-	s.owner = nil
+	s.setLocked(nil)
 	return o
 }
 
@@ -178,8 +202,16 @@ func (h *Host) laneLost(up *holderConn) {
 // to timeout for its end: nothing reaches v's terminal by the lane after.
 func (h *Host) endLane(v *viewer, timeout time.Duration) {
 	h.revokeLane(v)
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if !h.lanes.owns(v) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		mine, moved := h.lanes.ownsWait(v)
+		if !mine {
+			return
+		}
+		select {
+		case <-moved:
+		case <-t.C:
 			return
 		}
 	}

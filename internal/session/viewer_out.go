@@ -231,7 +231,9 @@ func (w *outWriter) fromLog(off uint64, chunk int, end uint64) (stop bool, err e
 		return w.gap(off, to)
 	}
 	// The log has not caught up with what the holder sent (it is
-	// written first, so this is a refresh away); wait a moment.
+	// written first, so this is a refresh away); wait a moment. A poll:
+	// the log is the holder's file, and nothing tells this process that
+	// it grew.
 	select {
 	case <-v.gone:
 		return true, nil
