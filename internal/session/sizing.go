@@ -31,13 +31,6 @@ type sizing struct {
 	buf              []sizepolicy.Viewer // viewers' buffer
 }
 
-// waitSize waits until the model runs at cols x rows, or timeout.
-func (h *Host) waitSize(cols, rows uint16, timeout time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	h.AwaitSize(ctx, cols, rows)
-}
-
 // AwaitSize waits until the holder reports the session at cols x rows,
 // or ctx ends; it reports whether it is.
 func (h *Host) AwaitSize(ctx context.Context, cols, rows uint16) bool {

@@ -77,7 +77,7 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 	// a model that is merely behind.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	v := h.newViewer(ctx, cancel, rw, hello, opts.withDefaults())
+	v := newViewer(ctx, cancel, h, rw, hello, opts.withDefaults())
 	if hello.Cols != 0 || hello.Rows != 0 {
 		if err := wire.CheckSize(hello.Cols, hello.Rows); err != nil {
 			v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, "hello: "+err.Error()) })
@@ -90,16 +90,16 @@ func (h *Host) ServeViewer(rw io.ReadWriteCloser, hello wire.Hello, opts ViewerO
 		return err
 	}
 	l.Refresh()
-	st, err := h.viewerStart(l, hello)
+	st, err := v.startAt(l, hello)
 	if err != nil {
 		msg := err.Error()
 		v.send(func(w *wire.Writer) error { return w.Error(wire.CodeUnavailable, msg) })
 		return errors.New("session: " + msg)
 	}
 	if !v.waiter {
-		h.join(v, hello)
+		v.join(hello)
 		defer h.removeViewer(v)
-		h.arrive(v, hello, &st)
+		v.arrive(hello, &st)
 	}
 	if err := v.greet(hello, &st); err != nil {
 		return err
@@ -136,7 +136,7 @@ func (o ViewerOptions) withDefaults() ViewerOptions {
 	return o
 }
 
-func (h *Host) newViewer(ctx context.Context, cancel context.CancelFunc, rw io.ReadWriteCloser, hello wire.Hello, opts ViewerOptions) *viewer {
+func newViewer(ctx context.Context, cancel context.CancelFunc, h *Host, rw io.ReadWriteCloser, hello wire.Hello, opts ViewerOptions) *viewer {
 	v := &viewer{
 		h: h, rw: rw, w: wire.NewWriter(rw), gone: make(chan struct{}), ctx: ctx, cancel: cancel, opts: opts,
 		readOnly: opts.ReadOnly || hello.Role == wire.RoleWaiter, waiter: hello.Role == wire.RoleWaiter, ackCh: make(chan struct{}, 1),
@@ -157,9 +157,10 @@ type viewerStart struct {
 	from       uint64 // where its output starts: start.From, or its snapshot's offset
 }
 
-// viewerStart reads the session as a viewer saying hello finds it, and
-// where the viewer starts (flow.Resume).
-func (h *Host) viewerStart(l *outlog.Log, hello wire.Hello) (viewerStart, error) {
+// startAt reads the session as the viewer saying hello finds it, and
+// where it starts (flow.Resume).
+func (v *viewer) startAt(l *outlog.Log, hello wire.Hello) (viewerStart, error) {
+	h := v.h
 	var st viewerStart
 	h.mu.Lock()
 	st.end, st.cols, st.rows, st.pid, st.exit = h.end, h.size.cols, h.size.rows, h.pid, h.exit
@@ -175,20 +176,21 @@ func (h *Host) viewerStart(l *outlog.Log, hello wire.Hello) (viewerStart, error)
 
 // join adds v to the room, named as its hello says, with the size it
 // reported.
-func (h *Host) join(v *viewer, hello wire.Hello) {
+func (v *viewer) join(hello wire.Hello) {
 	v.name = cmp.Or(v.opts.ViewerName, viewerName(hello.Name))
 	// A viewer of version 6 takes the size on arrival only when its
 	// hello says fit; an older one by arriving with a size, as before.
 	v.sz = sizepolicy.Viewer{Writable: !v.readOnly, IgnoreSize: hello.IgnoreSize, Legacy: hello.Version < 6}
-	h.addViewer(v)
+	v.h.addViewer(v)
 }
 
 // arrive does what a joining viewer's hello asks of the others and of the
 // session's size, and updates st's size to the one its start is drawn
 // at.
-func (h *Host) arrive(v *viewer, hello wire.Hello, st *viewerStart) {
+func (v *viewer) arrive(hello wire.Hello, st *viewerStart) {
+	h := v.h
 	if hello.DetachOthers && !v.readOnly {
-		h.detachOthers(v)
+		v.detachOthers()
 	}
 	if st.exit != nil || hello.Cols == 0 || hello.Rows == 0 {
 		return
@@ -204,7 +206,9 @@ func (h *Host) arrive(v *viewer, hello wire.Hello, st *viewerStart) {
 	if want && st.start.Snapshot() {
 		// Let the size it took reach the model, so the snapshot is
 		// drawn at the size the viewer will see.
-		h.waitSize(hello.Cols, hello.Rows, 500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		h.AwaitSize(ctx, hello.Cols, hello.Rows)
+		cancel()
 	}
 	h.mu.Lock()
 	st.cols, st.rows = h.size.cols, h.size.rows
@@ -336,7 +340,8 @@ func (v *viewer) send(fn func(*wire.Writer) error) error {
 // detachOthers detaches the terminal viewers other than v (attach -d):
 // each is told why, so that it exits rather than reconnects, then dropped.
 // A viewer too slow to take the frame is dropped all the same.
-func (h *Host) detachOthers(v *viewer) {
+func (v *viewer) detachOthers() {
+	h := v.h
 	h.mu.Lock()
 	var others []*viewer
 	for o := range h.room.viewers {
