@@ -133,6 +133,7 @@ type Server struct {
 	gw    *gateway // nil when there is no TCP listener
 
 	events *eventHub
+	tokens *tokenDesk // access tokens and share links (tokens.go)
 
 	mu    sync.Mutex // guards hosts and endFailures
 	hosts map[string]*session.Host
@@ -240,6 +241,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.replay = newReplayer()
 	s.events = newEventHub(ctx, st, s.log)
 	s.events.metrics = s.metrics
+	s.tokens = &tokenDesk{store: st, now: cfg.Now, log: s.log, events: s.events, gw: func() *gateway { return s.gw }}
 	s.reportGeneration() // registry.go
 	if err := s.recover(ctx); err != nil {
 		s.stopBackground()

@@ -2,16 +2,14 @@ package server
 
 import (
 	"cmp"
-	"errors"
 	"net/http"
 
-	"termkeep/internal/api"
 	"termkeep/internal/session"
 	"termkeep/internal/store"
 )
 
 // Share links and presence, for the page's Share dialog. A share link is
-// a registry token scoped to one session (users.go makes it, principal.go
+// a registry token scoped to one session (tokens.go makes it, principal.go
 // keeps it to that session), read-only unless asked otherwise; only the
 // owner makes, lists and revokes them, since a link acts as the session's
 // owner. Presence lists who watches a session: each viewer's party (the
@@ -20,9 +18,9 @@ import (
 
 func (g *gateway) shareRoutes(mux *http.ServeMux) {
 	s := g.s
-	mux.HandleFunc("GET /api/sessions/{ref}/links", s.withSession(ownerOnlySession(s.handleLinks)))
-	mux.HandleFunc("POST /api/sessions/{ref}/links", s.withSession(ownerOnlySession(s.handleLinkCreate)))
-	mux.HandleFunc("DELETE /api/sessions/{ref}/links/{id}", s.withSession(ownerOnlySession(s.handleLinkRevoke)))
+	mux.HandleFunc("GET /api/sessions/{ref}/links", s.withSession(ownerOnlySession(s.tokens.handleLinks)))
+	mux.HandleFunc("POST /api/sessions/{ref}/links", s.withSession(ownerOnlySession(s.tokens.handleLinkCreate)))
+	mux.HandleFunc("DELETE /api/sessions/{ref}/links/{id}", s.withSession(ownerOnlySession(s.tokens.handleLinkRevoke)))
 	mux.HandleFunc("GET /api/sessions/{ref}/viewers", s.withSession(s.handleViewers))
 }
 
@@ -38,65 +36,6 @@ func ownerOnlySession(fn sessionHandler) sessionHandler {
 		}
 		fn(w, r, sess, h)
 	}
-}
-
-// handleLinks is GET /api/sessions/{ref}/links: the session's links that
-// still work, oldest first.
-func (s *Server) handleLinks(w http.ResponseWriter, r *http.Request, sess store.Session, _ *session.Host) {
-	all, err := s.store.Tokens(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	now := s.cfg.Now()
-	out := []api.Token{}
-	for _, t := range all {
-		if t.Session == sess.ID && t.Active(now) {
-			out = append(out, s.tokenView(r.Context(), t, now))
-		}
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleLinkCreate is POST /api/sessions/{ref}/links: a link to this
-// session, its secret and address shown this once.
-func (s *Server) handleLinkCreate(w http.ResponseWriter, r *http.Request, sess store.Session, _ *session.Host) {
-	var req api.ShareRequest
-	if err := decodeJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
-		return
-	}
-	out, status, err := s.createToken(r.Context(), api.TokenRequest{
-		Name: req.Name, Session: sess.ID, ReadOnly: !req.Writable, ExpiresIn: req.ExpiresIn,
-	})
-	if err != nil {
-		writeError(w, status, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, out)
-}
-
-// handleLinkRevoke is DELETE /api/sessions/{ref}/links/{id}: the link stops
-// working and its viewers end at once. A token that is not this session's
-// link answers as a missing one.
-func (s *Server) handleLinkRevoke(w http.ResponseWriter, r *http.Request, sess store.Session, _ *session.Host) {
-	id := r.PathValue("id")
-	t, err := s.store.Token(r.Context(), id)
-	if err == nil && t.Session != sess.ID {
-		err = store.ErrTokenNotFound
-	}
-	if err == nil {
-		t, err = s.revokeToken(r.Context(), id)
-	}
-	if errors.Is(err, store.ErrTokenNotFound) {
-		writeError(w, http.StatusNotFound, "session %s has no link %q", ref(sess), id)
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.tokenView(r.Context(), t, s.cfg.Now()))
 }
 
 // handleViewers is GET /api/sessions/{ref}/viewers: who watches the

@@ -2,37 +2,27 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
-	"time"
-	"unicode"
 
 	"termkeep/internal/api"
 	"termkeep/internal/store"
 )
 
 // Users and their tokens are managed on the unix socket only, that is by
-// the owner: /v1/users and /v1/tokens. A token's secret is made here, shown
-// once in the answer to its creation, and never stored or logged: the
-// registry keeps its SHA-256.
-
-// maxTokenLife bounds --expires, far beyond any use, so the arithmetic
-// cannot overflow.
-const maxTokenLife = 100 * 365 * 24 * time.Hour
+// the owner: /v1/users, and /v1/tokens (tokens.go).
 
 func (s *Server) accessRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/users", ownerOnly(s.handleUsers))
 	mux.HandleFunc("POST /v1/users", ownerOnly(s.handleUserAdd))
 	mux.HandleFunc("DELETE /v1/users/{name}", ownerOnly(s.handleUserRemove))
-	mux.HandleFunc("GET /v1/tokens", ownerOnly(s.handleTokens))
-	mux.HandleFunc("POST /v1/tokens", ownerOnly(s.handleTokenCreate))
-	mux.HandleFunc("DELETE /v1/tokens/{id}", ownerOnly(s.handleTokenRevoke))
+	mux.HandleFunc("GET /v1/tokens", ownerOnly(s.tokens.handleTokens))
+	mux.HandleFunc("POST /v1/tokens", ownerOnly(s.tokens.handleTokenCreate))
+	mux.HandleFunc("DELETE /v1/tokens/{id}", ownerOnly(s.tokens.handleTokenRevoke))
 	mux.HandleFunc("GET /v1/browser-sessions", ownerOnly(s.handleBrowserSessions)) // browser.go
 	mux.HandleFunc("DELETE /v1/browser-sessions/{id}", ownerOnly(s.handleBrowserRevoke))
 }
@@ -55,18 +45,6 @@ func checkUserName(name string) error {
 		return fmt.Errorf("user name %q is not allowed: use 1-64 letters, digits, '.', '_', '-', '@' or '+', starting with a letter or digit", name)
 	}
 	return nil
-}
-
-// userExists reports whether name is the owner or a registered user.
-func (s *Server) userExists(ctx context.Context, name string) (bool, error) {
-	if name == currentUser() {
-		return true, nil
-	}
-	_, err := s.store.User(ctx, name)
-	if errors.Is(err, store.ErrUserNotFound) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 func (s *Server) handleUsers(w http.ResponseWriter, r *http.Request) {
@@ -256,194 +234,4 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
-}
-
-func (s *Server) tokenView(ctx context.Context, t store.Token, now time.Time) api.Token {
-	out := api.Token{
-		ID: t.ID, Name: t.Name, User: t.User, Session: t.Session, Workspace: t.Workspace, ReadOnly: t.ReadOnly,
-		ExpiresAt: t.ExpiresAt, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt, RevokedAt: t.RevokedAt,
-	}
-	out.State = credState(t.RevokedAt, t.Active(now))
-	if t.Session != "" {
-		if sess, err := s.store.Session(ctx, t.Session); err == nil {
-			out.SessionName = sess.Name
-		}
-	}
-	return out
-}
-
-func (s *Server) handleTokens(w http.ResponseWriter, r *http.Request) {
-	list, err := s.store.Tokens(r.Context())
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	now := s.cfg.Now()
-	out := make([]api.Token, 0, len(list))
-	for _, t := range list {
-		out = append(out, s.tokenView(r.Context(), t, now))
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleTokenCreate makes a token (createToken).
-func (s *Server) handleTokenCreate(w http.ResponseWriter, r *http.Request) {
-	var req api.TokenRequest
-	if err := decodeJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
-		return
-	}
-	out, status, err := s.createToken(r.Context(), req)
-	if err != nil {
-		writeError(w, status, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, out)
-}
-
-// createToken makes the token req asks for, or says why not and the
-// status to answer. A session-scoped token reaches the session by id, so
-// it follows the session through renames; its user is the session's
-// owner unless given, and must be.
-func (s *Server) createToken(ctx context.Context, req api.TokenRequest) (api.TokenCreated, int, error) {
-	var none api.TokenCreated
-	if err := checkTokenLabel(req.Name); err != nil {
-		return none, http.StatusBadRequest, err
-	}
-	if req.Session != "" && req.Workspace != "" {
-		return none, http.StatusBadRequest, errors.New("a token reaches one session or one workspace, not both: give --session or --workspace")
-	}
-	if req.ExpiresIn < 0 || time.Duration(req.ExpiresIn) > maxTokenLife/time.Second {
-		return none, http.StatusBadRequest, fmt.Errorf("expires_in %d is not a lifetime in seconds (0 = never, at most %d)", req.ExpiresIn, int64(maxTokenLife/time.Second))
-	}
-	t := store.Token{ID: newID(), Name: req.Name, User: req.User, Workspace: req.Workspace, ReadOnly: req.ReadOnly}
-	if req.Session != "" {
-		sess, err := s.store.Resolve(ctx, req.Session)
-		if errors.Is(err, store.ErrNotFound) {
-			return none, http.StatusNotFound, fmt.Errorf("no session %q (see `termkeep ls`)", req.Session)
-		}
-		if err != nil {
-			return none, http.StatusInternalServerError, err
-		}
-		if t.User == "" {
-			t.User = sess.Owner
-		}
-		if sess.Owner != t.User {
-			return none, http.StatusBadRequest, fmt.Errorf("session %s belongs to %s, so a token of %s cannot reach it; leave out --user to make one of %s",
-				ref(sess), sess.Owner, t.User, sess.Owner)
-		}
-		t.Session = sess.ID
-	}
-	if t.User == "" {
-		t.User = currentUser()
-	}
-	if ok, err := s.userExists(ctx, t.User); err != nil {
-		return none, http.StatusInternalServerError, err
-	} else if !ok {
-		return none, http.StatusNotFound, fmt.Errorf("no user %q: add one with `termkeep user add %s`", t.User, t.User)
-	}
-	if t.Workspace != "" {
-		if _, err := s.store.Workspace(ctx, t.Workspace); errors.Is(err, store.ErrWorkspaceNotFound) {
-			return none, http.StatusNotFound, fmt.Errorf("no workspace %q (see `termkeep workspace ls`)", t.Workspace)
-		} else if err != nil {
-			return none, http.StatusInternalServerError, err
-		}
-	}
-	now := s.cfg.Now()
-	if req.ExpiresIn > 0 {
-		exp := now.Add(time.Duration(req.ExpiresIn) * time.Second)
-		t.ExpiresAt = &exp
-	}
-	t.CreatedAt = now
-	secret, err := newSecret()
-	if err != nil {
-		return none, http.StatusInternalServerError, err
-	}
-	got, err := s.store.CreateToken(ctx, t, secret)
-	if err != nil {
-		return none, http.StatusInternalServerError, err
-	}
-	s.log.Info("access token created", "token", got.ID, "user", got.User, "session", got.Session,
-		"workspace", got.Workspace, "read_only", got.ReadOnly)
-	detail := map[string]any{"token": got.ID, "user": got.User, "name": got.Name, "session": got.Session,
-		"workspace": got.Workspace, "read_only": got.ReadOnly, "expires_at": got.ExpiresAt}
-	s.events.emit(store.EventTokenCreated, "", detail)
-	out := api.TokenCreated{Token: s.tokenView(ctx, got, now), Secret: secret}
-	if !got.ReadOnly {
-		out.Warning = api.WritableWarning
-	}
-	if s.gw != nil {
-		out.URL = BrowserLink(s.gw.url, secret)
-	}
-	return out, 0, nil
-}
-
-// handleTokenRevoke revokes a token (revokeToken).
-func (s *Server) handleTokenRevoke(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	t, err := s.revokeToken(r.Context(), id)
-	if errors.Is(err, store.ErrTokenNotFound) {
-		writeError(w, http.StatusNotFound, "no token %q (see `termkeep token ls`)", id)
-		return
-	}
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "%v", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.tokenView(r.Context(), t, s.cfg.Now()))
-}
-
-// revokeToken revokes token id and ends its requests in flight: its
-// viewers are disconnected and its event streams end. Revoking a revoked
-// token changes nothing and records no event. It returns the token as it
-// is now (store.ErrTokenNotFound when there is none).
-func (s *Server) revokeToken(ctx context.Context, id string) (store.Token, error) {
-	was, err := s.store.Token(ctx, id)
-	if err == nil {
-		err = s.store.RevokeToken(ctx, id)
-	}
-	if err != nil {
-		return store.Token{}, err
-	}
-	if s.gw != nil {
-		s.gw.conns.cut(id)
-	}
-	t, err := s.store.Token(ctx, id)
-	if err != nil {
-		return store.Token{}, err
-	}
-	if was.RevokedAt == nil {
-		s.log.Info("access token revoked", "token", id, "user", t.User)
-		s.events.emit(store.EventTokenRevoked, "", map[string]any{"token": id, "user": t.User, "name": t.Name})
-	}
-	return t, nil
-}
-
-// credState is how a token or a browser credential is shown: revoked,
-// else active or expired.
-func credState(revokedAt *time.Time, active bool) string {
-	switch {
-	case revokedAt != nil:
-		return api.TokenRevoked
-	case !active:
-		return api.TokenExpired
-	}
-	return api.TokenActive
-}
-
-func checkTokenLabel(name string) error {
-	if len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return fmt.Errorf("token name %q is not allowed: use at most 64 printable characters", name)
-	}
-	return nil
-}
-
-// newSecret returns a token's secret: 32 random bytes, base64url, as the
-// owner token.
-func newSecret() (string, error) {
-	raw := make([]byte, tokenBytes)
-	if _, err := rand.Read(raw); err != nil {
-		return "", fmt.Errorf("make a token: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(raw), nil
 }
