@@ -85,7 +85,8 @@ func (h *Host) viewerInput(id int, p []byte, now time.Time) error {
 
 // skipQuestions hands to the model the questions viewer v will never see
 // now that it skips the output in (had, at] (termq.Arbiter.Skip).
-func (h *Host) skipQuestions(v *viewer, had, at uint64) {
+func (v *viewer) skipQuestions(had, at uint64) {
+	h := v.h
 	h.q.mu.Lock()
 	qs := h.q.arb.Skip(v.id, had, at, h.now())
 	h.q.mu.Unlock()

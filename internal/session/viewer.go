@@ -354,7 +354,7 @@ func (v *viewer) detachOthers() {
 		go func() {
 			// Its terminal gets nothing after its farewell: its lane ends
 			// first (viewer_lane.go).
-			h.endLane(o, 2*time.Second)
+			o.endLane(2 * time.Second)
 			told := make(chan struct{})
 			go func() {
 				o.send(func(w *wire.Writer) error {

@@ -17,7 +17,8 @@ import (
 
 // inputLane returns the holder's connection and the pid for a lane-read
 // of v's terminal, when v owns the lane and may have an input lane.
-func (h *Host) inputLane(v *viewer) (*holderConn, uint32, bool) {
+func (v *viewer) inputLane() (*holderConn, uint32, bool) {
+	h := v.h
 	h.mu.Lock()
 	up := h.up
 	mine := h.lanes.owns(v)
@@ -36,7 +37,7 @@ func (h *Host) inputLane(v *viewer) (*holderConn, uint32, bool) {
 // offerInputLane tells v, whose lane has just been opened, that it may
 // stop reading its terminal (the write loop, right after openLane).
 func (v *viewer) offerInputLane() error {
-	if _, _, ok := v.h.inputLane(v); !ok {
+	if _, _, ok := v.inputLane(); !ok {
 		return nil
 	}
 	return v.send(func(w *wire.Writer) error { return w.Frame(wire.TypeLaneIn, nil) })
@@ -53,7 +54,7 @@ func (v *viewer) laneIn() bool {
 		v.send(func(w *wire.Writer) error { return w.Error(wire.CodeMalformed, msg) })
 		return false
 	}
-	up, pid, ok := v.h.inputLane(v)
+	up, pid, ok := v.inputLane()
 	if !ok {
 		return true
 	}

@@ -200,7 +200,8 @@ func (h *Host) laneLost(up *holderConn) {
 
 // endLane revokes v's lane, if the holder runs one for it, and waits up
 // to timeout for its end: nothing reaches v's terminal by the lane after.
-func (h *Host) endLane(v *viewer, timeout time.Duration) {
+func (v *viewer) endLane(timeout time.Duration) {
+	h := v.h
 	h.revokeLane(v)
 	t := time.NewTimer(timeout)
 	defer t.Stop()

@@ -305,7 +305,7 @@ func (v *viewer) resync(l *outlog.Log, had, end uint64, why flow.Why) (uint64, e
 		return 0, err
 	}
 	// The terminal questions in what it skips are the model's to answer.
-	v.h.skipQuestions(v, had, at)
+	v.skipQuestions(had, at)
 	// The snapshot is drawn at the session's size then, which the
 	// viewer may not have been told yet.
 	if err := v.send(func(w *wire.Writer) error { return w.Resized(at, cols, rows) }); err != nil {
