@@ -18,6 +18,7 @@ import (
 	"termkeep/internal/outlog"
 	"termkeep/internal/session"
 	"termkeep/internal/sessiondir"
+	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 )
 
@@ -25,8 +26,8 @@ import (
 const maxGapsListed = 100
 
 // openLog opens a session's output log read-only.
-func (s *Server) openLog(sess store.Session) (*outlog.Log, error) {
-	l, err := outlog.Open(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.LogDir), outlog.Options{ReadOnly: true})
+func openLog(stateDir statedir.Dir, sess store.Session) (*outlog.Log, error) {
+	l, err := outlog.Open(filepath.Join(stateDir.Session(sess.ID), sessiondir.LogDir), outlog.Options{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("open output log: %w", err)
 	}
@@ -83,7 +84,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, sess store
 			return
 		}
 	}
-	l, err := s.openLog(sess)
+	l, err := openLog(s.cfg.StateDir, sess)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
@@ -236,7 +237,7 @@ func (s *Server) handleGrep(w http.ResponseWriter, r *http.Request, sess store.S
 			return
 		}
 	}
-	l, err := s.openLog(sess)
+	l, err := openLog(s.cfg.StateDir, sess)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return

@@ -151,11 +151,11 @@ func (g *gateway) routes() http.Handler {
 	mux.HandleFunc("POST /api/sessions/{ref}/kill", s.withSession(s.handleKill))
 	mux.HandleFunc("DELETE /api/sessions/{ref}", s.withSession(s.handleRemove))
 	mux.HandleFunc("POST /api/sessions/{ref}/restore", s.withSession(s.handleRestore))
-	mux.HandleFunc("POST /api/sessions/{ref}/size", s.withSession(s.handleSize))    // size.go
-	mux.HandleFunc("GET /api/sessions/{ref}/grep", s.withSession(s.handleGrep))     // export.go
-	mux.HandleFunc("GET /api/sessions/{ref}/replay", s.withSession(s.handleReplay)) // replay.go
-	mux.HandleFunc("GET /api/sessions/{ref}/replay/screen", s.withSession(s.handleReplayScreen))
-	mux.HandleFunc("GET /api/sessions/{ref}/replay/output", s.withSession(s.handleReplayOutput))
+	mux.HandleFunc("POST /api/sessions/{ref}/size", s.withSession(s.handleSize))           // size.go
+	mux.HandleFunc("GET /api/sessions/{ref}/grep", s.withSession(s.handleGrep))            // export.go
+	mux.HandleFunc("GET /api/sessions/{ref}/replay", s.withSession(s.replay.handleReplay)) // replay.go
+	mux.HandleFunc("GET /api/sessions/{ref}/replay/screen", s.withSession(s.replay.handleReplayScreen))
+	mux.HandleFunc("GET /api/sessions/{ref}/replay/output", s.withSession(s.replay.handleReplayOutput))
 	mux.HandleFunc("GET /api/workspaces", g.handleWorkspaces)
 	g.shareRoutes(mux) // share.go
 	mux.HandleFunc("GET /api/events", s.handleEvents)

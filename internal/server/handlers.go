@@ -48,11 +48,11 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{ref}/output", s.withSession(s.handleOutput))
 	mux.HandleFunc("GET /v1/sessions/{ref}/attach", s.withSession(s.handleAttach))
 	mux.HandleFunc("GET /v1/sessions/{ref}/screen", s.withSession(s.handleScreen))
-	mux.HandleFunc("GET /v1/sessions/{ref}/export", s.withSession(s.handleExport)) // export.go
-	mux.HandleFunc("GET /v1/sessions/{ref}/grep", s.withSession(s.handleGrep))     // export.go
-	mux.HandleFunc("GET /v1/sessions/{ref}/replay", s.withSession(s.handleReplay)) // replay.go
-	mux.HandleFunc("GET /v1/sessions/{ref}/replay/screen", s.withSession(s.handleReplayScreen))
-	mux.HandleFunc("GET /v1/sessions/{ref}/replay/output", s.withSession(s.handleReplayOutput))
+	mux.HandleFunc("GET /v1/sessions/{ref}/export", s.withSession(s.handleExport))        // export.go
+	mux.HandleFunc("GET /v1/sessions/{ref}/grep", s.withSession(s.handleGrep))            // export.go
+	mux.HandleFunc("GET /v1/sessions/{ref}/replay", s.withSession(s.replay.handleReplay)) // replay.go
+	mux.HandleFunc("GET /v1/sessions/{ref}/replay/screen", s.withSession(s.replay.handleReplayScreen))
+	mux.HandleFunc("GET /v1/sessions/{ref}/replay/output", s.withSession(s.replay.handleReplayOutput))
 	mux.HandleFunc("POST /v1/sessions/{ref}/restore", s.withSession(s.handleRestore))
 	mux.HandleFunc("POST /v1/sessions/{ref}/size", s.withSession(s.handleSize)) // size.go
 	mux.HandleFunc("GET /v1/workspaces", s.handleWorkspaces)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"termkeep/internal/outlog"
 	"termkeep/internal/replay"
 	"termkeep/internal/session"
+	"termkeep/internal/statedir"
 	"termkeep/internal/store"
 )
 
@@ -31,15 +33,21 @@ const (
 	maxOutputMax     = 8 << 20
 )
 
-// replayer is the server's share of replay: the bound on renders, and the
-// timelines scanned so far.
+// replayer is the server's share of replay: the bound on renders, the
+// timelines scanned so far, and what its endpoints read.
 type replayer struct {
-	renders chan struct{} // a slot per render in progress
-	indexes *replay.Indexes
+	renders  chan struct{} // a slot per render in progress
+	indexes  *replay.Indexes
+	stateDir statedir.Dir // where the sessions' logs are
+	now      func() time.Time
+	log      *slog.Logger
 }
 
-func newReplayer() *replayer {
-	return &replayer{renders: make(chan struct{}, maxRenders), indexes: replay.NewIndexes(maxIndexes)}
+func newReplayer(stateDir statedir.Dir, now func() time.Time, log *slog.Logger) *replayer {
+	return &replayer{
+		renders: make(chan struct{}, maxRenders), indexes: replay.NewIndexes(maxIndexes),
+		stateDir: stateDir, now: now, log: log,
+	}
 }
 
 // render renders the moment at off once a render slot is free (or ctx
@@ -55,14 +63,14 @@ func (rp *replayer) render(ctx context.Context, l replay.Log, dir string, off ui
 }
 
 // handleReplay answers the session's timeline (api.ReplayTimeline).
-func (s *Server) handleReplay(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
-	l, err := s.openLog(sess)
+func (rp *replayer) handleReplay(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+	l, err := openLog(rp.stateDir, sess)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	defer l.Close()
-	tl, err := s.replay.indexes.Get(sess.ID).Timeline(l)
+	tl, err := rp.indexes.Get(sess.ID).Timeline(l)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "read the timeline of %s: %v", ref(sess), err)
 		return
@@ -113,7 +121,7 @@ var replayFormats = map[string]string{
 // time, a Unix ms time written t1763700000000, or a duration before now;
 // absent: the end) with up to ?scrollback= lines of history, as a
 // snapshot stream (?format=snapshot, the default), text or ansi.
-func (s *Server) handleReplayScreen(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+func (rp *replayer) handleReplayScreen(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
 	q := r.URL.Query()
 	format := q.Get("format")
 	if format == "" {
@@ -133,25 +141,25 @@ func (s *Server) handleReplayScreen(w http.ResponseWriter, r *http.Request, sess
 		}
 		history = min(n, maxReplayHistory)
 	}
-	l, err := s.openLog(sess)
+	l, err := openLog(rp.stateDir, sess)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	defer l.Close()
-	at, status, err := s.replayAt(l, q.Get("at"))
+	at, status, err := rp.replayAt(l, q.Get("at"))
 	if err != nil {
 		writeError(w, status, "%v", err)
 		return
 	}
-	m, err := s.replay.render(r.Context(), l, s.cfg.StateDir.Session(sess.ID), at.off)
+	m, err := rp.render(r.Context(), l, rp.stateDir.Session(sess.ID), at.off)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "render %s at offset %d: %v", ref(sess), at.off, err)
 		return
 	}
 	moment := at.t
 	if moment.IsZero() {
-		moment = s.timeBefore(l, m, sess)
+		moment = rp.timeBefore(l, m, sess)
 	}
 	cols, rows := m.Screen.Size()
 	hd := w.Header()
@@ -180,12 +188,12 @@ type replayMoment struct {
 // logged at or before it (a Unix ms time: before its millisecond ended);
 // a position before the oldest retained byte is that byte; a position
 // past the end is an error with status 416.
-func (s *Server) replayAt(l *outlog.Log, v string) (replayMoment, int, error) {
+func (rp *replayer) replayAt(l *outlog.Log, v string) (replayMoment, int, error) {
 	first, end := l.First(), l.End()
 	if v == "" {
 		return replayMoment{off: end}, 0, nil
 	}
-	now := s.cfg.Now()
+	now := rp.now()
 	b, last, err := parseMoment(v, now)
 	if err != nil {
 		return replayMoment{}, http.StatusBadRequest, fmt.Errorf("at: %v", err)
@@ -240,7 +248,7 @@ func parseMoment(v string, now time.Time) (b export.Bound, last time.Time, err e
 // timeBefore is when the byte before the moment m was logged: m's own time,
 // else (nothing before it is retained) when the oldest retained byte was,
 // else when the session was created.
-func (s *Server) timeBefore(l *outlog.Log, m replay.Moment, sess store.Session) time.Time {
+func (rp *replayer) timeBefore(l *outlog.Log, m replay.Moment, sess store.Session) time.Time {
 	if !m.Time.IsZero() {
 		return m.Time
 	}
@@ -256,9 +264,9 @@ func (s *Server) timeBefore(l *outlog.Log, m replay.Moment, sess store.Session) 
 // retained byte) to ?to= (default: the end) as JSON lines
 // (api.ReplayStep), at most ?max= data bytes (default 1 MiB) in one
 // answer, ending with where to go on.
-func (s *Server) handleReplayOutput(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
+func (rp *replayer) handleReplayOutput(w http.ResponseWriter, r *http.Request, sess store.Session, h *session.Host) {
 	q := r.URL.Query()
-	l, err := s.openLog(sess)
+	l, err := openLog(rp.stateDir, sess)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
@@ -307,7 +315,7 @@ func (s *Server) handleReplayOutput(w http.ResponseWriter, r *http.Request, sess
 		err = ferr
 	}
 	if err != nil {
-		s.log.Warn("replay output cut short", "session", sess.ID, "err", err)
+		rp.log.Warn("replay output cut short", "session", sess.ID, "err", err)
 		w.Header().Set(api.HeaderError, err.Error())
 	}
 }

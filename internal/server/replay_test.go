@@ -47,10 +47,10 @@ func TestReplayAtSteppedClock(t *testing.T) {
 			st, l := outlogtest.OpenStepped(t, start, tc.By)
 			// The server's clock: as set at the end of the log.
 			now := st.Walls[st.Lines-1]
-			s := &Server{cfg: Config{Now: func() time.Time { return now }}}
+			rp := &replayer{now: func() time.Time { return now }}
 			for _, i := range []int{0, 150, 199, 200, 201, 300, 399} {
 				at := st.Times[i].Format(time.RFC3339Nano)
-				m, status, err := s.replayAt(l, at)
+				m, status, err := rp.replayAt(l, at)
 				want := st.End
 				if i+1 < st.Lines {
 					want = st.Offsets[i+1]
@@ -59,7 +59,7 @@ func TestReplayAtSteppedClock(t *testing.T) {
 					t.Errorf("at=%s (line %d): offset %d, %d %v; want %d (after line %d)", at, i, m.off, status, err, want, i)
 				}
 			}
-			if _, status, err := s.replayAt(l, st.Times[399].Add(time.Hour).Format(time.RFC3339Nano)); err == nil && st.Times[399].Add(time.Hour).After(now) {
+			if _, status, err := rp.replayAt(l, st.Times[399].Add(time.Hour).Format(time.RFC3339Nano)); err == nil && st.Times[399].Add(time.Hour).After(now) {
 				t.Errorf("an hour after the log and the clock: taken (%d)", status)
 			}
 		})

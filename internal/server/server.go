@@ -238,7 +238,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.log.Warn("the machine's boot is not known: a restart of the machine will not be told from a holder's death", "err", err)
 	}
 	s.metrics = newMetrics(s)
-	s.replay = newReplayer()
+	s.replay = newReplayer(cfg.StateDir, cfg.Now, s.log)
 	s.events = newEventHub(ctx, st, s.log)
 	s.events.metrics = s.metrics
 	s.tokens = &tokenDesk{store: st, now: cfg.Now, log: s.log, events: s.events, gw: func() *gateway { return s.gw }}
