@@ -33,6 +33,17 @@ func SkipShort(t *testing.T) {
 	}
 }
 
+// NewLines starts a session running linesChild with the given TK_*
+// settings and returns its id.
+func (e *Env) NewLines(name string, settings ...string) string {
+	e.T.Helper()
+	args := []string{"new", "--name", name, "--env", "TK_CHILD=lines"}
+	for _, s := range settings {
+		args = append(args, "--env", s)
+	}
+	return strings.TrimSpace(e.MustTk(append(args, "--", SelfBin)...))
+}
+
 // linesChild prints numbered lines (see AppendLine) with its tty in raw
 // mode, so the log holds exactly the bytes it wrote: TK_BURST lines per
 // write, a write every TK_EVERY (0: as fast as the pty takes them), until

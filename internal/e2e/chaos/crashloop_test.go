@@ -1,4 +1,4 @@
-package restart
+package chaos
 
 import (
 	"bytes"
@@ -20,17 +20,6 @@ import (
 	"termkeep/internal/sessiondir"
 	"termkeep/internal/wire"
 )
-
-// newLines starts a session running linesChild with the given TK_*
-// settings and returns its id.
-func newLines(e *e2e.Env, name string, settings ...string) string {
-	e.T.Helper()
-	args := []string{"new", "--name", name, "--env", "TK_CHILD=lines"}
-	for _, s := range settings {
-		args = append(args, "--env", s)
-	}
-	return strings.TrimSpace(e.MustTk(append(args, "--", e2e.SelfBin)...))
-}
 
 // crashFault is what a crash loop does to the server each round.
 type crashFault struct {
@@ -137,7 +126,7 @@ func runCrashLoop(t *testing.T, fault crashFault) {
 	e.ServerArgs = []string{"--log-retention", "2GiB", "--viewer-queue", queue}
 	e.StartServer()
 	const pad = 40 // 62-byte lines
-	id := newLines(e, "crash", "TK_BURST=64", "TK_EVERY=1ms", "TK_PAD="+strconv.Itoa(pad))
+	id := e.NewLines("crash", "TK_BURST=64", "TK_EVERY=1ms", "TK_PAD="+strconv.Itoa(pad))
 	before := e.Session(id)
 	if before.Pid == nil {
 		t.Fatalf("the session has no pid: %+v", before)
@@ -251,7 +240,7 @@ func TestHolderKilledMidWrite(t *testing.T) {
 	e := e2e.NewEnv(t)
 	e.StartServer()
 	other := strings.TrimSpace(e.MustTk("new", "--name", "other", "--", "cat"))
-	ticker := newLines(e, "ticker", "TK_EVERY=50ms", "TK_PAD=20")
+	ticker := e.NewLines("ticker", "TK_EVERY=50ms", "TK_PAD=20")
 	tickerPid := *e.Session(ticker).Pid
 	tf := e2e.StartFollower(e.C, ticker, 0)
 	defer tf.Stop()
@@ -280,7 +269,7 @@ func TestHolderKilledMidWrite(t *testing.T) {
 	seen := map[string]uint64{}
 	var heavy []string
 	for _, name := range []string{"seg", "torn"} {
-		heavy = append(heavy, newLines(e, name, "TK_BURST=1024", "TK_PAD="+strconv.Itoa(pad)))
+		heavy = append(heavy, e.NewLines(name, "TK_BURST=1024", "TK_PAD="+strconv.Itoa(pad)))
 	}
 	for _, id := range heavy {
 		m := holderOf(id)

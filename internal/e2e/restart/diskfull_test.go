@@ -85,7 +85,7 @@ func TestDiskFull(t *testing.T) {
 	e.StartServer()
 
 	const lineLen = 62 // linesChild with TK_PAD=40
-	id := newLines(e, "full", "TK_BURST=32", "TK_EVERY=2ms", "TK_PAD=40")
+	id := e.NewLines("full", "TK_BURST=32", "TK_EVERY=2ms", "TK_PAD=40")
 	before := e.Session(id)
 	f := e2e.StartFollower(e.C, id, 0)
 	defer f.Stop()

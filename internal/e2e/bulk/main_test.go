@@ -1,0 +1,9 @@
+package bulk
+
+import (
+	"testing"
+
+	"termkeep/internal/e2e"
+)
+
+func TestMain(m *testing.M) { e2e.Main(m) }
