@@ -88,6 +88,14 @@ RACE_BUILD = $(GO) build -race -o $(RACE_BIN)/ ./cmd/termkeep-holder && \
 	$(GO) build -race -tags lean -o $(RACE_BIN)/termkeep ./cmd/termkeep && \
 	$(GO) build -race -o $(RACE_BIN)/termkeep-server ./cmd/termkeep
 GORACE ?= atexit_sleep_ms=0
+# go test starts its packages' test binaries in the order of its list, so
+# the longest come first and the short ones fill in beside them; and four
+# at a time, not two (its default on 2 cores): an end-to-end package
+# mostly waits on shells and servers, using under half a core.
+GO_TEST_P := 4
+GO_TEST_FIRST := ./internal/e2e/restart ./internal/e2e/chaos ./internal/e2e/bulk \
+	./internal/e2e/security ./internal/e2e/cli ./internal/e2e/core ./internal/e2e/viewers \
+	./internal/e2e/web ./internal/e2e/soak ./internal/holder
 test: build chromium test-deps
 	@mkdir -p test-artifacts
 	@echo "make test-web runs beside vet and the Go tests (it mostly waits on Chromium); its output follows theirs"
@@ -97,8 +105,8 @@ test: build chromium test-deps
 	{ $(GO) vet ./... && $(GO) vet -tags lean ./cmd/termkeep && ( $(TIDY_CHECK) ); } || gostatus=1; \
 	echo "$(RACE_BUILD)"; \
 	if $(RACE_BUILD); then \
-		echo "TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./..."; \
-		TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -timeout 15m ./... || gostatus=1; \
+		echo "TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -p $(GO_TEST_P) -timeout 15m $(GO_TEST_FIRST) ./..."; \
+		TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) GORACE='$(GORACE)' $(GO) test -race -count=1 -p $(GO_TEST_P) -timeout 15m $(GO_TEST_FIRST) ./... || gostatus=1; \
 		echo "$(GO) test -count=1 -run '$(FLOOD_TESTS)' ./internal/server  # timed: not under the race detector"; \
 		$(GO) test -count=1 -run '$(FLOOD_TESTS)' ./internal/server || gostatus=1; \
 	else gostatus=1; fi; \
@@ -142,9 +150,10 @@ TIDY_CHECK = $(GO) mod tidy -diff || { \
 tidy:
 	@$(TIDY_CHECK)
 
-# The browser tests (web/test/ui): each starts bin/termkeep with its own
-# state directory and drives Debian's Chromium with playwright-core (no
-# browser is downloaded). Screenshots go to test-artifacts/ui/. Before
+# The browser tests (web/test/ui): each file starts bin/termkeep with its
+# own state directory and drives a Chromium of its own, Debian's, with
+# playwright-core (no browser is downloaded); two files run at a time
+# (web/package.json), as each mostly waits on its page. Screenshots go to test-artifacts/ui/. Before
 # them, the page's pure modules (tabs' order, the key encoder, replay's
 # clock) run under node --test (web/test/unit), bundled by esbuild.
 CHROMIUM ?= /usr/bin/chromium
