@@ -76,7 +76,7 @@ install: build
 # a real shell, a real SQLite file and real sockets; and the browser UI's
 # tests in a real (headless) Chromium, started first, beside all of that:
 # they mostly wait on Chromium and the page, and need only the plain build.
-# The end-to-end tests are split by area (internal/e2e/core, viewers,
+# The end-to-end tests are split by area (internal/e2e/core, bulk, viewers,
 # cli, security, restart, web, chaos, soak) so that go test runs them side by
 # side with the other packages; none needs more than a third of the
 # timeout on a quiet 2-core machine. Their termkeep and termkeep-holder,
