@@ -11,6 +11,7 @@ import (
 
 	"termkeep/internal/attach"
 	"termkeep/internal/keys"
+	"termkeep/internal/predict"
 	"termkeep/internal/remote"
 	"termkeep/internal/wire"
 )
@@ -23,6 +24,7 @@ func newAttachCmd(g *globals) *cobra.Command {
 		altScreen  bool
 		detach     bool
 		ignoreSize bool
+		predictArg string
 	)
 	cmd := &cobra.Command{
 		Use:     "attach SESSION | HOST:SESSION",
@@ -56,7 +58,14 @@ runs termkeep there (on its PATH, else ~/.local/bin/termkeep;
 TERMKEEP_REMOTE_BIN names another) and starts its server when none runs.
 HOST is what ssh takes (user@host, an alias, [::1]); the last ':' ends it.
 A dropped link is noticed within seconds and reopened by itself (ssh in
-batch mode), continuing where it left off.`,
+batch mode), continuing where it left off.
+
+--predict shows what you type at the end of a line before its echo comes
+back, underlined until the echo confirms it, as mosh does; a wrong guess
+is erased. auto predicts when the measured round trip is above 30 ms
+(the page's threshold and mosh's: below it, echo already feels
+instant), so over ssh only; never at a password prompt (the pty's echo
+off) nor in a full-screen program.`,
 		Args: exactArgs(1, "a SESSION (id or name)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, ok := parseDetachKey(detachKey)
@@ -76,11 +85,15 @@ batch mode), continuing where it left off.`,
 			if detach && readOnly {
 				return usageErr("-d detaches the other terminals to take the session over; a --read-only viewer takes nothing over")
 			}
+			pred, ok := predictSettings[predictArg]
+			if !ok {
+				return usageErr("--predict %q is not auto, always or never", predictArg)
+			}
 			cfg := attach.Config{
 				Ref: args[0], In: os.Stdin, Out: os.Stdout, DetachKey: key,
 				Scrollback: scrollback, Name: "attach " + attach.TTYName(os.Stdin),
 				ReadOnly: readOnly, IgnoreSize: ignoreSize, AltScreen: altScreen, DetachOthers: detach,
-				Lanes: os.Getenv("TERMKEEP_ECHO_LANE"),
+				Lanes: os.Getenv("TERMKEEP_ECHO_LANE"), Predict: pred,
 			}
 			notTerminal := !term.IsTerminal(int(os.Stdin.Fd())) || !term.IsTerminal(int(os.Stdout.Fd()))
 			if isRemote {
@@ -119,8 +132,11 @@ batch mode), continuing where it left off.`,
 	cmd.Flags().BoolVarP(&detach, "detach-others", "d", false, "detach the session's other terminals (attach, not browsers), as tmux's attach -d")
 	cmd.Flags().BoolVar(&ignoreSize, "ignore-size", false, "never change the session's size: draw it at its own (as tmux's attach -f ignore-size)")
 	cmd.Flags().BoolVar(&altScreen, "alt-screen", false, "draw in the terminal's alternate screen and bring the earlier screen back on detach (no history in the terminal's scrollback)")
+	cmd.Flags().StringVar(&predictArg, "predict", "auto", "show typing before its echo, underlined: auto (when the round trip is above 30 ms: over ssh), always, never")
 	return withTarget(cmd)
 }
+
+var predictSettings = map[string]predict.Setting{"auto": predict.Auto, "always": predict.Always, "never": predict.Never}
 
 // attachExit carries the session's end out as attach's status.
 func attachExit(err error) error {

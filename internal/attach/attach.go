@@ -31,6 +31,7 @@ import (
 
 	"termkeep/internal/client"
 	"termkeep/internal/outerterm"
+	"termkeep/internal/predict"
 	"termkeep/internal/session/liveness"
 	"termkeep/internal/wire"
 )
@@ -65,6 +66,9 @@ type Config struct {
 	// lost: a relay over ssh, whose link may drop everything without a
 	// word. (A local socket says when it ends.)
 	Keepalive liveness.Config
+	// Predict is predictive echo (predict.go): Never, Always, or Auto
+	// (over a pinged link whose round trip is above the threshold).
+	Predict predict.Setting
 }
 
 // ExitError is the session's end, carried out as attach's status.
@@ -124,6 +128,15 @@ type attacher struct {
 	lost       bool   // the connection was lost: say when it is back
 	redrawNext bool   // stopped and continued: reconnect from a snapshot
 	farewell   string // the line attach's end writes
+
+	// Predictive echo (predict.go), under wmu: pred is nil when attach
+	// does not predict; termMode is the pty's as last said (nil:
+	// unknown); pingN and pingAt are the ping whose pong is awaited.
+	pred      *predict.Predictor
+	predTimer *time.Timer
+	termMode  *predict.TermMode
+	pingN     uint64
+	pingAt    time.Time
 }
 
 // Run attaches cfg.In and cfg.Out to the session until a detach, the
@@ -150,8 +163,14 @@ func Run(ctx context.Context, cfg Config) error {
 		defer c.rt.resume() // attach ends: its reader is stopped no more
 		c.tin, c.tout = c.rt, c.rt
 	}
-	c.conds = newLaneConds(cfg, c.rt)
 	c.ot = outerterm.New(int(c.cols), int(c.rows), cfg.AltScreen)
+	if predicts(cfg) {
+		// A lane would draw on the terminal behind the prediction's back.
+		c.cfg.Lanes, cfg.Lanes = "off", "off"
+		c.pred = predict.New(predict.Options{Setting: cfg.Predict})
+		c.ot.Track()
+	}
+	c.conds = newLaneConds(cfg, c.rt)
 	if cfg.ReadOnly {
 		// The user's terminal applies a clipboard write as it would any
 		// program's; a read-only attach may change nothing of its user's.
@@ -167,6 +186,9 @@ func Run(ctx context.Context, cfg Config) error {
 	defer signal.Stop(sigs)
 
 	c.typed = newInputPath(nil)
+	if c.pred != nil {
+		c.typed.typed = c.keyTyped
+	}
 	c.detached = newDetacher()
 	go readInput(c.tin, cfg.DetachKey, c.typed, c.detached)
 	return c.loop(ctx, sigs)
@@ -189,6 +211,9 @@ func (c *attacher) end() {
 	if c.paintTimer != nil {
 		c.paintTimer.Stop()
 	}
+	if b := c.stopPredicting(); len(b) > 0 {
+		c.tout.Write(b)
+	}
 	c.wmu.Unlock()
 	c.paint(c.ot.End)
 	if c.farewell != "" {
@@ -197,10 +222,16 @@ func (c *attacher) end() {
 }
 
 // paint writes what fn returns (called under wmu) to the terminal.
-func (c *attacher) paint(fn func() []byte) error {
+func (c *attacher) paint(fn func() []byte) error { return c.paintAs(fn, false) }
+
+// paintOutput is paint for the session's output: the prediction drawn
+// over the terminal is checked against it.
+func (c *attacher) paintOutput(fn func() []byte) error { return c.paintAs(fn, true) }
+
+func (c *attacher) paintAs(fn func() []byte, output bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	b := fn()
+	b := c.predicted(fn, output)
 	if len(b) == 0 {
 		return nil
 	}
@@ -215,7 +246,7 @@ func (c *attacher) paint(fn func() []byte) error {
 func (c *attacher) own(fn func() []byte) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	now, withdraw := c.gate.own(fn())
+	now, withdraw := c.gate.own(c.predicted(fn, false))
 	if len(now) > 0 {
 		c.tout.Write(now)
 	}
@@ -405,6 +436,7 @@ func (c *attacher) serve(ctx context.Context, s *client.Stream, sigs <-chan os.S
 				// write, and the loop must still be free to give it up.
 				if c.pinging.CompareAndSwap(false, true) {
 					pings++
+					c.pinged(pings)
 					go func(n uint64) { s.Ping(n); c.pinging.Store(false) }(pings)
 				}
 			case liveness.Drop:

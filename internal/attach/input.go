@@ -33,6 +33,9 @@ type inputPath struct {
 	// than keyHold, and are dropped; dropped counts their bytes.
 	lostAt, dropBefore time.Time
 	dropped            int
+	// typed, when set, sees each chunk typed before it is sent (predictive
+	// echo); it is called from the goroutine that read the chunk.
+	typed func([]byte)
 }
 
 // key is a chunk typed on the terminal, and when.
@@ -156,6 +159,7 @@ func (p *inputPath) take(data []byte, detachKey int, d *detacher) bool {
 	if detachKey >= 0 {
 		if i := bytes.IndexByte(data, byte(detachKey)); i >= 0 {
 			if i > 0 {
+				p.see(data[:i])
 				p.send(data[:i])
 			}
 			d.detach()
@@ -163,9 +167,16 @@ func (p *inputPath) take(data []byte, detachKey int, d *detacher) bool {
 		}
 	}
 	if len(data) > 0 {
+		p.see(data)
 		p.send(data)
 	}
 	return false
+}
+
+func (p *inputPath) see(data []byte) {
+	if p.typed != nil {
+		p.typed(data)
+	}
 }
 
 // readInput copies the local terminal to the session until it ends or the

@@ -41,13 +41,13 @@ func (c *attacher) frame(s *client.Stream, fr wire.Frame) (r result, end bool) {
 	switch fr.Type {
 	case wire.TypeOutput:
 		off, data, _ := wire.ParseOutput(fr.Payload)
-		if err := c.paint(func() []byte { return c.ot.Output(data) }); err != nil {
+		if err := c.paintOutput(func() []byte { return c.ot.Output(data) }); err != nil {
 			return result{err: err}, true
 		}
 		c.res.wrote(off, len(data))
 	case wire.TypeSnapshot:
 		off, data, _ := wire.ParseOutput(fr.Payload)
-		if err := c.paint(func() []byte { return c.ot.Snapshot(data) }); err != nil {
+		if err := c.paintOutput(func() []byte { return c.ot.Snapshot(data) }); err != nil {
 			return result{err: err}, true
 		}
 		if n := c.res.snapshot(off); n > 0 {
@@ -108,6 +108,10 @@ func (c *attacher) frame(s *client.Stream, fr wire.Frame) (r result, end bool) {
 		c.viewers(s, fr.Payload)
 	case wire.TypeLog:
 		c.logState(fr.Payload)
+	case wire.TypeTermMode:
+		c.termModeFrame(fr.Payload)
+	case wire.TypePong:
+		c.ponged(fr.Payload)
 	}
 	return result{}, false
 }

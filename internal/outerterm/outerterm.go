@@ -19,6 +19,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"termkeep/internal/predict"
 	"termkeep/internal/screen"
 	"termkeep/internal/vtscan"
 )
@@ -79,6 +80,15 @@ type Term struct {
 	scols, srows int
 	dirty        bool // the model changed since the last paint
 	fed          bool // the model follows the output (from a snapshot on)
+
+	// Predictive echo (predict.go): track feeds the model whatever the
+	// sizes; drawn are the predicted cells on the terminal, moved says
+	// the cursor is where a prediction put it; look is the predictor's
+	// view of the model.
+	track bool
+	drawn []predict.Cell
+	moved bool
+	look  modelScreen
 }
 
 // New returns the Term of a terminal of cols×rows. altScreen keeps the
@@ -119,7 +129,7 @@ func (t *Term) Snapshot(p []byte) []byte {
 	}
 	// The model follows the output from a snapshot on, while the sizes
 	// differ (size.go).
-	t.fed = t.model != nil && (t.scols != t.cols || t.srows != t.rows)
+	t.fed = t.model != nil && (t.track || t.scols != t.cols || t.srows != t.rows)
 	t.feed(p)
 	return t.drawSnapshot(p)
 }

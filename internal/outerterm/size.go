@@ -89,7 +89,7 @@ func (t *Term) settle(was bool) []byte {
 			return b // the snapshot asked for draws it
 		}
 		b = append(b, t.drawSnapshot(t.model.Snapshot(0))...)
-		t.fed = false
+		t.fed = t.track
 		return b
 	}
 	return nil

@@ -32,9 +32,9 @@ import (
 type Setting int
 
 const (
-	Auto   Setting = iota // when the round trip is above the threshold
+	Never  Setting = iota // the zero Setting: nothing is predicted
+	Auto                  // when the round trip is above the threshold
 	Always                // whatever the round trip
-	Never
 )
 
 // TermMode is the pty's input mode, as a term-mode frame says it.
@@ -164,7 +164,7 @@ type Predictor struct {
 	Corrections []time.Duration
 }
 
-// New returns a Predictor; zero fields of opts take Defaults'.
+// New returns a Predictor; a zero Threshold or Confidence takes Defaults'.
 func New(opts Options) *Predictor {
 	if opts.Threshold == 0 {
 		opts.Threshold = Defaults.Threshold
