@@ -74,6 +74,17 @@ func (p *Tmux) Capture(all bool) []string {
 	return rows
 }
 
+// CaptureStyled is the pane's screen with its colours and attributes, as
+// capture-pane -e writes them (SGR sequences before the cells they style).
+func (p *Tmux) CaptureStyled() string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", "-S", p.sock, "capture-pane", "-p", "-e", "-t", "t").Output()
+	if err != nil {
+		p.t.Fatalf("tmux capture-pane: %v", err)
+	}
+	return string(out)
+}
+
 // WaitShows waits until the pane's screen has a row holding s.
 func (p *Tmux) WaitShows(s string, d time.Duration) {
 	p.t.Helper()

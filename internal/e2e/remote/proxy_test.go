@@ -20,6 +20,9 @@ type stallProxy struct {
 	until time.Time
 	wake  chan struct{}
 	wg    sync.WaitGroup
+	// delay holds every chunk this long each way, on connections made
+	// after it is set: a link far away (predict_test.go).
+	delay time.Duration
 }
 
 // startProxy forwards 127.0.0.1:(its port) to 127.0.0.1:port until the
@@ -104,6 +107,13 @@ func (p *stallProxy) hold() {
 // closes dst's writing half at src's end.
 func (p *stallProxy) pipe(dst, src net.Conn) {
 	defer p.wg.Done()
+	p.mu.Lock()
+	delay := p.delay
+	p.mu.Unlock()
+	if delay > 0 {
+		p.delayed(dst, src, delay)
+		return
+	}
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
