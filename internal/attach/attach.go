@@ -33,6 +33,7 @@ import (
 	"termkeep/internal/outerterm"
 	"termkeep/internal/predict"
 	"termkeep/internal/session/liveness"
+	"termkeep/internal/shellmark"
 	"termkeep/internal/wire"
 )
 
@@ -131,10 +132,13 @@ type attacher struct {
 
 	// Predictive echo (predict.go), under wmu: pred is nil when attach
 	// does not predict; termMode is the pty's as last said (nil:
-	// unknown); pingN and pingAt are the ping whose pong is awaited.
+	// unknown); pingN and pingAt are the ping whose pong is awaited; the
+	// reader feeds marks (under wmu).
 	pred      *predict.Predictor
 	predTimer *time.Timer
 	termMode  *predict.TermMode
+	shell     predict.Shell     // as the marks say (marks)
+	marks     shellmark.Scanner // the shell's integration marks in the output
 	pingN     uint64
 	pingAt    time.Time
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"termkeep/internal/predict"
+	"termkeep/internal/shellmark"
 	"termkeep/internal/wire"
 )
 
@@ -47,11 +48,36 @@ func (c *attacher) predicted(fn func() []byte, output bool) []byte {
 // not at all.
 func (c *attacher) predictModes() {
 	alt, mouse := c.ot.PredictModes()
-	m := predict.Modes{AltScreen: alt, Mouse: mouse, TermMode: c.termMode}
+	m := predict.Modes{AltScreen: alt, Mouse: mouse, TermMode: c.termMode, Shell: c.shell}
 	if !c.ot.Predictable() {
 		m.TermMode = nil
 	}
 	c.pred.SetModes(m)
+}
+
+// scanMarks follows the shell's integration marks (OSC 133) in output
+// about to be drawn (wmu held), as the page does: A and B its prompt (B:
+// what is typed now goes to its line editor), C a command's output, D its
+// end.
+func (c *attacher) scanMarks(p []byte) {
+	if c.pred == nil {
+		return
+	}
+	if c.marks.Emit == nil {
+		c.marks.Emit = func(m shellmark.Mark) {
+			switch m.Kind {
+			case shellmark.Prompt, shellmark.Input:
+				c.shell = predict.ShellPrompt
+			case shellmark.Exec, shellmark.Done:
+				c.shell = predict.ShellRunning
+			}
+			if m.Kind == shellmark.Input {
+				c.pred.Prompt()
+			}
+			c.predictModes()
+		}
+	}
+	c.marks.Write(0, time.Time{}, p)
 }
 
 // keyTyped takes a chunk typed on the terminal, before it is sent

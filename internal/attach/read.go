@@ -1,6 +1,7 @@
 package attach
 
 import (
+	"bytes"
 	"time"
 
 	"termkeep/internal/client"
@@ -41,13 +42,18 @@ func (c *attacher) frame(s *client.Stream, fr wire.Frame) (r result, end bool) {
 	switch fr.Type {
 	case wire.TypeOutput:
 		off, data, _ := wire.ParseOutput(fr.Payload)
-		if err := c.paintOutput(func() []byte { return c.ot.Output(data) }); err != nil {
+		if err := c.paintOutput(func() []byte { c.scanMarks(data); return c.ot.Output(data) }); err != nil {
 			return result{err: err}, true
 		}
 		c.res.wrote(off, len(data))
 	case wire.TypeSnapshot:
 		off, data, _ := wire.ParseOutput(fr.Payload)
-		if err := c.paintOutput(func() []byte { return c.ot.Snapshot(data) }); err != nil {
+		if err := c.paintOutput(func() []byte {
+			if c.pred != nil && bytes.HasPrefix(data, []byte("\x1bc")) {
+				c.marks.Reset() // the screen is drawn anew: no sequence continues
+			}
+			return c.ot.Snapshot(data)
+		}); err != nil {
 			return result{err: err}, true
 		}
 		if n := c.res.snapshot(off); n > 0 {
