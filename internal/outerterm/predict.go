@@ -16,7 +16,10 @@ import (
 // over the session's, underlined (as mosh draws them), between a save
 // and a restore of the cursor (DECSC, DECRC: its position and pen), and
 // erased before anything else reaches the terminal: the session's
-// output always lands on the terminal as the session left it.
+// output always lands on the terminal as the session left it. The one
+// thing a prediction cannot put back is a position the session itself
+// saved with DECSC before it and restores after it (the model does not
+// say what it saved); a program reading a line at a prompt holds none.
 
 // Track makes the model follow the output whatever the sizes, from the
 // next snapshot on (the model starts from one).
