@@ -74,3 +74,27 @@ func TestNoTrackNoModel(t *testing.T) {
 		t.Errorf("drawn without Track: %q", b)
 	}
 }
+
+// A tracking Term keeps following the output through a spell at another
+// size than the session's (drawn from the model, no prediction then), and
+// predicts again once the sizes agree, without a new snapshot.
+func TestTrackThroughASizeChange(t *testing.T) {
+	ot := New(40, 5, false)
+	ot.Track()
+	ot.Session(40, 5)
+	ot.Snapshot([]byte("\x1bc$ "))
+	ot.Resize(30, 5)
+	if ot.Predictable() || ot.Redraw {
+		t.Fatalf("at another size: predictable %v, a snapshot asked for %v", ot.Predictable(), ot.Redraw)
+	}
+	ot.Output([]byte("ab"))
+	ot.Resize(40, 5)
+	if !ot.Predictable() || ot.Redraw {
+		t.Fatalf("at the session's size again: predictable %v, a snapshot asked for %v", ot.Predictable(), ot.Redraw)
+	}
+	ot.Output([]byte("c"))
+	scr := ot.PredictScreen()
+	if row, col := scr.Cursor(); col != 5 || scr.Cell(row, 4) != "c" {
+		t.Errorf("the model has the cursor at %d,%d and %q before it; want column 5 after \"$ abc\"", row, col, scr.Cell(row, 4))
+	}
+}
