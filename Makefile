@@ -94,7 +94,7 @@ GORACE ?= atexit_sleep_ms=0
 # kept the machine at a load of 20: packages took up to 516 s and timed
 # floods (TestListenerFlood) and the soak's drift checks failed.
 GO_TEST_P := 2
-GO_TEST_FIRST := ./internal/e2e/restart ./internal/e2e/chaos ./internal/e2e/bulk \
+GO_TEST_FIRST := ./internal/e2e/restart ./internal/e2e/crashloop ./internal/e2e/chaos ./internal/e2e/bulk \
 	./internal/e2e/security ./internal/e2e/cli ./internal/e2e/core ./internal/e2e/viewers \
 	./internal/e2e/web ./internal/e2e/soak ./internal/holder
 test: build chromium test-deps

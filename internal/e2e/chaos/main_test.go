@@ -1,8 +1,7 @@
-// Package chaos holds the end-to-end tests that kill the server (or the
-// holders) again and again while output flows: through a real terminal
-// attached in tmux, and in crash loops that check the log line by line. A
-// package of their own, so that they run beside the other end-to-end
-// packages.
+// Package chaos holds the end-to-end tests that kill the server again and
+// again while output flows through a real terminal attached in tmux: every
+// line once, in order. A package of its own, so that they run beside the
+// other end-to-end packages (package crashloop checks the log itself).
 package chaos
 
 import (
