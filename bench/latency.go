@@ -416,13 +416,20 @@ func runLatencies(ctx context.Context, e *env, cfg config) []*latResult {
 		}
 		results = append(results, &latResult{c: c})
 	}
+	return runLatRounds(ctx, e, cfg, "latency", results, cfg.keys, cfg.keys)
+}
+
+// runLatRounds runs results' contenders for cfg.rounds rounds, interleaved,
+// each timing keys keys; typed is every key a run types, timed or not, for
+// its time limit. label names the section in the log.
+func runLatRounds(ctx context.Context, e *env, cfg config, label string, results []*latResult, keys, typed int) []*latResult {
 	for round := 1; round <= cfg.rounds; round++ {
 		for _, r := range results {
 			if r.skipped != "" {
 				continue
 			}
-			rctx, cancel := context.WithTimeout(ctx, 60*time.Second+time.Duration(cfg.keys)*20*time.Millisecond)
-			s, err := r.c.run(rctx, e, cfg.keys)
+			rctx, cancel := context.WithTimeout(ctx, 60*time.Second+time.Duration(typed)*20*time.Millisecond)
+			s, err := r.c.run(rctx, e, keys)
 			cancel()
 			if ctx.Err() != nil {
 				return results
@@ -430,13 +437,13 @@ func runLatencies(ctx context.Context, e *env, cfg config) []*latResult {
 			switch {
 			case errors.Is(err, errSkipped):
 				r.skipped = strings.TrimPrefix(err.Error(), errSkipped.Error()+": ")
-				logf("latency %-26s skipped: %s", r.c.name, r.skipped)
+				logf("%s %-26s skipped: %s", label, r.c.name, r.skipped)
 			case err != nil:
 				r.errs = append(r.errs, err.Error())
-				logf("round %d/%d latency %-26s FAILED: %v", round, cfg.rounds, r.c.name, err)
+				logf("round %d/%d %s %-26s FAILED: %v", round, cfg.rounds, label, r.c.name, err)
 			default:
 				r.samples = append(r.samples, s)
-				logf("round %d/%d latency %-26s p50 %v  p99 %v  p99.9 %v  max %v", round, cfg.rounds, r.c.name,
+				logf("round %d/%d %s %-26s p50 %v  p99 %v  p99.9 %v  max %v", round, cfg.rounds, label, r.c.name,
 					s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond), s.p999.Round(time.Microsecond), s.max.Round(time.Microsecond))
 			}
 		}

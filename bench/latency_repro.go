@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -180,30 +179,5 @@ func runRepro(ctx context.Context, e *env, cfg config) []*latResult {
 	if cfg.quick {
 		keys = cfg.keys
 	}
-	for round := 1; round <= cfg.rounds; round++ {
-		for _, r := range results {
-			if r.skipped != "" {
-				continue
-			}
-			rctx, cancel := context.WithTimeout(ctx, 60*time.Second+time.Duration(keys+reproWarm)*20*time.Millisecond)
-			s, err := r.c.run(rctx, e, keys)
-			cancel()
-			if ctx.Err() != nil {
-				return results
-			}
-			switch {
-			case errors.Is(err, errSkipped):
-				r.skipped = strings.TrimPrefix(err.Error(), errSkipped.Error()+": ")
-				logf("echo-repro %-16s skipped: %s", r.c.name, r.skipped)
-			case err != nil:
-				r.errs = append(r.errs, err.Error())
-				logf("round %d/%d echo-repro %-16s FAILED: %v", round, cfg.rounds, r.c.name, err)
-			default:
-				r.samples = append(r.samples, s)
-				logf("round %d/%d echo-repro %-16s p50 %v  p99 %v  max %v", round, cfg.rounds, r.c.name,
-					s.p50.Round(time.Microsecond), s.p99.Round(time.Microsecond), s.max.Round(time.Microsecond))
-			}
-		}
-	}
-	return results
+	return runLatRounds(ctx, e, cfg, "echo-repro", results, keys, keys+reproWarm)
 }
