@@ -61,46 +61,24 @@ type Reader struct {
 	err      error
 	fn       func(fd uintptr) bool
 
-	// TryRead's own: it may run while a ReadHolding waits in the poller.
-	tmu  sync.Mutex
-	tp   []byte
-	tn   int
-	terr error
-	once func(fd uintptr)
+	tryRead *oneCall // TryRead's own: it may run while a ReadHolding waits
 }
 
 // NewReader returns a Reader of rc.
 func NewReader(rc syscall.RawConn) *Reader {
-	r := &Reader{rc: rc}
-	r.fn, r.once = r.try, r.tryOnce
+	r := &Reader{rc: rc, tryRead: newOneCall(rc, read)}
+	r.fn = r.try
 	return r
 }
 
 // TryRead is TryRead above. It may be called while another goroutine
 // waits in ReadHolding.
 func (r *Reader) TryRead(p []byte) (int, error) {
-	r.tmu.Lock()
-	defer r.tmu.Unlock()
-	r.tp, r.tn, r.terr = p, 0, nil
-	cerr := r.rc.Control(r.once)
-	n, err := r.tn, r.terr
-	r.tp, r.terr = nil, nil
-	if cerr != nil {
-		return 0, cerr
-	}
+	n, err := r.tryRead.run(p)
 	if err == nil && n == 0 {
 		err = io.EOF
 	}
 	return n, err
-}
-
-func (r *Reader) tryOnce(fd uintptr) {
-	for {
-		r.tn, r.terr = read(fd, r.tp)
-		if r.terr != syscall.EINTR {
-			return
-		}
-	}
 }
 
 // Read is Read above.
@@ -210,41 +188,57 @@ type Writer struct {
 	err     error
 	fn      func(fd uintptr) bool
 
-	// TryWrite's own: it may run while a Write waits in the poller.
-	tmu  sync.Mutex
-	tp   []byte
-	tn   int
-	terr error
-	once func(fd uintptr)
+	tryWrite *oneCall // TryWrite's own: it may run while a Write waits
 }
 
 // NewWriter returns a Writer of rc.
 func NewWriter(rc syscall.RawConn) *Writer {
-	w := &Writer{rc: rc}
-	w.fn, w.once = w.try, w.tryOnce
+	w := &Writer{rc: rc, tryWrite: newOneCall(rc, write)}
+	w.fn = w.try
 	return w
 }
 
 // TryWrite writes once, never waiting: it may take fewer bytes than p, or
 // none (syscall.EAGAIN). It may be called while another goroutine waits
 // in Write.
-func (w *Writer) TryWrite(p []byte) (int, error) {
-	w.tmu.Lock()
-	defer w.tmu.Unlock()
-	w.tp, w.tn, w.terr = p, 0, nil
-	cerr := w.rc.Control(w.once)
-	n, err := w.tn, w.terr
-	w.tp, w.terr = nil, nil
+func (w *Writer) TryWrite(p []byte) (int, error) { return w.tryWrite.run(p) }
+
+// oneCall makes one read or write (call) of a descriptor through its
+// RawConn's Control, never waiting, without allocating: its callback is
+// made once. Calls are serialized.
+type oneCall struct {
+	rc   syscall.RawConn
+	call func(fd uintptr, p []byte) (int, error)
+	mu   sync.Mutex // guards the fields below
+	p    []byte
+	n    int
+	err  error
+	fn   func(fd uintptr)
+}
+
+func newOneCall(rc syscall.RawConn, call func(fd uintptr, p []byte) (int, error)) *oneCall {
+	c := &oneCall{rc: rc, call: call}
+	c.fn = c.do
+	return c
+}
+
+func (c *oneCall) run(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.p, c.n, c.err = p, 0, nil
+	cerr := c.rc.Control(c.fn)
+	n, err := c.n, c.err
+	c.p, c.err = nil, nil
 	if cerr != nil {
 		return 0, cerr
 	}
 	return n, err
 }
 
-func (w *Writer) tryOnce(fd uintptr) {
+func (c *oneCall) do(fd uintptr) {
 	for {
-		w.tn, w.terr = write(fd, w.tp)
-		if w.terr != syscall.EINTR {
+		c.n, c.err = c.call(fd, c.p)
+		if c.err != syscall.EINTR {
 			return
 		}
 	}
