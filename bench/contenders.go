@@ -88,6 +88,33 @@ func (e *env) newTmux() (tmux func(ctx context.Context, args ...string) *exec.Cm
 	}, sock
 }
 
+// tmuxSession starts a fresh tmux server with one session, "b", of
+// cols×rows running command (args are more tmux commands, after a ";"),
+// and returns how to run tmux against it and what ends it. The server
+// outlives the caller unless told: stop kills it even when ctx is
+// already cancelled.
+func (e *env) tmuxSession(ctx context.Context, cols, rows int, command string, args ...string) (tmux func(ctx context.Context, args ...string) *exec.Cmd, stop func(), err error) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		return nil, nil, fmt.Errorf("%w: tmux is not installed", errSkipped)
+	}
+	tmux, sock := e.newTmux()
+	stop = func() {
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		tmux(c, "kill-server").Run()
+		os.Remove(sock)
+	}
+	all := []string{"new-session", "-d", "-s", "b", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), command}
+	if len(args) > 0 {
+		all = append(append(all, ";"), args...)
+	}
+	if out, err := tmux(ctx, all...).CombinedOutput(); err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("tmux new-session: %v: %s", err, out)
+	}
+	return tmux, stop, nil
+}
+
 func viewerEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
@@ -168,22 +195,11 @@ func runScript(ctx context.Context, e *env) (sample, error) {
 // a different (often much smaller) byte stream than the child wrote; the bench
 // watches for the marker text on the drawn screen.
 func runTmux(ctx context.Context, e *env) (sample, error) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		return sample{}, fmt.Errorf("%w: tmux is not installed", errSkipped)
+	tmux, stopTmux, err := e.tmuxSession(ctx, termCols, termRows, e.m.childScript(e.file)) // a fresh tmux server each run
+	if err != nil {
+		return sample{}, err
 	}
-	tmux, sock := e.newTmux() // a fresh tmux server each run
-	if out, err := tmux(ctx, "new-session", "-d", "-s", "b", "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows),
-		e.m.childScript(e.file)).CombinedOutput(); err != nil {
-		return sample{}, fmt.Errorf("tmux new-session: %v: %s", err, out)
-	}
-	// The tmux server outlives this function unless told: kill it even when
-	// ctx is already cancelled.
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		tmux(c, "kill-server").Run()
-		os.Remove(sock)
-	}()
+	defer stopTmux()
 	out, err := tmux(ctx, "display-message", "-p", "-t", "b", "#{pid} #{pane_pid}").Output()
 	if err != nil {
 		return sample{}, fmt.Errorf("tmux display-message: %w", err)

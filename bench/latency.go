@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -278,21 +277,12 @@ func latRaw(ctx context.Context, e *env, keys int) (latSample, error) {
 }
 
 func latTmux(ctx context.Context, e *env, keys int) (latSample, error) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		return latSample{}, fmt.Errorf("%w: tmux is not installed", errSkipped)
-	}
-	tmux, sock := e.newTmux()
 	// No status line: its clock would redraw at times of its own.
-	if out, err := tmux(ctx, "new-session", "-d", "-s", "b", "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows), "cat",
-		";", "set-option", "-g", "status", "off").CombinedOutput(); err != nil {
-		return latSample{}, fmt.Errorf("tmux new-session: %v: %s", err, out)
+	tmux, stopTmux, err := e.tmuxSession(ctx, termCols, termRows, "cat", "set-option", "-g", "status", "off")
+	if err != nil {
+		return latSample{}, err
 	}
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		tmux(c, "kill-server").Run()
-		os.Remove(sock)
-	}()
+	defer stopTmux()
 	attach := tmux(context.Background(), "attach-session", "-t", "b")
 	ptmx, stop, err := startInPty(attach)
 	if err != nil {

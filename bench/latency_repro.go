@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -102,21 +101,12 @@ func reproClient(ctx context.Context, name string, cmd *exec.Cmd) (*os.File, fun
 }
 
 func reproTmux(ctx context.Context, e *env, keys int) (latSample, error) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		return latSample{}, fmt.Errorf("%w: tmux is not installed", errSkipped)
+	tmux, stopTmux, err := e.tmuxSession(ctx, reproCols, reproRows,
+		"env PS1="+shellQuote(reproPrompt)+" LANG=C.UTF-8 "+strings.Join(reproShell, " "), "set-option", "-g", "status", "off")
+	if err != nil {
+		return latSample{}, err
 	}
-	tmux, sock := e.newTmux()
-	args := []string{"new-session", "-d", "-s", "b", "-x", strconv.Itoa(reproCols), "-y", strconv.Itoa(reproRows),
-		"env PS1=" + shellQuote(reproPrompt) + " LANG=C.UTF-8 " + strings.Join(reproShell, " "), ";", "set-option", "-g", "status", "off"}
-	if out, err := tmux(ctx, args...).CombinedOutput(); err != nil {
-		return latSample{}, fmt.Errorf("tmux new-session: %v: %s", err, out)
-	}
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		tmux(c, "kill-server").Run()
-		os.Remove(sock)
-	}()
+	defer stopTmux()
 	ptmx, stop, err := reproClient(ctx, "tmux attach", tmux(context.Background(), "attach-session", "-t", "b"))
 	if err != nil {
 		return latSample{}, err
