@@ -66,6 +66,10 @@ func TestQuestionSkippedByAResyncIsAnswered(t *testing.T) {
 	}
 	rig.print([]byte("\x1b[5;10H\x1b[6n"))
 	asked := uint64(len(rig.out))
+	// The holder's frames cross a socket: the viewer starts reading only
+	// once the host has taken the question in, so a skip cannot stop short
+	// of it because the host had not yet heard it.
+	rig.waitHostEnd(asked)
 	close(printed)
 
 	select {
@@ -168,6 +172,22 @@ func (q *questionRig) print(p []byte) {
 	q.logged(p)
 	if err := q.hw.Output(off, p); err != nil {
 		q.t.Fatal(err)
+	}
+}
+
+// waitHostEnd waits until the host has taken in output up to end.
+func (q *questionRig) waitHostEnd(end uint64) {
+	q.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		q.h.mu.Lock()
+		got := q.h.end
+		q.h.mu.Unlock()
+		if got >= end {
+			return
+		}
+		if time.Now().After(deadline) {
+			q.t.Fatalf("the host took in output to %d, not %d", got, end)
+		}
 	}
 }
 

@@ -447,12 +447,18 @@ export class App {
     this.saveLayout();
     this.renderStage();
     if (this.search.isOpen) this.search.run(true);
-    // Let the layout settle before taking the focus (and fitting again).
+    const takeFocus = () => {
+      const typing = document.activeElement?.tagName === 'INPUT' || ($('dialog') as HTMLDialogElement).open;
+      if (focusTerminal && !this.tabs.renaming && !typing && !this.replay.isOpen) ts.focus();
+    };
+    // At once: hiding the previous terminal dropped the focus to the page,
+    // and keys typed before the next frame would be lost. Again once the
+    // layout has settled (and the terminal fitted).
+    takeFocus();
     requestAnimationFrame(() => {
       if (this.activeId !== id) return;
       ts.fitNow();
-      const typing = document.activeElement?.tagName === 'INPUT' || ($('dialog') as HTMLDialogElement).open;
-      if (focusTerminal && !this.tabs.renaming && !typing && !this.replay.isOpen) ts.focus();
+      takeFocus();
     });
   }
 

@@ -20,7 +20,10 @@ after(async () => {
   await s?.stop();
 });
 
-/** connect starts `termkeep mcp` for s and connects the SDK's client to it. */
+/**
+ * connect starts `termkeep mcp` for s and connects the SDK's client to it;
+ * client.stderr is what it has printed, for a failure's message.
+ */
 async function connect() {
   const client = new Client({ name: 'termkeep-ui-tests', version: '1' });
   const transport = new StdioClientTransport({
@@ -29,6 +32,8 @@ async function connect() {
     env: { ...testEnv(), TERMKEEP_STATE_DIR: s.dir, SHELL: '/bin/bash' },
     stderr: 'pipe',
   });
+  client.stderr = '';
+  transport.stderr?.on('data', (b) => (client.stderr += b));
   await client.connect(transport);
   return client;
 }
@@ -41,12 +46,14 @@ function result(r) {
 
 test('the TypeScript SDK client: tools, a command, and a blank screen as a resource', async () => {
   const c = await connect();
+  let step = 'list tools';
   try {
     const tools = (await c.listTools()).tools.map((t) => t.name);
     for (const want of ['list_sessions', 'create_session', 'run_command', 'read_output', 'read_screen']) {
       assert.ok(tools.includes(want), `${want} in ${tools}`);
     }
 
+    step = 'create a shell and run a command at its first prompt';
     const shell = result(await c.callTool({ name: 'create_session', arguments: { command: ['bash', '--noprofile'], name: 'sdk-shell' } }));
     const ran = result(await c.callTool({ name: 'run_command', arguments: { session: shell.id, command: "echo sdk-ran; (exit 3)" } }));
     assert.equal(ran.exit_code, 3, JSON.stringify(ran));
@@ -54,6 +61,7 @@ test('the TypeScript SDK client: tools, a command, and a blank screen as a resou
 
     // A program that never draws: its screen's resource is blank, and
     // still has text (the SDK refuses contents with neither text nor blob).
+    step = 'a blank screen as a resource';
     const blank = result(await c.callTool({ name: 'create_session', arguments: { command: ['sleep', '60'], name: 'sdk-blank' } }));
     const list = await c.listResources();
     assert.ok(list.resources.some((r) => r.uri.includes(blank.id)), JSON.stringify(list.resources));
@@ -63,6 +71,7 @@ test('the TypeScript SDK client: tools, a command, and a blank screen as a resou
 
     // An unknown resource is a JSON-RPC error with a real code: invalid
     // params, as the current specification has it.
+    step = 'an unknown resource';
     const err = await c.readResource({ uri: 'termkeep://sessions/no-such-session/screen' }).then(
       () => null,
       (e) => e,
@@ -72,9 +81,14 @@ test('the TypeScript SDK client: tools, a command, and a blank screen as a resou
     assert.equal(err.code, -32602, err.message);
 
     // A tool's failure is a result with isError, never a protocol error.
+    step = 'a failing tool';
     const bad = await c.callTool({ name: 'read_output', arguments: { session: 'no-such-session' } });
     assert.equal(bad.isError, true);
     result(await c.callTool({ name: 'kill_session', arguments: { session: blank.id } }));
+  } catch (e) {
+    // Say where, and what the MCP server and the server printed.
+    e.message = `at "${step}": ${e.message}\n-- termkeep mcp printed:\n${c.stderr}\n-- the server printed:\n${s.log.slice(-4000)}`;
+    throw e;
   } finally {
     await c.close();
   }
