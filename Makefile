@@ -209,7 +209,7 @@ FUZZ_TARGETS := wire:FuzzReadFrame wire:FuzzParseTermMode wire:FuzzParseFgState 
 	keys:FuzzEncode keys:FuzzSanitizePaste store:FuzzJudgeGeneration replay:FuzzCheckpointOffset session/catchup:FuzzNext sessiondir:FuzzDecodeStatus sessiondir:FuzzSalvage procinfo:FuzzStatTTY \
 	procinfo:FuzzParsePPid procinfo:FuzzParseStatPPid procinfo:FuzzStatField agents:FuzzRolloutID shellmark:FuzzScanner runout:FuzzTextFilter cmdpolicy:FuzzDecide mcp:FuzzScreenRef \
 	service:FuzzParseEnvFile service:FuzzParseShow service:FuzzExecSplit logind:FuzzMachine ../bench:FuzzParsePredict session/lanegate:FuzzGate \
-	../cmd/termkeep:FuzzCommandFor remote:FuzzParse remote:FuzzParsePreamble predict:FuzzPredictor
+	../cmd/termkeep:FuzzCommandFor remote:FuzzParse remote:FuzzParsePreamble remote:FuzzRedial predict:FuzzPredictor
 fuzz: SHELL := /bin/bash
 fuzz: deps
 	@set -o pipefail; failed=; \

@@ -76,8 +76,8 @@ func remoteClient(ctx context.Context, t remote.Target) (*client.Client, error) 
 // remoteOpener opens attach's connections to a session on another
 // machine: the first over the ssh connection made before the terminal was
 // taken (ssh may ask for a password then), the others by running ssh
-// again in batch mode, retrying with a growing delay while the network,
-// the host or its termkeep cannot answer.
+// again in batch mode, one at a time, paced by remote.Redial while the
+// network, the host or its termkeep cannot answer.
 type remoteOpener struct {
 	d     *remote.Dialer
 	ref   string // the session on the remote machine
@@ -88,9 +88,10 @@ type remoteOpener struct {
 const dialWait = 20 * time.Second
 
 func (o *remoteOpener) open(ctx context.Context, h wire.Hello, notify func(why string)) (*client.Stream, error) {
-	delay := 250 * time.Millisecond
+	redial := remote.NewRedial(250*time.Millisecond, 5*time.Second)
 	said := ""
 	for {
+		began := time.Now()
 		s, err := o.try(ctx, h)
 		if err == nil {
 			return s, nil
@@ -117,12 +118,13 @@ func (o *remoteOpener) open(ctx context.Context, h wire.Hello, notify func(why s
 			notify(why)
 			said = why
 		}
+		wait := time.NewTimer(redial.Failed(began, time.Now()))
 		select {
 		case <-ctx.Done():
+			wait.Stop()
 			return nil, ctx.Err()
-		case <-time.After(delay):
+		case <-wait.C:
 		}
-		delay = min(delay*2, 5*time.Second)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,8 +78,14 @@ func startProxy(t *testing.T, port int) *stallProxy {
 
 func (p *stallProxy) port() int { return p.l.Addr().(*net.TCPAddr).Port }
 
-// stall holds every byte for d from now.
-func (p *stallProxy) stall(d time.Duration) {
+// via is ssh command ssh of sshd s going through the proxy.
+func (p *stallProxy) via(s *sshd, ssh string) string {
+	return strings.Replace(ssh, "-p "+strconv.Itoa(s.port), "-p "+strconv.Itoa(p.port()), 1)
+}
+
+// stall holds every byte for d from now; the channel it returns is
+// closed when the stall ends.
+func (p *stallProxy) stall(d time.Duration) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	wake := make(chan struct{})
@@ -91,6 +98,7 @@ func (p *stallProxy) stall(d time.Duration) {
 			p.wake, p.until = nil, time.Time{}
 		}
 	})
+	return wake
 }
 
 // hold waits while the proxy stalls.
