@@ -238,6 +238,15 @@ func runTmux(ctx context.Context, e *env) (sample, error) {
 	return s, err
 }
 
+// attachArgs is -attach-args: more arguments of the contenders' attach.
+var attachArgs []string
+
+// attachArgv is the arguments of the contenders' termkeep attach to
+// server srv, but the session.
+func attachArgv(srv *tkServer) []string {
+	return append([]string{"--state-dir", string(srv.dir), "--no-autostart", "attach"}, attachArgs...)
+}
+
 // runTermkeepAttach measures the whole path a user sees: holder → log →
 // server → termkeep attach → its pty → the bench. A fresh server and state
 // directory per run, so no run inherits another's log or window.
@@ -251,7 +260,7 @@ func runTermkeepAttach(ctx context.Context, e *env) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	cmd := exec.Command(srv.termkeep(), "--state-dir", string(srv.dir), "--no-autostart", "attach", "b")
+	cmd := exec.Command(srv.termkeep(), append(attachArgv(srv), "b")...)
 	cmd.Env = viewerEnv()
 	ptmx, stop, err := startInPty(cmd)
 	if err != nil {

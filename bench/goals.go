@@ -185,6 +185,7 @@ func (rep *report) goals() []goal {
 	return []goal{
 		rep.attachEchoGoal(), rep.reproEchoGoal(), rep.wsEchoGoal(), rep.p999Goal(), rep.attachThroughputGoal(),
 		rep.fanAttachGoal(), rep.reattachGoalTmux(), rep.predictP50Goal(), rep.predictWrongGoal(),
+		rep.sshEchoP50Goal(), rep.sshEchoLeftGoal(),
 	}
 }
 

@@ -304,7 +304,7 @@ func latAttach(ctx context.Context, e *env, keys int) (latSample, error) {
 	if _, _, err := srv.create(ctx, "b", []string{"cat"}); err != nil {
 		return latSample{}, err
 	}
-	cmd := exec.Command(srv.termkeep(), "--state-dir", string(srv.dir), "--no-autostart", "attach", "b")
+	cmd := exec.Command(srv.termkeep(), append(attachArgv(srv), "b")...)
 	cmd.Env = viewerEnv()
 	ptmx, stop, err := startInPty(cmd)
 	if err != nil {

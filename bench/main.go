@@ -72,7 +72,7 @@ const (
 )
 
 // sections are the parts of the bench that -skip can leave out.
-var sections = []string{"throughput", "fanout", "latency", "echo-repro", "screen", "memory", "reattach", "restart", "memory100", "scale", "predict"}
+var sections = []string{"throughput", "fanout", "latency", "echo-repro", "screen", "memory", "reattach", "restart", "memory100", "scale", "predict", "ssh-echo"}
 
 type config struct {
 	bin       string
@@ -143,6 +143,10 @@ func main() {
 	flag.IntVar(&cfg.memSessionsMany, "memory-sessions-many", 0, fmt.Sprintf("idle sessions for the memory comparison's large case (default %d, quick %d)", fullMemSessionsMany, quickMemSessionsMany))
 	flag.IntVar(&cfg.scaleSessions, "scale-sessions", 0, fmt.Sprintf("sessions for the scale run, one viewer each (default %d, quick %d)", fullScaleSessions, quickScaleSessions))
 	flag.IntVar(&cfg.scaleSeconds, "scale-seconds", 0, fmt.Sprintf("seconds the scale run prints (default %d, quick %d)", fullScaleSeconds, quickScaleSeconds))
+	flag.Func("attach-args", "more arguments of termkeep attach in the throughput and latency contenders, split at spaces (A/B runs: --predict=always)", func(v string) error {
+		attachArgs = strings.Fields(v)
+		return nil
+	})
 	flag.StringVar(&keepLogs, "keep-logs", "", "copy each termkeep server's log into this directory before its state directory is removed (to read why a viewer was resynced)")
 	skip := flag.String("skip", "", "comma-separated sections to leave out: "+strings.Join(sections, ", "))
 	flag.Parse()
@@ -343,6 +347,14 @@ func bench(cfg config) int {
 	if cfg.runs("predict") {
 		ran("predict")
 		rep.predict = runPredict(ctx, e, cfg)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+
+	if cfg.runs("ssh-echo") {
+		ran("ssh-echo")
+		rep.sshEcho = runSSHEcho(ctx, e, cfg)
 		if ctx.Err() != nil {
 			return interrupted()
 		}

@@ -36,6 +36,7 @@ type report struct {
 	mem100   *memReport
 	scale    *scaleReport
 	predict  *predictReport
+	sshEcho  *sshEchoReport
 
 	took    time.Duration
 	machine machine
@@ -59,7 +60,7 @@ func (rep *report) anyFailed() bool {
 			return true
 		}
 	}
-	return rep.screen != nil && rep.screen.err != nil || rep.sessionsFailed() || rep.predictFailed()
+	return rep.screen != nil && rep.screen.err != nil || rep.sessionsFailed() || rep.predictFailed() || rep.sshEchoFailed()
 }
 
 type machine struct {
@@ -314,6 +315,7 @@ func (rep *report) text() string {
 	}
 	rep.sessionsText(&b)
 	rep.predictText(&b)
+	rep.sshEchoText(&b)
 	rep.goalsText(&b)
 	if f := rep.failures(); len(f) > 0 {
 		b.WriteString("\nFailed runs:\n")
@@ -555,6 +557,7 @@ func (rep *report) markdown() string {
 
 	rep.sessionsMarkdown(&b)
 	rep.predictMarkdown(&b)
+	rep.sshEchoMarkdown(&b)
 	rep.goalsMarkdown(&b)
 
 	if f := rep.failures(); len(f) > 0 {

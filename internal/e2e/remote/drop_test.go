@@ -24,8 +24,8 @@ const linkDrop = 60 * time.Second
 func TestRemoteLinkDrops(t *testing.T) {
 	t.Parallel()
 	s := startSSHD(t)
-	proxy := startProxy(t, s.port)
-	_, bin, p := numbersPane(t, s, proxy.via(s, s.ssh))
+	proxy := startProxy(t, s)
+	_, bin, p := numbersPane(t, s, proxy.via(s.SSH))
 	first := sshPids(bin)
 	if len(first) != 1 {
 		t.Fatalf("attach runs %d ssh processes for this test, not one: %v", len(first), first)
@@ -33,7 +33,7 @@ func TestRemoteLinkDrops(t *testing.T) {
 	shown := e2e.CountNumbered(p.Capture(false)).Last
 
 	began := time.Now()
-	over := proxy.stall(linkDrop)
+	over := proxy.Stall(linkDrop)
 	var gaveUp time.Duration
 	// most is the most ssh processes seen at once; none is the longest
 	// time with none trying, once the first was given up.

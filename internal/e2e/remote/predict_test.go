@@ -1,59 +1,13 @@
 package remote
 
 import (
-	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"termkeep/internal/e2e"
 )
-
-// setDelay holds every chunk d each way on the connections made from now.
-func (p *stallProxy) setDelay(d time.Duration) {
-	p.mu.Lock()
-	p.delay = d
-	p.mu.Unlock()
-}
-
-// delayed copies src to dst, each chunk written delay after it was read,
-// in order; dst's writing half is closed at src's end.
-func (p *stallProxy) delayed(dst, src net.Conn, delay time.Duration) {
-	type chunk struct {
-		b  []byte
-		at time.Time
-	}
-	ch := make(chan chunk, 1024)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		defer close(ch)
-		for {
-			buf := make([]byte, 32<<10)
-			n, err := src.Read(buf)
-			if n > 0 {
-				ch <- chunk{buf[:n], time.Now()}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	for c := range ch {
-		time.Sleep(time.Until(c.at.Add(delay)))
-		if _, err := dst.Write(c.b); err != nil {
-			src.Close()
-			for range ch {
-			}
-			return
-		}
-	}
-	if tc, ok := dst.(*net.TCPConn); ok {
-		tc.CloseWrite()
-	}
-}
 
 // Over a link 250 ms away each way, attach (--predict auto) shows what is
 // typed at bash's prompt before its echo could have come back, underlined;
@@ -65,13 +19,13 @@ func TestRemotePredictiveEcho(t *testing.T) {
 	t.Parallel()
 	const delay = 250 * time.Millisecond
 	s := startSSHD(t)
-	proxy := startProxy(t, s.port)
-	proxy.setDelay(delay)
-	ssh := strings.Replace(s.ssh, "-p "+strconv.Itoa(s.port), "-p "+strconv.Itoa(proxy.port()), 1)
+	proxy := startProxy(t, s)
+	proxy.SetDelay(delay)
+	ssh := proxy.via(s.SSH)
 	attach := func(t *testing.T, args ...string) *e2e.Tmux {
 		e := e2e.NewEnv(t)
 		bin := remoteBin(t, e)
-		mustTk(t, s.ssh, bin, append([]string{"new", host + ":", "--name", "sh"}, args...)...)
+		mustTk(t, s.SSH, bin, append([]string{"new", host + ":", "--name", "sh"}, args...)...)
 		p := attachPane(t, ssh, bin, "sh")
 		e2e.WaitFor(t, 30*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
 		return p

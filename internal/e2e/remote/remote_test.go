@@ -65,8 +65,8 @@ func TestRemotePassphrase(t *testing.T) {
 	s := startSSHD(t)
 	e := e2e.NewEnv(t)
 	bin := remoteBin(t, e)
-	mustTk(t, s.ssh, bin, "new", host+":", "--name", "sh", "--", "/bin/sh")
-	p := attachPane(t, s.lockedSSH, bin, "sh")
+	mustTk(t, s.SSH, bin, "new", host+":", "--name", "sh", "--", "/bin/sh")
+	p := attachPane(t, s.LockedSSH, bin, "sh")
 	p.WaitShows("Enter passphrase", 20*time.Second)
 	p.SendKeys(lockedPassphrase, "Enter")
 	e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
@@ -101,7 +101,7 @@ func TestRemoteNewLsAttach(t *testing.T) {
 	s := startSSHD(t)
 	e := e2e.NewEnv(t)
 	bin := remoteBin(t, e)
-	id := strings.TrimSpace(mustTk(t, s.ssh, bin, "new", host+":", "--name", "sh", "--env", "TK_GREET=it's", "--", "/bin/sh"))
+	id := strings.TrimSpace(mustTk(t, s.SSH, bin, "new", host+":", "--name", "sh", "--env", "TK_GREET=it's", "--", "/bin/sh"))
 	if len(id) != 8 {
 		t.Fatalf("new printed %q, not a session id", id)
 	}
@@ -113,10 +113,10 @@ func TestRemoteNewLsAttach(t *testing.T) {
 	if home := u.HomeDir; sess.ID != id || sess.Cwd != home {
 		t.Errorf("the remote session is %s in %s; want %s in the remote home %s", sess.ID, sess.Cwd, id, u.HomeDir)
 	}
-	if out := mustTk(t, s.ssh, bin, "ls", host+":"); !strings.Contains(out, id) || !strings.Contains(out, "/bin/sh") {
+	if out := mustTk(t, s.SSH, bin, "ls", host+":"); !strings.Contains(out, id) || !strings.Contains(out, "/bin/sh") {
 		t.Errorf("ls %s: does not list %s:\n%s", host+":", id, out)
 	}
-	p := attachPane(t, s.ssh, bin, "sh")
+	p := attachPane(t, s.SSH, bin, "sh")
 	e2e.WaitFor(t, 20*time.Second, "attach to connect", func() bool { return e.Session("sh").Viewers == 1 })
 	p.SendKeys(`echo "$TK_GREET" $((6*7))`, "Enter")
 	p.WaitShows("it's 42", 30*time.Second)
@@ -130,13 +130,13 @@ func TestRemoteNewLsAttach(t *testing.T) {
 	// The remote server shut down on purpose: attach's reconnects start
 	// none (as a local attach's do); a command the user runs does, and
 	// attach is back.
-	mustTk(t, s.ssh, bin, "--state-dir", e.Dir, "shutdown") // there, as if typed there
+	mustTk(t, s.SSH, bin, "--state-dir", e.Dir, "shutdown") // there, as if typed there
 	e2e.WaitFor(t, 20*time.Second, "the server to stop", func() bool { _, err := e.C.Health(context.Background()); return err != nil })
 	time.Sleep(2 * time.Second) // attach's reconnects meanwhile must start nothing
 	if _, err := e.C.Health(context.Background()); err == nil {
 		t.Fatal("attach's reconnect started the server shut down on purpose")
 	}
-	mustTk(t, s.ssh, bin, "ls", host+":")
+	mustTk(t, s.SSH, bin, "ls", host+":")
 	e2e.WaitFor(t, 30*time.Second, "attach to reconnect", func() bool { return e.Session("sh").Viewers == 1 })
 	p.SendKeys("echo back-$((3*3))", "Enter")
 	p.WaitShows("back-9", 30*time.Second)
@@ -157,7 +157,7 @@ func TestRemoteAttachSurvives(t *testing.T) {
 	for _, fault := range []string{"ssh killed", "server killed"} {
 		t.Run(fault, func(t *testing.T) {
 			t.Parallel()
-			e, bin, p := numbersPane(t, s, s.ssh)
+			e, bin, p := numbersPane(t, s, s.SSH)
 			killed := time.Now()
 			switch fault {
 			case "ssh killed":
@@ -196,7 +196,7 @@ func numbersPane(t *testing.T, s *sshd, ssh string) (*e2e.Env, string, *e2e.Tmux
 	t.Helper()
 	e := e2e.NewEnv(t)
 	bin := remoteBin(t, e)
-	id := strings.TrimSpace(mustTk(t, s.ssh, bin, "new", host+":", "--name", "numbers", "--size", "80x24",
+	id := strings.TrimSpace(mustTk(t, s.SSH, bin, "new", host+":", "--name", "numbers", "--size", "80x24",
 		"--env", "TK_CHILD=numbered", "--env", "TK_RATE=200", "--env", "TK_LINES="+strconv.Itoa(numberLines), "--", e2e.SelfBin))
 	e.WaitRaw(id)
 	p := attachPane(t, ssh, bin, "numbers")
@@ -248,7 +248,7 @@ func TestRemoteFaults(t *testing.T) {
 	s := startSSHD(t)
 	e := e2e.NewEnv(t)
 	bin := remoteBin(t, e)
-	closed := strings.Replace(s.ssh, "-p "+strconv.Itoa(s.port), "-p "+strconv.Itoa(freePort(t)), 1)
+	closed := s.Through(s.SSH, freePort(t))
 	// A termkeep of a protocol this one no longer speaks, as its relay
 	// would say so.
 	newer := filepath.Join(e.Dir, "newer-termkeep")
@@ -258,12 +258,12 @@ func TestRemoteFaults(t *testing.T) {
 		args           []string
 		says           string
 	}{
-		{"no termkeep", s.ssh, "/nonexistent/termkeep", []string{"ls", host + ":"}, "no termkeep on 127.0.0.1: tried /nonexistent/termkeep (its PATH is "},
-		{"no termkeep for new", s.ssh, "/nonexistent/termkeep", []string{"new", host + ":"}, "no termkeep on 127.0.0.1: tried /nonexistent/termkeep"},
+		{"no termkeep", s.SSH, "/nonexistent/termkeep", []string{"ls", host + ":"}, "no termkeep on 127.0.0.1: tried /nonexistent/termkeep (its PATH is "},
+		{"no termkeep for new", s.SSH, "/nonexistent/termkeep", []string{"new", host + ":"}, "no termkeep on 127.0.0.1: tried /nonexistent/termkeep"},
 		{"host refuses", closed, bin, []string{"ls", host + ":"}, "cannot reach 127.0.0.1: ssh: connect to host 127.0.0.1 port"},
 		{"no ssh", "/nonexistent/ssh", bin, []string{"ls", host + ":"}, "cannot run ssh (/nonexistent/ssh) to reach 127.0.0.1"},
-		{"the remote refuses", s.ssh, bin, []string{"new", host + ":", "--cwd", "/nonexistent"}, "on 127.0.0.1: working directory /nonexistent does not exist"},
-		{"another protocol", s.ssh, newer, []string{"ls", host + ":"},
+		{"the remote refuses", s.SSH, bin, []string{"new", host + ":", "--cwd", "/nonexistent"}, "on 127.0.0.1: working directory /nonexistent does not exist"},
+		{"another protocol", s.SSH, newer, []string{"ls", host + ":"},
 			fmt.Sprintf("the termkeep on 127.0.0.1 speaks protocol 99 (down to 50), this one %d (down to %d)", wire.Version, wire.MinVersion)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
