@@ -20,15 +20,16 @@ var binaries = []struct {
 }
 
 // buildBinaries builds termkeep, termkeep-server and termkeep-holder into
-// a new temporary directory and returns it.
-func buildBinaries() (string, error) {
+// a new temporary directory and returns it; with the race detector when
+// race says so.
+func buildBinaries(race bool) (string, error) {
 	dir, err := os.MkdirTemp("", "tkbin")
 	if err != nil {
 		return "", err
 	}
 	for _, b := range binaries {
 		args := []string{"build", "-o", filepath.Join(dir, b.name)}
-		if RaceEnabled {
+		if race {
 			args = append(args, "-race")
 		}
 		if b.tags != "" {
@@ -36,7 +37,7 @@ func buildBinaries() (string, error) {
 		}
 		cmd := exec.Command("go", append(args, b.pkg)...)
 		cmd.Dir = moduleRoot()
-		if b.static && !RaceEnabled {
+		if b.static && !race {
 			// The race detector needs cgo.
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		}

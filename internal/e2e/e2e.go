@@ -56,18 +56,34 @@ var (
 // -test.parallel says otherwise) after the others, each with its own
 // state directory and server. Tests that measure
 // time, flood output or change the process's limits stay serial.
-func Main(m *testing.M) {
+func Main(m *testing.M) { run(m, RaceEnabled) }
+
+// MainPlain is Main for a package whose tests start hundreds of servers
+// and CLI runs, or push many MiB through them: the binaries it runs are
+// built without the race detector (the test binary keeps it), from the
+// directory in TK_E2E_PLAIN_BIN_DIR when set. Under the race detector a
+// server's start costs four times the CPU, most of it the detector's
+// own memory, and races in the server are the business of the packages
+// that run it concurrently (core, viewers, web, crashloop, chaos, soak)
+// and of its own package's tests.
+func MainPlain(m *testing.M) { run(m, false) }
+
+func run(m *testing.M, race bool) {
 	if mode := os.Getenv("TK_CHILD"); mode != "" {
 		os.Exit(child(mode))
 	}
 	// testproc gives the tests an environment without the user's
 	// TERMKEEP_ variables and a run directory of their own, and ends every
 	// process they leave, even when this binary is killed.
-	os.Exit(testproc.Run(runner{m}))
+	os.Exit(testproc.Run(runner{m, race}))
 }
 
-// runner runs the tests inside testproc's run.
-type runner struct{ m *testing.M }
+// runner runs the tests inside testproc's run, with binaries built with
+// the race detector or without.
+type runner struct {
+	m    *testing.M
+	race bool
+}
 
 func (r runner) Run() int {
 	// Quiet detection is off for the servers the e2e tests start (they
@@ -85,9 +101,12 @@ func (r runner) Run() int {
 		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
 	}
 	BinDir = os.Getenv("TK_E2E_BIN_DIR")
+	if r.race != RaceEnabled {
+		BinDir = os.Getenv("TK_E2E_PLAIN_BIN_DIR")
+	}
 	var err error
 	if BinDir == "" {
-		BinDir, err = buildBinaries() // in the run directory, removed with it
+		BinDir, err = buildBinaries(r.race) // in the run directory, removed with it
 	} else {
 		err = checkBinDir(BinDir)
 	}
