@@ -103,3 +103,15 @@ func linkTable(t *testing.T) string {
 	}
 	return b.String()
 }
+
+// The map stays a map: what does not fit belongs in a package's doc or a
+// topic document.
+func TestArchitectureIsShort(t *testing.T) {
+	doc, err := os.ReadFile(archDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(doc, []byte("\n")); n > 350 {
+		t.Errorf("docs/architecture.md has %d lines, over 350: move detail to the package docs or docs/", n)
+	}
+}
