@@ -52,7 +52,7 @@ func FuzzPredictor(f *testing.F) {
 					t.Fatalf("a predicted cell at %d,%d on a screen of %d columns", c.Row, c.Col, tm.cols)
 				}
 			}
-			if s := p.Stats; s.Confirmed+s.Wrong > s.Shown || s.Shown > s.Keys {
+			if s := p.Stats; s.Confirmed+s.Wrong+s.Late > s.Shown || s.Shown > s.Keys {
 				t.Fatalf("counts %+v", s)
 			}
 		}

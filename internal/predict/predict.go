@@ -93,9 +93,10 @@ type Options struct {
 // Defaults are the page's.
 var Defaults = Options{Setting: Auto, Threshold: 30 * time.Millisecond, Confidence: 3}
 
-// Stats counts keys typed, shown predictions, those the echo confirmed and
-// those rolled back.
-type Stats struct{ Keys, Shown, Confirmed, Wrong int }
+// Stats counts keys typed, shown predictions, those the echo confirmed,
+// those the screen contradicted (Wrong), and those taken back because
+// their echo was overdue (Late: a slow link or machine, not a wrong guess).
+type Stats struct{ Keys, Shown, Confirmed, Wrong, Late int }
 
 // MaxPending bounds the predictions pending at once: past it a key is not
 // predicted (a user does not type that far ahead of a live echo).
@@ -254,7 +255,7 @@ func (p *Predictor) Screen(now time.Time, scr Screen) {
 	}
 	j := p.matched(scr, now)
 	if j < 0 {
-		p.rollback(now)
+		p.rollback(now, false)
 		return
 	}
 	for _, s := range p.steps[:j] {
@@ -290,7 +291,7 @@ func (p *Predictor) Tick(now time.Time) {
 	// A machine or link this slow keeps its echoes this late for a while:
 	// the next predictions wait longer instead of rolling back each time.
 	p.echoed(now.Sub(first))
-	p.rollback(now)
+	p.rollback(now, true)
 }
 
 // Deadline is when Tick has something to do (ok false: nothing pending).
@@ -572,12 +573,18 @@ func (p *Predictor) cellsAsAfter(j int, scr Screen) bool {
 	return true
 }
 
-func (p *Predictor) rollback(now time.Time) {
+// rollback takes the pending predictions back: late says their echo was
+// overdue, else the screen contradicted them.
+func (p *Predictor) rollback(now time.Time, late bool) {
 	for _, s := range p.steps {
 		if !s.shown {
 			continue
 		}
-		p.Stats.Wrong++
+		if late {
+			p.Stats.Late++
+		} else {
+			p.Stats.Wrong++
+		}
 		p.Corrections = append(p.Corrections, now.Sub(s.at))
 		if len(p.Corrections) > correctionsKept {
 			p.Corrections = p.Corrections[1:]

@@ -294,7 +294,7 @@ func (c corpus) check(t *testing.T, at string, p *Predictor, tm *term, e expect)
 			t.Errorf("%s: cursor %v, want %v", at, got, want)
 		}
 	}
-	stats := map[string]int{"keys": p.Stats.Keys, "shown": p.Stats.Shown, "confirmed": p.Stats.Confirmed, "wrong": p.Stats.Wrong}
+	stats := map[string]int{"keys": p.Stats.Keys, "shown": p.Stats.Shown, "confirmed": p.Stats.Confirmed, "wrong": p.Stats.Wrong, "late": p.Stats.Late}
 	for k, n := range e.Stats {
 		if stats[k] != n {
 			t.Errorf("%s: stats.%s %d, want %d", at, k, stats[k], n)

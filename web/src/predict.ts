@@ -71,12 +71,18 @@ export interface Options {
 
 export const defaults: Options = { setting: 'auto', thresholdMs: 30, confidence: 3 };
 
-/** Counts for the bench: keys typed, shown predictions, those the echo confirmed, those rolled back. */
+/**
+ * Counts for the bench: keys typed, shown predictions, those the echo
+ * confirmed, those the screen contradicted (wrong), and those taken back
+ * because their echo was overdue (late: a slow link or machine, not a
+ * wrong guess).
+ */
 export interface Stats {
   keys: number;
   shown: number;
   confirmed: number;
   wrong: number;
+  late: number;
 }
 
 /** One predicted key: the cell it changes (if any) and where it leaves the cursor. */
@@ -138,7 +144,7 @@ export class Predictor {
   private awaitPrompt = false;
   /** Columns typed on the cursor's line since it was last unpredictable: what backspace and the arrows may cross. */
   private line: { row: number; start: number; end: number } | null = null;
-  readonly stats: Stats = { keys: 0, shown: 0, confirmed: 0, wrong: 0 };
+  readonly stats: Stats = { keys: 0, shown: 0, confirmed: 0, wrong: 0, late: 0 };
   /** How long each of the last shown predictions rolled back was shown (ms): the time to correct a misprediction. */
   readonly corrections: number[] = [];
 
@@ -213,7 +219,7 @@ export class Predictor {
     // A machine or link this slow keeps its echoes this late for a while:
     // the next predictions wait longer instead of rolling back each time.
     this.echoed(now - Math.min(...this.steps.map((s) => s.at)));
-    this.rollback(now);
+    this.rollback(now, true);
   }
 
   /** nextDeadline is when tick has something to do (null: nothing pending). */
@@ -373,10 +379,12 @@ export class Predictor {
     return true;
   }
 
-  private rollback(now: number): void {
+  /** rollback takes the pending predictions back: late says their echo was overdue, else the screen contradicted them. */
+  private rollback(now: number, late = false): void {
     for (const s of this.steps) {
       if (!s.shown) continue;
-      this.stats.wrong++;
+      if (late) this.stats.late++;
+      else this.stats.wrong++;
       this.corrections.push(now - s.at);
       if (this.corrections.length > CORRECTIONS_KEPT) this.corrections.shift();
     }
