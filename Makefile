@@ -101,9 +101,9 @@ VET = $(GO) vet -race ./... && $(GO) vet -race -tags lean ./cmd/termkeep
 # kept the machine at a load of 20: packages took up to 516 s and timed
 # floods (TestListenerFlood) and the soak's drift checks failed.
 GO_TEST_P := 2
-# The end-to-end packages that start hundreds of servers and CLI runs
-# (restart, cli, security, bulk: e2e.MainPlain) run the plain build in
-# $(BIN); the others the race build.
+# The end-to-end packages that start hundreds of servers and CLI runs, or
+# kill them in a loop (restart, cli, security, bulk, crashloop:
+# e2e.MainPlain) run the plain build in $(BIN); the others the race build.
 GO_TEST_ENV = TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) TK_E2E_PLAIN_BIN_DIR=$(CURDIR)/$(BIN) GORACE='$(GORACE)'
 GO_TEST_FIRST := ./internal/e2e/restart ./internal/e2e/crashloop ./internal/e2e/chaos ./internal/e2e/bulk \
 	./internal/e2e/security ./internal/e2e/cli ./internal/e2e/core ./internal/e2e/viewers \

@@ -59,13 +59,15 @@ var (
 func Main(m *testing.M) { run(m, RaceEnabled) }
 
 // MainPlain is Main for a package whose tests start hundreds of servers
-// and CLI runs, or push many MiB through them: the binaries it runs are
-// built without the race detector (the test binary keeps it), from the
-// directory in TK_E2E_PLAIN_BIN_DIR when set. Under the race detector a
-// server's start costs four times the CPU, most of it the detector's
-// own memory, and races in the server are the business of the packages
-// that run it concurrently (core, viewers, web, crashloop, chaos, soak)
-// and of its own package's tests.
+// and CLI runs, push many MiB through them, or kill them again and again
+// against the clock: the binaries it runs are built without the race
+// detector (the test binary keeps it), from the directory in
+// TK_E2E_PLAIN_BIN_DIR when set. Under the race detector a server's start
+// costs four times the CPU, most of it the detector's own memory, and a
+// crash loop's rounds slow past their deadlines on a busy machine. Races
+// in the server are the business of the packages that run it
+// concurrently (core, viewers, web, chaos, soak) and of its own
+// package's tests.
 func MainPlain(m *testing.M) { run(m, false) }
 
 func run(m *testing.M, race bool) {

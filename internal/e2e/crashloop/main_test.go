@@ -11,4 +11,4 @@ import (
 	"termkeep/internal/e2e"
 )
 
-func TestMain(m *testing.M) { e2e.Main(m) }
+func TestMain(m *testing.M) { e2e.MainPlain(m) }

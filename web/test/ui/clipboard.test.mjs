@@ -18,6 +18,19 @@ after(async () => {
   await browser?.close();
 });
 
+/**
+ * promptAfter waits for the prompt below the last line matching re, which
+ * bash draws once it has turned bracketed paste on again: pasted before
+ * that, a line runs, as in any terminal.
+ */
+async function promptAfter(p, re) {
+  await waitFor(async () => {
+    const l = await text(p);
+    const i = l.findLastIndex((x) => re.test(x));
+    return i >= 0 && l.slice(i + 1).some((x) => /[#$] ?$/.test(x));
+  }, { what: `the prompt after ${re}` });
+}
+
 test('a pasted ESC [201~ ends no paste: the command after it never runs', async () => {
   const s = await Server.start();
   const ctx = await browser.newContext({ viewport: { width: 1000, height: 600 } });
@@ -31,6 +44,7 @@ test('a pasted ESC [201~ ends no paste: the command after it never runs', async 
     // bash 5.2 turns bracketed paste on at its prompt.
     await typeLine(p, `echo "$BASH_VERSION" "$(bind -v | grep bracketed)"`);
     await waitText(p, /^5\.[2-9].*enable-bracketed-paste on$/);
+    await promptAfter(p, /enable-bracketed-paste on$/);
 
     // Ctrl+Shift+V, the page's own paste.
     await p.evaluate((m) => navigator.clipboard.writeText(`echo one\x1b[201~; touch ${m}\r`), marks[0]);
@@ -44,11 +58,7 @@ test('a pasted ESC [201~ ends no paste: the command after it never runs', async 
     // The prompt after it, which bash draws once it has turned bracketed
     // paste on again: pasted before that, the line runs, as in any
     // terminal.
-    await waitFor(async () => {
-      const l = await text(p);
-      const i = l.findLastIndex((x) => /^ready-12$/.test(x));
-      return i >= 0 && l.slice(i + 1).some((x) => /[#$] ?$/.test(x));
-    }, { what: 'the prompt after ready-12' });
+    await promptAfter(p, /^ready-12$/);
     // The browser's paste (Ctrl+V, its menu): a paste event on the
     // terminal's text area, as the browser sends it.
     await p.evaluate((m) => {

@@ -62,8 +62,13 @@ test('the extra-keys row: every key fits, 44 px tall, modifiers once or locked, 
     // A tap applies Ctrl once; a double tap keeps it on until tapped again.
     await p.tap('#keys [data-key="ctrl"]');
     await p.keyboard.type('ab');
-    await p.tap('#keys [data-key="ctrl"]');
-    await p.tap('#keys [data-key="ctrl"]');
+    // Two taps within 400 ms; a busy machine may space them further (the
+    // second then turns it off), so the pair is tried again.
+    for (let i = 0; i < 5; i++) {
+      await p.tap('#keys [data-key="ctrl"]');
+      await p.tap('#keys [data-key="ctrl"]');
+      if (/locked/.test((await p.locator('#keys [data-key="ctrl"]').getAttribute('class')) ?? '')) break;
+    }
     assert.equal(await p.locator('#keys [data-key="ctrl"]').getAttribute('aria-pressed'), 'true');
     assert.match(await p.locator('#keys [data-key="ctrl"]').getAttribute('class'), /locked/);
     await p.keyboard.type('ek'); // not ^D: the tty would take it for the end of a line
