@@ -164,8 +164,11 @@ tidy:
 
 # The browser tests (web/test/ui): each file starts bin/termkeep with its
 # own state directory and drives a Chromium of its own, Debian's, with
-# playwright-core (no browser is downloaded); two files run at a time
-# (web/package.json), as each mostly waits on its page. Screenshots go to test-artifacts/ui/. Before
+# playwright-core (no browser is downloaded); one file at a time
+# (web/package.json): beside the Go tests, two at a time loaded the
+# machine so that pages answered clicks in 3 s and timed checks failed,
+# and the Go tests end later than the browser tests either way.
+# Screenshots go to test-artifacts/ui/. Before
 # them, the page's pure modules (tabs' order, the key encoder, replay's
 # clock) run under node --test (web/test/unit), bundled by esbuild.
 CHROMIUM ?= /usr/bin/chromium
