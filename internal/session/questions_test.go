@@ -178,14 +178,15 @@ func (q *questionRig) print(p []byte) {
 // waitHostEnd waits until the host has taken in output up to end.
 func (q *questionRig) waitHostEnd(end uint64) {
 	q.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
-		q.h.mu.Lock()
-		got := q.h.end
-		q.h.mu.Unlock()
+	deadline := time.After(30 * time.Second)
+	for {
+		_, got, _, changed := q.h.window(end, 0)
 		if got >= end {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-changed:
+		case <-deadline:
 			q.t.Fatalf("the host took in output to %d, not %d", got, end)
 		}
 	}
