@@ -258,6 +258,27 @@ func (rep *report) summary() string {
 		rep.cfg.mib, rep.cfg.rounds, termCols, termRows, rep.sectionsRun(), rep.machine.nproc, rep.machine.kernel, rep.machine.goVer, rep.machine.tmux)
 }
 
+// textSkipped writes a text section's lines for a run skipped (why) or
+// failed (err), if either.
+func textSkipped(b *strings.Builder, why string, err error) {
+	if why != "" {
+		b.WriteString("skipped: " + why + "\n")
+	}
+	if err != nil {
+		b.WriteString("unavailable: " + err.Error() + "\n")
+	}
+}
+
+// mdSkipped is textSkipped for docs/PERFORMANCE.md.
+func mdSkipped(b *strings.Builder, why string, err error) {
+	if why != "" {
+		b.WriteString("Skipped: " + why + "\n\n")
+	}
+	if err != nil {
+		b.WriteString("Unavailable: " + err.Error() + "\n\n")
+	}
+}
+
 func textTable(b *strings.Builder, head []string, rows [][]string) {
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, row := range append([][]string{head}, rows...) {

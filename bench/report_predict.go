@@ -107,12 +107,7 @@ func (rep *report) predictText(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "\nPredictive echo through a %s-each-way proxy (%d keys per shell):\n", fmtDur(predictDelay), r.keys)
-	if r.skipped != "" {
-		b.WriteString("skipped: " + r.skipped + "\n")
-	}
-	if r.err != nil {
-		b.WriteString("unavailable: " + r.err.Error() + "\n")
-	}
+	textSkipped(b, r.skipped, r.err)
 	if len(r.shells) > 0 {
 		textTable(b, predictHead, rep.predictRows())
 	}
@@ -125,12 +120,7 @@ func (rep *report) predictMarkdown(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "\n## Predictive echo over a slow link\n\n")
-	if r.skipped != "" {
-		b.WriteString("Skipped: " + r.skipped + "\n\n")
-	}
-	if r.err != nil {
-		b.WriteString("Unavailable: " + r.err.Error() + "\n\n")
-	}
+	mdSkipped(b, r.skipped, r.err)
 	if len(r.shells) > 0 {
 		for _, l := range rep.predictMethod() {
 			b.WriteString(l + "\n\n")

@@ -96,12 +96,7 @@ func (rep *report) sshEchoText(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "\nPredictive echo over ssh through a %s-each-way proxy (%d keys per program):\n", fmtDur(sshEchoDelay), r.keys)
-	if r.skipped != "" {
-		b.WriteString("skipped: " + r.skipped + "\n")
-	}
-	if r.err != nil {
-		b.WriteString("unavailable: " + r.err.Error() + "\n")
-	}
+	textSkipped(b, r.skipped, r.err)
 	if len(r.programs) > 0 {
 		textTable(b, sshEchoHead, rep.sshEchoRows())
 	}
@@ -114,12 +109,7 @@ func (rep *report) sshEchoMarkdown(b *strings.Builder) {
 		return
 	}
 	b.WriteString("\n## Predictive echo in attach over ssh\n\n")
-	if r.skipped != "" {
-		b.WriteString("Skipped: " + r.skipped + "\n\n")
-	}
-	if r.err != nil {
-		b.WriteString("Unavailable: " + r.err.Error() + "\n\n")
-	}
+	mdSkipped(b, r.skipped, r.err)
 	if len(r.programs) > 0 {
 		b.WriteString(rep.sshEchoMethod() + "\n\n")
 		mdTable(b, sshEchoHead, rep.sshEchoRows())
