@@ -22,8 +22,9 @@ type fakeBackend struct {
 	mu       sync.Mutex
 	sessions []api.Session
 	screen   map[string]string
-	output   map[string][]byte // every byte from offset 0
-	first    map[string]uint64 // the oldest byte kept (retention)
+	output   map[string][]byte    // every byte from offset 0
+	first    map[string]uint64    // the oldest byte kept (retention)
+	damaged  map[string][2]uint64 // bytes lost to damage in the middle of the log
 	exit     map[string]*wire.Exit
 	inputs   []string // "ID:bytes" of every Input
 	grew     chan struct{}
@@ -53,6 +54,7 @@ func newFake() *fakeBackend {
 		exit:      map[string]*wire.Exit{"s2": {State: "exited", ExitCode: &zero, End: 18}},
 		grew:      make(chan struct{}),
 		first:     map[string]uint64{},
+		damaged:   map[string][2]uint64{},
 		history:   map[string][]string{},
 		streamCut: make(chan struct{}),
 	}
@@ -290,7 +292,7 @@ func (f *fakeBackend) Follow(ctx context.Context, ref string, from int64) (Strea
 	if start > end {
 		return nil, &wire.RemoteError{Code: wire.CodeUnavailable, Message: fmt.Sprintf("offset %d is beyond the session's end (%d)", start, end)}
 	}
-	st := &fakeStream{f: f, id: id, off: start, closed: make(chan struct{}), first: f.first[id], cut: f.streamCut}
+	st := &fakeStream{f: f, id: id, off: start, closed: make(chan struct{}), first: f.first[id], damaged: f.damaged[id], cut: f.streamCut}
 	st.welcome = wire.Welcome{Session: id, First: f.first[id], End: end, Start: start, Exited: f.exit[id] != nil}
 	return st, nil
 }
@@ -303,6 +305,7 @@ type fakeStream struct {
 	welcome wire.Welcome
 	off     uint64
 	first   uint64
+	damaged [2]uint64
 	done    bool
 	buf     []byte
 	closed  chan struct{}
@@ -327,6 +330,13 @@ func (s *fakeStream) Next() (wire.Frame, error) {
 			// As the server tells a waiter: the bytes are gone.
 			w.Gap(s.off, s.first)
 			s.off = s.first
+		case s.off == s.damaged[0] && s.damaged[1] > s.off:
+			w.Gap(s.off, s.damaged[1])
+			s.off = s.damaged[1]
+		case s.off < s.damaged[0]:
+			n := min(s.damaged[0]-s.off, 5)
+			w.Output(s.off, out[s.off:s.off+n])
+			s.off += n
 		case s.off < uint64(len(out)):
 			n := min(uint64(len(out))-s.off, 5)
 			w.Output(s.off, out[s.off:s.off+n])

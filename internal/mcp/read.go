@@ -155,6 +155,7 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 	var gaps []gapView
 	off, start := from, from
 	ended := w.Exited
+	cut := false // stopped at a gap: nothing can complete what came before it
 	for off < end && len(data) < limit {
 		f, err := st.Next()
 		if err != nil {
@@ -171,7 +172,7 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 			}
 			if o != off {
 				if len(data) > 0 {
-					end = off // a jump: stop before it, the next read reports it
+					end, cut = off, true // a jump: stop before it, the next read reports it
 					continue
 				}
 				if a.Offset != nil || o > w.First {
@@ -188,7 +189,7 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 				return nil, err
 			}
 			if len(data) > 0 {
-				end = off // report it on the next read, where it starts
+				end, cut = off, true // report it on the next read, where it starts
 				continue
 			}
 			if a.Offset != nil || g1 > w.First {
@@ -204,8 +205,8 @@ func (t *tools) readOutput(ctx context.Context, raw json.RawMessage) (any, error
 		}
 	}
 	// Bytes of a character or a sequence cut at the end wait for the next
-	// read, unless nothing can follow them.
-	final := ended && off >= w.End && len(data) < limit
+	// read, unless nothing can follow them: the end, or a gap.
+	final := (cut || ended && off >= w.End) && len(data) < limit
 	skip := 0
 	if tailing && start > w.First {
 		skip = tornStart(data) // the window may begin inside a character

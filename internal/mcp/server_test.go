@@ -270,3 +270,53 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Fatalf("second answer %v", m)
 	}
 }
+
+// Bytes of a character or a sequence cut by damage in the middle of the
+// log are given out before the gap, since nothing can complete them: held
+// back, every read from them stopped at them again and an agent reading on
+// by next_offset never got past the damage.
+func TestReadOutputTornBeforeDamage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		torn string
+		raw  bool
+	}{
+		{"a character, raw", "\xe2\x82", true},
+		{"a character", "\xe2\x82", false},
+		{"a sequence, raw", "\x1b[3", true},
+		{"a sequence", "\x1b[3", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := newFake()
+			before := "abc" + tc.torn
+			fake.output["s1"] = []byte(before + "LOST" + "def\r\n")
+			lo, hi := uint64(len(before)), uint64(len(before)+4)
+			fake.damaged["s1"] = [2]uint64{lo, hi}
+			c := startServer(t, fake)
+			off, reads, gaps := 0.0, 0, 0
+			var text string
+			for off < float64(len(fake.output["s1"])) {
+				if reads++; reads > 5 {
+					t.Fatalf("still at %v after %d reads: %q", off, reads-1, text)
+				}
+				sc, txt, isErr := c.tool("read_output", map[string]any{"session": "web", "offset": off, "raw": tc.raw})
+				if isErr {
+					t.Fatalf("read_output from %v: %s", off, txt)
+				}
+				if reads == 1 && sc["next_offset"] != float64(lo) {
+					t.Fatalf("from 0: next_offset %v, want %d (where the damage starts): %v", sc["next_offset"], lo, sc)
+				}
+				if g, _ := sc["gap"].(map[string]any); g != nil {
+					if gaps++; g["from"] != float64(lo) || g["to"] != float64(hi) {
+						t.Fatalf("gap %v, want %d-%d", g, lo, hi)
+					}
+				}
+				text += sc["text"].(string)
+				off = sc["next_offset"].(float64)
+			}
+			if gaps != 1 || !strings.HasPrefix(text, "abc") || !strings.HasSuffix(strings.ReplaceAll(text, "\r\n", "\n"), "def\n") || strings.Contains(text, "LOST") {
+				t.Fatalf("read %q with %d gaps", text, gaps)
+			}
+		})
+	}
+}
