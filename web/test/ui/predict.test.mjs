@@ -167,31 +167,43 @@ test('typing at a prompt shows before its echo, underlined, and the echo confirm
 });
 
 test('a predicted key redraws none of the terminal\'s rows', async (t) => {
-  const { ctx, p } = await fresh();
-  try {
-    if ((await p.evaluate(() => window.__termkeep.renderer())) !== 'dom') return t.skip('the rows are drawn as DOM elements only by the DOM renderer');
-    // Each change to the rows' elements before the echo: with nothing on
-    // the screen changed, a redraw is work in the frame that is to show
-    // the key, and the page waits for it.
-    await p.evaluate(() => {
-      window.__redrawn = [];
-      const rows = document.querySelector('.term-host:not([hidden]) .xterm-rows');
-      new MutationObserver(() => {
-        const line = window.__termkeep.screen()[0].trimEnd();
-        if (line === '$') window.__redrawn.push(line);
-      }).observe(rows, { childList: true, subtree: true, characterData: true, attributes: true });
-    });
-    const frames = (n) => p.evaluate((n) => new Promise((r) => { const f = () => (--n > 0 ? requestAnimationFrame(f) : r()); requestAnimationFrame(f); }), n);
-    for (const ch of 'ech') {
-      await p.keyboard.type(ch);
-      await frames(3);
+  // A machine so busy that an echo is overdue takes the predictions back
+  // (late) and pauses: such a try says nothing, and is made again.
+  for (let attempt = 1; ; attempt++) {
+    const { ctx, p } = await fresh();
+    try {
+      if ((await p.evaluate(() => window.__termkeep.renderer())) !== 'dom') return t.skip('the rows are drawn as DOM elements only by the DOM renderer');
+      // Each change to the rows' elements before the echo: with nothing on
+      // the screen changed, a redraw is work in the frame that is to show
+      // the key, and the page waits for it.
+      await p.evaluate(() => {
+        window.__redrawn = [];
+        const rows = document.querySelector('.term-host:not([hidden]) .xterm-rows');
+        new MutationObserver((ms) => {
+          const line = window.__termkeep.screen()[0].trimEnd();
+          if (line !== '$') return;
+          const what = (n) => (n.nodeType === 1 ? `${n.tagName.toLowerCase()}.${[...n.classList].join('.')}` : n.nodeName);
+          for (const m of ms) window.__redrawn.push(`${m.type} ${m.attributeName ?? ''} on ${what(m.target)} at ${Math.round(performance.now())} ms`);
+        }).observe(rows, { childList: true, subtree: true, characterData: true, attributes: true });
+      });
+      const frames = (n) => p.evaluate((n) => new Promise((r) => { const f = () => (--n > 0 ? requestAnimationFrame(f) : r()); requestAnimationFrame(f); }), n);
+      const t0 = await p.evaluate(() => Math.round(performance.now()));
+      for (const ch of 'ech') {
+        await p.keyboard.type(ch);
+        await frames(3);
+      }
+      const i = await info(p);
+      if (i.stats.late > 0 && attempt < 3) {
+        console.log(`# try ${attempt}: an echo was overdue (${JSON.stringify(i.stats)}); again`);
+        continue;
+      }
+      assert.ok(i.stats.shown >= 3, `not predicted: ${JSON.stringify(i)}`);
+      assert.deepEqual(await p.evaluate(() => window.__redrawn), [], `rows redrawn before the echo (typing began at ${t0} ms): ${JSON.stringify(i.stats)}`);
+      await see(p, /^\$ ech$/);
+      return;
+    } finally {
+      await ctx.close();
     }
-    const i = await info(p);
-    assert.ok(i.stats.shown >= 3, `not predicted: ${JSON.stringify(i)}`);
-    assert.deepEqual(await p.evaluate(() => window.__redrawn), [], 'rows redrawn before the echo');
-    await see(p, /^\$ ech$/);
-  } finally {
-    await ctx.close();
   }
 });
 
