@@ -169,3 +169,46 @@ test('on a phone: a compact bar and the extra-keys row', async () => {
     await s.stop();
   }
 });
+
+test('the cursor blinks for 10 s after the terminal last changed, then stays lit; a key makes it blink again', async (t) => {
+  const s = await Server.start();
+  const ctx = await browser.newContext({ viewport: { width: 900, height: 500 } });
+  try {
+    await newSession(s, 'blink');
+    const p = await open(ctx, s, { tabs: 1 });
+    if ((await p.evaluate(() => window.__termkeep.renderer())) !== 'dom') return t.skip('the DOM renderer blinks by CSS; WebGL by a timer of xterm.js');
+    await p.click('.term-host:not([hidden])');
+    await waitFor(async () => (await screen(p)).some((l) => /[$#]$/.test(l.trimEnd())), { what: 'the prompt' });
+    // The cursor's animation, and its colour now and once the blink is over.
+    const blink = (finish) =>
+      p.evaluate((finish) => {
+        const c = document.querySelector('.term-host:not([hidden]) .xterm-rows .xterm-cursor');
+        const a = c?.getAnimations()[0];
+        if (!a) return { none: true, lit: c && getComputedStyle(c).backgroundColor };
+        const t = a.effect.getComputedTiming();
+        const r = { iterations: t.iterations, end: t.endTime, at: a.currentTime, state: a.playState };
+        if (finish) {
+          a.currentTime = 0;
+          r.lit = getComputedStyle(c).backgroundColor;
+          a.finish();
+          r.after = getComputedStyle(c).backgroundColor;
+          r.left = c.getAnimations().length;
+        }
+        return r;
+      }, finish);
+    const b = await blink(true);
+    assert.equal(b.iterations, 10, `the blink is not limited: ${JSON.stringify(b)}`);
+    assert.equal(b.end, 10000, JSON.stringify(b));
+    assert.equal(b.left, 0, `still animated once over: ${JSON.stringify(b)}`);
+    assert.equal(b.after, b.lit, `not lit once the blink is over: ${JSON.stringify(b)}`);
+    assert.notEqual(b.after, 'rgba(0, 0, 0, 0)', JSON.stringify(b));
+    assert.ok((await blink(false)).none, 'a blink that is over starts again by itself');
+    await p.keyboard.type('x');
+    await waitFor(async () => (await screen(p)).some((l) => /[$#] x$/.test(l.trimEnd())), { what: 'the echo' });
+    const again = await blink(false);
+    assert.ok(again.state === 'running' && again.at < 5000, `a key did not make it blink again: ${JSON.stringify(again)}`);
+  } finally {
+    await ctx.close();
+    await s.stop();
+  }
+});
