@@ -105,13 +105,17 @@ GO_TEST_P := 2
 # kill them in a loop (restart, cli, security, bulk, crashloop:
 # e2e.MainPlain) run the plain build in $(BIN); the others the race build.
 GO_TEST_ENV = TK_E2E_BIN_DIR=$(CURDIR)/$(RACE_BIN) TK_E2E_PLAIN_BIN_DIR=$(CURDIR)/$(BIN) GORACE='$(GORACE)'
+# The browser tests run one file at a time until this file exists, then
+# two (web/test/run-ui.mjs): the Go tests need the other core until then.
+GO_DONE = $(CURDIR)/test-artifacts/go-tests-done
 GO_TEST_FIRST := ./internal/e2e/restart ./internal/e2e/crashloop ./internal/e2e/chaos ./internal/e2e/bulk \
 	./internal/e2e/security ./internal/e2e/cli ./internal/e2e/core ./internal/e2e/viewers \
 	./internal/e2e/web ./internal/e2e/soak ./internal/holder
 test: build chromium test-deps
 	@mkdir -p test-artifacts
 	@echo "make test-web runs beside vet and the Go tests (it mostly waits on Chromium); its output follows theirs"
-	@{ $(TEST_WEB); } > test-artifacts/test-web.log 2>&1 & web=$$!; \
+	@began=$$(date +%s); rm -f $(GO_DONE); \
+	{ export TK_UI_WIDEN=$(GO_DONE); $(TEST_WEB); } > test-artifacts/test-web.log 2>&1 & web=$$!; \
 	gostatus=0; \
 	echo "$(VET) && $(GO) mod tidy -diff"; \
 	{ $(VET) && ( $(TIDY_CHECK) ); } || gostatus=1; \
@@ -122,8 +126,9 @@ test: build chromium test-deps
 		echo "$(GO) test -vet=off $(TEST_LDFLAGS) -count=1 -run '$(FLOOD_TESTS)' ./internal/server  # timed: not under the race detector"; \
 		$(GO) test -vet=off $(TEST_LDFLAGS) -count=1 -run '$(FLOOD_TESTS)' ./internal/server || gostatus=1; \
 	else gostatus=1; fi; \
+	touch $(GO_DONE); echo "make test: vet and the Go tests ended after $$(( $$(date +%s) - began )) s; the browser tests go on two files at a time"; \
 	wait $$web; webstatus=$$?; \
-	echo "== the browser tests (make test-web; test-artifacts/test-web.log)"; cat test-artifacts/test-web.log; \
+	echo "== the browser tests (make test-web; test-artifacts/test-web.log), ended after $$(( $$(date +%s) - began )) s"; cat test-artifacts/test-web.log; \
 	if [ $$gostatus != 0 ]; then echo "make test: vet or the Go tests failed (above the browser tests' output)" >&2; fi; \
 	if [ $$webstatus != 0 ]; then echo "make test: the browser tests failed (make test-web runs them alone)" >&2; fi; \
 	[ $$gostatus = 0 ] && [ $$webstatus = 0 ]
@@ -164,11 +169,10 @@ tidy:
 
 # The browser tests (web/test/ui): each file starts bin/termkeep with its
 # own state directory and drives a Chromium of its own, Debian's, with
-# playwright-core (no browser is downloaded); one file at a time
-# (web/package.json): beside the Go tests, two at a time loaded the
-# machine so that pages answered clicks in 3 s and timed checks failed,
-# and the Go tests end later than the browser tests either way.
-# Screenshots go to test-artifacts/ui/. Before
+# playwright-core (no browser is downloaded); two files at a time
+# (web/test/run-ui.mjs), but one while make test's Go tests run: beside
+# them, two at a time loaded the machine so that pages answered clicks in
+# 3 s and timed checks failed. Screenshots go to test-artifacts/ui/. Before
 # them, the page's pure modules (tabs' order, the key encoder, replay's
 # clock) run under node --test (web/test/unit), bundled by esbuild.
 CHROMIUM ?= /usr/bin/chromium
