@@ -22,8 +22,8 @@ type Proxy struct {
 	mu sync.Mutex // guards the fields below
 	// wake is closed when the current stall ends (nil: none).
 	wake chan struct{}
-	// delay holds every chunk this long each way, on connections made
-	// after it is set.
+	// delay holds every chunk this long each way, on connections the
+	// proxy accepts after it is set.
 	delay time.Duration
 	conns []net.Conn
 }
@@ -65,7 +65,8 @@ func (p *Proxy) accept(to string) {
 // Port is the port it listens on.
 func (p *Proxy) Port() int { return p.l.Addr().(*net.TCPAddr).Port }
 
-// SetDelay holds every chunk d each way on the connections made from now.
+// SetDelay holds every chunk d each way on the connections the proxy
+// accepts from now: one dialled just before may not have been accepted yet.
 func (p *Proxy) SetDelay(d time.Duration) {
 	p.mu.Lock()
 	p.delay = d
