@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -57,5 +58,18 @@ func touch(t *testing.T, dir, name string, mode os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The binaries a package builds for itself have the race detector as make
+// test's have it.
+func TestRaceFlagsAreMakefiles(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(moduleRoot(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "RACE := " + strings.Join(raceFlags, " ") + "\n"
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("the Makefile has no line %q", want)
 	}
 }
