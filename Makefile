@@ -128,8 +128,8 @@ test: build chromium test-deps
 	if $(RACE_BUILD); then \
 		echo "$(GO_TEST_ENV) $(GO) test $(RACE) -vet=off $(TEST_LDFLAGS) -count=1 -p $(GO_TEST_P) -timeout 15m $(GO_TEST_FIRST) ./..."; \
 		$(GO_TEST_ENV) $(GO) test $(RACE) -vet=off $(TEST_LDFLAGS) -count=1 -p $(GO_TEST_P) -timeout 15m $(GO_TEST_FIRST) ./... || gostatus=1; \
-		echo "$(GO) test -vet=off $(TEST_LDFLAGS) -count=1 -run '$(FLOOD_TESTS)' ./internal/server  # timed: not under the race detector"; \
-		$(GO) test -vet=off $(TEST_LDFLAGS) -count=1 -run '$(FLOOD_TESTS)' ./internal/server || gostatus=1; \
+		echo "$(GO) test -trimpath -vet=off $(TEST_LDFLAGS) -count=1 -run '$(FLOOD_TESTS)' ./internal/server  # timed: not under the race detector"; \
+		$(GO) test -trimpath -vet=off $(TEST_LDFLAGS) -count=1 -run '$(FLOOD_TESTS)' ./internal/server || gostatus=1; \
 	else gostatus=1; fi; \
 	touch $(GO_DONE); echo "make test: vet and the Go tests ended after $$(( $$(date +%s) - began )) s; the browser tests go on two files at a time"; \
 	wait $$web; webstatus=$$?; \
@@ -162,7 +162,9 @@ test-deps:
 	fi
 
 # Tests that time the server under a flood of viewers: the race detector
-# would time itself, so make test runs them once more without it.
+# would time itself, so make test runs them once more without it, with
+# -trimpath as make build: its compiled packages serve again (from a cold
+# cache, 10 CPU-s instead of 168).
 FLOOD_TESTS = ^(TestViewerFloodSparesTheOwner|TestShareLinkCrowdIsCapped)$$
 
 # go.mod and go.sum say exactly what the code imports: a module imported
