@@ -44,11 +44,15 @@ func safeHolder() int {
 		json.NewEncoder(os.Stdout).Encode(holder.Ready{Error: "read spec: " + err.Error()})
 		return 1
 	}
-	// "__cat" asks for a session that stays up (a fuzzed command line
-	// never runs: everything else is /bin/true).
-	if len(spec.Command) == 1 && spec.Command[0] == "__cat" {
+	// "__cat" asks for a session that stays up, "__leaves" for one whose
+	// child leaves a printer behind (a fuzzed command line never runs:
+	// everything else is /bin/true).
+	switch {
+	case len(spec.Command) == 1 && spec.Command[0] == "__cat":
 		spec.Command = []string{"/bin/cat"}
-	} else {
+	case len(spec.Command) == 1 && spec.Command[0] == "__leaves":
+		spec.Command = []string{"/bin/sh", "-c", "(trap '' HUP; while echo left-behind; do sleep 0.002; done) & sleep 0.3"}
+	default:
 		spec.Command = []string{"/bin/true"}
 	}
 	r, w, err := os.Pipe()

@@ -483,6 +483,7 @@ func (s *Server) discard(ctx context.Context, sess store.Session, h *session.Hos
 	if err := shellinit.Forget(filepath.Join(s.cfg.StateDir.Session(sess.ID), sessiondir.HistoryFile), os.Environ()); err != nil {
 		s.log.Warn("remove the session's fish history", "session", sess.ID, "err", err)
 	}
+	s.holderGone(sess.ID)
 	if err := os.RemoveAll(s.cfg.StateDir.Session(sess.ID)); err != nil {
 		return http.StatusInternalServerError, fmt.Errorf("remove session data: %v", err)
 	}

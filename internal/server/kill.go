@@ -124,6 +124,49 @@ func (s *Server) killHolder(h *session.Host, why holderwatch.Why) killReport {
 	return r
 }
 
+// holderEndWait is how long the removal of a session waits for its
+// holder to end on its own, and then after a SIGKILL.
+const holderEndWait = 2 * time.Second
+
+// holderGone waits until no holder holds session id's directory, so that
+// its removal does not race the holder's last writes (its status, the
+// log's close). A holder still there after holderEndWait lingers after
+// its child's end, reading what the processes left behind print into a
+// log about to be removed: it is sent SIGKILL.
+func (s *Server) holderGone(id string) {
+	dir := s.cfg.StateDir.Session(id)
+	free := func(wait time.Duration) bool {
+		deadline := time.Now().Add(wait)
+		for {
+			if held, _ := sessiondir.LockHeld(dir); !held {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if free(holderEndWait) {
+		return
+	}
+	// The lock file names the process that holds the lock.
+	b, _ := os.ReadFile(filepath.Join(dir, sessiondir.LockFile))
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 0 {
+		return
+	}
+	target := pid
+	if pg, err := unix.Getpgid(pid); err == nil && pg == pid {
+		target = -pid
+	}
+	s.log.Warn("remove: SIGKILL to a holder still running for a removed session", "session", id, "pid", pid)
+	unix.Kill(target, unix.SIGKILL)
+	if !free(holderEndWait) {
+		s.log.Error("remove: the holder still holds the session's directory", "session", id, "pid", pid)
+	}
+}
+
 // holderPids is the holder's pid and its child's, from meta.json, or the
 // holder's alone from its lock file when meta.json cannot be read.
 func holderPids(dir string) (holderPid, childPid int) {

@@ -12,8 +12,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"termkeep/internal/api"
+	"termkeep/internal/sessiondir"
 )
 
 // listenerAPI is one of the server's two HTTP APIs, reached over its own
@@ -139,4 +141,72 @@ func TestKillAndRemoveAgree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A session is removed whole while its holder still runs: after its
+// child's end a holder lingers, reading and logging what the processes
+// the child left behind print (the session is running until then). Killed
+// then removed, or removed by force, it goes with its directory and its
+// holder.
+func TestRemoveWhileHolderLingers(t *testing.T) {
+	ts := newLiveServer(t)
+	ts.t = t
+	t.Cleanup(ts.srv.killAll)
+	a := bothAPIs(t, ts)[0]
+	for _, how := range []string{"kill", "force"} {
+		name := "lingers-" + how
+		status, b := a.do("POST", a.prefix+"/sessions", map[string]any{"name": name, "cwd": "/", "command": []string{"__leaves"}})
+		if status != http.StatusCreated {
+			t.Fatalf("create: %d %s", status, b)
+		}
+		var made api.Session
+		json.Unmarshal(b, &made)
+		dir := ts.dir.Session(made.ID)
+		m, err := sessiondir.ReadMeta(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var got api.Session
+			_, b := a.do("GET", a.prefix+"/sessions/"+name, nil)
+			if json.Unmarshal(b, &got); got.Lingering != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the session's child has not ended, or its holder does not linger: %s", b)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		force := "?force=1"
+		if how == "kill" {
+			force = ""
+			if status, b := a.do("POST", a.prefix+"/sessions/"+name+"/kill", nil); status != http.StatusOK {
+				t.Fatalf("kill: %d %s", status, b)
+			}
+		}
+		if status, b := a.do("DELETE", a.prefix+"/sessions/"+name+force, nil); status != http.StatusNoContent {
+			t.Fatalf("%s: DELETE: %d %s", how, status, b)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the session directory is still there: %v", how, err)
+		}
+		deadline = time.Now().Add(5 * time.Second)
+		for running(m.HolderPid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the holder (pid %d) still runs", how, m.HolderPid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// running says whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
