@@ -316,9 +316,8 @@ func (rep *report) text() string {
 	}
 	if rep.screen != nil {
 		b.WriteString("\nScreen model: " + rep.screen.command + "\n")
-		if rep.screen.err != nil {
-			b.WriteString("unavailable: " + rep.screen.err.Error() + "\n")
-		} else {
+		textSkipped(&b, "", rep.screen.err)
+		if rep.screen.err == nil {
 			textTable(&b, screenHead, rep.screenRows())
 		}
 		for _, l := range rep.screen.memLines {

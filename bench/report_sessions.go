@@ -344,35 +344,28 @@ func (rep *report) scaleMethod() []string {
 func (rep *report) sessionsText(b *strings.Builder) {
 	if r := rep.reattach; r != nil {
 		fmt.Fprintf(b, "\nReattach: a fresh viewer's correct screen (histories %d MiB and %d MiB):\n", reattachSmallMiB, rep.cfg.reattachMiB)
-		if r.err != nil {
-			b.WriteString("unavailable: " + r.err.Error() + "\n")
-		}
+		textSkipped(b, "", r.err)
 		if len(r.results) > 0 {
 			textTable(b, reattachHead, rep.reattachRows())
 		}
 	}
 	if r := rep.restart; r != nil {
 		b.WriteString("\nServer restart (SIGTERM, new server; time until every session is live with its screen):\n")
-		if r.err != nil {
-			b.WriteString("unavailable: " + r.err.Error() + "\n")
-		} else {
+		textSkipped(b, "", r.err)
+		if r.err == nil {
 			textTable(b, restartHead, rep.restartRows())
 		}
 	}
 	if r := rep.mem100; r != nil {
 		fmt.Fprintf(b, "\nMemory per session at %d and %d sessions:\n", r.sessions, r.many)
-		if r.err != nil {
-			b.WriteString("unavailable: " + r.err.Error() + "\n")
-		}
+		textSkipped(b, "", r.err)
 		if len(r.results) > 0 {
 			textTable(b, memHead, rep.memRows())
 		}
 	}
 	if r := rep.scale; r != nil {
 		fmt.Fprintf(b, "\nScale: %d sessions printing %d lines a second for %d s, one viewer each:\n", r.sessions, scaleRate, r.seconds)
-		if r.err != nil {
-			b.WriteString("unavailable: " + r.err.Error() + "\n")
-		}
+		textSkipped(b, "", r.err)
 		if r.lines > 0 && (r.viewers > 0 || len(r.delays) > 0) {
 			textTable(b, scaleHead, rep.scaleRows())
 		}
