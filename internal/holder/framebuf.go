@@ -22,9 +22,14 @@ type frameBuffer struct {
 	mapped bool
 }
 
+// keepResident is the part a burst leaves resident: more than a pty's
+// read gives at once (4 KiB), so a stream of output that keeps up (one
+// chunk a frame) never hands pages back and touches them again; only a
+// burst that fell behind, whose frames grew past it, does, once, when it
+// has caught up.
 const (
 	frameData    = 256 << 10
-	keepResident = 64 << 10
+	keepResident = 16 << 10
 )
 
 func newFrameBuffer() *frameBuffer {
