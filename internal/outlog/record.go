@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -147,12 +146,6 @@ func listSegments(dir string) ([]uint64, error) {
 	return segs, nil // os.ReadDir sorts by name, and padding makes that numeric order
 }
 
-// scanBufSize is the read size of header scans: large enough that a
-// segment of a few MiB is walked in a few dozen reads.
-const scanBufSize = 64 << 10
-
-var scanBufs = sync.Pool{New: func() any { b := make([]byte, scanBufSize); return &b }}
-
 // record is one record met by a scanner.
 type record struct {
 	typ   byte
@@ -199,10 +192,11 @@ func appendGap(b []byte, n uint64, reason string) []byte {
 // as one record of type recDamage and goes on after it.
 type scanner struct {
 	r      io.ReaderAt
-	buf    []byte
-	lo     int64 // file position of buf[0]
-	n      int   // bytes of buf that hold file data
-	pos    int64 // file position of the next header
+	sb     *scanBuf
+	buf    []byte // sb's
+	lo     int64  // file position of buf[0]
+	n      int    // bytes of buf that hold file data
+	pos    int64  // file position of the next header
 	off    uint64
 	limit  int64 // > 0: the file is read as if it ended here
 	verify bool
@@ -213,13 +207,16 @@ type scanner struct {
 }
 
 func newScanner(r io.ReaderAt, pos int64, verify bool) *scanner {
-	return &scanner{r: r, buf: *scanBufs.Get().(*[]byte), pos: pos, verify: verify}
+	sb := scanBufs.Get().(*scanBuf)
+	return &scanner{r: r, sb: sb, buf: sb.b, pos: pos, verify: verify}
 }
 
+// release ends the scan: its buffer's pages go back to the system and the
+// buffer to the pool.
 func (s *scanner) release() {
-	b := s.buf
-	s.buf = nil
-	scanBufs.Put(&b)
+	s.sb.handBack()
+	scanBufs.Put(s.sb)
+	s.sb, s.buf = nil, nil
 }
 
 // window returns up to want bytes of the file from at (fewer at the end of
