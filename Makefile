@@ -13,9 +13,10 @@ HOLDER_LDFLAGS := -s -w
 # idle holder never collects (its hot paths allocate nothing), yet Green
 # Tea's spans cost it about 65 KiB more resident memory (PSS 1039 against
 # 975 KiB, 50 idle holders). Green Tea pays off on large heaps and many
-# cores; a holder has a small heap and one P. When Go drops the old
-# collector, this setting goes with it.
-HOLDER_GOENV := CGO_ENABLED=0 GOEXPERIMENT=nogreenteagc
+# cores; a holder has a small heap and one P. A Go that no longer knows
+# the old collector builds the holder with its default.
+HOLDER_GC := $(shell GOEXPERIMENT=nogreenteagc $(GO) version >/dev/null 2>&1 && echo GOEXPERIMENT=nogreenteagc)
+HOLDER_GOENV := CGO_ENABLED=0 $(HOLDER_GC)
 
 .PHONY: all build run install test test-deps test-short test-web web chromium fuzz bench bench-quick soak parity deps tidy clean
 
