@@ -104,7 +104,7 @@ func runCommand(ctx context.Context, g *globals, ref string, spec runcmd.Spec, o
 	if err != nil {
 		return 0, err
 	}
-	run, err := runcmd.Start(ctx, c, ref, spec, runcmd.ShellStartWait)
+	run, err := runcmd.Start(ctx, ctx, c, ref, spec, runcmd.ShellStartWait)
 	var ended *runcmd.EndedError
 	var busy *runcmd.BusyError
 	switch {

@@ -206,7 +206,13 @@ func (t *tools) runIn(ctx, wctx context.Context, ref string, spec runcmd.Spec) (
 		return nil, nil, nil, fmt.Errorf("session %s is already running %q for another run_command; wait for that call, or stop the command with send_input keys [\"C-c\"]", ref, cur)
 	}
 	release = func() { t.running.release(s.ID) }
-	run, err := runcmd.Start(wctx, b, s.ID, spec, runcmd.ShellStartWait)
+	// The wait for the shell's prompt is the command's time (wctx); the
+	// server's answers are not: on a busy machine they may take longer
+	// than a short timeout_ms, which is no reason to say the server did
+	// not answer.
+	sctx, scancel := context.WithTimeout(ctx, defaultTimeout)
+	defer scancel()
+	run, err := runcmd.Start(sctx, wctx, b, s.ID, spec, runcmd.ShellStartWait)
 	var ended *runcmd.EndedError
 	var busy *runcmd.BusyError
 	switch {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"termkeep/internal/api"
+	"termkeep/internal/shellmark"
 )
 
 // A line is typed only at the prompt: the kernel's when it is known, the
@@ -70,9 +71,61 @@ func (hookServer) Send(context.Context, string, api.SendRequest) (api.Sent, erro
 func TestStartTimesOutInHooks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err := Start(ctx, hookServer{}, "s", Spec{Line: "echo hi"}, ShellStartWait)
+	_, err := Start(context.Background(), ctx, hookServer{}, "s", Spec{Line: "echo hi"}, ShellStartWait)
 	var b *BusyError
 	if !errors.As(err, &b) || !b.Hooks || !strings.Contains(err.Error(), "prompt hooks still run") {
 		t.Fatalf("Start = %v; want the BusyError of the prompt hooks", err)
+	}
+}
+
+// slowServer answers late (a busy machine), with a shell at its prompt,
+// or one that has not drawn its first prompt yet (starting).
+type slowServer struct {
+	starting bool
+	sent     *bool
+}
+
+func (s slowServer) Get(ctx context.Context, _ string) (api.Session, error) {
+	select {
+	case <-time.After(200 * time.Millisecond):
+	case <-ctx.Done():
+		return api.Session{}, ctx.Err()
+	}
+	sess := api.Session{ID: "s", State: "running", Command: []string{"bash"}, ShellIntegration: true, Shell: &api.Shell{State: "at_prompt"}}
+	if s.starting {
+		sess.Shell = &api.Shell{State: string(shellmark.Unknown)}
+	}
+	return sess, nil
+}
+
+func (s slowServer) Send(context.Context, string, api.SendRequest) (api.Sent, error) {
+	*s.sent = true
+	return api.Sent{}, nil
+}
+
+// The command's time (wctx) bounds the wait for the prompt, not the
+// server's answers: a server slower to answer than a short timeout is
+// no error, and a prompt that does not come in that time types nothing.
+func TestStartCommandTimeIsNotTheServers(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		starting bool
+		wantErr  string
+	}{
+		{"at its prompt", false, ""},
+		{"no prompt yet", true, "did not show its prompt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			var sent bool
+			_, err := Start(context.Background(), wctx, slowServer{starting: tc.starting, sent: &sent}, "s", Spec{Line: "echo hi"}, ShellStartWait)
+			switch {
+			case tc.wantErr == "" && (err != nil || !sent):
+				t.Fatalf("Start = %v, typed %v; want the line typed", err, sent)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || sent):
+				t.Fatalf("Start = %v, typed %v; want %q and nothing typed", err, sent, tc.wantErr)
+			}
+		})
 	}
 }

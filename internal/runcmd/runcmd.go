@@ -185,8 +185,10 @@ func EnvName(k string) bool {
 // at its prompt, is refused (EndedError, BusyError) before anything is
 // typed. Where the kernel's word is known (the session's activity says
 // so) the line is typed only at_prompt: never while a program reads the
-// terminal, waits on it, or typing waits unread.
-func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Duration) (*Run, error) {
+// terminal, waits on it, or typing waits unread. The wait for the prompt
+// ends with wctx too (the caller's time for the command); the server's
+// answers are bounded by ctx alone.
+func Start(ctx, wctx context.Context, srv Server, ref string, spec Spec, wait time.Duration) (*Run, error) {
 	sess, err := srv.Get(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -200,20 +202,19 @@ func Start(ctx context.Context, srv Server, ref string, spec Spec, wait time.Dur
 	// the prompt is read by whatever reads the terminal first.
 	for deadline := time.Now().Add(wait); waitPrompt(sess, integrated) && time.Now().Before(deadline); {
 		select {
-		case <-ctx.Done():
+		case <-wctx.Done():
 			// The caller's time ran out before the prompt came: say what
 			// the session is doing, not that the server was slow.
 			if e := busy(ref, sess); e != nil {
 				return nil, e
 			}
+			return nil, fmt.Errorf("session %s did not show its prompt within the time given: nothing was typed", ref)
+		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		next, err := srv.Get(ctx, ref)
 		if err != nil {
-			if e := busy(ref, sess); e != nil && ctx.Err() != nil {
-				return nil, e
-			}
 			return nil, err
 		}
 		sess = next

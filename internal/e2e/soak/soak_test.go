@@ -299,7 +299,12 @@ func TestSoak(t *testing.T) {
 	if heapDrift > bound*e2e.MiB {
 		t.Errorf("the server's Go heap goal grew %.1f MiB after warm-up (medians of the first and last thirds)", heapDrift/e2e.MiB)
 	}
-	if resynced == 0 {
+	switch {
+	case resynced == 0 && feed.late > duration/4:
+		// The writer ran far behind its schedule (a machine busy with
+		// other work): output came too slowly to leave a viewer behind.
+		t.Logf("no slow viewer was resynced: the writer was %s late, the slow path was not exercised", feed.late.Round(time.Millisecond))
+	case resynced == 0:
 		t.Errorf("no slow viewer was ever resynced: the soak did not exercise the slow path")
 	}
 }
