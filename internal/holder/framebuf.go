@@ -3,8 +3,7 @@ package holder
 import (
 	"os"
 
-	"golang.org/x/sys/unix"
-
+	"termkeep/internal/offheap"
 	"termkeep/internal/wire"
 )
 
@@ -16,10 +15,10 @@ import (
 // stream has caught up the pages past the first keepResident bytes are
 // handed back (MADV_DONTNEED: they read as zeros when next touched).
 type frameBuffer struct {
-	b      []byte
-	high   int // bytes of b touched since the last release
-	keep   int // page-aligned: the part that stays resident
-	mapped bool
+	m    *offheap.Buf
+	b    []byte // m's
+	high int    // bytes of b touched since the last release
+	keep int    // page-aligned: the part that stays resident
 }
 
 // keepResident is the part a burst leaves resident: more than a pty's
@@ -33,14 +32,13 @@ const (
 )
 
 func newFrameBuffer() *frameBuffer {
-	size := wire.OutputHeaderSize + frameData
+	m := offheap.New(wire.OutputHeaderSize + frameData)
 	page := os.Getpagesize()
 	keep := (wire.OutputHeaderSize + keepResident + page - 1) &^ (page - 1)
-	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
-	if err != nil {
-		return &frameBuffer{b: make([]byte, size), keep: size}
+	if !m.Mapped {
+		keep = len(m.B)
 	}
-	return &frameBuffer{b: b, keep: keep, mapped: true}
+	return &frameBuffer{m: m, b: m.B, keep: keep}
 }
 
 // used notes that the first n bytes of the buffer were written.
@@ -48,16 +46,14 @@ func (f *frameBuffer) used(n int) { f.high = max(f.high, n) }
 
 // release hands back what a burst touched past the resident part.
 func (f *frameBuffer) release() {
-	if !f.mapped || f.high <= f.keep {
+	if f.high <= f.keep {
 		return
 	}
-	unix.Madvise(f.b[f.keep:], unix.MADV_DONTNEED)
+	f.m.HandBack(f.keep)
 	f.high = 0
 }
 
 func (f *frameBuffer) close() {
-	if f.mapped {
-		unix.Munmap(f.b)
-		f.b, f.mapped = nil, false
-	}
+	f.m.Free()
+	f.b = nil
 }

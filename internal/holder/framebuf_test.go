@@ -11,7 +11,7 @@ import (
 func TestFrameBufferRelease(t *testing.T) {
 	fb := newFrameBuffer()
 	defer fb.close()
-	if !fb.mapped {
+	if !fb.m.Mapped {
 		t.Skip("no anonymous mapping here")
 	}
 	for i := range fb.b {

@@ -208,13 +208,13 @@ type scanner struct {
 
 func newScanner(r io.ReaderAt, pos int64, verify bool) *scanner {
 	sb := scanBufs.Get().(*scanBuf)
-	return &scanner{r: r, sb: sb, buf: sb.b, pos: pos, verify: verify}
+	return &scanner{r: r, sb: sb, buf: sb.B, pos: pos, verify: verify}
 }
 
 // release ends the scan: its buffer's pages go back to the system and the
 // buffer to the pool.
 func (s *scanner) release() {
-	s.sb.handBack()
+	s.sb.HandBack(0)
 	scanBufs.Put(s.sb)
 	s.sb, s.buf = nil, nil
 }

@@ -10,17 +10,18 @@ import (
 // read as zeros next time, and a scan that follows reads the file as
 // before.
 func TestScanBufHandsPagesBack(t *testing.T) {
-	sb := newScanBuf()
-	if !sb.mapped || runtime.GOOS != "linux" {
+	sb := scanBufs.Get().(*scanBuf)
+	if !sb.Mapped || runtime.GOOS != "linux" {
 		t.Skip("no anonymous mapping handed back here")
 	}
-	for i := range sb.b {
-		sb.b[i] = 'x'
+	for i := range sb.B {
+		sb.B[i] = 'x'
 	}
-	sb.handBack()
-	if !bytes.Equal(sb.b, make([]byte, scanBufSize)) {
+	sb.HandBack(0)
+	if !bytes.Equal(sb.B, make([]byte, scanBufSize)) {
 		t.Fatal("the pages a scan touched were not handed back")
 	}
+	scanBufs.Put(sb)
 	r := bytes.NewReader(bytes.Repeat([]byte("y"), 3*scanBufSize))
 	s := newScanner(r, 0, false)
 	defer s.release()

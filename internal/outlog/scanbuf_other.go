@@ -1,7 +1,0 @@
-//go:build !unix
-
-package outlog
-
-func newScanBuf() *scanBuf { return &scanBuf{b: make([]byte, scanBufSize)} }
-
-func (sb *scanBuf) handBack() {}
