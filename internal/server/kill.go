@@ -109,10 +109,7 @@ func (s *Server) killHolder(h *session.Host, why holderwatch.Why) killReport {
 			what = "the holder and the session's processes"
 		}
 	}
-	target := pid
-	if pg, err := unix.Getpgid(pid); err == nil && pg == pid {
-		target = -pid // the holder leads its own session and group
-	}
+	target := groupOf(pid)
 	r := killReport{holderPid: pid, text: fmt.Sprintf("its holder (pid %d) %s; termkeep sent SIGKILL to %s", pid, why, what)}
 	// Set before the SIGKILL: the end it causes may be recorded at once.
 	h.SetCloseReason("killed: " + r.text)
@@ -151,17 +148,12 @@ func (s *Server) holderGone(id string) {
 		return
 	}
 	// The lock file names the process that holds the lock.
-	b, _ := os.ReadFile(filepath.Join(dir, sessiondir.LockFile))
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid := lockPid(dir)
 	if pid <= 0 {
 		return
 	}
-	target := pid
-	if pg, err := unix.Getpgid(pid); err == nil && pg == pid {
-		target = -pid
-	}
 	s.log.Warn("remove: SIGKILL to a holder still running for a removed session", "session", id, "pid", pid)
-	unix.Kill(target, unix.SIGKILL)
+	unix.Kill(groupOf(pid), unix.SIGKILL)
 	if !free(holderEndWait) {
 		s.log.Error("remove: the holder still holds the session's directory", "session", id, "pid", pid)
 	}
@@ -173,10 +165,24 @@ func holderPids(dir string) (holderPid, childPid int) {
 	if m, err := sessiondir.ReadMeta(dir); err == nil && m.HolderPid > 0 {
 		return m.HolderPid, m.Pid
 	}
+	return lockPid(dir), 0
+}
+
+// lockPid is the pid the holder that took dir's lock wrote in it (0: none).
+func lockPid(dir string) int {
 	b, err := os.ReadFile(filepath.Join(dir, sessiondir.LockFile))
 	if err != nil {
-		return 0, 0
+		return 0
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid, 0
+	return pid
+}
+
+// groupOf is what to signal to reach holder pid: its process group when
+// it leads one (a holder leads its own session and group), else pid.
+func groupOf(pid int) int {
+	if pg, err := unix.Getpgid(pid); err == nil && pg == pid {
+		return -pid
+	}
+	return pid
 }
